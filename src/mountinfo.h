@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The mount table: /proc/<pid>/mountinfo text parsed with libmount into plain
+ * entries, in the kernel's order, with paths unescaped. Parsing is strict: a
+ * line libmount cannot read is an error that names the line.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "util/macro.h"
+
+struct parse_error {
+	unsigned line; /* 1-based; 0 when the error is not about one line */
+	char message[256];
+};
+
+struct mount_entry {
+	unsigned id;
+	unsigned parent_id;
+	dev_t dev;
+	char *root;
+	char *mountpoint;
+	char *fstype;
+	char *source;
+	char *mount_options; /* per mount: rw,nosuid,relatime */
+	char *super_options; /* per superblock: rw,gid=5,mode=620,ptmxmode=000 */
+};
+
+struct mount_table {
+	struct mount_entry *entries;
+	size_t n_entries;
+};
+
+/* Parse mountinfo text. On -EINVAL, *err says which line and why. */
+int mount_table_parse(const char *text, size_t size, struct mount_table **ret,
+		      struct parse_error *err);
+struct mount_table *mount_table_free(struct mount_table *t);
+DEFINE_POINTER_CLEANUP(struct mount_table, mount_table_free)
+
+/* Find an option in a comma-separated list: returns true if present; *ret_value (may be NULL)
+ * points into a malloc'ed copy of the value, or NULL for a flag. */
+bool option_get(const char *options, const char *name, char **ret_value);

@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * probe: the only code that reads the live system (DESIGN.md). It fills a
+ * struct snapshot and nothing else: mountinfo, the ptmx nodes, the serving
+ * instance's slaves, sysctls, the tty group, fstab, pt_chown helpers, and the
+ * holders of covered devpts instances (only when one exists).
+ */
+#pragma once
+
+#include "mountinfo.h"
+#include "snapshot.h"
+
+struct probe_options {
+	bool skip_holders; /* never scan /proc/<pid>/fd */
+};
+
+/* On -EINVAL, *err names the mountinfo line at fault. */
+int probe_snapshot(const struct probe_options *opts, struct snapshot **ret,
+		   struct parse_error *err);
+
+/* Known places of glibc's setuid grantpt helper. */
+extern const char *const pt_chown_paths[];

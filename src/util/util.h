@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * String, file and number helpers shared by the parsers, the probe and the
+ * sinks. All return 0 or a negative errno (STYLE.md 1) unless documented.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "macro.h"
+
+/* Read a whole file (any size, also /proc files whose st_size is 0) into a NUL-terminated
+ * buffer. *ret_size excludes the NUL. Fails with -EFBIG beyond max_size bytes. */
+int read_full_file(const char *path, size_t max_size, char **ret, size_t *ret_size);
+int read_full_fd(int fd, size_t max_size, char **ret, size_t *ret_size);
+
+/* Read a file holding one integer (a sysctl). */
+int read_long_file(const char *path, long *ret);
+
+/* Write data to path atomically: temp file in the same directory, fsync, rename. */
+int write_file_atomic(const char *path, const char *data, size_t size, mode_t mode);
+
+/* Decode the octal escapes of mountinfo and fstab (\040, \011, \012, \134) in place. */
+void unescape_octal(char *s);
+
+/* Parse a mode written in octal ("620", "0620", "4755"): 0 or -EINVAL. */
+int parse_mode(const char *s, mode_t *ret);
+/* Format a mode as four-digit octal ("0620"); buf must hold 8 bytes. */
+const char *format_mode(mode_t mode, char buf[static 8]);
+
+/* Parse "major:minor" into a dev_t. */
+int parse_devnum(const char *s, dev_t *ret);
+/* Format a dev_t as "major:minor"; buf must hold 24 bytes. */
+const char *format_devnum(dev_t dev, char buf[static 24]);
+
+/* Parse a decimal unsigned integer that must span the whole string. */
+int parse_uint(const char *s, unsigned *ret);
+
+/* Compare kernel releases: is release at least major.minor? Unparseable counts as new. */
+bool kernel_at_least(const char *release, unsigned major, unsigned minor);
+
+/* Join dir and name with one '/'. Returns NULL on OOM. */
+char *path_join(const char *dir, const char *name);
+/* Directory part of an absolute path ("/dev/ptmx" -> "/dev", "/ptmx" -> "/"). */
+char *path_dirname(const char *path);
+/* Resolve a symlink target against the directory of the link and normalize "." and "..".
+ * Purely lexical: nothing on disk is consulted. */
+char *path_resolve_lexical(const char *link_path, const char *target);
+
+/* strdup that accepts NULL. */
+char *strdup_or_null(const char *s);
+
+static inline bool streq(const char *a, const char *b)
+{
+	return a && b && __builtin_strcmp(a, b) == 0;
+}
+static inline bool streq_ptr(const char *a, const char *b)
+{
+	return (!a && !b) || streq(a, b);
+}
