@@ -223,18 +223,42 @@ void devpts_options_parse(const char *opts, struct devpts_options *ret)
 	}
 }
 
+static size_t dev_slot(const struct analysis *a, dev_t dev)
+{
+	uint64_t h = (uint64_t)dev * 0x9e3779b97f4a7c15ULL;
+	return (size_t)(h >> 17) & a->instance_mask;
+}
+
 struct instance *analysis_find_instance(const struct analysis *a, dev_t dev)
 {
-	FOREACH_ARRAY (in, a->instances, a->n_instances)
-		if (in->dev == dev)
-			return in;
-	return NULL;
+	if (!a->instance_slots)
+		return NULL;
+	for (size_t s = dev_slot(a, dev);; s = (s + 1) & a->instance_mask) {
+		size_t i = a->instance_slots[s];
+
+		if (i == 0)
+			return NULL;
+		if (a->instances[i - 1].dev == dev)
+			return &a->instances[i - 1];
+	}
 }
 
 static int collect_instances(struct analysis *a)
 {
 	const struct mount_table *t = a->snap->mounts;
 	size_t allocated = 0;
+
+	size_t n_devpts = 0, cap = 16;
+
+	/* An index by device: there may be as many instances as mounts (hostile tables). */
+	for (size_t i = 0; i < t->n_entries; i++)
+		n_devpts += streq(t->entries[i].fstype, "devpts");
+	while (cap < n_devpts * 2)
+		cap *= 2;
+	a->instance_slots = calloc(cap, sizeof(size_t));
+	if (!a->instance_slots)
+		return -ENOMEM;
+	a->instance_mask = cap - 1;
 
 	for (size_t i = 0; i < t->n_entries; i++) {
 		const struct mount_entry *e = &t->entries[i];
@@ -244,11 +268,16 @@ static int collect_instances(struct analysis *a)
 			continue;
 		in = analysis_find_instance(a, e->dev);
 		if (!in) {
+			size_t slot = dev_slot(a, e->dev);
+
 			if (GROW(a->instances, allocated, a->n_instances + 1) < 0)
 				return -ENOMEM;
 			in = &a->instances[a->n_instances++];
 			*in = (struct instance){ .dev = e->dev, .visible_mount = NO_MOUNT };
 			devpts_options_parse(e->super_options, &in->options);
+			while (a->instance_slots[slot] != 0)
+				slot = (slot + 1) & a->instance_mask;
+			a->instance_slots[slot] = a->n_instances;
 		}
 		if (GROW(in->mounts, in->allocated_mounts, in->n_mounts + 1) < 0)
 			return -ENOMEM;
@@ -450,6 +479,7 @@ struct analysis *analysis_free(struct analysis *a)
 	FOREACH_ARRAY (in, a->instances, a->n_instances)
 		free(in->mounts);
 	free(a->instances);
+	free(a->instance_slots);
 	free(a->pts_path);
 	free(a);
 	return NULL;

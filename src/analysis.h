@@ -67,6 +67,8 @@ struct analysis {
 
 	struct instance *instances; /* devpts instances, ordered by first mount */
 	size_t n_instances;
+	size_t *instance_slots; /* index by device: instance index + 1, 0 = empty */
+	size_t instance_mask;
 
 	enum ptmx_kind ptmx_kind;
 	const struct node *ptmx;       /* lstat of /dev/ptmx, NULL if not probed */

@@ -975,7 +975,7 @@ CHECK(fstab_devpts_options)
 		const char *opts;
 		unsigned gid_v;
 		mode_t mode_v = 0600;
-		bool gid_ok, mode_ok;
+		bool gid_ok, mode_ok, has_mode;
 		struct finding *f;
 		json_object *ev;
 
@@ -989,7 +989,8 @@ CHECK(fstab_devpts_options)
 		opts = field[3] ?: "defaults";
 		gid_ok = option_get(opts, "gid", &gid) && parse_uint(gid, &gid_v) == 0 &&
 			 gid_v == s->tty_gid;
-		if (option_get(opts, "mode", &mode) && parse_mode(mode, &mode_v) < 0)
+		has_mode = option_get(opts, "mode", &mode);
+		if (has_mode && parse_mode(mode, &mode_v) < 0)
 			mode_v = 07777;
 		mode_ok = mode_is_healthy(ctx->policy, mode_v);
 		if (gid_ok && mode_ok)
@@ -1008,7 +1009,8 @@ CHECK(fstab_devpts_options)
 		    set_text(&f->remedy,
 			     "edit /etc/fstab line %u to: devpts %s devpts gid=%u,mode=%03o 0 0",
 			     line, field[1], (unsigned)s->tty_gid,
-			     (unsigned)wanted_mode(ctx->policy, mode_v)) < 0 ||
+			     /* no mode= at all: name the traditional mode, not the default */
+			     (unsigned)wanted_mode(ctx->policy, has_mode ? mode_v : 07777)) < 0 ||
 		    set_text(&f->mountpoint, "%s", field[1]) < 0)
 			return -ENOMEM;
 	}

@@ -21,6 +21,19 @@ static int on_parse_error(struct libmnt_table *tb, const char *filename, int lin
 	return -EINVAL; /* every malformed line is fatal: a silently dropped devpts line lies */
 }
 
+/* Skip digits followed by `then`; NULL if there are none or something else follows. Parsed
+ * here by hand: sscanf() on a long unterminated buffer costs a strlen() per line. */
+static const char *skip_number(const char *p, const char *end, char then)
+{
+	const char *start = p;
+
+	while (p < end && *p >= '0' && *p <= '9' && p - start < 10)
+		p++;
+	if (p == start || p >= end || *p != then)
+		return NULL;
+	return p + 1;
+}
+
 /*
  * libmount guesses the format from the first line and would read a garbage
  * first line as fstab. Insist on the mountinfo shape ("ID PARENT MAJ:MIN ...")
@@ -33,9 +46,7 @@ static int check_shape(const char *text, size_t size, struct parse_error *err)
 
 	for (const char *p = text, *end = text + size; p < end;) {
 		const char *eol = memchr(p, '\n', (size_t)(end - p));
-		const char *sep;
-		unsigned a, b, ma, mi;
-		int n = 0;
+		const char *sep, *q;
 
 		if (!eol)
 			eol = end;
@@ -48,8 +59,11 @@ static int check_shape(const char *text, size_t size, struct parse_error *err)
 		if (eol > p) {
 			size_t pre = 1, post = 1;
 
-			if (sscanf(p, "%u %u %u:%u %n", &a, &b, &ma, &mi, &n) != 4 || n == 0 ||
-			    p + n > eol) {
+			q = skip_number(p, eol, ' ');
+			q = q ? skip_number(q, eol, ' ') : NULL;
+			q = q ? skip_number(q, eol, ':') : NULL;
+			q = q ? skip_number(q, eol, ' ') : NULL;
+			if (!q) {
 				err->line = line;
 				snprintf(err->message, sizeof(err->message),
 					 "expected \"ID PARENT MAJOR:MINOR ROOT MOUNTPOINT ...\"");
@@ -65,10 +79,10 @@ static int check_shape(const char *text, size_t size, struct parse_error *err)
 			/* Before " - ": ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTIONS [OPTIONAL...];
 			 * after it exactly FSTYPE SOURCE SUPER-OPTIONS (the source may be empty).
 			 */
-			for (const char *q = p; q < sep; q++)
-				pre += *q == ' ';
-			for (const char *q = sep + 3; q < eol; q++)
-				post += *q == ' ';
+			for (const char *c = p; c < sep; c++)
+				pre += *c == ' ';
+			for (const char *c = sep + 3; c < eol; c++)
+				post += *c == ' ';
 			if (pre < 6 || post != 3) {
 				err->line = line;
 				snprintf(err->message, sizeof(err->message),

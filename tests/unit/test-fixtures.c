@@ -1,0 +1,250 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Every check from hand-built snapshots (tests/data/snapshots, one JSON file each). Each
+ * fixture is a valid snapshot whose "_expect" key (ignored by the loader, as
+ * unknown keys are) gives the exact ordered list of findings, with a subset of
+ * their evidence and remedy, and optionally a subset of the whole report. The
+ * test also checks that the report is deterministic and that a snapshot
+ * written back out and re-read gives the same findings.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "analysis.h"
+#include "checks.h"
+#include "report.h"
+#include "snapshot.h"
+#include "test.h"
+#include "util/json-util.h"
+#include "util/util.h"
+
+/* Is every key of `want` in `have` with a matching value (arrays: same length, element-wise)? */
+static bool json_subset(json_object *want, json_object *have, const char *where, const char *file)
+{
+	bool ok = true;
+
+	if (!want || !have) {
+		if (want != have)
+			fprintf(stderr, "%s: %s: expected %s, got %s\n", file, where,
+				json_object_to_json_string(want), json_object_to_json_string(have));
+		return want == have;
+	}
+	if (json_object_get_type(want) != json_object_get_type(have)) {
+		fprintf(stderr, "%s: %s: expected %s, got %s\n", file, where,
+			json_object_to_json_string(want), json_object_to_json_string(have));
+		return false;
+	}
+	switch (json_object_get_type(want)) {
+	case json_type_object:
+		json_object_object_foreach(want, key, value)
+		{
+			json_object *hv = NULL;
+			char sub[512];
+
+			snprintf(sub, sizeof(sub), "%s.%s", where, key);
+			if (!json_object_object_get_ex(have, key, &hv)) {
+				fprintf(stderr, "%s: %s: missing\n", file, sub);
+				ok = false;
+				continue;
+			}
+			ok = json_subset(value, hv, sub, file) && ok;
+		}
+		return ok;
+	case json_type_array:
+		if (json_object_array_length(want) != json_object_array_length(have)) {
+			fprintf(stderr, "%s: %s: expected %zu items, got %s\n", file, where,
+				json_object_array_length(want), json_object_to_json_string(have));
+			return false;
+		}
+		for (size_t i = 0; i < json_object_array_length(want); i++) {
+			char sub[512];
+
+			snprintf(sub, sizeof(sub), "%s[%zu]", where, i);
+			ok = json_subset(json_object_array_get_idx(want, i),
+					 json_object_array_get_idx(have, i), sub, file) &&
+			     ok;
+		}
+		return ok;
+	default:
+		if (!json_object_equal(want, have)) {
+			fprintf(stderr, "%s: %s: expected %s, got %s\n", file, where,
+				json_object_to_json_string(want), json_object_to_json_string(have));
+			return false;
+		}
+		return true;
+	}
+}
+
+/* Audit a snapshot and return the report JSON with generated_at removed. */
+static json_object *audit(const struct snapshot *s, int *exit_status)
+{
+	_cleanup_(analysis_freep) struct analysis *a = NULL;
+	struct findings f = { 0 };
+	struct report rep;
+	json_object *o;
+
+	if (analysis_new(s, &a) < 0 || checks_run(a, NULL, &f) < 0)
+		return NULL;
+	rep = (struct report){ .snap = s, .a = a, .findings = &f, .source = "snapshot" };
+	o = report_to_json(&rep);
+	json_object_object_del(o, "generated_at");
+	*exit_status = report_exit_status(&f);
+	findings_clear(&f);
+	return o;
+}
+
+static int worst_exit(json_object *findings)
+{
+	int worst = 0;
+
+	for (size_t i = 0; i < json_object_array_length(findings); i++) {
+		const char *sev = json_object_get_string(
+		    json_object_object_get(json_object_array_get_idx(findings, i), "severity"));
+		int e = streq(sev, "critical") ? 2 : streq(sev, "warning") ? 1 : 0;
+		worst = e > worst ? e : worst;
+	}
+	return worst;
+}
+
+static bool seen[64];
+
+static void test_fixture(const char *path)
+{
+	_cleanup_free_ char *text = NULL, *t1 = NULL, *t2 = NULL, *t3 = NULL;
+	_cleanup_(snapshot_freep) struct snapshot *s = NULL, *again = NULL;
+	struct load_error err = { { 0 } };
+	json_object *root, *expect, *want_findings, *want_report = NULL, *rep, *rep2, *rep3,
+						    *findings, *written;
+	size_t size;
+	int r, status = -1, status2 = -1;
+
+	r = read_full_file(path, 16 << 20, &text, &size);
+	CHECK_MSG(r == 0, "%s: cannot read", path);
+	if (r < 0)
+		return;
+	r = snapshot_parse(text, size, &s, &err);
+	CHECK_MSG(r == 0, "%s: %s", path, err.message);
+	if (r < 0)
+		return;
+	root = json_tokener_parse(text);
+	expect = json_object_object_get(root, "_expect");
+	want_findings = json_object_object_get(expect, "findings");
+	json_object_object_get_ex(expect, "report", &want_report);
+	CHECK_MSG(want_findings != NULL, "%s: no _expect.findings", path);
+
+	rep = audit(s, &status);
+	CHECK_MSG(rep != NULL, "%s: audit failed", path);
+	if (!rep || !want_findings) {
+		json_object_put(root);
+		return;
+	}
+	findings = json_object_object_get(rep, "findings");
+
+	/* The exact ordered list of ids first, for a readable failure. */
+	{
+		char want_ids[1024] = "", have_ids[1024] = "";
+
+		for (size_t i = 0; i < json_object_array_length(want_findings); i++)
+			snprintf(want_ids + strlen(want_ids), sizeof(want_ids) - strlen(want_ids),
+				 "%s ",
+				 json_object_get_string(json_object_object_get(
+				     json_object_array_get_idx(want_findings, i), "id")));
+		for (size_t i = 0; i < json_object_array_length(findings); i++)
+			snprintf(have_ids + strlen(have_ids), sizeof(have_ids) - strlen(have_ids),
+				 "%s ",
+				 json_object_get_string(json_object_object_get(
+				     json_object_array_get_idx(findings, i), "id")));
+		CHECK_MSG(streq(want_ids, have_ids), "%s: findings [%s], expected [%s]", path,
+			  have_ids, want_ids);
+	}
+	for (size_t i = 0; i < json_object_array_length(want_findings); i++) {
+		const struct check_info *ci = check_find(json_object_get_string(
+		    json_object_object_get(json_object_array_get_idx(want_findings, i), "id")));
+		if (ci)
+			seen[ci - check_catalog] = true;
+	}
+	CHECK_MSG(json_subset(want_findings, findings, "findings", path), "%s: findings differ",
+		  path);
+	if (want_report)
+		CHECK_MSG(json_subset(want_report, rep, "report", path), "%s: report differs",
+			  path);
+	EXPECT_INT(status, worst_exit(want_findings));
+
+	/* Every finding names a catalog check with its MESSAGE_ID and a remedy. */
+	for (size_t i = 0; i < json_object_array_length(findings); i++) {
+		json_object *f = json_object_array_get_idx(findings, i);
+		const struct check_info *ci =
+		    check_find(json_object_get_string(json_object_object_get(f, "id")));
+
+		CHECK_MSG(ci != NULL, "%s: unknown id", path);
+		if (ci)
+			EXPECT_STR(json_object_get_string(json_object_object_get(f, "message_id")),
+				   ci->message_id);
+		CHECK_MSG(json_object_get_string(json_object_object_get(f, "remedy")) != NULL,
+			  "%s: finding %zu has no remedy", path, i);
+	}
+
+	/* Deterministic: the same input gives the same bytes. */
+	rep2 = audit(s, &status2);
+	t1 = json_to_text(rep, 1);
+	t2 = json_to_text(rep2, 1);
+	CHECK_MSG(t1 && t2 && streq(t1, t2), "%s: report is not deterministic", path);
+
+	/* Round trip: write the snapshot out, read it back, same report. */
+	written = snapshot_to_json(s);
+	{
+		_cleanup_free_ char *wt = json_to_text(written, 1);
+		r = snapshot_parse(wt, strlen(wt), &again, &err);
+		CHECK_MSG(r == 0, "%s: re-reading the written snapshot: %s", path, err.message);
+	}
+	if (again) {
+		rep3 = audit(again, &status2);
+		t3 = json_to_text(rep3, 1);
+		/* hostname and the rest are carried; the reports must be identical */
+		CHECK_MSG(t3 && streq(t1, t3), "%s: round-tripped snapshot audits differently",
+			  path);
+		json_object_put(rep3);
+	}
+	json_object_put(written);
+	json_object_put(rep2);
+	json_object_put(rep);
+	json_object_put(root);
+}
+
+int main(int argc, char **argv)
+{
+	size_t n = 0;
+	DIR *d;
+	struct dirent *de;
+
+	if (argc < 2) {
+		fprintf(stderr, "usage: test-fixtures DIR\n");
+		return 1;
+	}
+	d = opendir(argv[1]);
+	if (!d) {
+		perror(argv[1]);
+		return 1;
+	}
+	while ((de = readdir(d))) {
+		_cleanup_free_ char *p = NULL;
+		size_t l = strlen(de->d_name);
+
+		if (l < 6 || strcmp(de->d_name + l - 5, ".json") != 0)
+			continue;
+		p = path_join(argv[1], de->d_name);
+		test_fixture(p);
+		n++;
+	}
+	closedir(d);
+	CHECK_MSG(n >= 30, "only %zu fixtures found in %s", n, argv[1]);
+
+	/* Every check that a one-shot audit can raise is exercised by some fixture. */
+	for (size_t i = 0; i < check_catalog_size; i++)
+		CHECK_MSG(seen[i] || check_catalog[i].transition, "no fixture raises %s",
+			  check_catalog[i].id);
+	printf("%zu fixtures\n", n);
+	return test_result("test-fixtures");
+}

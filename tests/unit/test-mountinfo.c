@@ -1,0 +1,191 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* mountinfo parsing: escapes, long lines, optional fields, empty sources, malformed lines, and
+ * the real samples captured on other hosts (../shared/data/mountinfo). */
+#include <errno.h>
+#include <string.h>
+#include <sys/sysmacros.h>
+
+#include "mountinfo.h"
+#include "test.h"
+#include "util/util.h"
+
+static struct mount_table *parse_ok(const char *text)
+{
+	struct mount_table *t = NULL;
+	struct parse_error err;
+	int r = mount_table_parse(text, strlen(text), &t, &err);
+
+	CHECK_MSG(r == 0, "parse failed (%d) at line %u: %s\n%s", r, err.line, err.message, text);
+	return t;
+}
+
+static void parse_fails_at(const char *text, unsigned line)
+{
+	struct mount_table *t = NULL;
+	struct parse_error err;
+	int r = mount_table_parse(text, strlen(text), &t, &err);
+
+	CHECK_MSG(r == -EINVAL, "expected -EINVAL, got %d for:\n%s", r, text);
+	CHECK_MSG(err.line == line, "error at line %u (%s), expected line %u", err.line,
+		  err.message, line);
+	CHECK_MSG(err.message[0] != 0, "error without a message");
+	mount_table_free(t);
+}
+
+static void test_basic_and_escapes(void)
+{
+	struct mount_table *t =
+	    parse_ok("22 27 0:21 / /proc rw,relatime - proc proc rw\n"
+		     "40 27 0:40 / /mnt/with\\040space\\011tab\\012nl\\134bs rw shared:7 master:3 "
+		     "propagate_from:2 unbindable - tmpfs my\\040src rw,size=4k\n"
+		     "41 27 0:41 /sub\\040dir /srv/bind rw - ext4 /dev/vda1 rw\n");
+
+	if (!t)
+		return;
+	EXPECT_INT(t->n_entries, 3);
+	EXPECT_INT(t->entries[0].id, 22);
+	EXPECT_INT(t->entries[0].parent_id, 27);
+	EXPECT_INT(major(t->entries[0].dev), 0);
+	EXPECT_INT(minor(t->entries[0].dev), 21);
+	EXPECT_STR(t->entries[0].fstype, "proc");
+	EXPECT_STR(t->entries[1].mountpoint, "/mnt/with space\ttab\nnl\\bs");
+	EXPECT_STR(t->entries[1].source, "my src");
+	EXPECT_STR(t->entries[1].super_options, "rw,size=4k");
+	EXPECT_STR(t->entries[1].mount_options, "rw");
+	EXPECT_STR(t->entries[2].root, "/sub dir");
+	mount_table_free(t);
+}
+
+static void test_empty_source(void)
+{
+	/* The kernel prints an empty source as nothing between two spaces. */
+	struct mount_table *t = parse_ok("19 17 0:16 / /dev/shm rw,relatime - tmpfs  rw\n");
+
+	if (!t)
+		return;
+	EXPECT_INT(t->n_entries, 1);
+	EXPECT_STR(t->entries[0].fstype, "tmpfs");
+	EXPECT_STR(t->entries[0].super_options, "rw");
+	mount_table_free(t);
+}
+
+static void test_long_lines(void)
+{
+	size_t mp_len = 4000, opt_len = 200000;
+	char *text = malloc(mp_len + opt_len + 256), *p = text;
+	struct mount_table *t;
+
+	p += sprintf(p, "1 0 0:1 / /");
+	memset(p, 'm', mp_len);
+	p += mp_len;
+	p += sprintf(p, " rw - tmpfs tmpfs rw,");
+	for (size_t i = 0; i + 8 < opt_len; i += 8)
+		p += sprintf(p, "opt%04zu,", (i / 8) % 10000);
+	p += sprintf(p, "size=1k\n");
+	t = parse_ok(text);
+	if (t) {
+		EXPECT_INT(t->n_entries, 1);
+		EXPECT_INT(strlen(t->entries[0].mountpoint), mp_len + 1);
+		EXPECT(strlen(t->entries[0].super_options) > opt_len - 16);
+		EXPECT(option_get(t->entries[0].super_options, "size", NULL));
+	}
+	mount_table_free(t);
+	free(text);
+}
+
+static void test_malformed(void)
+{
+	const char *ok = "22 27 0:21 / /proc rw,relatime - proc proc rw\n";
+	char buf[1024];
+
+	parse_fails_at("garbage\n", 1);
+	snprintf(buf, sizeof(buf), "%s%sthis is not mountinfo\n", ok, ok);
+	parse_fails_at(buf, 3);
+	/* no " - " separator */
+	snprintf(buf, sizeof(buf), "%s23 27 0:22 / /sys rw sysfs sysfs rw\n", ok);
+	parse_fails_at(buf, 2);
+	/* truncated after the separator */
+	snprintf(buf, sizeof(buf), "%s23 27 0:22 / /sys rw - sysfs\n", ok);
+	parse_fails_at(buf, 2);
+	/* too few fields before the separator */
+	snprintf(buf, sizeof(buf), "%s%s23 27 0:22 /sys - sysfs sysfs rw\n", ok, ok);
+	parse_fails_at(buf, 3);
+	/* bad device number */
+	parse_fails_at("22 27 0-21 / /proc rw - proc proc rw\n", 1);
+	/* a NUL byte inside a line */
+	{
+		static const char nul[] = "22 27 0:21 / /proc rw - proc proc rw\n23 27 0:2\0 / /x "
+					  "rw - proc proc rw\n";
+		struct mount_table *t = NULL;
+		struct parse_error err;
+
+		EXPECT_INT(mount_table_parse(nul, sizeof(nul) - 1, &t, &err), -EINVAL);
+		EXPECT_INT(err.line, 2);
+	}
+}
+
+static void test_empty_and_options(void)
+{
+	struct mount_table *t = NULL;
+	struct parse_error err;
+	char *v = NULL;
+
+	EXPECT_INT(mount_table_parse("", 0, &t, &err), 0);
+	EXPECT(t && t->n_entries == 0);
+	mount_table_free(t);
+
+	EXPECT(option_get("rw,gid=5,mode=620,ptmxmode=000", "gid", &v));
+	EXPECT_STR(v, "5");
+	free(v);
+	EXPECT(option_get("rw,gid=5,mode=620,ptmxmode=000", "mode", &v));
+	EXPECT_STR(v, "620");
+	free(v);
+	EXPECT(!option_get("rw,gid=5,mode=620,ptmxmode=000", "uid", &v));
+	EXPECT(v == NULL);
+	EXPECT(!option_get("rw,gidx=5", "gid", NULL));
+	EXPECT(option_get("rw,newinstance", "newinstance", &v));
+	EXPECT(v == NULL);
+}
+
+static void test_sample(const char *dir, const char *name, size_t lines)
+{
+	_cleanup_free_ char *path = path_join(dir, name), *text = NULL;
+	struct mount_table *t = NULL;
+	struct parse_error err;
+	size_t size;
+	int r;
+
+	r = read_full_file(path, 1 << 20, &text, &size);
+	CHECK_MSG(r == 0, "cannot read %s: %s", path, strerror(-r));
+	if (r < 0)
+		return;
+	r = mount_table_parse(text, size, &t, &err);
+	CHECK_MSG(r == 0, "%s line %u: %s", path, err.line, err.message);
+	if (r < 0)
+		return;
+	EXPECT_INT(t->n_entries, lines);
+	/* Both samples have the system devpts as mount 18 with the classic options. */
+	for (size_t i = 0; i < t->n_entries; i++)
+		if (t->entries[i].id == 18) {
+			EXPECT_STR(t->entries[i].fstype, "devpts");
+			EXPECT_STR(t->entries[i].mountpoint, "/dev/pts");
+			EXPECT_STR(t->entries[i].super_options, "rw,gid=5,mode=620,ptmxmode=000");
+		}
+	mount_table_free(t);
+}
+
+int main(int argc, char **argv)
+{
+	test_basic_and_escapes();
+	test_empty_source();
+	test_long_lines();
+	test_malformed();
+	test_empty_and_options();
+	if (argc < 2) {
+		fprintf(stderr, "usage: test-mountinfo SAMPLE-DIR\n");
+		return 1;
+	}
+	test_sample(argv[1], "fedora-2.6-util-linux.mountinfo", 33);
+	test_sample(argv[1], "nosrc-util-linux.mountinfo", 7);
+	return test_result("test-mountinfo");
+}

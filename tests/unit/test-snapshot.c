@@ -1,0 +1,193 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Snapshot loading (every error names the key or line), the small helpers the analysis relies
+ * on, and the analysis on hostile mount tables (cycles, very deep stacks). */
+#include <errno.h>
+#include <string.h>
+#include <sys/sysmacros.h>
+
+#include "analysis.h"
+#include "checks.h"
+#include "snapshot.h"
+#include "test.h"
+#include "util/util.h"
+
+#define GOOD_HEAD                                                                                  \
+	"{\"schema\":\"ptsguard.snapshot/1\",\"hostname\":\"h\","                                  \
+	"\"kernel\":{\"release\":\"6.1.0\",\"user_namespaces_max\":0,\"pty_max\":4096,"            \
+	"\"pty_reserve\":1024,\"pty_nr\":0},\"tty_gid\":5,"
+#define GOOD_MOUNTINFO                                                                             \
+	"\"mountinfo\":\"24 1 0:5 / /dev rw - devtmpfs udev rw\\n29 24 0:26 / /dev/pts rw - "      \
+	"devpts devpts rw,gid=5,mode=620\\n\","
+#define GOOD_TAIL                                                                                  \
+	"\"fstab\":null,\"nodes\":[{\"path\":\"/dev/ptmx\",\"type\":\"char\",\"mode\":\"0666\","   \
+	"\"uid\":0,\"gid\":0,\"rdev\":\"5:2\",\"dev\":\"0:5\",\"target\":null}],"                  \
+	"\"holders\":[],\"setuid_helpers\":[]}"
+
+static void load_fails(const char *text, const char *needle)
+{
+	struct snapshot *s = NULL;
+	struct load_error err = { { 0 } };
+	int r = snapshot_parse(text, strlen(text), &s, &err);
+
+	CHECK_MSG(r == -EINVAL, "expected -EINVAL, got %d for %s", r, text);
+	CHECK_MSG(strstr(err.message, needle), "error \"%s\" does not mention \"%s\"", err.message,
+		  needle);
+	snapshot_free(s);
+}
+
+static void test_load(void)
+{
+	struct snapshot *s = NULL;
+	struct load_error err = { { 0 } };
+	const char *good = GOOD_HEAD GOOD_MOUNTINFO GOOD_TAIL;
+
+	EXPECT_INT(snapshot_parse(good, strlen(good), &s, &err), 0);
+	if (s) {
+		EXPECT_INT(s->mounts->n_entries, 2);
+		EXPECT_INT(s->n_nodes, 1);
+		EXPECT_INT(major(s->nodes[0].rdev), 5);
+		EXPECT(s->initial_mount_ns); /* absent key: the default */
+	}
+	snapshot_free(s);
+
+	load_fails("", "empty");
+	load_fails("{", "truncated");
+	load_fails("[1,2]", "object");
+	load_fails("{\"schema\": 5}", "schema");
+	load_fails("{\"schema\":\"other/1\"}", "schema");
+	load_fails(GOOD_HEAD GOOD_MOUNTINFO "\"fstab\":null}", "'nodes'");
+	load_fails("{\"schema\":\"ptsguard.snapshot/1\",\"hostname\":\"h\",\"kernel\":{}}",
+		   "'kernel.release'");
+	load_fails(
+	    GOOD_HEAD
+	    "\"mountinfo\":\"24 1 0:5 / /dev rw - devtmpfs udev rw\\nbad line\\n\"," GOOD_TAIL,
+	    "line 2");
+	load_fails(GOOD_HEAD "\"mountinfo\":17," GOOD_TAIL, "'mountinfo': expected a string");
+	{
+		char buf[2048];
+
+		snprintf(buf, sizeof(buf), "%s", GOOD_HEAD GOOD_MOUNTINFO GOOD_TAIL);
+		*strstr(buf, "\"tty_gid\":5") = 0;
+		strcat(buf, "\"tty_gid\":\"five\"," GOOD_MOUNTINFO GOOD_TAIL);
+		load_fails(buf, "'tty_gid'");
+	}
+	load_fails(GOOD_HEAD GOOD_MOUNTINFO
+		   "\"fstab\":null,\"nodes\":[{\"path\":\"/dev/ptmx\",\"type\":\"char\","
+		   "\"mode\":\"0999\",\"uid\":0,\"gid\":0,\"rdev\":\"5:2\",\"dev\":\"0:5\"}],"
+		   "\"holders\":[],\"setuid_helpers\":[]}",
+		   "nodes[0].mode");
+	load_fails(GOOD_HEAD GOOD_MOUNTINFO
+		   "\"fstab\":null,\"nodes\":[{\"path\":\"/dev/ptmx\",\"type\":\"char\","
+		   "\"mode\":\"0666\",\"uid\":0,\"gid\":0,\"dev\":\"0:5\"}],"
+		   "\"holders\":[],\"setuid_helpers\":[]}",
+		   "nodes[0].rdev");
+	load_fails(GOOD_HEAD GOOD_MOUNTINFO
+		   "\"fstab\":null,\"nodes\":[{\"path\":\"/dev/ptmx\",\"type\":\"fifo\"}],"
+		   "\"holders\":[],\"setuid_helpers\":[]}",
+		   "nodes[0].type");
+	load_fails(GOOD_HEAD GOOD_MOUNTINFO "\"fstab\":null,\"nodes\":[],\"holders\":[{\"pid\":-4,"
+					    "\"comm\":\"x\",\"dev\":\"0:1\",\"index\":0}],"
+					    "\"setuid_helpers\":[]}",
+		   "holders[0].pid");
+	load_fails(GOOD_HEAD GOOD_MOUNTINFO GOOD_TAIL "xyz", "trailing");
+}
+
+static void test_helpers(void)
+{
+	char *p;
+	mode_t m;
+	dev_t d;
+	char buf[64] = "a\\040b\\134c\\0";
+
+	p = path_resolve_lexical("/dev/ptmx", "pts/ptmx");
+	EXPECT_STR(p, "/dev/pts/ptmx");
+	free(p);
+	p = path_resolve_lexical("/dev/ptmx", "../run/./x//y/../ptmx");
+	EXPECT_STR(p, "/run/x/ptmx");
+	free(p);
+	p = path_resolve_lexical("/dev/ptmx", "/abs/ptmx");
+	EXPECT_STR(p, "/abs/ptmx");
+	free(p);
+	p = path_resolve_lexical("/dev/ptmx", "../../..");
+	EXPECT_STR(p, "/");
+	free(p);
+
+	EXPECT_INT(parse_mode("620", &m), 0);
+	EXPECT_INT(m, 0620);
+	EXPECT_INT(parse_mode("4755", &m), 0);
+	EXPECT_INT(m, 04755);
+	EXPECT_INT(parse_mode("0999", &m), -EINVAL);
+	EXPECT_INT(parse_mode("", &m), -EINVAL);
+	EXPECT_INT(parse_mode("17777", &m), -EINVAL);
+	EXPECT_INT(parse_devnum("136:12", &d), 0);
+	EXPECT(major(d) == 136 && minor(d) == 12);
+	EXPECT_INT(parse_devnum("136", &d), -EINVAL);
+	EXPECT_INT(parse_devnum(":1", &d), -EINVAL);
+	EXPECT_INT(parse_devnum("1:x", &d), -EINVAL);
+
+	EXPECT(kernel_at_least("4.7.0", 4, 7));
+	EXPECT(kernel_at_least("6.18.44-fc-v1147", 4, 7));
+	EXPECT(!kernel_at_least("4.6.7", 4, 7));
+	EXPECT(!kernel_at_least("2.6.32-754.el6.x86_64", 4, 7));
+	EXPECT(!kernel_at_least("3.10.0", 4, 7));
+	EXPECT(kernel_at_least("10.0", 4, 7));
+
+	unescape_octal(buf);
+	EXPECT_STR(buf, "a b\\c\\0");
+}
+
+static struct snapshot *snapshot_with_mounts(char *mountinfo)
+{
+	struct snapshot *s = snapshot_new();
+	struct parse_error err;
+	int r = snapshot_set_mountinfo(s, mountinfo, strlen(mountinfo), &err);
+
+	CHECK_MSG(r == 0, "line %u: %s", err.line, err.message);
+	s->kernel_release = strdup("6.1.0");
+	return s;
+}
+
+static void test_hostile_tables(void)
+{
+	struct analysis *a = NULL;
+	struct snapshot *s;
+	size_t n = 100000, len = 0;
+	char *text = malloc(n * 96), *p = text;
+
+	/* A parent cycle must terminate and leave something reachable. */
+	s = snapshot_with_mounts(strdup("1 2 0:1 / /a rw - tmpfs t rw\n2 1 0:2 / /a rw - tmpfs t "
+					"rw\n"));
+	EXPECT_INT(analysis_new(s, &a), 0);
+	analysis_free(a);
+	snapshot_free(s);
+
+	/* 100,000 devpts stacked on one mountpoint: no recursion, only the top is reachable. */
+	p += sprintf(p, "1 0 0:1 / / rw - ext4 /dev/vda rw\n");
+	for (size_t i = 2; i <= n; i++)
+		p += sprintf(p, "%zu %zu 0:%zu / /dev/pts rw - devpts devpts rw,gid=5,mode=620\n",
+			     i, i - 1, i + 10);
+	len = (size_t)(p - text);
+	(void)len;
+	s = snapshot_with_mounts(text);
+	a = NULL;
+	EXPECT_INT(analysis_new(s, &a), 0);
+	if (a) {
+		size_t reachable = 0;
+
+		for (size_t i = 0; i < s->mounts->n_entries; i++)
+			reachable += a->reachable[i];
+		EXPECT_INT(reachable, 2); /* / and the top devpts */
+		EXPECT(a->reachable[n - 1]);
+		EXPECT_INT(s->mounts->entries[a->covered_by[1]].id, 3); /* the next one up */
+	}
+	analysis_free(a);
+	snapshot_free(s);
+}
+
+int main(void)
+{
+	test_load();
+	test_helpers();
+	test_hostile_tables();
+	return test_result("test-snapshot");
+}
