@@ -86,6 +86,10 @@ struct analysis *analysis_free(struct analysis *a);
 DEFINE_POINTER_CLEANUP(struct analysis, analysis_free)
 
 void devpts_options_parse(const char *super_options, struct devpts_options *ret);
+/* The option string a remount needs to keep everything of o: a devpts remount resets every
+ * option it is not given (mode to 600, ptmxmode to 000, max to the limit), through mount(2) and
+ * fsconfig() alike. Default values are left out. Returns a malloc'ed string or NULL. */
+char *devpts_options_format(const struct devpts_options *o);
 struct instance *analysis_find_instance(const struct analysis *a, dev_t dev);
 const char *ptmx_kind_to_string(enum ptmx_kind k);
 /* Index of the mount with this id, or NO_MOUNT. */

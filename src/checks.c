@@ -222,6 +222,31 @@ static const char *serving_mountpoint(const struct analysis *a)
 	return e ? e->mountpoint : "/dev/pts";
 }
 
+/*
+ * "mount -o remount,OPTIONS MP" that fixes what the finding needs and keeps every other option
+ * of the instance: a devpts remount resets what it is not given (ptmxmode to 000 among them,
+ * which would lock a pts/ptmx-symlink setup).
+ */
+static int set_remount_remedy(struct finding *f, const struct check_context *ctx,
+			      const struct instance *in, const char *mp, bool fix_owner,
+			      bool fix_ptmx)
+{
+	struct devpts_options o = in->options;
+	_cleanup_free_ char *opts = NULL;
+
+	if (fix_owner) {
+		o.has_gid = true;
+		o.gid = ctx->snap->tty_gid;
+		o.mode = wanted_mode(ctx->policy, o.mode);
+	}
+	if (fix_ptmx)
+		o.ptmxmode = 0666;
+	opts = devpts_options_format(&o);
+	if (!opts)
+		return -ENOMEM;
+	return set_text(&f->remedy, "mount -o remount,%s %s", opts, mp);
+}
+
 /* Is this node a pty slave of the instance mounted at mp? Sets *index. */
 static bool node_is_slave(const struct node *n, const char *mp, dev_t dev, unsigned *index)
 {
@@ -415,7 +440,7 @@ CHECK(ptmx_locked)
 		     "with EACCES",
 		     PTMX_PATH, fin->path, format_mode(fin->mode, mode),
 		     format_mode(in->options.ptmxmode, ptmxmode)) < 0 ||
-	    set_text(&f->remedy, "mount -o remount,ptmxmode=0666 %s", mp) < 0 ||
+	    set_remount_remedy(f, ctx, in, mp, false, true) < 0 ||
 	    set_text(&f->mountpoint, "%s", mp) < 0)
 		return -ENOMEM;
 	return 0;
@@ -522,10 +547,7 @@ CHECK(devpts_options_lost)
 	else
 		r = set_text(&f->summary, "devpts at %s has mode=%s: new ptys get mode %s", mp,
 			     mode, mode);
-	if (r < 0 ||
-	    set_text(&f->remedy, "mount -o remount,gid=%u,mode=%03o %s",
-		     (unsigned)ctx->snap->tty_gid,
-		     (unsigned)wanted_mode(ctx->policy, in->options.mode), mp) < 0 ||
+	if (r < 0 || set_remount_remedy(f, ctx, in, mp, true, false) < 0 ||
 	    set_text(&f->mountpoint, "%s", mp) < 0)
 		return -ENOMEM;
 	return 0;
@@ -547,8 +569,7 @@ CHECK(devpts_gid_mismatch)
 		     "devpts at %s has gid=%u, but the tty group is %u: new ptys belong to the "
 		     "wrong group",
 		     mp, (unsigned)in->options.gid, (unsigned)ctx->snap->tty_gid) < 0 ||
-	    set_text(&f->remedy, "mount -o remount,gid=%u %s", (unsigned)ctx->snap->tty_gid, mp) <
-		0 ||
+	    set_remount_remedy(f, ctx, in, mp, true, false) < 0 ||
 	    set_text(&f->mountpoint, "%s", mp) < 0)
 		return -ENOMEM;
 	return 0;

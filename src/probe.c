@@ -66,6 +66,7 @@ static int add_node(struct snapshot *s, const char *path)
 	n->gid = st.st_gid;
 	n->rdev = st.st_rdev;
 	n->dev = st.st_dev;
+	n->ino = st.st_ino;
 	if (n->type == NODE_SYMLINK) {
 		char buf[PATH_MAX];
 		ssize_t l = readlink(path, buf, sizeof(buf) - 1);
@@ -173,6 +174,7 @@ static int probe_slaves(struct snapshot *s, const struct analysis *a)
 			n->gid = st.st_gid;
 			n->rdev = st.st_rdev;
 			n->dev = st.st_dev;
+			n->ino = st.st_ino;
 		}
 	}
 	closedir(d);

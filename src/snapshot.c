@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -140,6 +141,8 @@ json_object *snapshot_to_json(const struct snapshot *s)
 				       n->type == NODE_CHAR ? json_new_devnum(n->rdev) : NULL);
 		json_object_object_add(o, "dev", present ? json_new_devnum(n->dev) : NULL);
 		json_object_object_add(o, "target", json_new_string_or_null(n->target));
+		if (present && n->ino)
+			json_object_object_add(o, "ino", json_object_new_int64((int64_t)n->ino));
 		json_object_array_add(nodes, o);
 	}
 	json_object_object_add(root, "nodes", nodes);
@@ -286,7 +289,7 @@ static int load_node(json_object *o, const char *where, struct snapshot *s, stru
 {
 	const char *path, *type, *target;
 	struct node *n;
-	long uid = 0, gid = 0;
+	long uid = 0, gid = 0, ino = 0;
 	int t, r, need;
 
 	if (!json_object_is_type(o, json_type_object))
@@ -317,6 +320,9 @@ static int load_node(json_object *o, const char *where, struct snapshot *s, stru
 	    (r = get_string(o, where, "target", t == NODE_SYMLINK ? REQUIRED : NULLABLE | OPTIONAL,
 			    &target, err)) < 0)
 		return r;
+	if ((r = get_long(o, where, "ino", 0, LONG_MAX, OPTIONAL, &ino, err)) < 0)
+		return r;
+	n->ino = (ino_t)ino;
 	n->uid = (uid_t)uid;
 	n->gid = (gid_t)gid;
 	if (target && !(n->target = strdup(target)))

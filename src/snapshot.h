@@ -32,6 +32,7 @@ struct node {
 	gid_t gid;
 	dev_t rdev;
 	dev_t dev;    /* device of the filesystem holding the node */
+	ino_t ino;    /* 0 when unknown (optional in JSON); repair checks it did not change */
 	char *target; /* symlink target, as read */
 };
 
