@@ -15,6 +15,7 @@
 #include "config.h"
 
 #include "analysis.h"
+#include "cli.h"
 #include "checks.h"
 #include "probe.h"
 #include "report.h"
@@ -22,19 +23,6 @@
 #include "util/json-util.h"
 #include "util/log.h"
 #include "util/util.h"
-
-#define EXIT_UNKNOWN 3
-#define SNAPSHOT_MAX (256u << 20)
-
-enum format { FORMAT_TEXT, FORMAT_JSON, FORMAT_PROMETHEUS };
-
-static uint64_t now_usec(clockid_t clock)
-{
-	struct timespec ts;
-
-	clock_gettime(clock, &ts);
-	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
-}
 
 static void help(void)
 {
@@ -50,6 +38,8 @@ static void help(void)
 	       "  checks   [--format text|json]\n"
 	       "                             list the check catalog\n"
 	       "  explain  ID                what a check means and how to fix it\n"
+	       "  repair   [--dry-run] [--check ID]... [--format text|json]\n"
+	       "           [--verify-user USER]  fix what is safe to fix, verify, report\n"
 	       "\n"
 	       "Options:\n"
 	       "  -h --help                  show this help\n"
@@ -57,79 +47,6 @@ static void help(void)
 	       "\n"
 	       "Exit status of audit: 0 nothing at warning or above, 1 warning, 2 critical,\n"
 	       "3 could not run. See ptsguard(8) and ptsguard-checks(7).\n");
-}
-
-/* getopt_long with our own messages: every usage error exits 3 naming the option. */
-static int bad_option(const char *cmd, int c, char **argv)
-{
-	if (c == ':')
-		log_error("%s: option '%s' needs a value", cmd, argv[optind - 1]);
-	else
-		log_error("%s: unknown option '%s' (see ptsguard --help)", cmd, argv[optind - 1]);
-	return -EINVAL;
-}
-
-static int parse_format(const char *cmd, const char *s, bool allow_prometheus, enum format *ret)
-{
-	if (streq(s, "text"))
-		*ret = FORMAT_TEXT;
-	else if (streq(s, "json"))
-		*ret = FORMAT_JSON;
-	else if (allow_prometheus && streq(s, "prometheus"))
-		*ret = FORMAT_PROMETHEUS;
-	else {
-		log_error("%s: unknown format '%s' (expected text, json%s)", cmd, s,
-			  allow_prometheus ? " or prometheus" : "");
-		return -EINVAL;
-	}
-	return 0;
-}
-
-static int load_snapshot_file(const char *path, struct snapshot **ret)
-{
-	_cleanup_free_ char *text = NULL;
-	struct load_error err = { { 0 } };
-	size_t size;
-	int r;
-
-	if (streq(path, "-"))
-		r = read_full_fd(STDIN_FILENO, SNAPSHOT_MAX, &text, &size);
-	else
-		r = read_full_file(path, SNAPSHOT_MAX, &text, &size);
-	if (r == -EFBIG)
-		return log_error("%s: snapshot larger than %u MiB", path, SNAPSHOT_MAX >> 20),
-		       -EINVAL;
-	if (r < 0)
-		return log_error_errno(r, "%s: cannot read snapshot", path);
-	r = snapshot_parse(text, size, ret, &err);
-	if (r == -EINVAL) {
-		log_error("%s: invalid snapshot: %s", streq(path, "-") ? "<stdin>" : path,
-			  err.message);
-		return r;
-	}
-	if (r < 0)
-		return log_error_errno(r, "%s: cannot load snapshot", path);
-	return 0;
-}
-
-static int probe_live(struct snapshot **ret)
-{
-	struct parse_error err;
-	int r = probe_snapshot(NULL, ret, &err);
-
-	if (r == -EINVAL && err.line)
-		log_error("/proc/self/mountinfo line %u: %s", err.line, err.message);
-	else if (r < 0)
-		log_error_errno(r, "cannot probe the system");
-	return r;
-}
-
-static bool want_color(bool no_color)
-{
-	const char *term = getenv("TERM");
-
-	return !no_color && isatty(STDOUT_FILENO) && !getenv("NO_COLOR") &&
-	       !(term && streq(term, "dumb"));
 }
 
 static int cmd_audit(int argc, char **argv)
@@ -441,10 +358,8 @@ int main(int argc, char **argv)
 		const char *name;
 		int (*fn)(int argc, char **argv);
 	} commands[] = {
-		{ "audit", cmd_audit },
-		{ "snapshot", cmd_snapshot },
-		{ "checks", cmd_checks },
-		{ "explain", cmd_explain },
+		{ "audit", cmd_audit },	    { "snapshot", cmd_snapshot }, { "checks", cmd_checks },
+		{ "explain", cmd_explain }, { "repair", cmd_repair },
 	};
 	const char *cmd;
 

@@ -189,6 +189,14 @@ static bool dev_in(dev_t dev, const dev_t *set, size_t n)
 	return false;
 }
 
+static bool holder_seen(const struct snapshot *s, size_t from, dev_t dev, unsigned index)
+{
+	for (size_t i = from; i < s->n_holders; i++)
+		if (s->holders[i].dev == dev && s->holders[i].index == index)
+			return true;
+	return false;
+}
+
 /* tty-index of a pty master, from /proc/<pid>/fdinfo/<fd>. */
 static int master_index(int pid_dir, const char *fd, unsigned *ret)
 {
@@ -219,6 +227,7 @@ static int scan_process(struct snapshot *s, int proc_fd, const char *pid_name, c
 	DIR *d;
 	struct dirent *de;
 	unsigned pid;
+	size_t first;
 
 	if (parse_uint(pid_name, &pid) < 0)
 		return 0;
@@ -232,6 +241,7 @@ static int scan_process(struct snapshot *s, int proc_fd, const char *pid_name, c
 	if (!d)
 		return -errno;
 	fd_dir = -EBADF; /* owned by d */
+	first = s->n_holders;
 	while ((de = readdir(d))) {
 		struct stat st;
 		unsigned index;
@@ -265,6 +275,9 @@ static int scan_process(struct snapshot *s, int proc_fd, const char *pid_name, c
 			if (!comm)
 				break;
 		}
+		/* A process holding both ends (or several fds) of one pty counts once. */
+		if (holder_seen(s, first, st.st_dev, index))
+			continue;
 		if (GROW(s->holders, s->allocated_holders, s->n_holders + 1) < 0)
 			break;
 		h = &s->holders[s->n_holders];

@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Pieces every subcommand shares: option errors, formats, loading input, colour. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "probe.h"
+#include "util/log.h"
+#include "util/util.h"
+
+#define SNAPSHOT_MAX (256u << 20)
+
+uint64_t now_usec(clockid_t clock)
+{
+	struct timespec ts;
+
+	clock_gettime(clock, &ts);
+	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
+
+/* getopt_long with our own messages: every usage error exits 3 naming the option. */
+int bad_option(const char *cmd, int c, char **argv)
+{
+	if (c == ':')
+		log_error("%s: option '%s' needs a value", cmd, argv[optind - 1]);
+	else
+		log_error("%s: unknown option '%s' (see ptsguard --help)", cmd, argv[optind - 1]);
+	return -EINVAL;
+}
+
+int parse_format(const char *cmd, const char *s, bool allow_prometheus, enum format *ret)
+{
+	if (streq(s, "text"))
+		*ret = FORMAT_TEXT;
+	else if (streq(s, "json"))
+		*ret = FORMAT_JSON;
+	else if (allow_prometheus && streq(s, "prometheus"))
+		*ret = FORMAT_PROMETHEUS;
+	else {
+		log_error("%s: unknown format '%s' (expected text, json%s)", cmd, s,
+			  allow_prometheus ? " or prometheus" : "");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int load_snapshot_file(const char *path, struct snapshot **ret)
+{
+	_cleanup_free_ char *text = NULL;
+	struct load_error err = { { 0 } };
+	size_t size;
+	int r;
+
+	if (streq(path, "-"))
+		r = read_full_fd(STDIN_FILENO, SNAPSHOT_MAX, &text, &size);
+	else
+		r = read_full_file(path, SNAPSHOT_MAX, &text, &size);
+	if (r == -EFBIG)
+		return log_error("%s: snapshot larger than %u MiB", path, SNAPSHOT_MAX >> 20),
+		       -EINVAL;
+	if (r < 0)
+		return log_error_errno(r, "%s: cannot read snapshot", path);
+	r = snapshot_parse(text, size, ret, &err);
+	if (r == -EINVAL) {
+		log_error("%s: invalid snapshot: %s", streq(path, "-") ? "<stdin>" : path,
+			  err.message);
+		return r;
+	}
+	if (r < 0)
+		return log_error_errno(r, "%s: cannot load snapshot", path);
+	return 0;
+}
+
+int probe_live(struct snapshot **ret)
+{
+	struct parse_error err;
+	int r = probe_snapshot(NULL, ret, &err);
+
+	if (r == -EINVAL && err.line)
+		log_error("/proc/self/mountinfo line %u: %s", err.line, err.message);
+	else if (r < 0)
+		log_error_errno(r, "cannot probe the system");
+	return r;
+}
+
+bool want_color(bool no_color)
+{
+	const char *term = getenv("TERM");
+
+	return !no_color && isatty(STDOUT_FILENO) && !getenv("NO_COLOR") &&
+	       !(term && streq(term, "dumb"));
+}

@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Helpers shared by the subcommands (main.c, cmd-*.c); they log, as the edge does. */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "snapshot.h"
+
+#define EXIT_UNKNOWN 3 /* could not run: bad usage, bad input, internal error */
+
+enum format { FORMAT_TEXT, FORMAT_JSON, FORMAT_PROMETHEUS };
+
+uint64_t now_usec(clockid_t clock);
+/* Report a getopt_long error ('?' or ':') for cmd; returns -EINVAL. */
+int bad_option(const char *cmd, int c, char **argv);
+int parse_format(const char *cmd, const char *s, bool allow_prometheus, enum format *ret);
+int load_snapshot_file(const char *path, struct snapshot **ret);
+int probe_live(struct snapshot **ret);
+bool want_color(bool no_color);
+
+int cmd_repair(int argc, char **argv);

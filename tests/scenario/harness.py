@@ -1,0 +1,654 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""Real-kernel scenario harness for ptsguard.
+
+Each scenario runs as root in a private mount namespace of its own: the host's
+/dev (with every mount below it) is detached, a fresh tmpfs takes its place,
+and the scenario builds exactly the devpts/ptmx state it wants to test. Then
+ptsguard audits it live, captures a snapshot, audits the snapshot, and the
+scenario asserts on the JSON. pty-probe, run as an unprivileged user, shows
+what a user would see (the group and mode of a new pty, or the errno).
+
+Nothing here touches the host: every mount is made inside the namespace, and
+the namespace and its mounts disappear with the last process in it. The
+re-exec into the namespace checks that the namespace really is a new one
+before anything is unmounted.
+
+Standard library only.
+"""
+
+import json
+import os
+import re
+import shutil
+import stat
+import subprocess
+import sys
+import tempfile
+import traceback
+
+NS_MARKER = "PTSGUARD_SCENARIO_PARENT_MNTNS"
+EXIT_SKIP = 77
+UNPRIVILEGED_UID = 1000
+UNPRIVILEGED_GID = 1000
+TTY_GID = 5
+RUN_TIMEOUT = 20
+
+# The catalog of spec/checks.md (contract version 1): id -> default severity.
+# pt-chown-setuid depends on user namespaces and is handled separately.
+CATALOG_SEVERITY = {
+    "ptmx-missing": "critical",
+    "ptmx-not-device": "critical",
+    "ptmx-mode": "warning",
+    "ptmx-no-devpts": "critical",
+    "ptmx-locked": "critical",
+    "ptmx-replaced": "warning",
+    "pts-covered": "critical",
+    "devpts-options-lost": "critical",
+    "devpts-gid-mismatch": "warning",
+    "devpts-overmount": "warning",
+    "devpts-orphan-in-use": "critical",
+    "devpts-shared-instance": "warning",
+    "devpts-foreign-defaults": "info",
+    "pty-slave-perms": "warning",
+    "pt-chown-setuid": None,
+    "pty-capacity": "warning",
+    "fstab-devpts-options": "warning",
+    "kernel-single-instance": "info",
+}
+
+# The repair table of spec/checks.md: the findings ptsguard can repair itself.
+REPAIRABLE = {
+    "devpts-options-lost",
+    "devpts-gid-mismatch",
+    "ptmx-locked",
+    "ptmx-missing",
+    "ptmx-mode",
+    "pty-slave-perms",
+}
+
+SEVERITY_RANK = {"critical": 0, "warning": 1, "info": 2}
+FINDING_KEYS = (
+    "id",
+    "severity",
+    "message_id",
+    "summary",
+    "mount_ids",
+    "devices",
+    "evidence",
+    "remedy",
+    "repairable",
+)
+
+# Contents of the /etc/fstab every scenario sees unless it brings its own: the
+# host's own fstab must not leak into the findings.
+NEUTRAL_FSTAB = "# ptsguard scenario: no devpts entry\n" "tmpfs /tmp tmpfs defaults 0 0\n"
+
+
+class Skip(Exception):
+    """The scenario cannot run here (not root, no unshare...); exit 77."""
+
+
+class SetupError(Exception):
+    """Building the scenario failed: a test failure, never a skip."""
+
+
+def log(msg):
+    print(msg, flush=True)
+
+
+def pretty(obj):
+    return json.dumps(obj, indent=2, sort_keys=True)
+
+
+def devnum(dev):
+    return "%d:%d" % (os.major(dev), os.minor(dev))
+
+
+def user_namespaces_enabled():
+    try:
+        with open("/proc/sys/user/max_user_namespaces") as f:
+            return int(f.read().strip()) > 0
+    except (OSError, ValueError):
+        return False
+
+
+def expected_severity(check_id):
+    sev = CATALOG_SEVERITY[check_id]
+    if check_id == "pt-chown-setuid":
+        return "critical" if user_namespaces_enabled() else "warning"
+    return sev
+
+
+def exit_status_for(ids):
+    """The audit exit status the contract gives for these findings."""
+    sevs = {expected_severity(i) for i in ids}
+    if "critical" in sevs:
+        return 2
+    if "warning" in sevs:
+        return 1
+    return 0
+
+
+# --------------------------------------------------------------------------
+# Entering the namespace
+
+
+def mount_ns_id():
+    return os.readlink("/proc/self/ns/mnt")
+
+
+def enter_private_namespace(argv):
+    """Re-exec argv under unshare unless already inside the namespace we made.
+
+    Returns only inside the new namespace. Raises Skip when that cannot work
+    here.
+    """
+    parent_ns = os.environ.get(NS_MARKER)
+    if parent_ns is not None:
+        if parent_ns == mount_ns_id():
+            # The marker came from our parent but we are in its namespace:
+            # never unmount anything then.
+            raise SetupError(
+                "%s is set but this is still mount namespace %s; refusing to touch /dev"
+                % (NS_MARKER, parent_ns)
+            )
+        return
+    if os.geteuid() != 0:
+        raise Skip("needs root (mount namespaces, mknod, devpts mounts); running as uid %d" % os.geteuid())
+    for tool in ("unshare", "setpriv", "mount", "umount"):
+        if shutil.which(tool) is None:
+            raise Skip("%s is not installed" % tool)
+    r = subprocess.run(
+        ["unshare", "--mount", "--propagation", "private", "true"],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    if r.returncode != 0:
+        raise Skip("cannot create a mount namespace here: %s" % r.stdout.strip())
+    env = dict(os.environ)
+    env[NS_MARKER] = mount_ns_id()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.execvpe(
+        "unshare",
+        ["unshare", "--mount", "--propagation", "private", "--", sys.executable] + argv,
+        env,
+    )
+
+
+# --------------------------------------------------------------------------
+# The mount table, read independently of ptsguard to cross-check its answers
+
+
+def _unescape(s):
+    return re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), s)
+
+
+def read_mountinfo():
+    mounts = []
+    with open("/proc/self/mountinfo") as f:
+        for line in f:
+            fields = line.split()
+            sep = fields.index("-")
+            mounts.append(
+                {
+                    "mount_id": int(fields[0]),
+                    "parent_id": int(fields[1]),
+                    "device": fields[2],
+                    "root": _unescape(fields[3]),
+                    "mountpoint": _unescape(fields[4]),
+                    "fstype": fields[sep + 1],
+                    "source": _unescape(fields[sep + 2]),
+                    "super_options": fields[sep + 3] if len(fields) > sep + 3 else "",
+                }
+            )
+    return mounts
+
+
+def mount_stack(mountpoint):
+    """The mounts on one mountpoint, bottom to top (each the parent of the next)."""
+    at = [m for m in read_mountinfo() if m["mountpoint"] == mountpoint]
+    if not at:
+        return []
+    ids = {m["mount_id"] for m in at}
+    bottom = [m for m in at if m["parent_id"] not in ids]
+    if len(bottom) != 1:
+        raise SetupError("cannot order the stack at %s: %s" % (mountpoint, pretty(at)))
+    stack = bottom
+    while True:
+        above = [m for m in at if m["parent_id"] == stack[-1]["mount_id"]]
+        if not above:
+            break
+        stack.append(above[0])
+    return stack
+
+
+# --------------------------------------------------------------------------
+# Assertions that collect every mismatch of a case before failing it
+
+
+class Checker:
+    def __init__(self):
+        self.failures = []
+
+    def fail(self, what):
+        self.failures.append(what)
+
+    def eq(self, actual, expected, what):
+        if actual != expected:
+            self.failures.append(
+                "%s:\n    expected: %s\n    actual:   %s"
+                % (what, json.dumps(expected, sort_keys=True), json.dumps(actual, sort_keys=True))
+            )
+            return False
+        return True
+
+    def true(self, cond, what):
+        if not cond:
+            self.failures.append(what)
+        return bool(cond)
+
+
+# --------------------------------------------------------------------------
+# A running scenario
+
+
+class Scenario:
+    def __init__(self, name, ptsguard, pty_probe):
+        self.name = name
+        self.ptsguard = os.path.abspath(ptsguard)
+        self.pty_probe_src = os.path.abspath(pty_probe)
+        self.check = Checker()
+        self.helpers = []
+        self.workdir = None
+        self.reports = {}  # "live"/"snapshot" -> (report, exit status)
+        self.probe_results = []
+        # Opened before the host's /dev is detached: commands run before the
+        # scenario's own /dev/null exists need a stdin too.
+        self.null = open(os.devnull, "r+b")
+
+    # ---- running commands ----
+
+    def sh(self, *argv, ok=True):
+        r = subprocess.run(
+            list(argv),
+            stdin=self.null,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=RUN_TIMEOUT,
+        )
+        if ok and r.returncode != 0:
+            raise SetupError(
+                "command failed (%d): %s\nstdout: %s\nstderr: %s"
+                % (r.returncode, " ".join(argv), r.stdout, r.stderr)
+            )
+        return r
+
+    def mount(self, fstype, target, options=None, source=None):
+        argv = ["mount", "-t", fstype]
+        if options:
+            argv += ["-o", options]
+        argv += [source or fstype, target]
+        self.sh(*argv)
+
+    def mount_devpts(self, target, options=None):
+        self.mount("devpts", target, options, source="devpts")
+
+    # ---- the base every scenario starts from ----
+
+    def setup_base(self, ptmx="char", ptmx_mode=0o666, fstab=NEUTRAL_FSTAB):
+        self._detach_host_dev()
+        self._detach_other_devpts()
+        self.mount("tmpfs", "/dev", "mode=755")
+        os.mknod("/dev/null", 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+        os.chmod("/dev/null", 0o666)
+        if ptmx == "char":
+            self.mknod_ptmx(ptmx_mode)
+        elif ptmx == "symlink":
+            os.symlink("pts/ptmx", "/dev/ptmx")
+        elif ptmx is not None:
+            raise SetupError("unknown ptmx kind %r" % ptmx)
+        os.mkdir("/dev/pts", 0o755)
+
+        # A private work area, gone with the namespace.
+        self.workdir = tempfile.mkdtemp(prefix="ptsguard-scenario-")
+        self.mount("tmpfs", self.workdir, "mode=755")
+        # The unprivileged user must be able to execute the probe whatever
+        # the permissions along the build directory's path.
+        self.pty_probe = os.path.join(self.workdir, "pty-probe")
+        shutil.copyfile(self.pty_probe_src, self.pty_probe)
+        os.chmod(self.pty_probe, 0o755)
+
+        if fstab is not None:
+            self.bind_file("/etc/fstab", fstab)
+
+    def mknod_ptmx(self, mode=0o666, rdev=(5, 2), path="/dev/ptmx"):
+        os.mknod(path, mode | stat.S_IFCHR, os.makedev(*rdev))
+        os.chmod(path, mode)  # mknod honours the umask
+
+    def bind_file(self, target, content, mode=0o644):
+        src = os.path.join(self.workdir, "bind-" + target.strip("/").replace("/", "-"))
+        with open(src, "w") as f:
+            f.write(content)
+        os.chmod(src, mode)
+        if not os.path.exists(target):
+            raise SetupError("cannot bind over %s: it does not exist" % target)
+        self.sh("mount", "--bind", src, target)
+
+    def scratch_dir(self, name):
+        path = os.path.join(self.workdir, name)
+        os.makedirs(path, exist_ok=True)
+        return path
+
+    def _detach_host_dev(self):
+        # Repeat: a lazy detach of /dev takes what is below it, but /dev may
+        # not be a mountpoint itself, and stacks may need several rounds.
+        for _ in range(10):
+            under = [
+                m["mountpoint"]
+                for m in read_mountinfo()
+                if m["mountpoint"] == "/dev" or m["mountpoint"].startswith("/dev/")
+            ]
+            if not under:
+                return
+            top = sorted(set(under), key=len)[0]
+            self.sh("umount", "-R", "-l", top)
+        raise SetupError("mounts under /dev remain after detaching: %s" % under)
+
+    def _detach_other_devpts(self):
+        # Devpts mounts elsewhere on the host (containers, build roots) would
+        # show up as extra instances; detach them in this namespace.
+        for _ in range(20):
+            left = [m["mountpoint"] for m in read_mountinfo() if m["fstype"] == "devpts"]
+            if not left:
+                return
+            self.sh("umount", "-R", "-l", left[0])
+        raise SetupError("devpts mounts remain after detaching: %s" % left)
+
+    # ---- pty-probe ----
+
+    def _probe_argv(self, unprivileged, ptmx, hold):
+        argv = [self.pty_probe]
+        if ptmx:
+            argv += ["--ptmx", ptmx]
+        if hold:
+            argv.append("--hold")
+        if unprivileged:
+            argv = [
+                "setpriv",
+                "--reuid=%d" % UNPRIVILEGED_UID,
+                "--regid=%d" % UNPRIVILEGED_GID,
+                "--clear-groups",
+            ] + argv
+        return argv
+
+    @staticmethod
+    def _parse_probe(line, argv, stderr=""):
+        try:
+            res = json.loads(line)
+        except ValueError:
+            raise SetupError("pty-probe printed no JSON (%s): %r %s" % (" ".join(argv), line, stderr))
+        return res
+
+    def probe(self, unprivileged=True, ptmx=None):
+        """Allocate and release one pty; return pty-probe's JSON."""
+        argv = self._probe_argv(unprivileged, ptmx, False)
+        r = self.sh(*argv, ok=False)
+        res = self._parse_probe(r.stdout.strip(), argv, r.stderr)
+        want_rc = 0 if res.get("ok") else 1
+        if r.returncode != want_rc:
+            raise SetupError("pty-probe exited %d with %s" % (r.returncode, r.stdout))
+        self.probe_results.append((argv, res))
+        return res
+
+    def hold(self, unprivileged=False, ptmx=None):
+        """Allocate a pty and keep it open until cleanup; return (process, JSON)."""
+        argv = self._probe_argv(unprivileged, ptmx, True)
+        p = subprocess.Popen(
+            argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
+        self.helpers.append(p)
+        line = p.stdout.readline()
+        res = self._parse_probe(line.strip(), argv)
+        if not res.get("ok"):
+            raise SetupError("pty-probe --hold could not allocate a pty: %s" % line)
+        if p.poll() is not None:
+            raise SetupError("pty-probe --hold exited early (%d)" % p.returncode)
+        self.probe_results.append((argv, res))
+        return p, res
+
+    def cleanup(self):
+        for p in self.helpers:
+            if p.poll() is None:
+                try:
+                    p.stdin.close()
+                except OSError:
+                    pass
+                try:
+                    p.wait(timeout=2)
+                except subprocess.TimeoutExpired:
+                    p.kill()
+                    p.wait()
+        self.helpers = []
+        if self.workdir:
+            # The directory itself lives on the host's /tmp: leave nothing behind.
+            subprocess.run(["umount", "-R", "-l", self.workdir], stdin=self.null, stderr=self.null)
+            try:
+                os.rmdir(self.workdir)
+            except OSError:
+                pass
+            self.workdir = None
+
+    # ---- ptsguard ----
+
+    def run_ptsguard(self, *args):
+        return subprocess.run(
+            [self.ptsguard] + list(args),
+            stdin=self.null,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=RUN_TIMEOUT,
+        )
+
+    def _parse_report(self, r, what):
+        if r.returncode < 0:
+            raise SetupError("%s died of signal %d\nstderr: %s" % (what, -r.returncode, r.stderr))
+        try:
+            return json.loads(r.stdout)
+        except ValueError as e:
+            raise SetupError(
+                "%s (exit %d) did not print JSON: %s\nstdout: %s\nstderr: %s"
+                % (what, r.returncode, e, r.stdout, r.stderr)
+            )
+
+    def audit(self):
+        """Audit live, snapshot, audit the snapshot; return the live report.
+
+        Asserts the contract every report must keep, and that the snapshot
+        audit finds exactly what the live audit found.
+        """
+        live = self.run_ptsguard("audit", "--json")
+        live_report = self._parse_report(live, "ptsguard audit --json")
+        self.reports["live"] = (live_report, live.returncode)
+        if live.stderr.strip():
+            log("ptsguard audit stderr:\n" + live.stderr)
+
+        snap_path = os.path.join(self.workdir, "snapshot.json")
+        s = self.run_ptsguard("snapshot", "--output", snap_path)
+        if s.returncode != 0:
+            raise SetupError(
+                "ptsguard snapshot --output exited %d\nstdout: %s\nstderr: %s"
+                % (s.returncode, s.stdout, s.stderr)
+            )
+        try:
+            with open(snap_path) as f:
+                snapshot = json.load(f)
+        except (OSError, ValueError) as e:
+            raise SetupError("the snapshot file is not JSON: %s" % e)
+        self.check.eq(snapshot.get("schema"), "ptsguard.snapshot/1", "snapshot schema")
+
+        off = self.run_ptsguard("audit", "--snapshot", snap_path, "--json")
+        off_report = self._parse_report(off, "ptsguard audit --snapshot --json")
+        self.reports["snapshot"] = (off_report, off.returncode)
+
+        self.validate_report(live_report, live.returncode, "live")
+        self.validate_report(off_report, off.returncode, "snapshot")
+        self.check.eq(
+            off_report.get("findings"),
+            live_report.get("findings"),
+            "findings of audit --snapshot (snapshot of this state) vs the live audit",
+        )
+        self.check.eq(off.returncode, live.returncode, "exit status of audit --snapshot vs live")
+        return live_report
+
+    def validate_report(self, report, status, source):
+        c = self.check
+        where = "%s report" % source
+        c.eq(report.get("schema"), "ptsguard.report/1", where + ": schema")
+        c.eq(report.get("source"), source, where + ": source")
+        findings = report.get("findings")
+        if not c.true(isinstance(findings, list), where + ": findings is not a list"):
+            return
+        counts = {"critical": 0, "warning": 0, "info": 0}
+        for f in findings:
+            fid = f.get("id")
+            missing = [k for k in FINDING_KEYS if k not in f]
+            c.eq(missing, [], "%s: keys missing from finding %s" % (where, fid))
+            if not c.true(fid in CATALOG_SEVERITY, "%s: unknown finding id %r" % (where, fid)):
+                continue
+            c.eq(f.get("severity"), expected_severity(fid), "%s: severity of %s" % (where, fid))
+            if f.get("severity") in counts:
+                counts[f["severity"]] += 1
+            c.true(
+                isinstance(f.get("message_id"), str)
+                and re.fullmatch(r"[0-9a-f]{32}", f["message_id"]) is not None,
+                "%s: message_id of %s is not 32 hex digits: %r" % (where, fid, f.get("message_id")),
+            )
+            c.true(
+                isinstance(f.get("summary"), str) and f["summary"].strip() != "",
+                "%s: summary of %s is empty" % (where, fid),
+            )
+            c.true(
+                isinstance(f.get("remedy"), str) and f["remedy"].strip() != "",
+                "%s: remedy of %s is empty" % (where, fid),
+            )
+            c.true(
+                isinstance(f.get("mount_ids"), list)
+                and all(isinstance(i, int) for i in f["mount_ids"]),
+                "%s: mount_ids of %s is not a list of integers" % (where, fid),
+            )
+            c.true(
+                isinstance(f.get("devices"), list)
+                and all(isinstance(d, str) and re.fullmatch(r"\d+:\d+", d) for d in f["devices"]),
+                "%s: devices of %s is not a list of major:minor" % (where, fid),
+            )
+            c.true(isinstance(f.get("evidence"), dict), "%s: evidence of %s is not an object" % (where, fid))
+            c.eq(f.get("repairable"), fid in REPAIRABLE, "%s: repairable of %s" % (where, fid))
+        order = [(SEVERITY_RANK.get(f.get("severity"), 9), str(f.get("id"))) for f in findings]
+        c.eq(
+            [f.get("id") for f in findings],
+            [f.get("id") for _, f in sorted(zip(order, findings), key=lambda t: t[0])],
+            where + ": findings order (severity, then id)",
+        )
+        c.eq(report.get("summary"), counts, where + ": summary counts")
+        worst = 2 if counts["critical"] else 1 if counts["warning"] else 0
+        c.eq(status, worst, where + ": exit status vs worst severity in the report")
+        ptmx = report.get("ptmx")
+        if c.true(isinstance(ptmx, dict), where + ": ptmx is not an object"):
+            c.eq(ptmx.get("path"), "/dev/ptmx", where + ": ptmx.path")
+        c.true(isinstance(report.get("instances"), list), where + ": instances is not a list")
+
+    # ---- assertions on the live report ----
+
+    def expect(self, report, ids):
+        """The exact set of finding ids, and the exit status they imply."""
+        actual = sorted(f.get("id") for f in report.get("findings", []))
+        self.check.eq(actual, sorted(ids), "finding ids")
+        status = self.reports["live"][1]
+        self.check.eq(status, exit_status_for(ids), "exit status of audit --json")
+
+    def finding(self, report, fid):
+        for f in report.get("findings", []):
+            if f.get("id") == fid:
+                return f
+        self.check.fail("no %s finding to check its evidence" % fid)
+        return None
+
+    def instance(self, report, device):
+        for inst in report.get("instances", []):
+            if inst.get("device") == device:
+                return inst
+        self.check.fail("no instance with device %s in the report" % device)
+        return None
+
+    def expect_probe(self, res, **want):
+        got = {k: res.get(k) for k in want}
+        self.check.eq(got, want, "unprivileged pty-probe result (whole result: %s)" % json.dumps(res))
+
+    def expect_serving(self, report, device, via="/dev/pts"):
+        """The instance the report calls serving is the one the kernel used,
+        reached through the top mount at `via`."""
+        serving = [i.get("device") for i in report.get("instances", []) if i.get("serving")]
+        self.check.eq(serving, [device], "devices of the instances marked serving")
+        ptmx = report.get("ptmx") or {}
+        top = mount_stack(via)
+        if not top or top[-1]["device"] != device:
+            raise SetupError("the top mount at %s is not instance %s: %s" % (via, device, top))
+        self.check.eq(ptmx.get("serving_mount_id"), top[-1]["mount_id"], "ptmx.serving_mount_id")
+
+    # ---- the end of a case ----
+
+    def finish(self):
+        if not self.check.failures:
+            log("PASS %s" % self.name)
+            return 0
+        log("FAIL %s: %d mismatch(es)" % (self.name, len(self.check.failures)))
+        for f in self.check.failures:
+            log("  - " + f)
+        self.dump()
+        return 1
+
+    def dump(self):
+        for argv, res in self.probe_results:
+            who = "uid %d" % UNPRIVILEGED_UID if argv[0] == "setpriv" else "root"
+            args = " ".join(argv[argv.index(self.pty_probe) + 1 :]) or "(no options)"
+            log("pty-probe %s, as %s -> %s" % (args, who, json.dumps(res)))
+        try:
+            log("mountinfo:\n" + "".join(open("/proc/self/mountinfo").readlines()))
+        except OSError:
+            pass
+        for source, (report, status) in self.reports.items():
+            log("%s report (exit %d):\n%s" % (source, status, pretty(report)))
+
+
+def run_case(name, func, ptsguard, pty_probe):
+    """Run one case inside the namespace; return its exit status."""
+    for path, what in ((ptsguard, "ptsguard"), (pty_probe, "pty-probe")):
+        if not os.access(path, os.X_OK):
+            log("FAIL %s: %s is not an executable at %s" % (name, what, path))
+            return 1
+    sc = Scenario(name, ptsguard, pty_probe)
+    try:
+        func(sc)
+        status = sc.finish()
+    except Skip as e:
+        log("SKIP %s: %s" % (name, e))
+        status = EXIT_SKIP
+    except subprocess.TimeoutExpired as e:
+        log("FAIL %s: timed out: %s" % (name, e))
+        sc.dump()
+        status = 1
+    except Exception as e:  # a broken setup or a crash is a failure, never a skip
+        log("FAIL %s: %s: %s" % (name, type(e).__name__, e))
+        traceback.print_exc(file=sys.stdout)
+        for f in sc.check.failures:
+            log("  - " + f)
+        sc.dump()
+        status = 1
+    finally:
+        sc.cleanup()
+    return status

@@ -1,0 +1,711 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""ptsguard scenarios on the real kernel, one function per case.
+
+    scenarios.py --ptsguard PATH --pty-probe PATH CASE [CASE...|all]
+    scenarios.py --list
+    scenarios.py --check-registered CASE...   (meson's list must match ours)
+
+Each case runs as root in a private mount namespace of its own (see
+harness.py) and asserts the exact set of findings of `ptsguard audit --json`,
+the exit status, the evidence the case is about, and that auditing a snapshot
+of the same state finds exactly the same. Exit 0 pass, 1 fail, 77 skip (not
+root, or no mount namespaces here).
+"""
+
+import argparse
+import os
+import re
+import stat
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from harness import (  # noqa: E402
+    EXIT_SKIP,
+    SetupError,
+    Skip,
+    TTY_GID,
+    UNPRIVILEGED_GID,
+    UNPRIVILEGED_UID,
+    devnum,
+    enter_private_namespace,
+    expected_severity,
+    log,
+    mount_stack,
+    run_case,
+)
+
+CASES = {}
+
+HEALTHY = "gid=5,mode=620"
+REMEDY_620 = "mount -o remount,gid=5,mode=620 /dev/pts"
+REMEDY_600 = "mount -o remount,gid=5,mode=600 /dev/pts"
+
+
+def case(name):
+    def register(func):
+        CASES[name] = func
+        return func
+
+    return register
+
+
+def pts_device():
+    return devnum(os.stat("/dev/pts").st_dev)
+
+
+def top_mount(mountpoint):
+    stack = mount_stack(mountpoint)
+    if not stack:
+        raise SetupError("nothing is mounted at %s" % mountpoint)
+    return stack[-1]
+
+
+def project(items, keys):
+    """Only the given keys of each dict: assert what the contract fixes, no more."""
+    if not isinstance(items, list):
+        return items
+    return [{k: it.get(k) for k in keys} if isinstance(it, dict) else it for it in items]
+
+
+def check_instance(sc, report, device, options=None, mounts=None):
+    inst = sc.instance(report, device)
+    if inst is None:
+        return None
+    if options is not None:
+        sc.check.eq(inst.get("options"), options, "options of instance %s" % device)
+    if mounts is not None:
+        sc.check.eq(
+            project(inst.get("mounts"), ("mount_id", "parent_id", "mountpoint", "covered", "covered_by")),
+            mounts,
+            "mounts of instance %s" % device,
+        )
+    return inst
+
+
+def instance_mount(m, covered_by=None):
+    return {
+        "mount_id": m["mount_id"],
+        "parent_id": m["parent_id"],
+        "mountpoint": m["mountpoint"],
+        "covered": covered_by is not None,
+        "covered_by": covered_by,
+    }
+
+
+def check_options_evidence(sc, f, gid, mode, remedy):
+    if f is None:
+        return
+    ev = f.get("evidence", {})
+    sc.check.eq(
+        {k: ev.get(k) for k in ("mountpoint", "gid", "mode")},
+        {"mountpoint": "/dev/pts", "gid": gid, "mode": mode},
+        "%s evidence" % f.get("id"),
+    )
+    top = top_mount("/dev/pts")
+    sc.check.eq(f.get("devices"), [top["device"]], "%s devices" % f.get("id"))
+    sc.check.eq(f.get("mount_ids"), [top["mount_id"]], "%s mount_ids" % f.get("id"))
+    if isinstance(remedy, str):
+        sc.check.eq(f.get("remedy"), remedy, "%s remedy" % f.get("id"))
+    elif remedy is not None:
+        sc.check.true(
+            remedy.fullmatch(f.get("remedy") or "") is not None,
+            "%s remedy %r does not match %r" % (f.get("id"), f.get("remedy"), remedy.pattern),
+        )
+
+
+def check_stack_evidence(sc, f, stack):
+    """devpts-overmount evidence: the stack at /dev/pts, bottom to top."""
+    if f is None:
+        return
+    ev = f.get("evidence", {})
+    sc.check.eq(ev.get("mountpoint"), "/dev/pts", "devpts-overmount evidence mountpoint")
+    want = [{"mount_id": m["mount_id"], "device": m["device"], "fstype": "devpts"} for m in stack]
+    got = project(ev.get("stack"), ("mount_id", "device", "fstype"))
+    sc.check.eq(got, want, "devpts-overmount evidence stack (bottom to top)")
+    for i, entry in enumerate(ev.get("stack") or []):
+        opts = entry.get("options") if isinstance(entry, dict) else None
+        sc.check.true(
+            isinstance(opts, str) and "gid=5" in opts and "mode=620" in opts,
+            "devpts-overmount stack[%d].options should carry gid=5,mode=620: %r" % (i, opts),
+        )
+    sc.check.eq(
+        sorted(f.get("mount_ids") or []),
+        sorted(m["mount_id"] for m in stack),
+        "devpts-overmount mount_ids",
+    )
+
+
+# ---------------------------------------------------------------------------
+# Healthy hosts
+
+
+@case("healthy-char")
+def healthy_char(sc):
+    sc.setup_base(ptmx="char")
+    sc.mount_devpts("/dev/pts", HEALTHY)
+    dev = pts_device()
+    report = sc.audit()
+    sc.expect(report, [])
+    sc.check.eq((report.get("ptmx") or {}).get("kind"), "char", "ptmx.kind")
+    sc.check.eq((report.get("ptmx") or {}).get("rdev"), "5:2", "ptmx.rdev")
+    sc.check.eq((report.get("ptmx") or {}).get("mode"), "0666", "ptmx.mode")
+    sc.expect_serving(report, dev)
+    check_instance(
+        sc,
+        report,
+        dev,
+        options={"gid": 5, "mode": "0620", "ptmxmode": "0000", "max": None},
+        mounts=[instance_mount(top_mount("/dev/pts"))],
+    )
+    res = sc.probe()
+    sc.expect_probe(res, ok=True, uid=UNPRIVILEGED_UID, gid=TTY_GID, mode="0620", dev=dev)
+
+
+@case("healthy-symlink")
+def healthy_symlink(sc):
+    sc.setup_base(ptmx="symlink")
+    sc.mount_devpts("/dev/pts", HEALTHY + ",ptmxmode=0666")
+    dev = pts_device()
+    report = sc.audit()
+    sc.expect(report, [])
+    sc.check.eq((report.get("ptmx") or {}).get("kind"), "symlink", "ptmx.kind")
+    sc.check.eq((report.get("ptmx") or {}).get("target"), "pts/ptmx", "ptmx.target")
+    sc.expect_serving(report, dev)
+    check_instance(sc, report, dev, options={"gid": 5, "mode": "0620", "ptmxmode": "0666", "max": None})
+    res = sc.probe()
+    sc.expect_probe(res, ok=True, uid=UNPRIVILEGED_UID, gid=TTY_GID, mode="0620", dev=dev)
+
+
+@case("healthy-bind")
+def healthy_bind(sc):
+    # LXC and pbuilder: /dev/pts/ptmx bind-mounted onto /dev/ptmx.
+    sc.setup_base(ptmx=None)
+    sc.mount_devpts("/dev/pts", HEALTHY + ",ptmxmode=0666")
+    open("/dev/ptmx", "w").close()
+    sc.sh("mount", "--bind", "/dev/pts/ptmx", "/dev/ptmx")
+    dev = pts_device()
+    report = sc.audit()
+    sc.expect(report, [])
+    sc.check.eq((report.get("ptmx") or {}).get("kind"), "bind", "ptmx.kind")
+    # The instance is reached through the bind mount on /dev/ptmx itself.
+    sc.expect_serving(report, dev, via="/dev/ptmx")
+    res = sc.probe()
+    sc.expect_probe(res, ok=True, uid=UNPRIVILEGED_UID, gid=TTY_GID, mode="0620", dev=dev)
+
+
+@case("healthy-mode600")
+def healthy_mode600(sc):
+    # systemd 258's default.
+    sc.setup_base()
+    sc.mount_devpts("/dev/pts", "gid=5,mode=600")
+    dev = pts_device()
+    report = sc.audit()
+    sc.expect(report, [])
+    sc.expect_serving(report, dev)
+    res = sc.probe()
+    sc.expect_probe(res, ok=True, uid=UNPRIVILEGED_UID, gid=TTY_GID, mode="0600", dev=dev)
+
+
+@case("healthy-mode600-held")
+def healthy_mode600_held(sc):
+    # On a mode=600 instance a user's open pty is 0600 group tty: correct,
+    # not a pty-slave-perms finding.
+    sc.setup_base()
+    sc.mount_devpts("/dev/pts", "gid=5,mode=600")
+    dev = pts_device()
+    _, held = sc.hold(unprivileged=True)
+    sc.expect_probe(held, ok=True, uid=UNPRIVILEGED_UID, gid=TTY_GID, mode="0600", dev=dev)
+    report = sc.audit()
+    sc.expect(report, [])
+    sc.expect_serving(report, dev)
+
+
+@case("fstab-healthy")
+def fstab_healthy(sc):
+    sc.setup_base(fstab="# static file system information\ndevpts /dev/pts devpts gid=5,mode=620 0 0\n")
+    sc.mount_devpts("/dev/pts", HEALTHY)
+    report = sc.audit()
+    sc.expect(report, [])
+    sc.expect_serving(report, pts_device())
+
+
+# ---------------------------------------------------------------------------
+# Options of the serving instance
+
+
+@case("options-lost-nogid")
+def options_lost_nogid(sc):
+    sc.setup_base()
+    sc.mount_devpts("/dev/pts", "mode=620")
+    dev = pts_device()
+    report = sc.audit()
+    sc.expect(report, ["devpts-options-lost"])
+    check_options_evidence(sc, sc.finding(report, "devpts-options-lost"), None, "0620", REMEDY_620)
+    sc.expect_serving(report, dev)
+    res = sc.probe()
+    # Without gid= a slave gets its creator's group.
+    sc.expect_probe(res, ok=True, uid=UNPRIVILEGED_UID, gid=UNPRIVILEGED_GID, mode="0620", dev=dev)
+
+
+@case("options-lost-nogid-mode600")
+def options_lost_nogid_mode600(sc):
+    # The kernel's defaults (what this test host's own /dev/pts has): mode 600
+    # is healthy, so the remedy keeps it and only adds the group.
+    sc.setup_base()
+    sc.mount_devpts("/dev/pts", "mode=600")
+    report = sc.audit()
+    sc.expect(report, ["devpts-options-lost"])
+    check_options_evidence(sc, sc.finding(report, "devpts-options-lost"), None, "0600", REMEDY_600)
+    res = sc.probe()
+    sc.expect_probe(res, ok=True, uid=UNPRIVILEGED_UID, gid=UNPRIVILEGED_GID, mode="0600")
+
+
+@case("options-lost-mode644")
+def options_lost_mode644(sc):
+    sc.setup_base()
+    sc.mount_devpts("/dev/pts", "gid=5,mode=644")
+    dev = pts_device()
+    report = sc.audit()
+    sc.expect(report, ["devpts-options-lost"])
+    check_options_evidence(sc, sc.finding(report, "devpts-options-lost"), 5, "0644", REMEDY_620)
+    res = sc.probe()
+    sc.expect_probe(res, ok=True, uid=UNPRIVILEGED_UID, gid=TTY_GID, mode="0644", dev=dev)
+
+
+@case("gid-mismatch")
+def gid_mismatch(sc):
+    sc.setup_base()
+    sc.mount_devpts("/dev/pts", "gid=100,mode=620")
+    dev = pts_device()
+    report = sc.audit()
+    sc.expect(report, ["devpts-gid-mismatch"])
+    # Setting the group alone is enough here: mount(8) keeps the other options.
+    remedy = re.compile(r"mount -o remount,gid=5(,mode=620)? /dev/pts")
+    check_options_evidence(sc, sc.finding(report, "devpts-gid-mismatch"), 100, "0620", remedy)
+    res = sc.probe()
+    sc.expect_probe(res, ok=True, uid=UNPRIVILEGED_UID, gid=100, mode="0620", dev=dev)
+
+
+# ---------------------------------------------------------------------------
+# Stacks
+
+
+@case("centos6-stack")
+def centos6_stack(sc):
+    sc.setup_base()
+    # The initramfs instance, with a pty held open on it...
+    initramfs_pts = sc.scratch_dir("initramfs-pts")
+    sc.mount_devpts(initramfs_pts, HEALTHY)
+    lower_dev = devnum(os.stat(initramfs_pts).st_dev)
+    lower_holder, lower_pty = sc.hold(unprivileged=False, ptmx=os.path.join(initramfs_pts, "ptmx"))
+    # ...moved to /dev/pts, then `mount -a` mounts a second one on top.
+    sc.sh("mount", "--move", initramfs_pts, "/dev/pts")
+    sc.mount_devpts("/dev/pts", HEALTHY)
+    upper_dev = pts_device()
+    _, upper_pty = sc.hold(unprivileged=False)
+
+    stack = mount_stack("/dev/pts")
+    if [m["device"] for m in stack] != [lower_dev, upper_dev] or lower_dev == upper_dev:
+        raise SetupError("unexpected stack at /dev/pts: %s" % stack)
+    if (lower_pty["dev"], lower_pty["index"]) != (lower_dev, 0) or (
+        upper_pty["dev"],
+        upper_pty["index"],
+    ) != (upper_dev, 0):
+        raise SetupError("the held ptys are not index 0 on each instance: %s %s" % (lower_pty, upper_pty))
+
+    report = sc.audit()
+    sc.expect(report, ["devpts-orphan-in-use", "devpts-overmount"])
+
+    orphan = sc.finding(report, "devpts-orphan-in-use")
+    if orphan is not None:
+        sc.check.eq(
+            project(orphan.get("evidence", {}).get("holders"), ("pid", "comm", "index", "colliding_index")),
+            [{"pid": lower_holder.pid, "comm": "pty-probe", "index": 0, "colliding_index": True}],
+            "devpts-orphan-in-use evidence holders",
+        )
+        sc.check.eq(orphan.get("devices"), [lower_dev], "devpts-orphan-in-use devices")
+    check_stack_evidence(sc, sc.finding(report, "devpts-overmount"), stack)
+
+    sc.expect_serving(report, upper_dev)
+    lower = check_instance(
+        sc,
+        report,
+        lower_dev,
+        mounts=[instance_mount(stack[0], covered_by=stack[1]["mount_id"])],
+    )
+    if lower is not None:
+        sc.check.true(
+            {"pid": lower_holder.pid, "comm": "pty-probe", "index": 0}
+            in project(lower.get("holders"), ("pid", "comm", "index")),
+            "the covered instance's holders should list pid %d index 0: %s"
+            % (lower_holder.pid, lower.get("holders")),
+        )
+    check_instance(sc, report, upper_dev, mounts=[instance_mount(stack[1])])
+
+
+@case("stack-orphans-via-dev-ptmx")
+def stack_orphans_via_dev_ptmx(sc):
+    # The everyday route: ptys allocated through the /dev/ptmx char node
+    # (whose master fds live on /dev, not on devpts), then a second devpts
+    # mounted on top. Index 0 collides with the top instance's pty, index 1
+    # does not.
+    sc.setup_base()
+    sc.mount_devpts("/dev/pts", HEALTHY)
+    lower_dev = pts_device()
+    lower = [sc.hold(unprivileged=True) for _ in range(2)]
+    sc.mount_devpts("/dev/pts", HEALTHY)
+    upper_dev = pts_device()
+    _, upper_pty = sc.hold(unprivileged=True)
+    if [p[1]["index"] for p in lower] != [0, 1] or upper_pty["index"] != 0 or lower_dev == upper_dev:
+        raise SetupError("unexpected allocation: %s %s" % ([p[1] for p in lower], upper_pty))
+    stack = mount_stack("/dev/pts")
+
+    report = sc.audit()
+    sc.expect(report, ["devpts-orphan-in-use", "devpts-overmount"])
+    orphan = sc.finding(report, "devpts-orphan-in-use")
+    if orphan is not None:
+        holders = project(orphan.get("evidence", {}).get("holders"), ("pid", "comm", "index", "colliding_index"))
+        if isinstance(holders, list):
+            holders = sorted(holders, key=lambda h: (str(h.get("index")), str(h.get("pid"))))
+        sc.check.eq(
+            holders,
+            [
+                {"pid": lower[0][0].pid, "comm": "pty-probe", "index": 0, "colliding_index": True},
+                {"pid": lower[1][0].pid, "comm": "pty-probe", "index": 1, "colliding_index": False},
+            ],
+            "devpts-orphan-in-use evidence holders",
+        )
+        sc.check.eq(orphan.get("devices"), [lower_dev], "devpts-orphan-in-use devices")
+    check_stack_evidence(sc, sc.finding(report, "devpts-overmount"), stack)
+    sc.expect_serving(report, upper_dev)
+
+
+@case("slackware-stack")
+def slackware_stack(sc):
+    sc.setup_base()
+    sc.mount_devpts("/dev/pts", HEALTHY)
+    sc.mount_devpts("/dev/pts", HEALTHY)
+    stack = mount_stack("/dev/pts")
+    if len(stack) != 2 or stack[0]["device"] == stack[1]["device"]:
+        raise SetupError("unexpected stack at /dev/pts: %s" % stack)
+    report = sc.audit()
+    sc.expect(report, ["devpts-overmount"])
+    check_stack_evidence(sc, sc.finding(report, "devpts-overmount"), stack)
+    sc.expect_serving(report, stack[1]["device"])
+
+
+# ---------------------------------------------------------------------------
+# /dev/ptmx and the way to its instance
+
+
+@case("ptmx-locked")
+def ptmx_locked(sc):
+    sc.setup_base(ptmx="symlink")
+    sc.mount_devpts("/dev/pts", HEALTHY + ",ptmxmode=000")
+    dev = pts_device()
+    report = sc.audit()
+    sc.expect(report, ["ptmx-locked"])
+    f = sc.finding(report, "ptmx-locked")
+    if f is not None:
+        sc.check.eq(f.get("devices"), [dev], "ptmx-locked devices")
+        remedy = f.get("remedy") or ""
+        sc.check.true(
+            "remount" in remedy and "ptmxmode=" in remedy and "/dev/pts" in remedy,
+            "ptmx-locked remedy should remount /dev/pts with ptmxmode=: %r" % remedy,
+        )
+    res = sc.probe()
+    sc.expect_probe(res, ok=False, step="open", errno=13, error="EACCES")
+
+
+@case("ptmx-locked-bind")
+def ptmx_locked_bind(sc):
+    sc.setup_base(ptmx=None)
+    sc.mount_devpts("/dev/pts", HEALTHY)  # ptmxmode defaults to 000
+    open("/dev/ptmx", "w").close()
+    sc.sh("mount", "--bind", "/dev/pts/ptmx", "/dev/ptmx")
+    report = sc.audit()
+    sc.expect(report, ["ptmx-locked"])
+    res = sc.probe()
+    sc.expect_probe(res, ok=False, step="open", errno=13, error="EACCES")
+
+
+@case("pts-covered")
+def pts_covered(sc):
+    sc.setup_base()
+    sc.mount_devpts("/dev/pts", HEALTHY)
+    devpts_dev = pts_device()
+    sc.mount("tmpfs", "/dev/pts", "mode=755")
+    report = sc.audit()
+    sc.expect(report, ["pts-covered"])
+    f = sc.finding(report, "pts-covered")
+    if f is not None:
+        sc.check.true(
+            devpts_dev in (f.get("devices") or []),
+            "pts-covered devices should name the hidden instance %s: %s" % (devpts_dev, f.get("devices")),
+        )
+    res = sc.probe()
+    sc.expect_probe(res, ok=False, step="open", errno=19, error="ENODEV")
+
+
+@case("dev-covered")
+def dev_covered(sc):
+    # A second /dev on top hides the devpts mount below it.
+    sc.setup_base()
+    sc.mount_devpts("/dev/pts", HEALTHY)
+    sc.mount("tmpfs", "/dev", "mode=755")
+    os.mknod("/dev/null", 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+    os.chmod("/dev/null", 0o666)
+    sc.mknod_ptmx()
+    os.mkdir("/dev/pts", 0o755)
+    report = sc.audit()
+    sc.expect(report, ["pts-covered"])
+    res = sc.probe()
+    sc.expect_probe(res, ok=False, step="open", errno=19, error="ENODEV")
+
+
+@case("no-devpts")
+def no_devpts(sc):
+    sc.setup_base()
+    report = sc.audit()
+    sc.expect(report, ["ptmx-no-devpts"])
+    res = sc.probe()
+    sc.expect_probe(res, ok=False, step="open", errno=19, error="ENODEV")
+
+
+@case("ptmx-missing")
+def ptmx_missing(sc):
+    sc.setup_base(ptmx=None)
+    sc.mount_devpts("/dev/pts", HEALTHY)
+    report = sc.audit()
+    sc.expect(report, ["ptmx-missing"])
+    sc.check.eq((report.get("ptmx") or {}).get("kind"), "missing", "ptmx.kind")
+    res = sc.probe()
+    sc.expect_probe(res, ok=False, step="open", errno=2, error="ENOENT")
+
+
+@case("ptmx-regular-file")
+def ptmx_regular_file(sc):
+    sc.setup_base(ptmx=None)
+    sc.mount_devpts("/dev/pts", HEALTHY)
+    with open("/dev/ptmx", "w") as f:
+        f.write("not a device\n")
+    os.chmod("/dev/ptmx", 0o666)
+    report = sc.audit()
+    sc.expect(report, ["ptmx-not-device"])
+    res = sc.probe()
+    sc.expect_probe(res, ok=False, step="unlock", error="ENOTTY")
+
+
+@case("ptmx-dangling-symlink")
+def ptmx_dangling_symlink(sc):
+    sc.setup_base(ptmx=None)
+    sc.mount_devpts("/dev/pts", HEALTHY)
+    os.symlink("/nonexistent", "/dev/ptmx")
+    report = sc.audit()
+    sc.expect(report, ["ptmx-not-device"])
+    res = sc.probe()
+    sc.expect_probe(res, ok=False, step="open", errno=2, error="ENOENT")
+
+
+@case("ptmx-wrong-rdev")
+def ptmx_wrong_rdev(sc):
+    sc.setup_base(ptmx=None)
+    sc.mount_devpts("/dev/pts", HEALTHY)
+    sc.mknod_ptmx(0o666, rdev=(1, 3))
+    report = sc.audit()
+    sc.expect(report, ["ptmx-not-device"])
+    sc.check.eq((report.get("ptmx") or {}).get("rdev"), "1:3", "ptmx.rdev")
+    res = sc.probe()
+    sc.expect_probe(res, ok=False, step="unlock", error="ENOTTY")
+
+
+@case("ptmx-mode")
+def ptmx_mode(sc):
+    sc.setup_base(ptmx="char", ptmx_mode=0o600)
+    sc.mount_devpts("/dev/pts", HEALTHY)
+    report = sc.audit()
+    sc.expect(report, ["ptmx-mode"])
+    sc.check.eq((report.get("ptmx") or {}).get("mode"), "0600", "ptmx.mode")
+    res = sc.probe()
+    sc.expect_probe(res, ok=False, step="open", errno=13, error="EACCES")
+
+
+# ---------------------------------------------------------------------------
+# Other instances, slaves, helpers, fstab
+
+
+@case("chroot-foreign-defaults")
+def chroot_foreign_defaults(sc):
+    sc.setup_base()
+    sc.mount_devpts("/dev/pts", HEALTHY)
+    serving_dev = pts_device()
+    base = "/srv" if os.path.isdir("/srv") else sc.scratch_dir("srv")
+    sc.mount("tmpfs", base, "mode=755")
+    chroot_pts = os.path.join(base, "buildroot/dev/pts")
+    os.makedirs(chroot_pts)
+    sc.mount_devpts(chroot_pts)  # xen-create-image: no options at all
+    chroot = top_mount(chroot_pts)
+    report = sc.audit()
+    sc.expect(report, ["devpts-foreign-defaults"])
+    f = sc.finding(report, "devpts-foreign-defaults")
+    if f is not None:
+        sc.check.eq(f.get("devices"), [chroot["device"]], "devpts-foreign-defaults devices")
+        sc.check.eq(f.get("mount_ids"), [chroot["mount_id"]], "devpts-foreign-defaults mount_ids")
+    sc.expect_serving(report, serving_dev)
+
+
+@case("slave-perms")
+def slave_perms(sc):
+    sc.setup_base()
+    sc.mount_devpts("/dev/pts", "mode=600")
+    _, held = sc.hold(unprivileged=True)
+    if (held["uid"], held["gid"], held["mode"]) != (UNPRIVILEGED_UID, UNPRIVILEGED_GID, "0600"):
+        raise SetupError("the held pty is not 1000:1000 0600: %s" % held)
+    sc.sh("mount", "-o", "remount,gid=5,mode=620", "/dev/pts")
+    report = sc.audit()
+    sc.expect(report, ["pty-slave-perms"])
+    f = sc.finding(report, "pty-slave-perms")
+    if f is not None:
+        sc.check.eq(
+            project(f.get("evidence", {}).get("slaves"), ("index", "uid", "gid", "mode")),
+            [{"index": held["index"], "uid": UNPRIVILEGED_UID, "gid": UNPRIVILEGED_GID, "mode": "0600"}],
+            "pty-slave-perms evidence slaves",
+        )
+    # The remount itself took: new ptys are right.
+    res = sc.probe()
+    sc.expect_probe(res, ok=True, uid=UNPRIVILEGED_UID, gid=TTY_GID, mode="0620")
+
+
+@case("pt-chown")
+def pt_chown(sc):
+    sc.setup_base()
+    sc.mount_devpts("/dev/pts", HEALTHY)
+    sc.mount("tmpfs", "/usr/libexec", "mode=755")
+    helper = "/usr/libexec/pt_chown"
+    with open(helper, "w") as f:
+        f.write("#!/bin/sh\nexit 0\n")
+    os.chown(helper, 0, 0)
+    os.chmod(helper, 0o4755)
+    report = sc.audit()
+    sc.expect(report, ["pt-chown-setuid"])
+    f = sc.finding(report, "pt-chown-setuid")
+    if f is not None:
+        sc.check.eq(f.get("severity"), expected_severity("pt-chown-setuid"), "pt-chown-setuid severity")
+        sc.check.eq(
+            project(f.get("evidence", {}).get("helpers"), ("path", "mode", "uid")),
+            [{"path": helper, "mode": "4755", "uid": 0}],
+            "pt-chown-setuid evidence helpers",
+        )
+
+
+@case("fstab")
+def fstab(sc):
+    sc.setup_base(fstab="# static file system information\ndevpts /dev/pts devpts defaults 0 0\n")
+    sc.mount_devpts("/dev/pts", HEALTHY)
+    report = sc.audit()
+    sc.expect(report, ["fstab-devpts-options"])
+    f = sc.finding(report, "fstab-devpts-options")
+    if f is not None:
+        ev = f.get("evidence", {})
+        sc.check.eq(
+            {"line": ev.get("line"), "options": ev.get("options")},
+            {"line": 2, "options": "defaults"},
+            "fstab-devpts-options evidence",
+        )
+
+
+# ---------------------------------------------------------------------------
+# The other output formats agree with the JSON
+
+
+@case("formats-consistent")
+def formats_consistent(sc):
+    sc.setup_base(ptmx="char", ptmx_mode=0o600)
+    sc.mount_devpts("/dev/pts", "mode=620")
+    report = sc.audit()
+    ids = ["devpts-options-lost", "ptmx-mode"]
+    sc.expect(report, ids)
+    status = sc.reports["live"][1]
+
+    text = sc.run_ptsguard("audit", "--no-color")
+    sc.check.eq(text.returncode, status, "exit status of the text audit")
+    for fid in ids:
+        sc.check.true(fid in text.stdout, "text output should name %s:\n%s" % (fid, text.stdout))
+    sc.check.true(REMEDY_620 in text.stdout, "text output should give the remedy %r" % REMEDY_620)
+    sc.check.true("\x1b[" not in text.stdout, "text output to a pipe has colour escapes")
+
+    prom = sc.run_ptsguard("audit", "--format", "prometheus")
+    sc.check.eq(prom.returncode, status, "exit status of the prometheus audit")
+    lines = prom.stdout.splitlines()
+    for want in (
+        'ptsguard_finding{check="devpts-options-lost",severity="critical"} 1',
+        'ptsguard_finding{check="ptmx-mode",severity="warning"} 1',
+        'ptsguard_findings_total{severity="critical"} 1',
+        'ptsguard_findings_total{severity="warning"} 1',
+    ):
+        sc.check.true(want in lines, "prometheus output lacks the line %r:\n%s" % (want, prom.stdout))
+
+
+# ---------------------------------------------------------------------------
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--ptsguard")
+    ap.add_argument("--pty-probe")
+    ap.add_argument("--list", action="store_true")
+    ap.add_argument("--check-registered", action="store_true")
+    ap.add_argument("cases", nargs="*")
+    args = ap.parse_args()
+
+    if args.list:
+        print("\n".join(CASES))
+        return 0
+    if args.check_registered:
+        missing = sorted(set(CASES) - set(args.cases))
+        unknown = sorted(set(args.cases) - set(CASES))
+        if missing or unknown:
+            log("tests/scenario/meson.build and scenarios.py disagree:")
+            log("  not registered in meson.build: %s" % (missing or "-"))
+            log("  registered but not in scenarios.py: %s" % (unknown or "-"))
+            return 1
+        log("all %d scenarios registered" % len(CASES))
+        return 0
+
+    if not args.ptsguard or not args.pty_probe or not args.cases:
+        ap.error("--ptsguard, --pty-probe and at least one case are required")
+    cases = list(CASES) if args.cases == ["all"] else args.cases
+    unknown = [c for c in cases if c not in CASES]
+    if unknown:
+        ap.error("unknown case(s): %s (see --list)" % ", ".join(unknown))
+
+    if len(cases) > 1:
+        # Each case in a namespace of its own: run ourselves once per case.
+        results = {}
+        for c in cases:
+            r = subprocess.run(
+                [sys.executable, os.path.abspath(__file__), "--ptsguard", args.ptsguard, "--pty-probe", args.pty_probe, c]
+            )
+            results[c] = r.returncode
+        for c, rc in results.items():
+            print("%-28s %s" % (c, {0: "PASS", EXIT_SKIP: "SKIP"}.get(rc, "FAIL (%d)" % rc)))
+        bad = [c for c, rc in results.items() if rc not in (0, EXIT_SKIP)]
+        return 1 if bad else (EXIT_SKIP if all(rc == EXIT_SKIP for rc in results.values()) else 0)
+
+    name = cases[0]
+    try:
+        enter_private_namespace([os.path.abspath(__file__)] + sys.argv[1:])
+    except Skip as e:
+        log("SKIP %s: %s" % (name, e))
+        return EXIT_SKIP
+    except SetupError as e:
+        log("FAIL %s: %s" % (name, e))
+        return 1
+    return run_case(name, CASES[name], args.ptsguard, args.pty_probe)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
