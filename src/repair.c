@@ -282,7 +282,7 @@ static int read_mounts(struct mount_table **ret)
 
 /* Is the mount still there, the same instance, and nothing stacked on it? */
 static int recheck_mount(const struct repair_action *a, struct devpts_options *ret_now,
-			 const char **why)
+			 char **ret_mount_options, const char **why)
 {
 	_cleanup_(mount_table_freep) struct mount_table *t = NULL;
 	const struct mount_entry *e = NULL;
@@ -307,11 +307,32 @@ static int recheck_mount(const struct repair_action *a, struct devpts_options *r
 			return -ESTALE;
 		}
 	devpts_options_parse(e->super_options, ret_now);
-	return 0;
+	*ret_mount_options = strdup(e->mount_options);
+	return *ret_mount_options ? 0 : -ENOMEM;
+}
+
+/* The MS_* flags of a per-mount option list ("rw,nosuid,nodev,noexec,relatime"). */
+static unsigned long mount_flags(const char *options)
+{
+	static const struct {
+		const char *name;
+		unsigned long flag;
+	} map[] = {
+		{ "ro", MS_RDONLY },	     { "nosuid", MS_NOSUID },
+		{ "nodev", MS_NODEV },	     { "noexec", MS_NOEXEC },
+		{ "noatime", MS_NOATIME },   { "nodiratime", MS_NODIRATIME },
+		{ "relatime", MS_RELATIME }, { "strictatime", MS_STRICTATIME },
+	};
+	unsigned long flags = 0;
+
+	for (size_t i = 0; i < ELEMENTSOF(map); i++)
+		if (option_get(options, map[i].name, NULL))
+			flags |= map[i].flag;
+	return flags;
 }
 
 static int reconfigure(int fd, const struct devpts_options *t, const char *opts,
-		       const char **ret_api)
+		       const char *mount_options, const char **ret_api)
 {
 #if defined(SYS_fspick) && defined(SYS_fsconfig)
 	_cleanup_close_ int fs = -EBADF;
@@ -339,18 +360,15 @@ static int reconfigure(int fd, const struct devpts_options *t, const char *opts,
 	if (errno != ENOSYS && errno != EPERM && errno != EOPNOTSUPP)
 		return -errno;
 #endif
-	/* mount(2) on the handle's magic link: the remount lands on the mount we checked. A
-	 * superblock remount leaves the per-mount flags alone only when MS_REMOUNT is given
-	 * without them... it does not: keep nosuid/noexec/nodev/ro from the probe. */
+	/* No new mount API (old kernel, or a seccomp filter): mount(2) on the handle's magic link,
+	 * so the remount lands on the mount checked above. MS_REMOUNT also sets the per-mount
+	 * flags, so pass the ones the mount has. */
 	{
 		char p[64];
-		struct stat st;
 
 		*ret_api = "mount(2)";
 		snprintf(p, sizeof(p), "/proc/self/fd/%d", fd);
-		if (fstat(fd, &st) < 0)
-			return -errno;
-		if (mount(NULL, p, NULL, MS_REMOUNT | MS_NOSUID | MS_NOEXEC, opts) < 0)
+		if (mount(NULL, p, NULL, MS_REMOUNT | mount_flags(mount_options), opts) < 0)
 			return -errno;
 	}
 	return 0;
@@ -384,12 +402,14 @@ static int act_remount(struct repair_action *a, const struct repair_options *o)
 {
 	struct devpts_options now, t;
 	_cleanup_close_ int fd = -EBADF;
-	_cleanup_free_ char *opts = NULL;
+	_cleanup_free_ char *opts = NULL, *mount_options = NULL;
 	const char *why = NULL, *api = "";
 	struct statx stx;
 	int r;
 
-	r = recheck_mount(a, &now, &why);
+	r = recheck_mount(a, &now, &mount_options, &why);
+	if (r == -ENOMEM)
+		return r;
 	if (r < 0)
 		return outcome(a, ACTION_REFUSED, "refused: %s", why);
 	t = target_options(a, &now, o);
@@ -414,11 +434,20 @@ static int act_remount(struct repair_action *a, const struct repair_options *o)
 		return outcome(a, ACTION_REFUSED, "refused: %s is no longer the probed instance",
 			       a->path);
 
-	r = reconfigure(fd, &t, opts, &api);
+	r = reconfigure(fd, &t, opts, mount_options, &api);
 	if (r < 0)
 		return outcome(a, ACTION_FAILED, "remount through %s failed: %s", api,
 			       strerror(-r));
-	return verify_pty(a, o, a->fix_owner, t.mode);
+	r = verify_pty(a, o, a->fix_owner, t.mode);
+	if (r >= 0 && a->detail) {
+		char *d;
+
+		if (asprintf(&d, "remounted through %s; %s", api, a->detail) < 0)
+			return -ENOMEM;
+		free(a->detail);
+		a->detail = d;
+	}
+	return r;
 }
 
 static int act_mknod(struct repair_action *a, const struct repair_options *o)
