@@ -88,7 +88,7 @@ static int compare_id(const void *a, const void *b, void *arg)
 	return x < y ? -1 : x > y;
 }
 
-/* Sorted permutation of the table by mount id, for analysis_mount_by_id(). */
+/* Sorted permutation of the table by mount id, to find parents. */
 static size_t *by_id_index(const struct mount_table *t)
 {
 	size_t *idx = malloc(sizeof(size_t) * (t->n_entries ?: 1));
@@ -508,16 +508,6 @@ struct analysis *analysis_free(struct analysis *a)
 	free(a->pts_path);
 	free(a);
 	return NULL;
-}
-
-size_t analysis_mount_by_id(const struct analysis *a, unsigned id)
-{
-	const struct mount_table *t = a->snap->mounts;
-
-	for (size_t i = 0; i < t->n_entries; i++)
-		if (t->entries[i].id == id)
-			return i;
-	return NO_MOUNT;
 }
 
 const char *ptmx_kind_to_string(enum ptmx_kind k)

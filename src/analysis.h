@@ -92,8 +92,6 @@ void devpts_options_parse(const char *super_options, struct devpts_options *ret)
 char *devpts_options_format(const struct devpts_options *o);
 struct instance *analysis_find_instance(const struct analysis *a, dev_t dev);
 const char *ptmx_kind_to_string(enum ptmx_kind k);
-/* Index of the mount with this id, or NO_MOUNT. */
-size_t analysis_mount_by_id(const struct analysis *a, unsigned id);
 
 #define PTMX_PATH	"/dev/ptmx"
 #define PTMX_RDEV_MAJOR 5

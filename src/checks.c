@@ -91,22 +91,6 @@ int finding_add_mount(struct finding *f, unsigned mount_id, dev_t dev)
 	return 0;
 }
 
-_printf_(2, 3) static int set_text(char **field, const char *fmt, ...)
-{
-	va_list ap;
-	int r;
-
-	free(*field);
-	va_start(ap, fmt);
-	r = vasprintf(field, fmt, ap);
-	va_end(ap);
-	if (r < 0) {
-		*field = NULL;
-		return -ENOMEM;
-	}
-	return 0;
-}
-
 static int compare_findings(const void *x, const void *y)
 {
 	const struct finding *a = x, *b = y;
@@ -244,7 +228,7 @@ static int set_remount_remedy(struct finding *f, const struct check_context *ctx
 	opts = devpts_options_format(&o);
 	if (!opts)
 		return -ENOMEM;
-	return set_text(&f->remedy, "mount -o remount,%s %s", opts, mp);
+	return set_printf(&f->remedy, "mount -o remount,%s %s", opts, mp);
 }
 
 /* Is this node a pty slave of the instance mounted at mp? Sets *index. */
@@ -280,9 +264,9 @@ CHECK(ptmx_missing)
 	json_object_object_add(ev, "path", json_object_new_string(PTMX_PATH));
 	f = findings_add(out, info, info->severity, ev);
 	if (!f ||
-	    set_text(&f->summary, "%s does not exist: no pty can be allocated", PTMX_PATH) < 0 ||
-	    set_text(&f->remedy, "mknod -m 0666 %s c 5 2", PTMX_PATH) < 0 ||
-	    set_text(&f->mountpoint, "%s", PTMX_PATH) < 0)
+	    set_printf(&f->summary, "%s does not exist: no pty can be allocated", PTMX_PATH) < 0 ||
+	    set_printf(&f->remedy, "mknod -m 0666 %s c 5 2", PTMX_PATH) < 0 ||
+	    set_printf(&f->mountpoint, "%s", PTMX_PATH) < 0)
 		return -ENOMEM;
 	return 0;
 }
@@ -332,21 +316,22 @@ CHECK(ptmx_not_device)
 	if (!f)
 		return -ENOMEM;
 	if (n->type == NODE_SYMLINK && !fin)
-		r = set_text(&f->summary, "%s is a dangling symlink to %s", PTMX_PATH,
-			     n->target ?: "?");
+		r = set_printf(&f->summary, "%s is a dangling symlink to %s", PTMX_PATH,
+			       n->target ?: "?");
 	else if (fin && fin->type == NODE_CHAR)
-		r = set_text(&f->summary, "%s is character device %s, not the pty multiplexer 5:2",
-			     fin->path, format_devnum(fin->rdev, rdev));
+		r = set_printf(&f->summary,
+			       "%s is character device %s, not the pty multiplexer 5:2", fin->path,
+			       format_devnum(fin->rdev, rdev));
 	else
-		r = set_text(&f->summary, "%s is a %s, not the pty multiplexer", PTMX_PATH,
-			     describe_node(fin ?: n));
-	if (r < 0 || set_text(&f->mountpoint, "%s", PTMX_PATH) < 0)
+		r = set_printf(&f->summary, "%s is a %s, not the pty multiplexer", PTMX_PATH,
+			       describe_node(fin ?: n));
+	if (r < 0 || set_printf(&f->mountpoint, "%s", PTMX_PATH) < 0)
 		return -ENOMEM;
 	if (n->type == NODE_SYMLINK || n->type == NODE_CHAR)
-		r = set_text(&f->remedy, "rm %s && mknod -m 0666 %s c 5 2", PTMX_PATH, PTMX_PATH);
+		r = set_printf(&f->remedy, "rm %s && mknod -m 0666 %s c 5 2", PTMX_PATH, PTMX_PATH);
 	else
-		r = set_text(&f->remedy, "mv %s %s.broken && mknod -m 0666 %s c 5 2", PTMX_PATH,
-			     PTMX_PATH, PTMX_PATH);
+		r = set_printf(&f->remedy, "mv %s %s.broken && mknod -m 0666 %s c 5 2", PTMX_PATH,
+			       PTMX_PATH, PTMX_PATH);
 	return r;
 }
 
@@ -370,11 +355,11 @@ CHECK(ptmx_mode)
 	json_object_object_add(ev, "gid", json_object_new_int64(fin->gid));
 	f = findings_add(out, info, info->severity, ev);
 	if (!f ||
-	    set_text(&f->summary, "%s has mode %s: only %s can allocate ptys", fin->path,
-		     format_mode(fin->mode, mode),
-		     (fin->mode & 0006) ? "some users" : "root") < 0 ||
-	    set_text(&f->remedy, "chmod 0666 %s", fin->path) < 0 ||
-	    set_text(&f->mountpoint, "%s", fin->path) < 0)
+	    set_printf(&f->summary, "%s has mode %s: only %s can allocate ptys", fin->path,
+		       format_mode(fin->mode, mode),
+		       (fin->mode & 0006) ? "some users" : "root") < 0 ||
+	    set_printf(&f->remedy, "chmod 0666 %s", fin->path) < 0 ||
+	    set_printf(&f->mountpoint, "%s", fin->path) < 0)
 		return -ENOMEM;
 	return 0;
 }
@@ -400,13 +385,13 @@ CHECK(ptmx_no_devpts)
 	json_object_object_add(ev, "pts_state", json_object_new_string(state));
 	f = findings_add(out, info, info->severity, ev);
 	if (!f ||
-	    set_text(&f->summary,
-		     "nothing devpts is mounted at %s (%s): every open of %s fails with ENODEV",
-		     a->pts_path, state, a->ptmx_final->path) < 0 ||
-	    set_text(&f->remedy,
-		     "mkdir -p %s && mount -t devpts -o gid=%u,mode=620,ptmxmode=000 devpts %s",
-		     a->pts_path, (unsigned)ctx->snap->tty_gid, a->pts_path) < 0 ||
-	    set_text(&f->mountpoint, "%s", a->pts_path) < 0)
+	    set_printf(&f->summary,
+		       "nothing devpts is mounted at %s (%s): every open of %s fails with ENODEV",
+		       a->pts_path, state, a->ptmx_final->path) < 0 ||
+	    set_printf(&f->remedy,
+		       "mkdir -p %s && mount -t devpts -o gid=%u,mode=620,ptmxmode=000 devpts %s",
+		       a->pts_path, (unsigned)ctx->snap->tty_gid, a->pts_path) < 0 ||
+	    set_printf(&f->mountpoint, "%s", a->pts_path) < 0)
 		return -ENOMEM;
 	return 0;
 }
@@ -435,13 +420,13 @@ CHECK(ptmx_locked)
 	json_object_object_add(ev, "mountpoint", json_object_new_string(mp));
 	f = findings_add(out, info, info->severity, ev);
 	if (!f || finding_add_mount(f, mount_at(a, a->serving_mount)->id, in->dev) < 0 ||
-	    set_text(&f->summary,
-		     "%s leads to %s with mode %s (ptmxmode=%s): non-root pty allocation fails "
-		     "with EACCES",
-		     PTMX_PATH, fin->path, format_mode(fin->mode, mode),
-		     format_mode(in->options.ptmxmode, ptmxmode)) < 0 ||
+	    set_printf(&f->summary,
+		       "%s leads to %s with mode %s (ptmxmode=%s): non-root pty allocation fails "
+		       "with EACCES",
+		       PTMX_PATH, fin->path, format_mode(fin->mode, mode),
+		       format_mode(in->options.ptmxmode, ptmxmode)) < 0 ||
 	    set_remount_remedy(f, ctx, in, mp, false, true) < 0 ||
-	    set_text(&f->mountpoint, "%s", mp) < 0)
+	    set_printf(&f->mountpoint, "%s", mp) < 0)
 		return -ENOMEM;
 	return 0;
 }
@@ -478,13 +463,14 @@ CHECK(pts_covered)
 		if (finding_add_mount(f, e->id, e->dev) < 0)
 			return -ENOMEM;
 	}
-	if (set_text(&f->summary,
-		     "the devpts at %s is covered by %s mounted on %s: every open of %s fails with "
-		     "ENODEV",
-		     a->pts_path, cover ? cover->fstype : "a mount",
-		     cover ? cover->mountpoint : "?", PTMX_PATH) < 0 ||
-	    set_text(&f->remedy, "umount %s", cover ? cover->mountpoint : a->pts_path) < 0 ||
-	    set_text(&f->mountpoint, "%s", a->pts_path) < 0)
+	if (set_printf(
+		&f->summary,
+		"the devpts at %s is covered by %s mounted on %s: every open of %s fails with "
+		"ENODEV",
+		a->pts_path, cover ? cover->fstype : "a mount", cover ? cover->mountpoint : "?",
+		PTMX_PATH) < 0 ||
+	    set_printf(&f->remedy, "umount %s", cover ? cover->mountpoint : a->pts_path) < 0 ||
+	    set_printf(&f->mountpoint, "%s", a->pts_path) < 0)
 		return -ENOMEM;
 	return 0;
 }
@@ -533,22 +519,22 @@ CHECK(devpts_options_lost)
 		return -ENOMEM;
 	format_mode(in->options.mode, mode);
 	if (!in->options.has_gid && !mode_ok)
-		r = set_text(
+		r = set_printf(
 		    &f->summary,
 		    "devpts at %s has no gid= and mode %s: new ptys get the creator's group "
 		    "and a mode other users can use",
 		    mp, mode);
 	else if (!in->options.has_gid)
-		r = set_text(
+		r = set_printf(
 		    &f->summary,
 		    "devpts at %s has no gid= option: new ptys get the creator's group, not "
 		    "tty",
 		    mp);
 	else
-		r = set_text(&f->summary, "devpts at %s has mode=%s: new ptys get mode %s", mp,
-			     mode, mode);
+		r = set_printf(&f->summary, "devpts at %s has mode=%s: new ptys get mode %s", mp,
+			       mode, mode);
 	if (r < 0 || set_remount_remedy(f, ctx, in, mp, true, false) < 0 ||
-	    set_text(&f->mountpoint, "%s", mp) < 0)
+	    set_printf(&f->mountpoint, "%s", mp) < 0)
 		return -ENOMEM;
 	return 0;
 }
@@ -565,12 +551,12 @@ CHECK(devpts_gid_mismatch)
 		return 0;
 	f = findings_add(out, info, info->severity, options_evidence(ctx, in, mp));
 	if (!f || finding_add_mount(f, mount_at(a, a->serving_mount)->id, in->dev) < 0 ||
-	    set_text(&f->summary,
-		     "devpts at %s has gid=%u, but the tty group is %u: new ptys belong to the "
-		     "wrong group",
-		     mp, (unsigned)in->options.gid, (unsigned)ctx->snap->tty_gid) < 0 ||
+	    set_printf(&f->summary,
+		       "devpts at %s has gid=%u, but the tty group is %u: new ptys belong to the "
+		       "wrong group",
+		       mp, (unsigned)in->options.gid, (unsigned)ctx->snap->tty_gid) < 0 ||
 	    set_remount_remedy(f, ctx, in, mp, true, false) < 0 ||
-	    set_text(&f->mountpoint, "%s", mp) < 0)
+	    set_printf(&f->mountpoint, "%s", mp) < 0)
 		return -ENOMEM;
 	return 0;
 }
@@ -616,17 +602,18 @@ CHECK(devpts_overmount)
 			if (streq(m->fstype, "devpts") && finding_add_mount(f, m->id, m->dev) < 0)
 				return -ENOMEM;
 		}
-		if (set_text(&f->summary,
-			     "%zu devpts mounts are stacked on %s; only the top one (mount %u) is "
-			     "reachable",
-			     n_devpts, e->mountpoint, e->id) < 0 ||
-		    set_text(
+		if (set_printf(
+			&f->summary,
+			"%zu devpts mounts are stacked on %s; only the top one (mount %u) is "
+			"reachable",
+			n_devpts, e->mountpoint, e->id) < 0 ||
+		    set_printf(
 			&f->remedy,
 			"find what mounts devpts twice at boot (fstab and initramfs or init "
 			"scripts) and drop one; then, once nothing holds the covered instance: "
 			"umount %s",
 			e->mountpoint) < 0 ||
-		    set_text(&f->mountpoint, "%s", e->mountpoint) < 0)
+		    set_printf(&f->mountpoint, "%s", e->mountpoint) < 0)
 			return -ENOMEM;
 	}
 	return 0;
@@ -719,17 +706,17 @@ CHECK(devpts_orphan_in_use)
 			if (finding_add_mount(f, m->id, m->dev) < 0)
 				return -ENOMEM;
 		}
-		if (set_text(
+		if (set_printf(
 			&f->summary,
 			"covered devpts instance %s under %s still has %zu pty fd(s) open: their "
 			"/dev/pts/N names point at other ptys",
 			format_devnum(in->dev, dev), first->mountpoint, n) < 0 ||
-		    set_text(
+		    set_printf(
 			&f->remedy,
 			"end the sessions holding them (pid %s), then remove the duplicate devpts "
 			"mount",
 			pids) < 0 ||
-		    set_text(&f->mountpoint, "%s", first->mountpoint) < 0)
+		    set_printf(&f->mountpoint, "%s", first->mountpoint) < 0)
 			return -ENOMEM;
 	}
 	return 0;
@@ -760,16 +747,16 @@ CHECK(devpts_shared_instance)
 				       json_object_new_string(serving_mountpoint(a)));
 		f = findings_add(out, info, info->severity, ev);
 		if (!f || finding_add_mount(f, e->id, e->dev) < 0 ||
-		    set_text(&f->summary,
-			     "devpts at %s is the system instance %s: mounting or remounting it "
-			     "changes the options of %s",
-			     e->mountpoint, format_devnum(e->dev, dev),
-			     serving_mountpoint(a)) < 0 ||
-		    set_text(&f->remedy,
-			     "umount %s && mount -t devpts -o newinstance,ptmxmode=0666,gid=%u,"
-			     "mode=620 devpts %s",
-			     e->mountpoint, (unsigned)ctx->snap->tty_gid, e->mountpoint) < 0 ||
-		    set_text(&f->mountpoint, "%s", e->mountpoint) < 0)
+		    set_printf(&f->summary,
+			       "devpts at %s is the system instance %s: mounting or remounting it "
+			       "changes the options of %s",
+			       e->mountpoint, format_devnum(e->dev, dev),
+			       serving_mountpoint(a)) < 0 ||
+		    set_printf(&f->remedy,
+			       "umount %s && mount -t devpts -o newinstance,ptmxmode=0666,gid=%u,"
+			       "mode=620 devpts %s",
+			       e->mountpoint, (unsigned)ctx->snap->tty_gid, e->mountpoint) < 0 ||
+		    set_printf(&f->mountpoint, "%s", e->mountpoint) < 0)
 			return -ENOMEM;
 	}
 	return 0;
@@ -794,12 +781,13 @@ CHECK(devpts_foreign_defaults)
 		json_object_object_add(ev, "options", json_object_new_string(e->super_options));
 		f = findings_add(out, info, info->severity, ev);
 		if (!f || finding_add_mount(f, e->id, in->dev) < 0 ||
-		    set_text(&f->summary,
-			     "devpts at %s has no gid= (mode %s): its ptys get the creator's group",
-			     e->mountpoint, format_mode(in->options.mode, mode)) < 0 ||
-		    set_text(&f->remedy, "mount -o remount,gid=%u,mode=620 %s",
-			     (unsigned)ctx->snap->tty_gid, e->mountpoint) < 0 ||
-		    set_text(&f->mountpoint, "%s", e->mountpoint) < 0)
+		    set_printf(
+			&f->summary,
+			"devpts at %s has no gid= (mode %s): its ptys get the creator's group",
+			e->mountpoint, format_mode(in->options.mode, mode)) < 0 ||
+		    set_printf(&f->remedy, "mount -o remount,gid=%u,mode=620 %s",
+			       (unsigned)ctx->snap->tty_gid, e->mountpoint) < 0 ||
+		    set_printf(&f->mountpoint, "%s", e->mountpoint) < 0)
 			return -ENOMEM;
 	}
 	return 0;
@@ -856,13 +844,14 @@ CHECK(pty_slave_perms)
 	json_object_object_add(ev, "slaves_total", json_object_new_int64((int64_t)n));
 	f = findings_add(out, info, info->severity, ev);
 	if (!f || finding_add_mount(f, e->id, in->dev) < 0 ||
-	    set_text(&f->summary,
-		     "%zu pty slave(s) under %s are not group %u with mode 620/600: created while "
-		     "the devpts options were wrong",
-		     n, e->mountpoint, (unsigned)s->tty_gid) < 0 ||
-	    set_text(&f->remedy, "chgrp %u %s%s && chmod 0620 %s%s", (unsigned)s->tty_gid, paths,
-		     n > 8 ? " ..." : "", paths, n > 8 ? " ..." : "") < 0 ||
-	    set_text(&f->mountpoint, "%s", e->mountpoint) < 0)
+	    set_printf(
+		&f->summary,
+		"%zu pty slave(s) under %s are not group %u with mode 620/600: created while "
+		"the devpts options were wrong",
+		n, e->mountpoint, (unsigned)s->tty_gid) < 0 ||
+	    set_printf(&f->remedy, "chgrp %u %s%s && chmod 0620 %s%s", (unsigned)s->tty_gid, paths,
+		       n > 8 ? " ..." : "", paths, n > 8 ? " ..." : "") < 0 ||
+	    set_printf(&f->mountpoint, "%s", e->mountpoint) < 0)
 		return -ENOMEM;
 	return 0;
 }
@@ -904,11 +893,11 @@ CHECK(pt_chown_setuid)
 			       json_object_new_int64(s->user_namespaces_max));
 	f = findings_add(out, info, sev, ev);
 	if (!f ||
-	    set_text(&f->summary, "setuid-root pt_chown installed: %s%s", paths,
-		     sev == SEVERITY_CRITICAL
-			 ? " (user namespaces are enabled: CVE-2013-2207 is exploitable)"
-			 : "") < 0 ||
-	    set_text(&f->remedy, "chmod u-s %s", paths) < 0)
+	    set_printf(&f->summary, "setuid-root pt_chown installed: %s%s", paths,
+		       sev == SEVERITY_CRITICAL
+			   ? " (user namespaces are enabled: CVE-2013-2207 is exploitable)"
+			   : "") < 0 ||
+	    set_printf(&f->remedy, "chmod u-s %s", paths) < 0)
 		return -ENOMEM;
 	return 0;
 }
@@ -929,9 +918,10 @@ CHECK(pty_capacity)
 		json_object_object_add(ev, "limit", json_object_new_int64(limit));
 		f = findings_add(out, info, info->severity, ev);
 		if (!f ||
-		    set_text(&f->summary, "%ld of %ld allocatable ptys are in use (kernel.pty.nr)",
-			     s->pty_nr, limit) < 0 ||
-		    set_text(&f->remedy, "sysctl -w kernel.pty.max=%ld", s->pty_max * 2) < 0)
+		    set_printf(&f->summary,
+			       "%ld of %ld allocatable ptys are in use (kernel.pty.nr)", s->pty_nr,
+			       limit) < 0 ||
+		    set_printf(&f->remedy, "sysctl -w kernel.pty.max=%ld", s->pty_max * 2) < 0)
 			return -ENOMEM;
 	}
 
@@ -949,11 +939,11 @@ CHECK(pty_capacity)
 		json_object_object_add(ev, "in_use", json_object_new_int64(in_use));
 		f = findings_add(out, info, info->severity, ev);
 		if (!f || finding_add_mount(f, e->id, e->dev) < 0 ||
-		    set_text(&f->summary, "%u of max=%u ptys are in use on %s", in_use,
-			     a->serving->options.max, e->mountpoint) < 0 ||
-		    set_text(&f->remedy, "mount -o remount,max=%u %s", a->serving->options.max * 2,
-			     e->mountpoint) < 0 ||
-		    set_text(&f->mountpoint, "%s", e->mountpoint) < 0)
+		    set_printf(&f->summary, "%u of max=%u ptys are in use on %s", in_use,
+			       a->serving->options.max, e->mountpoint) < 0 ||
+		    set_printf(&f->remedy, "mount -o remount,max=%u %s",
+			       a->serving->options.max * 2, e->mountpoint) < 0 ||
+		    set_printf(&f->mountpoint, "%s", e->mountpoint) < 0)
 			return -ENOMEM;
 	}
 	return 0;
@@ -1023,16 +1013,16 @@ CHECK(fstab_devpts_options)
 		json_object_object_add(ev, "options", json_object_new_string(opts));
 		f = findings_add(out, info, info->severity, ev);
 		if (!f ||
-		    set_text(
+		    set_printf(
 			&f->summary, "/etc/fstab line %u mounts devpts on %s with \"%s\": %s%s%s",
 			line, field[1], opts, gid_ok ? "" : "no gid=tty",
 			!gid_ok && !mode_ok ? ", " : "", mode_ok ? "" : "no mode=620/600") < 0 ||
-		    set_text(&f->remedy,
-			     "edit /etc/fstab line %u to: devpts %s devpts gid=%u,mode=%03o 0 0",
-			     line, field[1], (unsigned)s->tty_gid,
-			     /* no mode= at all: name the traditional mode, not the default */
-			     (unsigned)wanted_mode(ctx->policy, has_mode ? mode_v : 07777)) < 0 ||
-		    set_text(&f->mountpoint, "%s", field[1]) < 0)
+		    set_printf(&f->remedy,
+			       "edit /etc/fstab line %u to: devpts %s devpts gid=%u,mode=%03o 0 0",
+			       line, field[1], (unsigned)s->tty_gid,
+			       /* no mode= at all: name the traditional mode, not the default */
+			       (unsigned)wanted_mode(ctx->policy, has_mode ? mode_v : 07777)) < 0 ||
+		    set_printf(&f->mountpoint, "%s", field[1]) < 0)
 			return -ENOMEM;
 	}
 	return 0;
@@ -1049,11 +1039,11 @@ CHECK(kernel_single_instance)
 	json_object_object_add(ev, "kernel", json_object_new_string(ctx->snap->kernel_release));
 	f = findings_add(out, info, info->severity, ev);
 	if (!f ||
-	    set_text(&f->summary,
-		     "kernel %s predates 4.7: devpts mounts without newinstance share one "
-		     "instance",
-		     ctx->snap->kernel_release) < 0 ||
-	    set_text(&f->remedy, "%s", info->remedy) < 0)
+	    set_printf(&f->summary,
+		       "kernel %s predates 4.7: devpts mounts without newinstance share one "
+		       "instance",
+		       ctx->snap->kernel_release) < 0 ||
+	    set_printf(&f->remedy, "%s", info->remedy) < 0)
 		return -ENOMEM;
 	return 0;
 }

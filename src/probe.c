@@ -45,15 +45,12 @@ static enum node_type type_of(mode_t m)
 	return NODE_OTHER;
 }
 
-/* lstat path into a new node (once per path). */
-static int add_node(struct snapshot *s, const char *path)
+/* lstat path into a new node; a path that vanished is recorded as missing. */
+static int stat_new_node(struct snapshot *s, const char *path)
 {
-	struct node *n;
+	struct node *n = snapshot_add_node(s, path);
 	struct stat st;
 
-	if (snapshot_find_node(s, path))
-		return 0;
-	n = snapshot_add_node(s, path);
 	if (!n)
 		return -ENOMEM;
 	if (lstat(path, &st) < 0) {
@@ -79,6 +76,14 @@ static int add_node(struct snapshot *s, const char *path)
 		}
 	}
 	return 0;
+}
+
+/* The same, once per path. */
+static int add_node(struct snapshot *s, const char *path)
+{
+	if (snapshot_find_node(s, path))
+		return 0;
+	return stat_new_node(s, path);
 }
 
 /* /dev/ptmx and every hop of its symlink chain, the way open() walks it. */
@@ -133,7 +138,6 @@ static int probe_mountpoints(struct snapshot *s)
 static int probe_slaves(struct snapshot *s, const struct analysis *a)
 {
 	const struct mount_entry *e;
-	_cleanup_free_ char *names = NULL;
 	DIR *d;
 	struct dirent *de;
 	int r = 0;
@@ -155,27 +159,10 @@ static int probe_slaves(struct snapshot *s, const struct analysis *a)
 			r = -ENOMEM;
 			break;
 		}
-		/* Nodes of slaves are unique by construction: no lookup before adding. */
-		{
-			struct node *n = snapshot_add_node(s, p);
-			struct stat st;
-
-			if (!n) {
-				r = -ENOMEM;
-				break;
-			}
-			if (lstat(p, &st) < 0) {
-				n->type = NODE_MISSING; /* closed between readdir and lstat */
-				continue;
-			}
-			n->type = type_of(st.st_mode);
-			n->mode = st.st_mode & 07777;
-			n->uid = st.st_uid;
-			n->gid = st.st_gid;
-			n->rdev = st.st_rdev;
-			n->dev = st.st_dev;
-			n->ino = st.st_ino;
-		}
+		/* Slaves are unique by construction: no lookup before adding. */
+		r = stat_new_node(s, p);
+		if (r < 0)
+			break;
 	}
 	closedir(d);
 	return r;

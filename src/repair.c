@@ -43,22 +43,6 @@ void repair_plan_clear(struct repair_plan *p)
 	*p = (struct repair_plan){ 0 };
 }
 
-_printf_(2, 3) static int set_str(char **field, const char *fmt, ...)
-{
-	va_list ap;
-	int r;
-
-	free(*field);
-	va_start(ap, fmt);
-	r = vasprintf(field, fmt, ap);
-	va_end(ap);
-	if (r < 0) {
-		*field = NULL;
-		return -ENOMEM;
-	}
-	return 0;
-}
-
 /* Record an outcome; returns 0 so callers can `return outcome(...)`. */
 _printf_(3, 4) static int outcome(struct repair_action *a, enum action_result r, const char *fmt,
 				  ...)
@@ -124,7 +108,7 @@ static int remount_command(struct repair_action *a, const struct devpts_options 
 
 	if (!opts)
 		return -ENOMEM;
-	return set_str(&a->command, "mount -o remount,%s %s", opts, a->path);
+	return set_printf(&a->command, "mount -o remount,%s %s", opts, a->path);
 }
 
 static int plan_remount(struct repair_plan *p, const struct analysis *an, const struct finding *f,
@@ -173,8 +157,8 @@ static int plan_slaves(struct repair_plan *p, const struct analysis *an, const s
 			return -ENOMEM;
 		a->dev = n->dev;
 		a->ino = n->ino;
-		if (set_str(&a->command, "chgrp %u %s && chmod 0620 %s", (unsigned)o->tty_gid,
-			    n->path, n->path) < 0)
+		if (set_printf(&a->command, "chgrp %u %s && chmod 0620 %s", (unsigned)o->tty_gid,
+			       n->path, n->path) < 0)
 			return -ENOMEM;
 		if (n->uid == 0)
 			outcome(a, ACTION_REFUSED,
@@ -203,12 +187,12 @@ int repair_plan(const struct analysis *an, const struct findings *fs,
 		else if (streq(id, "ptmx-missing")) {
 			a = add_action(p, f, ACTION_MKNOD);
 			if (!a || !(a->path = strdup(PTMX_PATH)) ||
-			    set_str(&a->command, "mknod -m 0666 %s c 5 2", PTMX_PATH) < 0)
+			    set_printf(&a->command, "mknod -m 0666 %s c 5 2", PTMX_PATH) < 0)
 				return -ENOMEM;
 		} else if (streq(id, "ptmx-mode") && an->ptmx_final) {
 			a = add_action(p, f, ACTION_CHMOD);
 			if (!a || !(a->path = strdup(an->ptmx_final->path)) ||
-			    set_str(&a->command, "chmod 0666 %s", an->ptmx_final->path) < 0)
+			    set_printf(&a->command, "chmod 0666 %s", an->ptmx_final->path) < 0)
 				return -ENOMEM;
 			a->dev = an->ptmx_final->dev;
 			a->ino = an->ptmx_final->ino;

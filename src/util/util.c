@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -322,6 +323,22 @@ char *path_resolve_lexical(const char *link_path, const char *target)
 		*w++ = '/';
 	*w = 0;
 	return out;
+}
+
+int set_printf(char **field, const char *fmt, ...)
+{
+	va_list ap;
+	int r;
+
+	free(*field);
+	va_start(ap, fmt);
+	r = vasprintf(field, fmt, ap);
+	va_end(ap);
+	if (r < 0) {
+		*field = NULL;
+		return -ENOMEM;
+	}
+	return 0;
 }
 
 char *strdup_or_null(const char *s)

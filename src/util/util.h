@@ -49,6 +49,9 @@ char *path_dirname(const char *path);
  * Purely lexical: nothing on disk is consulted. */
 char *path_resolve_lexical(const char *link_path, const char *target);
 
+/* Replace *field with a newly formatted string (the old one is freed). 0 or -ENOMEM. */
+_printf_(2, 3) int set_printf(char **field, const char *fmt, ...);
+
 /* strdup that accepts NULL. */
 char *strdup_or_null(const char *s);
 

@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The daemon's configuration (spec/interface.md, Configuration): vendor
+ * defaults under /usr, the /etc file that replaces them, then drop-ins
+ * ptsguard.conf.d/*.conf in lexical order, read and merged by libeconf. Every
+ * key is validated; an unknown section or key, or a bad value, is an error
+ * that names the file and the line. Loading never logs: the caller does.
+ *
+ * (The file is conf.h, not config.h: that name is the build's generated header.)
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "checks.h"
+#include "util/macro.h"
+
+enum repair_policy {
+	REPAIR_POLICY_OFF,
+	REPAIR_POLICY_SAFE,
+	_REPAIR_POLICY_MAX,
+};
+
+#define CONFIG_COALESCE_USEC_DEFAULT	 (20 * 1000ULL)
+#define CONFIG_COALESCE_MSEC_MAX	 10000
+#define CONFIG_AUDIT_CPU_PERCENT_DEFAULT 25
+#define CONFIG_STATE_FILE_DEFAULT	 "/run/ptsguard/report.json"
+
+struct config {
+	/* [Devpts] */
+	char *tty_group;		  /* TTYGroup= as written, NULL when not set */
+	bool has_tty_gid;		  /* TTYGroup= set: it overrides the probe's "tty" lookup */
+	gid_t tty_gid;			  /* resolved when the configuration is loaded */
+	struct check_policy check_policy; /* Mode= pins the slave mode */
+
+	/* [Repair] */
+	enum repair_policy repair_policy;
+
+	/* [Ignore]: NULL-terminated lists, or NULL */
+	char **ignore_checks;	   /* catalog ids, validated */
+	char **ignore_mountpoints; /* absolute paths, no trailing slash */
+
+	/* [Daemon] */
+	uint64_t coalesce_usec;
+	unsigned audit_cpu_percent; /* share of one CPU audits may use during a burst */
+	char *state_file;	    /* NULL: no state file */
+	char *prometheus_file;	    /* NULL: no textfile */
+
+	char **sources; /* the files read, in the order they were applied; NULL-terminated */
+};
+
+struct config_error {
+	char file[4096]; /* empty when the error is not about one file */
+	unsigned line;	 /* 1-based; 0 when not about one line */
+	char message[512];
+};
+
+/* Load the configuration. path NULL reads the standard locations (vendor dir, /etc, drop-ins;
+ * none of them need exist), else exactly that file (which must exist). On -EINVAL (bad content)
+ * or -ENOENT (path missing), *err says where and why. */
+int config_load(const char *path, struct config **ret, struct config_error *err);
+int config_new_default(struct config **ret);
+struct config *config_free(struct config *c);
+DEFINE_POINTER_CLEANUP(struct config, config_free)
+
+/* Is this finding suppressed by [Ignore] Checks= or Mountpoints=? */
+bool config_ignores(const struct config *c, const struct finding *f);
+
+const char *repair_policy_to_string(enum repair_policy p);
+
+/* The standard locations, for messages and the man page. */
+extern const char config_vendor_dir[];
+extern const char config_admin_dir[];
