@@ -150,7 +150,7 @@ static int compute_reachability(struct analysis *a, const struct child_index *ci
 	_cleanup_free_ unsigned char *state = NULL; /* 0 new, 1 on stack, 2 done */
 
 	sibling = malloc(sizeof(size_t) * (n ?: 1));
-	pos_cover = malloc(sizeof(size_t) * (n ?: 1));
+	pos_cover = calloc(n ?: 1, sizeof(size_t));
 	stack = malloc(sizeof(size_t) * (n ?: 1));
 	state = calloc(n ?: 1, 1);
 	if (!sibling || !pos_cover || !stack || !state)
@@ -183,8 +183,11 @@ static int compute_reachability(struct analysis *a, const struct child_index *ci
 			stack[depth++] = cur;
 			cur = parent[cur];
 		}
+		/* A cycle (only a hostile table has one): the last mount walked, whose parent is
+		 * already on the stack, becomes a root, so every parent is done before its child.
+		 */
 		if (cur != NO_MOUNT && state[cur] == 1)
-			parent[cur] = NO_MOUNT; /* a cycle: treat its entry point as a root */
+			parent[stack[depth - 1]] = NO_MOUNT;
 		while (depth > 0) {
 			size_t m = stack[--depth], p = parent[m], hide = sibling[m];
 

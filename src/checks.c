@@ -200,6 +200,13 @@ static mode_t wanted_mode(const struct check_policy *p, mode_t current)
 	return 0620;
 }
 
+/* 0 when the serving instance is reached through no mount of ours (finding_add_mount skips 0). */
+static unsigned serving_mount_id(const struct analysis *a)
+{
+	const struct mount_entry *e = mount_at(a, a->serving_mount);
+	return e ? e->id : 0;
+}
+
 static const char *serving_mountpoint(const struct analysis *a)
 {
 	const struct mount_entry *e = mount_at(a, a->serving_mount);
@@ -419,7 +426,7 @@ CHECK(ptmx_locked)
 	json_object_object_add(ev, "ptmxmode", json_new_mode(in->options.ptmxmode));
 	json_object_object_add(ev, "mountpoint", json_object_new_string(mp));
 	f = findings_add(out, info, info->severity, ev);
-	if (!f || finding_add_mount(f, mount_at(a, a->serving_mount)->id, in->dev) < 0 ||
+	if (!f || finding_add_mount(f, serving_mount_id(a), in->dev) < 0 ||
 	    set_printf(&f->summary,
 		       "%s leads to %s with mode %s (ptmxmode=%s): non-root pty allocation fails "
 		       "with EACCES",
@@ -515,7 +522,7 @@ CHECK(devpts_options_lost)
 	if (in->options.has_gid && mode_ok)
 		return 0;
 	f = findings_add(out, info, info->severity, options_evidence(ctx, in, mp));
-	if (!f || finding_add_mount(f, mount_at(a, a->serving_mount)->id, in->dev) < 0)
+	if (!f || finding_add_mount(f, serving_mount_id(a), in->dev) < 0)
 		return -ENOMEM;
 	format_mode(in->options.mode, mode);
 	if (!in->options.has_gid && !mode_ok)
@@ -550,7 +557,7 @@ CHECK(devpts_gid_mismatch)
 	    in->options.gid == ctx->snap->tty_gid)
 		return 0;
 	f = findings_add(out, info, info->severity, options_evidence(ctx, in, mp));
-	if (!f || finding_add_mount(f, mount_at(a, a->serving_mount)->id, in->dev) < 0 ||
+	if (!f || finding_add_mount(f, serving_mount_id(a), in->dev) < 0 ||
 	    set_printf(&f->summary,
 		       "devpts at %s has gid=%u, but the tty group is %u: new ptys belong to the "
 		       "wrong group",

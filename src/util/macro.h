@@ -32,8 +32,10 @@
 		_fd;                                                                               \
 	})
 
+/* Iterate over num elements of array; array may be NULL when num is 0 (no arithmetic on NULL). */
 #define FOREACH_ARRAY(i, array, num)                                                               \
-	for (__typeof__((array) + 0) i = (array); i < (array) + (num); i++)
+	for (__typeof__((array) + 0) i = (array), _end_##i = i ? i + (num) : NULL;                 \
+	     i && i < _end_##i; i++)
 
 static inline void freep(void *p)
 {

@@ -37,7 +37,7 @@ static bool json_subset(json_object *want, json_object *have, const char *where,
 		return false;
 	}
 	switch (json_object_get_type(want)) {
-	case json_type_object:
+	case json_type_object: {
 		json_object_object_foreach(want, key, value)
 		{
 			json_object *hv = NULL;
@@ -52,6 +52,7 @@ static bool json_subset(json_object *want, json_object *have, const char *where,
 			ok = json_subset(value, hv, sub, file) && ok;
 		}
 		return ok;
+	}
 	case json_type_array:
 		if (json_object_array_length(want) != json_object_array_length(have)) {
 			fprintf(stderr, "%s: %s: expected %zu items, got %s\n", file, where,

@@ -161,6 +161,18 @@ static void test_hostile_tables(void)
 	analysis_free(a);
 	snapshot_free(s);
 
+	/* A mount whose parent chain runs into a cycle further up (found by fuzzing: the cycle
+	 * was cut at the wrong end and a child read its parent's unset state). */
+	s = snapshot_with_mounts(strdup("1 2 0:1 / /a/b rw - tmpfs t rw\n2 3 0:2 / /a rw - tmpfs t "
+					"rw\n3 2 0:3 / /a rw - tmpfs t rw\n"));
+	a = NULL;
+	EXPECT_INT(analysis_new(s, &a), 0);
+	if (a)
+		for (size_t i = 0; i < 3; i++)
+			EXPECT(a->covered_by[i] == NO_MOUNT || a->covered_by[i] < 3);
+	analysis_free(a);
+	snapshot_free(s);
+
 	/* 100,000 devpts stacked on one mountpoint: no recursion, only the top is reachable. */
 	p += sprintf(p, "1 0 0:1 / / rw - ext4 /dev/vda rw\n");
 	for (size_t i = 2; i <= n; i++)
