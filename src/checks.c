@@ -658,7 +658,7 @@ CHECK(devpts_orphan_in_use)
 
 	FOREACH_ARRAY (in, a->instances, a->n_instances) {
 		const struct mount_entry *first = mount_at(a, in->mounts[0]);
-		const struct instance *vis = visible_instance_at(a, first->mountpoint);
+		const struct instance *vis;
 		json_object *ev, *holders = NULL, *mps;
 		_cleanup_free_ char *pids = NULL;
 		size_t n = 0;
@@ -667,6 +667,7 @@ CHECK(devpts_orphan_in_use)
 
 		if (!in->covered)
 			continue;
+		vis = visible_instance_at(a, first->mountpoint);
 		FOREACH_ARRAY (h, s->holders, s->n_holders) {
 			json_object *o;
 			char *np;

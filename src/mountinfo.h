@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The mount table: /proc/<pid>/mountinfo text parsed with libmount into plain
- * entries, in the kernel's order, with paths unescaped. Parsing is strict: a
- * line libmount cannot read is an error that names the line.
+ * The mount table: /proc/<pid>/mountinfo text parsed into plain entries, in
+ * the kernel's order, with paths unescaped. Parsing is strict: a malformed
+ * line is an error that names the line and what is wrong with it.
  */
 #pragma once
 
@@ -17,6 +17,7 @@ struct parse_error {
 	char message[256];
 };
 
+/* The strings point into the table's one buffer. */
 struct mount_entry {
 	unsigned id;
 	unsigned parent_id;
@@ -32,6 +33,7 @@ struct mount_entry {
 struct mount_table {
 	struct mount_entry *entries;
 	size_t n_entries;
+	char *buffer; /* the text, split into fields in place */
 };
 
 /* Parse mountinfo text. On -EINVAL, *err says which line and why. */

@@ -113,26 +113,51 @@ static int probe_ptmx(struct snapshot *s)
 	return 0;
 }
 
-/* ptmx inside and beside every devpts mountpoint, and the "pts" beside /dev/ptmx. */
+static int compare_paths(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* ptmx inside and beside every devpts mountpoint, each path once (hosts with thousands of
+ * devpts instances: sort and skip repeats rather than search the node list each time). */
 static int probe_mountpoints(struct snapshot *s)
 {
 	const struct mount_table *t = s->mounts;
-	int r;
+	char **paths = NULL;
+	size_t n = 0, allocated = 0, before = s->n_nodes;
+	int r = 0;
 
-	for (size_t i = 0; i < t->n_entries; i++) {
-		_cleanup_free_ char *inside = NULL, *dir = NULL, *beside = NULL;
+	for (size_t i = 0; i < t->n_entries && r == 0; i++) {
+		_cleanup_free_ char *dir = NULL;
 
 		if (!streq(t->entries[i].fstype, "devpts"))
 			continue;
-		inside = path_join(t->entries[i].mountpoint, "ptmx");
 		dir = path_dirname(t->entries[i].mountpoint);
-		beside = dir ? path_join(dir, "ptmx") : NULL;
-		if (!inside || !beside)
-			return -ENOMEM;
-		if ((r = add_node(s, inside)) < 0 || (r = add_node(s, beside)) < 0)
-			return r;
+		if (GROW(paths, allocated, n + 2) < 0 || !dir) {
+			r = -ENOMEM;
+			break;
+		}
+		paths[n] = path_join(t->entries[i].mountpoint, "ptmx");
+		paths[n + 1] = path_join(dir, "ptmx");
+		if (!paths[n] || !paths[n + 1])
+			r = -ENOMEM;
+		n += 2;
 	}
-	return 0;
+	if (r == 0 && n > 0)
+		qsort(paths, n, sizeof(char *), compare_paths);
+	for (size_t i = 0; i < n && r == 0; i++) {
+		bool seen = i > 0 && streq(paths[i], paths[i - 1]);
+
+		/* only the few nodes of the ptmx chain were there before */
+		for (size_t k = 0; k < before && !seen; k++)
+			seen = streq(s->nodes[k].path, paths[i]);
+		if (!seen)
+			r = stat_new_node(s, paths[i]);
+	}
+	for (size_t i = 0; i < n; i++)
+		free(paths[i]);
+	free(paths);
+	return r;
 }
 
 static int probe_slaves(struct snapshot *s, const struct analysis *a)

@@ -84,6 +84,12 @@ int read_full_fd(int fd, size_t max_size, char **ret, size_t *ret_size)
 	if (size > max_size)
 		return -EFBIG;
 	buf[size] = 0;
+	/* Give back the doubling slack: a 1 MiB mountinfo would otherwise hold 2 MiB. */
+	if (allocated > size + 1 + 4096) {
+		char *p = realloc(buf, size + 1);
+		if (p)
+			buf = p;
+	}
 	if (ret_size)
 		*ret_size = size;
 	*ret = TAKE_PTR(buf);

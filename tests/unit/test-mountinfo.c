@@ -5,6 +5,9 @@
 #include <string.h>
 #include <sys/sysmacros.h>
 
+#include <libmount.h>
+#include <stdio.h>
+
 #include "mountinfo.h"
 #include "test.h"
 #include "util/util.h"
@@ -30,6 +33,86 @@ static void parse_fails_at(const char *text, unsigned line)
 		  err.message, line);
 	CHECK_MSG(err.message[0] != 0, "error without a message");
 	mount_table_free(t);
+}
+
+/*
+ * libmount is the reference parser: every table both accept must give the same entries, field
+ * for field. (The product parses mountinfo itself for speed; see src/mountinfo.c.)
+ */
+static void compare_with_libmount(const char *what, const char *text, size_t size)
+{
+	struct libmnt_table *tb = mnt_new_table();
+	struct libmnt_iter *itr = mnt_new_iter(MNT_ITER_FORWARD);
+	FILE *f = fmemopen((void *)text, size, "r");
+	struct mount_table *t = NULL;
+	struct parse_error err;
+	struct libmnt_fs *fs;
+	size_t i = 0;
+
+	CHECK_MSG(mount_table_parse(text, size, &t, &err) == 0, "%s: line %u: %s", what, err.line,
+		  err.message);
+	CHECK_MSG(mnt_table_parse_stream(tb, f, what) == 0, "%s: libmount cannot parse it", what);
+	while (t && mnt_table_next_fs(tb, itr, &fs) == 0) {
+		const struct mount_entry *e = &t->entries[i];
+
+		if (i++ >= t->n_entries)
+			break;
+		CHECK_MSG((int)e->id == mnt_fs_get_id(fs), "%s[%zu]: id %u vs %d", what, i, e->id,
+			  mnt_fs_get_id(fs));
+		CHECK_MSG((int)e->parent_id == mnt_fs_get_parent_id(fs), "%s[%zu]: parent", what,
+			  i);
+		CHECK_MSG(e->dev == mnt_fs_get_devno(fs), "%s[%zu]: devno", what, i);
+		CHECK_MSG(streq(e->root, mnt_fs_get_root(fs)), "%s[%zu]: root %s vs %s", what, i,
+			  e->root, mnt_fs_get_root(fs));
+		CHECK_MSG(streq(e->mountpoint, mnt_fs_get_target(fs)), "%s[%zu]: target %s vs %s",
+			  what, i, e->mountpoint, mnt_fs_get_target(fs));
+		CHECK_MSG(streq(e->fstype, mnt_fs_get_fstype(fs)), "%s[%zu]: fstype", what, i);
+		CHECK_MSG(streq(e->source, mnt_fs_get_source(fs) ?: ""),
+			  "%s[%zu]: source '%s' vs '%s'", what, i, e->source,
+			  mnt_fs_get_source(fs));
+		CHECK_MSG(streq(e->mount_options, mnt_fs_get_vfs_options(fs) ?: ""),
+			  "%s[%zu]: vfs options '%s' vs '%s'", what, i, e->mount_options,
+			  mnt_fs_get_vfs_options(fs));
+		CHECK_MSG(streq(e->super_options, mnt_fs_get_fs_options(fs) ?: ""),
+			  "%s[%zu]: fs options '%s' vs '%s'", what, i, e->super_options,
+			  mnt_fs_get_fs_options(fs));
+	}
+	CHECK_MSG(t && i == t->n_entries, "%s: libmount read %zu entries, we read %zu", what, i,
+		  t ? t->n_entries : 0);
+	mount_table_free(t);
+	fclose(f);
+	mnt_free_iter(itr);
+	mnt_unref_table(tb);
+}
+
+static void test_against_libmount(void)
+{
+	_cleanup_free_ char *live = NULL, *big = NULL;
+	size_t size, n = 50000;
+	char *p;
+
+	if (read_full_file("/proc/self/mountinfo", 64 << 20, &live, &size) == 0)
+		compare_with_libmount("/proc/self/mountinfo", live, size);
+	compare_with_libmount("escapes",
+			      "22 27 0:21 / /proc rw,relatime - proc proc rw\n"
+			      "40 27 0:40 / /mnt/with\\040space\\011tab\\134bs rw shared:7 "
+			      "master:3 - tmpfs my\\040src rw,size=4k\n"
+			      "41 27 0:41 /sub\\040dir /srv/bind rw - ext4 /dev/vda1 rw\n"
+			      "42 27 0:42 / /srv/empty-src rw - tmpfs  rw\n",
+			      strlen("22 27 0:21 / /proc rw,relatime - proc proc rw\n"
+				     "40 27 0:40 / /mnt/with\\040space\\011tab\\134bs rw shared:7 "
+				     "master:3 - tmpfs my\\040src rw,size=4k\n"
+				     "41 27 0:41 /sub\\040dir /srv/bind rw - ext4 /dev/vda1 rw\n"
+				     "42 27 0:42 / /srv/empty-src rw - tmpfs  rw\n"));
+	big = malloc(n * 128);
+	p = big;
+	for (size_t i = 1; i <= n; i++)
+		p += sprintf(p,
+			     "%zu %zu 0:%zu / /srv/m\\040%zu rw,nosuid,relatime shared:%zu - %s %s "
+			     "rw,gid=5,mode=620\n",
+			     i + 100, i == 1 ? 1 : i + 99, i + 50, i, i, i % 3 ? "tmpfs" : "devpts",
+			     i % 7 ? "src" : "");
+	compare_with_libmount("generated 50,000 lines", big, (size_t)(p - big));
 }
 
 static void test_basic_and_escapes(void)
@@ -159,6 +242,7 @@ static void test_sample(const char *dir, const char *name, size_t lines)
 	CHECK_MSG(r == 0, "cannot read %s: %s", path, strerror(-r));
 	if (r < 0)
 		return;
+	compare_with_libmount(path, text, size);
 	r = mount_table_parse(text, size, &t, &err);
 	CHECK_MSG(r == 0, "%s line %u: %s", path, err.line, err.message);
 	if (r < 0)
@@ -185,6 +269,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: test-mountinfo SAMPLE-DIR\n");
 		return 1;
 	}
+	test_against_libmount();
 	test_sample(argv[1], "fedora-2.6-util-linux.mountinfo", 33);
 	test_sample(argv[1], "nosrc-util-linux.mountinfo", 7);
 	return test_result("test-mountinfo");
