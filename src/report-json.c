@@ -163,6 +163,17 @@ json_object *report_to_json(const struct report *r)
 		counts[f->severity]++;
 	}
 	json_object_object_add(o, "findings", findings);
+	{
+		/* Holders are looked for only when a covered instance exists; a process whose fds
+		 * could not be read (not root) may hold one unseen. */
+		json_object *scan = json_object_new_object();
+
+		json_object_object_add(scan, "performed",
+				       json_object_new_boolean(r->snap->holders_scanned));
+		json_object_object_add(scan, "processes_skipped",
+				       json_object_new_int64(r->snap->holders_skipped));
+		json_object_object_add(o, "holders_scan", scan);
+	}
 	json_object_object_add(summary, "critical",
 			       json_object_new_int64(counts[SEVERITY_CRITICAL]));
 	json_object_object_add(summary, "warning", json_object_new_int64(counts[SEVERITY_WARNING]));

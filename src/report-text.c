@@ -84,6 +84,12 @@ int report_write_text(FILE *f, const struct report *r, bool color)
 				fprintf(f, "    %sremedy:%s %s\n", dim, reset, i->remedy);
 		}
 	}
+	if (r->snap->holders_skipped > 0)
+		fprintf(
+		    f,
+		    "\nNote: %u process(es) could not be inspected for ptys held on covered devpts "
+		    "instances (run as root for a complete devpts-orphan-in-use check).\n",
+		    r->snap->holders_skipped);
 	if (r->findings->n_items == 0)
 		fprintf(f,
 			"\nNo findings: pty allocation works and permissions are as expected.\n");

@@ -14,8 +14,10 @@ root, or no mount namespaces here).
 """
 
 import argparse
+import json
 import os
 import re
+import shutil
 import stat
 import subprocess
 import sys
@@ -344,6 +346,35 @@ def centos6_stack(sc):
             % (lower_holder.pid, lower.get("holders")),
         )
     check_instance(sc, report, upper_dev, mounts=[instance_mount(stack[1])])
+
+
+@case("stack-audit-unprivileged")
+def stack_audit_unprivileged(sc):
+    """A non-root audit cannot see root's fds: no false all-clear, the gap is reported."""
+    sc.setup_base()
+    lower = sc.scratch_dir("lower-pts")
+    sc.mount_devpts(lower, HEALTHY)
+    sc.hold(unprivileged=False, ptmx=os.path.join(lower, "ptmx"))
+    sc.sh("mount", "--move", lower, "/dev/pts")
+    sc.mount_devpts("/dev/pts", HEALTHY)
+    # a copy the user can execute whatever the permissions along the build directory's path
+    binary = os.path.join(sc.workdir, "ptsguard")
+    shutil.copyfile(sc.ptsguard, binary)
+    os.chmod(binary, 0o755)
+    as_user = ["setpriv", "--reuid=1000", "--regid=1000", "--clear-groups", binary, "audit"]
+    r = subprocess.run(as_user + ["--json"], stdin=sc.null, capture_output=True, text=True, timeout=30)
+    report = json.loads(r.stdout)
+    ids = sorted(f["id"] for f in report["findings"])
+    sc.check.eq(ids, ["devpts-overmount"], "a non-root audit sees the stack but not root's holders")
+    scan = report.get("holders_scan", {})
+    sc.check.true(scan.get("performed") is True, "holders were looked for: %s" % scan)
+    sc.check.true(scan.get("processes_skipped", 0) > 0, "skipped processes are counted: %s" % scan)
+    text = subprocess.run(as_user + ["--no-color"], stdin=sc.null, capture_output=True, text=True, timeout=30)
+    sc.check.true("could not be inspected" in text.stdout, "the text report says so:\n" + text.stdout)
+    # root sees the holder
+    root = sc.audit()
+    sc.expect(root, ["devpts-orphan-in-use", "devpts-overmount"])
+    sc.check.eq(root["holders_scan"]["processes_skipped"], 0, "root skips no process")
 
 
 @case("stack-orphans-via-dev-ptmx")
