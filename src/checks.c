@@ -428,9 +428,12 @@ CHECK(ptmx_locked)
 	f = findings_add(out, info, info->severity, ev);
 	if (!f || finding_add_mount(f, serving_mount_id(a), in->dev) < 0 ||
 	    set_printf(&f->summary,
-		       "%s leads to %s with mode %s (ptmxmode=%s): non-root pty allocation fails "
+		       "%s %s%s with mode %s (ptmxmode=%s): non-root pty allocation fails "
 		       "with EACCES",
-		       PTMX_PATH, fin->path, format_mode(fin->mode, mode),
+		       PTMX_PATH,
+		       a->ptmx_kind == PTMX_BIND ? "is a bind mount of a devpts ptmx node"
+						 : "leads to ",
+		       a->ptmx_kind == PTMX_BIND ? "" : fin->path, format_mode(fin->mode, mode),
 		       format_mode(in->options.ptmxmode, ptmxmode)) < 0 ||
 	    set_remount_remedy(f, ctx, in, mp, false, true) < 0 ||
 	    set_printf(&f->mountpoint, "%s", mp) < 0)

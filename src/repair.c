@@ -213,11 +213,12 @@ int repair_plan(const struct analysis *an, const struct findings *fs,
 
 /* ---- acting ---- */
 
-/* Open a directory as an O_PATH handle without following any symlink on the way. */
-static int open_dir_nofollow(const char *path)
+/* Open path as an O_PATH handle without following any symlink on the way (a mountpoint may be
+ * a file: /dev/ptmx bind-mounted from pts/ptmx). */
+static int open_nofollow(const char *path, bool directory)
 {
 	struct open_how how = {
-		.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+		.flags = O_PATH | O_CLOEXEC | (directory ? O_DIRECTORY : 0),
 		.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
 	};
 	int fd;
@@ -228,7 +229,7 @@ static int open_dir_nofollow(const char *path)
 		return fd >= 0 ? fd : -errno;
 #endif
 	/* Older kernels, or a seccomp filter: only the last component is guarded. */
-	fd = open(path, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	fd = open(path, (int)how.flags | O_NOFOLLOW);
 	return fd >= 0 ? fd : -errno;
 }
 
@@ -241,7 +242,7 @@ static int open_parent(const char *path, const char **ret_name)
 	if (!dir || !slash || !slash[1])
 		return -EINVAL;
 	*ret_name = slash + 1;
-	return open_dir_nofollow(dir);
+	return open_nofollow(dir, true);
 }
 
 static int chmod_fd(int fd, mode_t mode)
@@ -331,7 +332,8 @@ static int reconfigure(int fd, const struct devpts_options *t, const char *opts,
 	 (int)syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, key, v, 0))
 		if (t->has_uid)
 			r = r < 0 ? r : SET("uid", "%u", (unsigned)t->uid);
-		r = r < 0 ? r : SET("gid", "%u", (unsigned)t->gid);
+		if (t->has_gid)
+			r = r < 0 ? r : SET("gid", "%u", (unsigned)t->gid);
 		r = r < 0 ? r : SET("mode", "%03o", (unsigned)(t->mode & 0777));
 		r = r < 0 ? r : SET("ptmxmode", "%03o", (unsigned)(t->ptmxmode & 0777));
 		if (t->has_max)
@@ -403,7 +405,7 @@ static int act_remount(struct repair_action *a, const struct repair_options *o)
 	    now.ptmxmode == t.ptmxmode)
 		return verify_pty(a, o, a->fix_owner, t.mode);
 
-	fd = open_dir_nofollow(a->path);
+	fd = open_nofollow(a->path, false);
 	if (fd < 0)
 		return outcome(a, ACTION_REFUSED,
 			       "refused: cannot open %s without following links: %s", a->path,
@@ -538,30 +540,34 @@ int repair_act(struct repair_plan *p, const struct repair_options *o)
 		if (!fgets(line, sizeof(line), stdin))
 			clearerr(stdin);
 	}
-	FOREACH_ARRAY (a, p->actions, p->n_actions) {
-		int r = 0;
+	/* /dev/ptmx itself first: a remount is verified by opening it, which a missing or mode-0600
+	 * node would fail although the remount was right. */
+	for (int pass = 0; pass < 2; pass++)
+		FOREACH_ARRAY (a, p->actions, p->n_actions) {
+			bool node = a->kind == ACTION_MKNOD || a->kind == ACTION_CHMOD;
+			int r = 0;
 
-		if (a->result != ACTION_PLANNED)
-			continue;
-		switch (a->kind) {
-		case ACTION_REMOUNT:
-			r = act_remount(a, o);
-			break;
-		case ACTION_MKNOD:
-			r = act_mknod(a, o);
-			break;
-		case ACTION_CHMOD:
-			r = act_chmod(a, o);
-			break;
-		case ACTION_SLAVE:
-			r = act_slave(a, o);
-			break;
-		case ACTION_MANUAL:
-			break;
+			if (a->result != ACTION_PLANNED || node != (pass == 0))
+				continue;
+			switch (a->kind) {
+			case ACTION_REMOUNT:
+				r = act_remount(a, o);
+				break;
+			case ACTION_MKNOD:
+				r = act_mknod(a, o);
+				break;
+			case ACTION_CHMOD:
+				r = act_chmod(a, o);
+				break;
+			case ACTION_SLAVE:
+				r = act_slave(a, o);
+				break;
+			case ACTION_MANUAL:
+				break;
+			}
+			if (r < 0)
+				return r;
 		}
-		if (r < 0)
-			return r;
-	}
 	return 0;
 }
 

@@ -43,8 +43,11 @@ int read_full_fd(int fd, size_t max_size, char **ret, size_t *ret_size)
 	struct stat st;
 
 	/* /proc files report st_size 0; regular files tell us how much to expect. */
-	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0)
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
+		if ((uint64_t)st.st_size > max_size)
+			return -EFBIG; /* refuse before reading a byte */
 		allocated = (size_t)st.st_size + 1;
+	}
 	if (allocated < 65536)
 		allocated = 65536;
 	if (allocated > max_size + 1)

@@ -13,7 +13,6 @@ of the same state finds exactly the same. Exit 0 pass, 1 fail, 77 skip (not
 root, or no mount namespaces here).
 """
 
-import argparse
 import json
 import os
 import re
@@ -25,18 +24,15 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from harness import (  # noqa: E402
-    EXIT_SKIP,
     SetupError,
-    Skip,
     TTY_GID,
     UNPRIVILEGED_GID,
     UNPRIVILEGED_UID,
     devnum,
-    enter_private_namespace,
     expected_severity,
     log,
     mount_stack,
-    run_case,
+    cli_main,
 )
 
 CASES = {}
@@ -683,60 +679,5 @@ def formats_consistent(sc):
 # ---------------------------------------------------------------------------
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--ptsguard")
-    ap.add_argument("--pty-probe")
-    ap.add_argument("--list", action="store_true")
-    ap.add_argument("--check-registered", action="store_true")
-    ap.add_argument("cases", nargs="*")
-    args = ap.parse_args()
-
-    if args.list:
-        print("\n".join(CASES))
-        return 0
-    if args.check_registered:
-        missing = sorted(set(CASES) - set(args.cases))
-        unknown = sorted(set(args.cases) - set(CASES))
-        if missing or unknown:
-            log("tests/scenario/meson.build and scenarios.py disagree:")
-            log("  not registered in meson.build: %s" % (missing or "-"))
-            log("  registered but not in scenarios.py: %s" % (unknown or "-"))
-            return 1
-        log("all %d scenarios registered" % len(CASES))
-        return 0
-
-    if not args.ptsguard or not args.pty_probe or not args.cases:
-        ap.error("--ptsguard, --pty-probe and at least one case are required")
-    cases = list(CASES) if args.cases == ["all"] else args.cases
-    unknown = [c for c in cases if c not in CASES]
-    if unknown:
-        ap.error("unknown case(s): %s (see --list)" % ", ".join(unknown))
-
-    if len(cases) > 1:
-        # Each case in a namespace of its own: run ourselves once per case.
-        results = {}
-        for c in cases:
-            r = subprocess.run(
-                [sys.executable, os.path.abspath(__file__), "--ptsguard", args.ptsguard, "--pty-probe", args.pty_probe, c]
-            )
-            results[c] = r.returncode
-        for c, rc in results.items():
-            print("%-28s %s" % (c, {0: "PASS", EXIT_SKIP: "SKIP"}.get(rc, "FAIL (%d)" % rc)))
-        bad = [c for c, rc in results.items() if rc not in (0, EXIT_SKIP)]
-        return 1 if bad else (EXIT_SKIP if all(rc == EXIT_SKIP for rc in results.values()) else 0)
-
-    name = cases[0]
-    try:
-        enter_private_namespace([os.path.abspath(__file__)] + sys.argv[1:])
-    except Skip as e:
-        log("SKIP %s: %s" % (name, e))
-        return EXIT_SKIP
-    except SetupError as e:
-        log("FAIL %s: %s" % (name, e))
-        return 1
-    return run_case(name, CASES[name], args.ptsguard, args.pty_probe)
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(cli_main(CASES, __file__, __doc__))

@@ -1,0 +1,982 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""`ptsguard repair` on the real kernel, one function per case.
+
+    repair.py --ptsguard PATH --pty-probe PATH [--system-python PATH] CASE [CASE...|all]
+    repair.py --list
+    repair.py --check-registered CASE...   (meson's list must match ours)
+
+Each case runs as root in a private mount namespace of its own (the
+scenario harness, tests/scenario/harness.py): it builds a broken state, runs
+`ptsguard repair --format json`, and asserts the actions (check, command,
+result), the devpts options in /proc/self/mountinfo afterwards, the nodes
+afterwards, and what an unprivileged user (uid 1000, through pty-probe under
+setpriv) now gets. The race cases use `--pause-before-act` to change the
+world between plan and act. Exit 0 pass, 1 fail, 77 skip.
+
+--system-python names the interpreter that has Debian's `seccomp` module
+(python3-seccomp); the mount(2) fallback case runs ptsguard under a seccomp
+filter through it.
+"""
+
+import argparse
+import json
+import os
+import re
+import select
+import stat
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scenario"))
+
+from harness import (  # noqa: E402
+    EXIT_SKIP,
+    RUN_TIMEOUT,
+    SetupError,
+    Skip,
+    TTY_GID,
+    UNPRIVILEGED_GID,
+    UNPRIVILEGED_UID,
+    devnum,
+    enter_private_namespace,
+    exit_status_for,
+    log,
+    mount_stack,
+    run_case,
+)
+
+CASES = {}
+HEALTHY = "gid=5,mode=620"
+PAUSE_LINE = "ptsguard: paused before acting (test hook); send a line to go on"
+SYSTEM_PYTHON = "/usr/bin/python3"
+JOURNALD = "/lib/systemd/systemd-journald"
+
+# Runs ptsguard with fspick(2) failing with ENOSYS, as on a kernel without the
+# new mount API: argv[1:] is the command.
+SECCOMP_WRAPPER = r"""
+import errno, os, sys
+try:
+    import seccomp
+except ImportError as e:
+    sys.stderr.write("seccomp-wrapper: no seccomp module: %s\n" % e)
+    sys.exit(77)
+f = seccomp.SyscallFilter(defaction=seccomp.ALLOW)
+f.add_rule(seccomp.ERRNO(errno.ENOSYS), "fspick")
+f.load()
+os.execv(sys.argv[1], sys.argv[1:])
+"""
+
+
+def case(name):
+    def register(func):
+        CASES[name] = func
+        return func
+
+    return register
+
+
+# ---------------------------------------------------------------------------
+# The mount table with per-mount options (harness.read_mountinfo has only the
+# superblock's)
+
+
+def _unescape(s):
+    return re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), s)
+
+
+def mountinfo_text():
+    with open("/proc/self/mountinfo") as f:
+        return f.read()
+
+
+def mounts_by_id():
+    out = {}
+    for line in mountinfo_text().splitlines():
+        fields = line.split()
+        sep = fields.index("-")
+        out[int(fields[0])] = {
+            "mount_id": int(fields[0]),
+            "parent_id": int(fields[1]),
+            "device": fields[2],
+            "mountpoint": _unescape(fields[4]),
+            "mount_options": fields[5].split(","),
+            "fstype": fields[sep + 1],
+            "super_options": fields[sep + 3] if len(fields) > sep + 3 else "",
+        }
+    return out
+
+
+def option_dict(super_options):
+    """"rw,gid=5,mode=620,ptmxmode=000" -> {"rw": None, "gid": "5", ...}"""
+    out = {}
+    for o in super_options.split(","):
+        k, _, v = o.partition("=")
+        out[k] = v if _ else None
+    return out
+
+
+def top_mount(mountpoint="/dev/pts"):
+    stack = mount_stack(mountpoint)
+    if not stack:
+        raise SetupError("nothing is mounted at %s" % mountpoint)
+    return mounts_by_id()[stack[-1]["mount_id"]]
+
+
+def pts_device():
+    return devnum(os.stat("/dev/pts").st_dev)
+
+
+def lstat_tuple(path):
+    """Everything a change to a node would show, ctime included."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return None
+    return (
+        stat.S_IFMT(st.st_mode),
+        stat.S_IMODE(st.st_mode),
+        st.st_uid,
+        st.st_gid,
+        st.st_ino,
+        st.st_dev,
+        st.st_rdev,
+        st.st_mtime_ns,
+        st.st_ctime_ns,
+    )
+
+
+def node_state(paths):
+    return {p: lstat_tuple(p) for p in paths}
+
+
+def pts_nodes():
+    return ["/dev/pts"] + sorted(os.path.join("/dev/pts", n) for n in os.listdir("/dev/pts"))
+
+
+def owner_mode(path):
+    st = os.lstat(path)
+    return {"uid": st.st_uid, "gid": st.st_gid, "mode": "%04o" % stat.S_IMODE(st.st_mode)}
+
+
+# ---------------------------------------------------------------------------
+# Setting up, running repair, asserting
+
+
+def setup(sc, **kw):
+    """The scenario base, with no journal socket: outcomes then go to stderr,
+    where the cases assert them, and nothing lands in the host's journal."""
+    sc.setup_base(**kw)
+    if os.path.isdir("/run/systemd/journal"):
+        sc.mount("tmpfs", "/run/systemd/journal", "mode=755")
+
+
+def wait_for_pause(p, timeout=RUN_TIMEOUT):
+    """Read ptsguard's stderr until the pause line; return what was read."""
+    buf = b""
+    fd = p.stderr.fileno()
+    deadline = time.monotonic() + timeout
+    while PAUSE_LINE.encode() not in buf:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            p.kill()
+            raise SetupError("ptsguard repair never paused; stderr so far: %r" % buf.decode(errors="replace"))
+        r, _, _ = select.select([fd], [], [], left)
+        if not r:
+            continue
+        chunk = os.read(fd, 4096)
+        if not chunk:
+            p.wait()
+            raise SetupError(
+                "ptsguard repair exited (%s) before pausing; stdout: %s\nstderr: %s"
+                % (p.returncode, p.stdout.read(), buf.decode(errors="replace"))
+            )
+        buf += chunk
+    return buf.decode(errors="replace")
+
+
+def run_repair(sc, *args, between=None, wrapper=None, label="repair"):
+    """Run `ptsguard repair --format json ARGS`; with `between`, pause before
+    acting, call between(), then let it go on. Returns (report, status, stderr)."""
+    argv = [sc.ptsguard, "repair", "--format", "json"] + list(args)
+    if between:
+        argv.append("--pause-before-act")
+    if wrapper:
+        argv = wrapper + argv
+    p = subprocess.Popen(
+        argv,
+        stdin=subprocess.PIPE if between else sc.null,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    early = ""
+    try:
+        if between:
+            early = wait_for_pause(p)
+            between()
+            p.stdin.write("go on\n")
+            p.stdin.flush()
+        out, err = p.communicate(timeout=RUN_TIMEOUT)
+    except BaseException:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+        raise
+    err = early + err
+    if err.strip():
+        log("ptsguard %s stderr:\n%s" % (label, err))
+    if p.returncode == 77 and wrapper:
+        raise Skip("the seccomp wrapper cannot run: %s" % err.strip())
+    if p.returncode < 0:
+        raise SetupError("ptsguard %s died of signal %d\nstderr: %s" % (label, -p.returncode, err))
+    try:
+        report = json.loads(out)
+    except ValueError as e:
+        raise SetupError(
+            "ptsguard %s (exit %d) did not print JSON: %s\nstdout: %s\nstderr: %s" % (label, p.returncode, e, out, err)
+        )
+    sc.reports[label] = (report, p.returncode)
+    sc.validate_report(report, p.returncode, "live")
+    sc.check.eq(report.get("dry_run"), "--dry-run" in args, "%s: dry_run" % label)
+    actions = report.get("actions")
+    if sc.check.true(isinstance(actions, list), "%s: actions is not a list: %r" % (label, actions)):
+        for a in actions:
+            sc.check.eq(
+                sorted(a) if isinstance(a, dict) else a,
+                ["check", "command", "detail", "result"],
+                "%s: keys of action %s" % (label, json.dumps(a)),
+            )
+    return report, p.returncode, err
+
+
+def expect_actions(sc, report, want, label="repair"):
+    """want: [(check, command or compiled regex or None, result)], any order."""
+    got = [
+        (a.get("check"), a.get("command"), a.get("result"))
+        for a in report.get("actions") or []
+        if isinstance(a, dict)
+    ]
+    resolved = []
+    for check, command, result in want:
+        if isinstance(command, re.Pattern):
+            match = [g[1] for g in got if g[0] == check and isinstance(g[1], str) and command.fullmatch(g[1])]
+            command = match[0] if match else "(matching %s)" % command.pattern
+        resolved.append((check, command, result))
+    key = lambda t: json.dumps(t)  # noqa: E731
+    sc.check.eq(
+        sorted(map(list, got), key=key),
+        sorted(map(list, resolved), key=key),
+        "%s: actions (check, command, result)" % label,
+    )
+
+
+def action(sc, report, check, index=0):
+    acts = [a for a in report.get("actions") or [] if isinstance(a, dict) and a.get("check") == check]
+    if len(acts) <= index:
+        sc.check.fail("no action #%d for %s" % (index, check))
+        return {}
+    return acts[index]
+
+
+def expect_detail(sc, act, *patterns):
+    detail = act.get("detail")
+    if not sc.check.true(isinstance(detail, str) and detail, "action %s has no detail" % json.dumps(act)):
+        return
+    for pat in patterns:
+        sc.check.true(
+            re.search(pat, detail), "detail of %s action %r does not match %r" % (act.get("check"), detail, pat)
+        )
+
+
+def expect_findings(sc, report, status, ids, label="repair"):
+    got = sorted(f.get("id") for f in report.get("findings", []))
+    sc.check.eq(got, sorted(ids), "%s: findings left after repair" % label)
+    sc.check.eq(status, exit_status_for(ids), "%s: exit status" % label)
+
+
+def expect_outcome_lines(sc, stderr, done=(), failed=()):
+    """Without a journal, each outcome is one `ptsguard: [state] check` line."""
+    for state, checks in (("repaired", done), ("repair-failed", failed)):
+        got = sorted(re.findall(r"^ptsguard: \[%s\] (\S+) " % re.escape(state), stderr, re.M))
+        sc.check.eq(got, sorted(checks), "checks with a `ptsguard: [%s]` line on stderr" % state)
+
+
+def expect_options(sc, m, want, absent=(), what="/dev/pts"):
+    opts = option_dict(m["super_options"])
+    sc.check.eq(
+        {k: opts.get(k) for k in want},
+        want,
+        "devpts options of %s (mount %d) in mountinfo: %s" % (what, m["mount_id"], m["super_options"]),
+    )
+    for k in absent:
+        sc.check.true(k not in opts, "mountinfo of %s has %s= but should not: %s" % (what, k, m["super_options"]))
+
+
+def expect_unprivileged_pty(sc, dev, mode):
+    res = sc.probe()
+    sc.expect_probe(res, ok=True, uid=UNPRIVILEGED_UID, gid=TTY_GID, mode=mode, dev=dev)
+
+
+def expect_audit_agrees(sc, ids):
+    """A fresh audit (and the snapshot round trip) sees what repair reported."""
+    report = sc.audit()
+    sc.expect(report, ids)
+
+
+def options_case(sc, options, check, command, want_mode, ptmx="char", extra_args=(), want_options=None):
+    """The options repairs: one remount action, verified, nothing left."""
+    setup(sc, ptmx=ptmx)
+    sc.mount_devpts("/dev/pts", options)
+    before = top_mount()
+    dev = pts_device()
+    report, status, err = run_repair(sc, *extra_args)
+    expect_actions(sc, report, [(check, command, "done")])
+    expect_detail(sc, action(sc, report, check), r"^remounted through fspick\+fsconfig; verified: ")
+    after = top_mount()
+    sc.check.eq(
+        (after["mount_id"], after["device"]),
+        (before["mount_id"], before["device"]),
+        "the same mount and instance after repair",
+    )
+    want = {"gid": "5", "mode": want_mode}
+    want.update(want_options or {})
+    expect_options(sc, after, want)
+    sc.check.eq(after["mount_options"], before["mount_options"], "per-mount options kept")
+    expect_findings(sc, report, status, [])
+    expect_outcome_lines(sc, err, done=[check])
+    expect_unprivileged_pty(sc, dev, "0" + want_mode)
+    expect_audit_agrees(sc, [])
+    return report
+
+
+# ---------------------------------------------------------------------------
+# The options of the serving instance
+
+
+@case("options-lost")
+def options_lost(sc):
+    options_case(
+        sc,
+        "nosuid,noexec,mode=620",
+        "devpts-options-lost",
+        "mount -o remount,gid=5,mode=620 /dev/pts",
+        "620",
+        want_options={"ptmxmode": "000"},
+    )
+    m = top_mount()
+    for flag in ("nosuid", "noexec"):
+        sc.check.true(flag in m["mount_options"], "per-mount flag %s lost: %s" % (flag, m["mount_options"]))
+
+
+@case("options-lost-mode644")
+def options_lost_mode644(sc):
+    report = options_case(
+        sc,
+        "gid=5,mode=644",
+        "devpts-options-lost",
+        "mount -o remount,gid=5,mode=620 /dev/pts",
+        "620",
+        extra_args=("--verify-user", str(UNPRIVILEGED_UID)),
+    )
+    # The verification ran as the user asked for.
+    expect_detail(sc, action(sc, report, "devpts-options-lost"), r"uid %d got group 5 and mode 0620" % UNPRIVILEGED_UID)
+
+
+@case("options-lost-mode600")
+def options_lost_mode600(sc):
+    # 600 is healthy (systemd 258): the repair keeps it and only adds the group.
+    options_case(sc, "mode=600", "devpts-options-lost", "mount -o remount,gid=5,mode=600 /dev/pts", "600")
+
+
+@case("gid-mismatch")
+def gid_mismatch(sc):
+    options_case(sc, "gid=100,mode=620", "devpts-gid-mismatch", "mount -o remount,gid=5,mode=620 /dev/pts", "620")
+
+
+@case("options-kept")
+def options_kept(sc):
+    # A symlinked /dev/ptmx needs ptmxmode=666; a plain `remount,gid=5,mode=620`
+    # would reset it to 000 (and max to the default) and lock every user out.
+    report = options_case(
+        sc,
+        "mode=620,ptmxmode=666,max=4096",
+        "devpts-options-lost",
+        "mount -o remount,gid=5,mode=620,ptmxmode=666,max=4096 /dev/pts",
+        "620",
+        ptmx="symlink",
+        want_options={"ptmxmode": "666", "max": "4096"},
+    )
+    sc.check.eq((report.get("ptmx") or {}).get("kind"), "symlink", "ptmx.kind after repair")
+
+
+@case("ptmx-locked")
+def ptmx_locked(sc):
+    setup(sc, ptmx="symlink")
+    sc.mount_devpts("/dev/pts", HEALTHY + ",ptmxmode=000")
+    dev = pts_device()
+    res = sc.probe()
+    if res.get("error") != "EACCES":
+        raise SetupError("the locked ptmx did not refuse uid %d: %s" % (UNPRIVILEGED_UID, res))
+    report, status, err = run_repair(sc)
+    expect_actions(sc, report, [("ptmx-locked", "mount -o remount,gid=5,mode=620,ptmxmode=666 /dev/pts", "done")])
+    expect_detail(sc, action(sc, report, "ptmx-locked"), r"verified: a pty opened by uid \d+")
+    expect_options(sc, top_mount(), {"gid": "5", "mode": "620", "ptmxmode": "666"})
+    expect_findings(sc, report, status, [])
+    expect_outcome_lines(sc, err, done=["ptmx-locked"])
+    expect_unprivileged_pty(sc, dev, "0620")
+    expect_audit_agrees(sc, [])
+
+
+@case("ptmx-locked-bind")
+def ptmx_locked_bind(sc):
+    # LXC and pbuilder: /dev/pts/ptmx bind-mounted onto /dev/ptmx, ptmxmode
+    # left at the kernel's 000. The instance is the one to remount, whichever
+    # of its mounts the remount goes through.
+    setup(sc, ptmx=None)
+    sc.mount_devpts("/dev/pts", HEALTHY)
+    open("/dev/ptmx", "w").close()
+    sc.sh("mount", "--bind", "/dev/pts/ptmx", "/dev/ptmx")
+    dev = pts_device()
+    report, status, err = run_repair(sc)
+    command = re.compile(r"mount -o remount,gid=5,mode=620,ptmxmode=666 /dev/(pts|ptmx)")
+    expect_actions(sc, report, [("ptmx-locked", command, "done")])
+    for mp in ("/dev/pts", "/dev/ptmx"):
+        expect_options(sc, top_mount(mp), {"gid": "5", "mode": "620", "ptmxmode": "666"}, what=mp)
+    expect_findings(sc, report, status, [])
+    expect_outcome_lines(sc, err, done=["ptmx-locked"])
+    expect_unprivileged_pty(sc, dev, "0620")
+
+
+@case("ptmx-locked-nogid")
+def ptmx_locked_nogid(sc):
+    # Only ptmx-locked is asked for: the instance's other options, including
+    # the absence of gid=, must stay as they are.
+    setup(sc, ptmx="symlink")
+    sc.mount_devpts("/dev/pts", "mode=620,ptmxmode=000")
+    dev = pts_device()
+    report, status, err = run_repair(sc, "--check", "ptmx-locked")
+    expect_actions(sc, report, [("ptmx-locked", "mount -o remount,mode=620,ptmxmode=666 /dev/pts", "done")])
+    expect_options(sc, top_mount(), {"mode": "620", "ptmxmode": "666"}, absent=("gid",))
+    expect_findings(sc, report, status, ["devpts-options-lost"])
+    res = sc.probe()
+    # No gid=: the slave gets its creator's group.
+    sc.expect_probe(res, ok=True, uid=UNPRIVILEGED_UID, gid=UNPRIVILEGED_GID, mode="0620", dev=dev)
+
+
+# ---------------------------------------------------------------------------
+# /dev/ptmx itself
+
+
+@case("ptmx-missing")
+def ptmx_missing(sc):
+    setup(sc, ptmx=None)
+    sc.mount_devpts("/dev/pts", HEALTHY)
+    dev = pts_device()
+    report, status, err = run_repair(sc)
+    expect_actions(sc, report, [("ptmx-missing", "mknod -m 0666 /dev/ptmx c 5 2", "done")])
+    expect_detail(sc, action(sc, report, "ptmx-missing"), r"verified")
+    st = os.lstat("/dev/ptmx")
+    sc.check.eq(
+        {
+            "char": stat.S_ISCHR(st.st_mode),
+            "rdev": "%d:%d" % (os.major(st.st_rdev), os.minor(st.st_rdev)),
+            "mode": "%04o" % stat.S_IMODE(st.st_mode),
+            "uid": st.st_uid,
+        },
+        {"char": True, "rdev": "5:2", "mode": "0666", "uid": 0},
+        "the /dev/ptmx that repair created",
+    )
+    expect_findings(sc, report, status, [])
+    expect_outcome_lines(sc, err, done=["ptmx-missing"])
+    expect_unprivileged_pty(sc, dev, "0620")
+    expect_audit_agrees(sc, [])
+
+
+@case("ptmx-mode")
+def ptmx_mode(sc):
+    setup(sc, ptmx="char", ptmx_mode=0o600)
+    sc.mount_devpts("/dev/pts", HEALTHY)
+    dev = pts_device()
+    ino = os.lstat("/dev/ptmx").st_ino
+    report, status, err = run_repair(sc)
+    expect_actions(sc, report, [("ptmx-mode", "chmod 0666 /dev/ptmx", "done")])
+    st = os.lstat("/dev/ptmx")
+    sc.check.eq(
+        (stat.S_ISCHR(st.st_mode), "%04o" % stat.S_IMODE(st.st_mode), st.st_ino),
+        (True, "0666", ino),
+        "/dev/ptmx after repair (char, mode, the same inode)",
+    )
+    expect_findings(sc, report, status, [])
+    expect_outcome_lines(sc, err, done=["ptmx-mode"])
+    expect_unprivileged_pty(sc, dev, "0620")
+    expect_audit_agrees(sc, [])
+
+
+@case("options-lost-and-ptmx-mode")
+def options_lost_and_ptmx_mode(sc):
+    # The usual broken host (the scenarios' formats-consistent state): both
+    # are repairable, so one run must leave a healthy, verified host.
+    setup(sc, ptmx="char", ptmx_mode=0o600)
+    sc.mount_devpts("/dev/pts", "mode=620")
+    dev = pts_device()
+    report, status, err = run_repair(sc)
+    expect_actions(
+        sc,
+        report,
+        [
+            ("devpts-options-lost", "mount -o remount,gid=5,mode=620 /dev/pts", "done"),
+            ("ptmx-mode", "chmod 0666 /dev/ptmx", "done"),
+        ],
+    )
+    expect_options(sc, top_mount(), {"gid": "5", "mode": "620"})
+    expect_findings(sc, report, status, [])
+    expect_outcome_lines(sc, err, done=["devpts-options-lost", "ptmx-mode"])
+    expect_unprivileged_pty(sc, dev, "0620")
+
+
+# ---------------------------------------------------------------------------
+# Slaves
+
+
+@case("slave-perms")
+def slave_perms(sc):
+    setup(sc)
+    sc.mount_devpts("/dev/pts", "mode=600")  # no gid=: slaves get their creator's group
+    users = [sc.hold(unprivileged=True)[1] for _ in range(2)]
+    _, rooted = sc.hold(unprivileged=False)
+    if [u["index"] for u in users] + [rooted["index"]] != [0, 1, 2] or (rooted["uid"], rooted["gid"]) != (0, 0):
+        raise SetupError("unexpected ptys: %s %s" % (users, rooted))
+    sc.sh("mount", "-o", "remount,gid=5,mode=620", "/dev/pts")  # fixed by hand
+    dev = pts_device()
+    root_slave = "/dev/pts/2"
+    root_before = lstat_tuple(root_slave)
+
+    report, status, err = run_repair(sc)
+    expect_actions(
+        sc,
+        report,
+        [
+            ("pty-slave-perms", "chgrp 5 /dev/pts/%d && chmod 0620 /dev/pts/%d" % (i, i), r)
+            for i, r in ((0, "done"), (1, "done"), (2, "refused"))
+        ],
+    )
+    for a in report.get("actions") or []:
+        if (a.get("command") or "").endswith("/dev/pts/2"):
+            expect_detail(sc, a, r"owned by root")
+    for i in (0, 1):
+        sc.check.eq(
+            owner_mode("/dev/pts/%d" % i),
+            {"uid": UNPRIVILEGED_UID, "gid": TTY_GID, "mode": "0620"},
+            "/dev/pts/%d after repair" % i,
+        )
+    sc.check.eq(lstat_tuple(root_slave), root_before, "the root-owned slave is untouched (lstat before vs after)")
+    # The root-owned slave is still wrong, and still reported.
+    expect_findings(sc, report, status, ["pty-slave-perms"])
+    f = sc.finding(report, "pty-slave-perms")
+    if f is not None:
+        sc.check.eq(
+            [{k: s.get(k) for k in ("index", "uid", "gid", "mode")} for s in f.get("evidence", {}).get("slaves") or []],
+            [{"index": 2, "uid": 0, "gid": 0, "mode": "0600"}],
+            "pty-slave-perms evidence after repair",
+        )
+    expect_outcome_lines(sc, err, done=["pty-slave-perms"] * 2, failed=["pty-slave-perms"])
+    expect_unprivileged_pty(sc, dev, "0620")
+
+
+# ---------------------------------------------------------------------------
+# --dry-run and idempotence
+
+
+@case("dry-run")
+def dry_run(sc):
+    setup(sc, ptmx="char")
+    sc.mount_devpts("/dev/pts", "mode=600")
+    sc.hold(unprivileged=True)
+    os.chmod("/dev/ptmx", 0o600)
+    audit = sc.audit()
+    audit_status = sc.reports["live"][1]
+    paths = ["/dev", "/dev/ptmx"] + pts_nodes()
+    mi_before, nodes_before = mountinfo_text(), node_state(paths)
+
+    report, status, err = run_repair(sc, "--dry-run")
+
+    sc.check.eq(mountinfo_text(), mi_before, "mountinfo after --dry-run")
+    sc.check.eq(node_state(paths), nodes_before, "lstat of /dev/ptmx and the slaves after --dry-run")
+    expect_actions(
+        sc,
+        report,
+        [
+            ("devpts-options-lost", "mount -o remount,gid=5,mode=600 /dev/pts", "planned"),
+            ("ptmx-mode", "chmod 0666 /dev/ptmx", "planned"),
+            ("pty-slave-perms", "chgrp 5 /dev/pts/0 && chmod 0620 /dev/pts/0", "planned"),
+        ],
+    )
+    sc.check.eq(report.get("findings"), audit.get("findings"), "findings of --dry-run vs audit")
+    sc.check.eq(status, audit_status, "exit status of --dry-run vs audit")
+    sc.check.eq(status, 2, "exit status of --dry-run")
+    expect_outcome_lines(sc, err)
+
+
+@case("idempotent")
+def idempotent(sc):
+    setup(sc)
+    sc.mount_devpts("/dev/pts", "mode=620")
+    first, status, _ = run_repair(sc, label="first repair")
+    expect_actions(
+        sc, first, [("devpts-options-lost", "mount -o remount,gid=5,mode=620 /dev/pts", "done")], "first repair"
+    )
+    sc.check.eq(status, 0, "exit status of the first repair")
+    paths = ["/dev", "/dev/ptmx"] + pts_nodes()
+    mi, nodes = mountinfo_text(), node_state(paths)
+
+    second, status, err = run_repair(sc, label="second repair")
+    sc.check.eq(second.get("actions"), [], "actions of the second repair")
+    expect_findings(sc, second, status, [], "second repair")
+    sc.check.eq(mountinfo_text(), mi, "mountinfo after the second repair")
+    sc.check.eq(node_state(paths), nodes, "lstat of /dev/ptmx and /dev/pts after the second repair")
+    expect_outcome_lines(sc, err)
+
+
+# ---------------------------------------------------------------------------
+# The world moves between plan and act
+
+
+@case("race-ptmx-symlink")
+def race_ptmx_symlink(sc):
+    setup(sc, ptmx="char", ptmx_mode=0o600)
+    sc.mount_devpts("/dev/pts", HEALTHY)
+    victim = os.path.join(sc.workdir, "victim")
+    with open(victim, "w") as f:
+        f.write("root's secret\n")
+    os.chown(victim, 0, 0)
+    os.chmod(victim, 0o600)
+    victim_before = lstat_tuple(victim)
+
+    def swap():
+        os.unlink("/dev/ptmx")
+        os.symlink(victim, "/dev/ptmx")
+
+    report, status, err = run_repair(sc, between=swap)
+    expect_actions(sc, report, [("ptmx-mode", "chmod 0666 /dev/ptmx", "refused")])
+    expect_detail(sc, action(sc, report, "ptmx-mode"), r"refused")
+    sc.check.eq(lstat_tuple(victim), victim_before, "the victim file (lstat before vs after)")
+    sc.check.eq(owner_mode(victim), {"uid": 0, "gid": 0, "mode": "0600"}, "the victim's owner and mode")
+    sc.check.true(os.path.islink("/dev/ptmx"), "/dev/ptmx is no longer the symlink the test put there")
+    expect_findings(sc, report, status, ["ptmx-not-device"])
+    expect_outcome_lines(sc, err, failed=["ptmx-mode"])
+
+
+@case("race-slave-symlink")
+def race_slave_symlink(sc):
+    setup(sc)
+    sc.mount_devpts("/dev/pts", "mode=600")
+    _, held = sc.hold(unprivileged=True)
+    sc.sh("mount", "-o", "remount,gid=5,mode=620", "/dev/pts")
+    slave = "/dev/pts/%d" % held["index"]
+    victim = os.path.join(sc.workdir, "victim")
+    with open(victim, "w") as f:
+        f.write("root's file\n")
+    os.chown(victim, 0, 0)
+    os.chmod(victim, 0o644)
+    victim_before = lstat_tuple(victim)
+
+    def swap():
+        # A tmpfs over /dev/pts with a symlink named like the flagged slave.
+        sc.mount("tmpfs", "/dev/pts", "mode=755")
+        os.symlink(victim, slave)
+
+    report, status, err = run_repair(sc, between=swap)
+    expect_actions(sc, report, [("pty-slave-perms", "chgrp 5 %s && chmod 0620 %s" % (slave, slave), "refused")])
+    expect_detail(sc, action(sc, report, "pty-slave-perms"), r"refused")
+    sc.check.eq(lstat_tuple(victim), victim_before, "the victim file (lstat before vs after)")
+    sc.check.eq(owner_mode(victim), {"uid": 0, "gid": 0, "mode": "0644"}, "the victim's owner, group and mode")
+    # The held pty is now on a covered instance.
+    expect_findings(sc, report, status, ["devpts-orphan-in-use", "pts-covered"])
+    expect_outcome_lines(sc, err, failed=["pty-slave-perms"])
+
+
+@case("race-remount-overmount")
+def race_remount_overmount(sc):
+    setup(sc)
+    sc.mount_devpts("/dev/pts", "mode=620")
+    covered = top_mount()
+
+    def overmount():
+        sc.mount_devpts("/dev/pts", HEALTHY)
+
+    report, status, err = run_repair(sc, between=overmount)
+    expect_actions(sc, report, [("devpts-options-lost", "mount -o remount,gid=5,mode=620 /dev/pts", "refused")])
+    expect_detail(sc, action(sc, report, "devpts-options-lost"), r"something is now mounted on top")
+    now = mounts_by_id().get(covered["mount_id"])
+    if sc.check.true(now is not None, "the covered mount %d is gone" % covered["mount_id"]):
+        sc.check.eq(now["super_options"], covered["super_options"], "options of the covered instance")
+        sc.check.eq(now["mount_options"], covered["mount_options"], "per-mount options of the covered mount")
+    stack = mount_stack("/dev/pts")
+    sc.check.eq([m["mount_id"] for m in stack][:1], [covered["mount_id"]], "the bottom of the stack")
+    expect_findings(sc, report, status, ["devpts-overmount"])
+    expect_outcome_lines(sc, err, failed=["devpts-options-lost"])
+
+
+# ---------------------------------------------------------------------------
+# Stacks
+
+
+@case("centos6-stack")
+def centos6_stack(sc):
+    setup(sc)
+    initramfs_pts = sc.scratch_dir("initramfs-pts")
+    sc.mount_devpts(initramfs_pts, HEALTHY)
+    lower_dev = devnum(os.stat(initramfs_pts).st_dev)
+    sc.hold(unprivileged=False, ptmx=os.path.join(initramfs_pts, "ptmx"))
+    sc.sh("mount", "--move", initramfs_pts, "/dev/pts")
+    sc.mount_devpts("/dev/pts", "mode=620")  # `mount -a` without gid=
+    upper_dev = pts_device()
+    stack = mount_stack("/dev/pts")
+    if [m["device"] for m in stack] != [lower_dev, upper_dev] or lower_dev == upper_dev:
+        raise SetupError("unexpected stack at /dev/pts: %s" % stack)
+    lower_before = mounts_by_id()[stack[0]["mount_id"]]
+
+    report, status, err = run_repair(sc)
+    expect_actions(
+        sc,
+        report,
+        [
+            ("devpts-options-lost", "mount -o remount,gid=5,mode=620 /dev/pts", "done"),
+            ("devpts-orphan-in-use", None, "refused"),
+            ("devpts-overmount", None, "refused"),
+        ],
+    )
+    for check in ("devpts-orphan-in-use", "devpts-overmount"):
+        expect_detail(sc, action(sc, report, check), r"not repaired automatically", r"remedy: \S")
+    top = top_mount()
+    sc.check.eq(top["device"], upper_dev, "the top instance is still the visible one")
+    expect_options(sc, top, {"gid": "5", "mode": "620"}, what="the top instance")
+    lower_after = mounts_by_id().get(stack[0]["mount_id"])
+    sc.check.eq(
+        lower_after and (lower_after["super_options"], lower_after["mount_options"]),
+        (lower_before["super_options"], lower_before["mount_options"]),
+        "options of the covered instance",
+    )
+    expect_findings(sc, report, status, ["devpts-orphan-in-use", "devpts-overmount"])
+    sc.check.eq(status, 2, "exit status (the orphan in use is still critical)")
+    expect_outcome_lines(sc, err, done=["devpts-options-lost"])
+    expect_unprivileged_pty(sc, upper_dev, "0620")
+
+
+# ---------------------------------------------------------------------------
+# The remount API
+
+
+@case("fallback-mount2")
+def fallback_mount2(sc):
+    python = sc.system_python
+    if not python or not os.access(python, os.X_OK):
+        raise Skip("no %s for the seccomp wrapper" % (python or "system python"))
+    r = subprocess.run([python, "-c", "import seccomp"], stdin=sc.null, capture_output=True, text=True)
+    if r.returncode != 0:
+        raise Skip("%s has no seccomp module (Debian: python3-seccomp): %s" % (python, r.stderr.strip()))
+    setup(sc, ptmx="symlink")
+    sc.mount_devpts("/dev/pts", "nosuid,noexec,mode=620,ptmxmode=666,max=4096")
+    before = top_mount()
+    dev = pts_device()
+    report, status, err = run_repair(sc, wrapper=[python, "-c", SECCOMP_WRAPPER])
+    command = "mount -o remount,gid=5,mode=620,ptmxmode=666,max=4096 /dev/pts"
+    expect_actions(sc, report, [("devpts-options-lost", command, "done")])
+    expect_detail(sc, action(sc, report, "devpts-options-lost"), r"^remounted through mount\(2\); verified: ")
+    after = top_mount()
+    sc.check.eq(after["mount_id"], before["mount_id"], "the same mount after repair")
+    expect_options(sc, after, {"gid": "5", "mode": "620", "ptmxmode": "666", "max": "4096"})
+    sc.check.eq(after["mount_options"], before["mount_options"], "per-mount options after a mount(2) remount")
+    for flag in ("nosuid", "noexec"):
+        sc.check.true(flag in after["mount_options"], "per-mount flag %s lost: %s" % (flag, after["mount_options"]))
+    expect_findings(sc, report, status, [])
+    expect_unprivileged_pty(sc, dev, "0620")
+
+
+# ---------------------------------------------------------------------------
+# The journal
+
+
+def start_journald(sc):
+    if not os.access(JOURNALD, os.X_OK):
+        raise Skip("no %s" % JOURNALD)
+    # A private /run (so a private journal socket) and a volatile journal
+    # that reads no kernel messages: nothing reaches the host's journal or
+    # /var/log/journal.
+    sc.mount("tmpfs", "/run", "mode=755")
+    if os.path.isdir("/var/log/journal"):
+        sc.mount("tmpfs", "/var/log/journal", "mode=755")
+    os.makedirs("/run/systemd/journald.conf.d")
+    with open("/run/systemd/journald.conf.d/ptsguard-test.conf", "w") as f:
+        f.write(
+            "[Journal]\nStorage=volatile\nReadKMsg=no\nForwardToSyslog=no\n"
+            "ForwardToKMsg=no\nForwardToConsole=no\nForwardToWall=no\n"
+            "RateLimitIntervalSec=0\n"
+        )
+    sc.journald_log = os.path.join(sc.workdir, "journald.log")
+    logf = open(sc.journald_log, "w")
+    env = dict(os.environ, SYSTEMD_LOG_TARGET="console")
+    env.pop("NOTIFY_SOCKET", None)
+    # Without the audit capabilities journald leaves the kernel's audit state
+    # alone (it would otherwise send AUDIT_SET, a change to the whole host).
+    argv = ["setpriv", "--bounding-set=-audit_control,-audit_read,-audit_write", JOURNALD]
+    p = subprocess.Popen(argv, stdin=sc.null, stdout=logf, stderr=subprocess.STDOUT, env=env)
+    sc.journald = p
+    deadline = time.monotonic() + 5
+    while not os.path.exists("/run/systemd/journal/socket"):
+        if p.poll() is not None or time.monotonic() > deadline:
+            logf.flush()
+            raise SetupError("systemd-journald did not start (%s): %s" % (p.poll(), open(logf.name).read()))
+        time.sleep(0.02)
+    return p
+
+
+def stop_journald(sc):
+    p = getattr(sc, "journald", None)
+    if p and p.poll() is None:
+        p.terminate()
+        try:
+            p.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
+
+
+def journal_entries(match):
+    r = subprocess.run(
+        ["journalctl", "--directory=/run/log/journal", "-o", "json", "--no-pager", match],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=RUN_TIMEOUT,
+    )
+    return [json.loads(line) for line in r.stdout.splitlines() if line.strip()], r
+
+
+@case("journal")
+def journal(sc):
+    setup(sc)
+    sc.mount_devpts("/dev/pts", "mode=620")
+    try:
+        start_journald(sc)
+        audit = sc.audit()
+        sc.expect(audit, ["devpts-options-lost"])
+        message_id = (sc.finding(audit, "devpts-options-lost") or {}).get("message_id")
+        report, status, err = run_repair(sc)
+        expect_actions(sc, report, [("devpts-options-lost", "mount -o remount,gid=5,mode=620 /dev/pts", "done")])
+        expect_findings(sc, report, status, [])
+        expect_outcome_lines(sc, err)  # to the journal, not stderr
+
+        deadline = time.monotonic() + 5
+        while True:
+            entries, r = journal_entries("PTSGUARD_STATE=repaired")
+            if entries or time.monotonic() > deadline:
+                break
+            time.sleep(0.05)
+        if not entries:
+            log("journalctl (%d): %s %s" % (r.returncode, r.stdout, r.stderr))
+        fields = ("PTSGUARD_STATE", "PTSGUARD_CHECK", "MESSAGE_ID", "PRIORITY", "PTSGUARD_MOUNTPOINT")
+        sc.check.eq(
+            [{k: e.get(k) for k in fields} for e in entries],
+            [
+                {
+                    "PTSGUARD_STATE": "repaired",
+                    "PTSGUARD_CHECK": "devpts-options-lost",
+                    "MESSAGE_ID": message_id,
+                    "PRIORITY": "5",
+                    "PTSGUARD_MOUNTPOINT": "/dev/pts",
+                }
+            ],
+            "journal entries with PTSGUARD_STATE=repaired",
+        )
+        sc.check.true(
+            all(isinstance(e.get("MESSAGE"), str) and e["MESSAGE"] for e in entries),
+            "a journal entry without MESSAGE: %s" % entries,
+        )
+    finally:
+        stop_journald(sc)
+        if sc.check.failures and getattr(sc, "journald_log", None):
+            with open(sc.journald_log) as f:
+                log("systemd-journald's output:\n" + f.read())
+
+
+# ---------------------------------------------------------------------------
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--ptsguard")
+    ap.add_argument("--pty-probe")
+    ap.add_argument("--system-python", default=SYSTEM_PYTHON)
+    ap.add_argument("--list", action="store_true")
+    ap.add_argument("--check-registered", action="store_true")
+    ap.add_argument("cases", nargs="*")
+    args = ap.parse_args()
+
+    if args.list:
+        print("\n".join(CASES))
+        return 0
+    if args.check_registered:
+        missing = sorted(set(CASES) - set(args.cases))
+        unknown = sorted(set(args.cases) - set(CASES))
+        if missing or unknown:
+            log("tests/repair/meson.build and repair.py disagree:")
+            log("  not registered in meson.build: %s" % (missing or "-"))
+            log("  registered but not in repair.py: %s" % (unknown or "-"))
+            return 1
+        log("all %d repair cases registered" % len(CASES))
+        return 0
+
+    if not args.ptsguard or not args.pty_probe or not args.cases:
+        ap.error("--ptsguard, --pty-probe and at least one case are required")
+    cases = list(CASES) if args.cases == ["all"] else args.cases
+    unknown = [c for c in cases if c not in CASES]
+    if unknown:
+        ap.error("unknown case(s): %s (see --list)" % ", ".join(unknown))
+
+    if len(cases) > 1:
+        results = {}
+        for c in cases:
+            t0 = time.monotonic()
+            r = subprocess.run(
+                [
+                    sys.executable,
+                    os.path.abspath(__file__),
+                    "--ptsguard",
+                    args.ptsguard,
+                    "--pty-probe",
+                    args.pty_probe,
+                    "--system-python",
+                    args.system_python,
+                    c,
+                ]
+            )
+            results[c] = (r.returncode, time.monotonic() - t0)
+        for c, (rc, t) in results.items():
+            print("%-28s %-10s %.1fs" % (c, {0: "PASS", EXIT_SKIP: "SKIP"}.get(rc, "FAIL (%d)" % rc), t))
+        bad = [c for c, (rc, _) in results.items() if rc not in (0, EXIT_SKIP)]
+        return 1 if bad else (EXIT_SKIP if all(rc == EXIT_SKIP for rc, _ in results.values()) else 0)
+
+    name = cases[0]
+    try:
+        enter_private_namespace([os.path.abspath(__file__)] + sys.argv[1:])
+    except Skip as e:
+        log("SKIP %s: %s" % (name, e))
+        return EXIT_SKIP
+    except SetupError as e:
+        log("FAIL %s: %s" % (name, e))
+        return 1
+
+    func = CASES[name]
+
+    def with_python(sc):
+        sc.system_python = args.system_python
+        return func(sc)
+
+    return run_case(name, with_python, args.ptsguard, args.pty_probe)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
