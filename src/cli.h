@@ -21,3 +21,4 @@ int probe_live(struct snapshot **ret);
 bool want_color(bool no_color);
 
 int cmd_repair(int argc, char **argv);
+int cmd_initramfs(int argc, char **argv);

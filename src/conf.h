@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The daemon's configuration (spec/interface.md, Configuration): vendor
- * defaults under /usr, the /etc file that replaces them, then drop-ins
- * ptsguard.conf.d/*.conf in lexical order, read and merged by libeconf. Every
- * key is validated; an unknown section or key, or a bad value, is an error
- * that names the file and the line. Loading never logs: the caller does.
+ * defaults under /usr, the /etc file that replaces them, then the *.conf
+ * drop-ins of the vendor ptsguard.conf.d and then of the /etc one, each in
+ * lexical order: read and merged by libeconf (0.5), applied key by key. Every key is validated; an
+ * unknown section or key, or a bad value, is an error that names the file and the line. Loading
+ * never logs: the caller does.
  *
  * (The file is conf.h, not config.h: that name is the build's generated header.)
  */

@@ -17,6 +17,7 @@
 #include "analysis.h"
 #include "cli.h"
 #include "checks.h"
+#include "daemon.h"
 #include "probe.h"
 #include "report.h"
 #include "snapshot.h"
@@ -26,27 +27,31 @@
 
 static void help(void)
 {
-	printf("Usage: ptsguard COMMAND [OPTIONS]\n"
-	       "\n"
-	       "Keep Linux pseudo-terminals working and safe: audit devpts and /dev/ptmx.\n"
-	       "\n"
-	       "Commands:\n"
-	       "  audit    [--format text|json|prometheus] [--json] [--snapshot FILE|-]\n"
-	       "           [--min-severity info|warning|critical] [--no-color]\n"
-	       "                             audit this host (or a captured snapshot)\n"
-	       "  snapshot [--output FILE]   capture the live state for an offline audit\n"
-	       "  checks   [--format text|json]\n"
-	       "                             list the check catalog\n"
-	       "  explain  ID                what a check means and how to fix it\n"
-	       "  repair   [--dry-run] [--check ID]... [--format text|json]\n"
-	       "           [--verify-user USER]  fix what is safe to fix, verify, report\n"
-	       "\n"
-	       "Options:\n"
-	       "  -h --help                  show this help\n"
-	       "     --version               show the version\n"
-	       "\n"
-	       "Exit status of audit: 0 nothing at warning or above, 1 warning, 2 critical,\n"
-	       "3 could not run. See ptsguard(8) and ptsguard-checks(7).\n");
+	printf(
+	    "Usage: ptsguard COMMAND [OPTIONS]\n"
+	    "\n"
+	    "Keep Linux pseudo-terminals working and safe: audit devpts and /dev/ptmx.\n"
+	    "\n"
+	    "Commands:\n"
+	    "  audit    [--format text|json|prometheus] [--json] [--snapshot FILE|-]\n"
+	    "           [--min-severity info|warning|critical] [--no-color]\n"
+	    "                             audit this host (or a captured snapshot)\n"
+	    "  snapshot [--output FILE]   capture the live state for an offline audit\n"
+	    "  checks   [--format text|json]\n"
+	    "                             list the check catalog\n"
+	    "  explain  ID                what a check means and how to fix it\n"
+	    "  daemon   [--config FILE]   watch and report transitions (the service)\n"
+	    "  initramfs-record --newroot DIR [--phase NAME] [--output FILE|-]\n"
+	    "                             record the initramfs's devpts state (run by the hooks)\n"
+	    "  repair   [--dry-run] [--check ID]... [--format text|json]\n"
+	    "           [--verify-user USER]  fix what is safe to fix, verify, report\n"
+	    "\n"
+	    "Options:\n"
+	    "  -h --help                  show this help\n"
+	    "     --version               show the version\n"
+	    "\n"
+	    "Exit status of audit: 0 nothing at warning or above, 1 warning, 2 critical,\n"
+	    "3 could not run. See ptsguard(8) and ptsguard-checks(7).\n");
 }
 
 static int cmd_audit(int argc, char **argv)
@@ -358,8 +363,13 @@ int main(int argc, char **argv)
 		const char *name;
 		int (*fn)(int argc, char **argv);
 	} commands[] = {
-		{ "audit", cmd_audit },	    { "snapshot", cmd_snapshot }, { "checks", cmd_checks },
-		{ "explain", cmd_explain }, { "repair", cmd_repair },
+		{ "audit", cmd_audit },
+		{ "snapshot", cmd_snapshot },
+		{ "checks", cmd_checks },
+		{ "explain", cmd_explain },
+		{ "repair", cmd_repair },
+		{ "daemon", cmd_daemon },
+		{ "initramfs-record", cmd_initramfs },
 	};
 	const char *cmd;
 

@@ -196,7 +196,7 @@ int repair_plan(const struct analysis *an, const struct findings *fs,
 				return -ENOMEM;
 			a->dev = an->ptmx_final->dev;
 			a->ino = an->ptmx_final->ino;
-		} else {
+		} else if (!o->repairable_only) {
 			a = add_action(p, f, ACTION_MANUAL);
 			if (!a)
 				return -ENOMEM;

@@ -54,6 +54,7 @@ struct repair_options {
 	uid_t verify_uid;
 	gid_t verify_gid;
 	bool pause_before_act; /* tests: wait for a line on stdin between plan and act */
+	bool repairable_only;  /* no ACTION_MANUAL entries for the other findings (the daemon) */
 	const struct check_policy *policy;
 	gid_t tty_gid;
 };

@@ -21,8 +21,6 @@ int report_write_prometheus(FILE *f, const struct report *r)
 		enum severity sev = info->severity;
 		int present = 0;
 
-		if (info->transition)
-			continue;
 		FOREACH_ARRAY (i, r->findings->items, r->findings->n_items)
 			if (i->check == info) {
 				present = 1;

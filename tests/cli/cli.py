@@ -47,7 +47,7 @@ CATALOG = {
 }
 assert len(CATALOG) == 18
 
-SUBCOMMANDS = ("audit", "snapshot", "repair", "checks", "explain")
+SUBCOMMANDS = ("audit", "snapshot", "repair", "daemon", "checks", "explain")
 
 # A healthy multi-instance host, written by hand after spec/interface.md.
 MOUNTINFO_LINES = [

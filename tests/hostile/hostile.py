@@ -205,7 +205,7 @@ def fd_vanish(sc):
     holder, _ = sc.hold(unprivileged=False, ptmx=os.path.join(lower, "ptmx"))
     # A churn of short-lived children that inherit the holder's fds: a parent that opens a pty on
     # the instance and forks children holding it, forever, until killed.
-    churn = subprocess.Popen([sys.executable, "-c", CHURN, os.path.join(lower, "ptmx")])
+    churn = subprocess.Popen([sys.executable, "-c", CHURN, os.path.join(lower, "ptmx")], stdin=subprocess.PIPE)
     sc.helpers.append(churn)
     time.sleep(0.2)
     sc.sh("mount", "--move", lower, "/dev/pts")

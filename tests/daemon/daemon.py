@@ -1,0 +1,900 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""Daemon tests: `ptsguard daemon` against the real kernel, journald and udevd.
+
+    daemon.py --ptsguard BUILD/src/ptsguard [--opt KEY=VALUE]... CASE
+
+Cases that need root run in a private mount namespace of their own (see
+harness.py) and skip with 77 when not root; CI runs as root and counts a skip
+as a failure. Exit 0 pass, 1 fail, 77 skip.
+"""
+
+import json
+import os
+import signal
+import statistics
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from harness import (  # noqa: E402
+    DEFAULT_CONFIG,
+    PROM_FILE,
+    STATE_FILE,
+    TEST_DIR,
+    TTY_GID,
+    Checker,
+    Daemon,
+    Failure,
+    Journald,
+    NotifySocket,
+    Skip,
+    Udevd,
+    catalog,
+    finding_ids,
+    log,
+    main,
+    mount_stack,
+    pretty,
+    read_state,
+    register,
+    remount_devpts,
+    replace_ptmx_with_symlink,
+    restore_ptmx_char,
+    run,
+    state_inode,
+    sys_mount,
+    sys_umount,
+    wait_for,
+    wait_state,
+)
+
+# How long to keep watching after an expected entry, to catch a duplicate.
+SETTLE = 0.3
+
+
+def transitions(journal, pid):
+    """The daemon's PTSGUARD_* entries, in journal order."""
+    return [e for e in journal.entries(_PID=str(pid)) if "PTSGUARD_CHECK" in e]
+
+
+def expected_priority(state, severity):
+    if state in ("resolved", "repaired"):
+        return "5"
+    return {"critical": "2", "warning": "4", "info": "6"}[severity]
+
+
+def check_entry(c, entry, finding, state, cat, what):
+    """One journal entry against the finding (from the state file) it reports."""
+    fid = finding["id"]
+    c.eq(entry.get("PTSGUARD_CHECK"), fid, what + ": PTSGUARD_CHECK")
+    c.eq(entry.get("PTSGUARD_STATE"), state, what + ": PTSGUARD_STATE")
+    c.eq(entry.get("MESSAGE_ID"), cat[fid]["message_id"], what + ": MESSAGE_ID from the catalog")
+    c.eq(entry.get("PTSGUARD_SEVERITY"), finding["severity"], what + ": PTSGUARD_SEVERITY")
+    c.eq(entry.get("PRIORITY"), expected_priority(state, finding["severity"]), what + ": PRIORITY")
+    c.true(finding["summary"] in entry.get("MESSAGE", ""), what + ": MESSAGE %r carries the summary %r" % (entry.get("MESSAGE"), finding["summary"]))
+    if finding["mount_ids"]:
+        c.eq(entry.get("PTSGUARD_MOUNT_ID"), str(finding["mount_ids"][0]), what + ": PTSGUARD_MOUNT_ID")
+    else:
+        c.true("PTSGUARD_MOUNT_ID" not in entry, what + ": no PTSGUARD_MOUNT_ID for a finding without mounts")
+    if finding["devices"]:
+        c.eq(entry.get("PTSGUARD_DEVICE"), finding["devices"][0], what + ": PTSGUARD_DEVICE")
+    try:
+        evidence = json.loads(entry.get("PTSGUARD_EVIDENCE", ""))
+    except ValueError:
+        c.fail(what + ": PTSGUARD_EVIDENCE is not JSON: %r" % entry.get("PTSGUARD_EVIDENCE"))
+        evidence = None
+    c.eq(evidence, finding["evidence"], what + ": PTSGUARD_EVIDENCE")
+
+
+class Steps:
+    """Drive the daemon through steps, asserting state file and journal after each."""
+
+    def __init__(self, journal, daemon, cat):
+        self.journal = journal
+        self.daemon = daemon
+        self.cat = cat
+        self.c = Checker()
+        self.present = {}  # id -> finding (from the state file), while present
+        self.n_entries = 0
+
+    def step(self, name, action, expected_ids, new_detected=(), new_resolved=(), check_state=None):
+        log("step: %s" % name)
+        action()
+        report = wait_state("%s: findings %s" % (name, expected_ids), lambda r: finding_ids(r) == sorted(expected_ids))
+        n_new = len(new_detected) + len(new_resolved)
+        want = self.n_entries + n_new
+        wait_for(
+            "%s: %d new journal entries" % (name, n_new),
+            lambda: len(transitions(self.journal, self.daemon.pid)) >= want,
+        )
+        time.sleep(SETTLE)
+        entries = transitions(self.journal, self.daemon.pid)
+        new = entries[self.n_entries :]
+        got = sorted((e["PTSGUARD_CHECK"], e["PTSGUARD_STATE"]) for e in new)
+        exp = sorted([(i, "detected") for i in new_detected] + [(i, "resolved") for i in new_resolved])
+        self.c.eq(got, exp, "%s: journal entries (check, state)" % name)
+        now = {f["id"]: f for f in report["findings"]}
+        for e in new:
+            fid, state = e["PTSGUARD_CHECK"], e["PTSGUARD_STATE"]
+            finding = now.get(fid) if state == "detected" else self.present.get(fid)
+            if finding is None:
+                self.c.fail("%s: entry for %s %s, which is not in the state file" % (name, fid, state))
+                continue
+            check_entry(self.c, e, finding, state, self.cat, "%s: %s %s" % (name, fid, state))
+        self.present = now
+        self.n_entries = len(entries)
+        self.c.eq(report["summary"], summary_of(report["findings"]), "%s: state file summary" % name)
+        if check_state:
+            check_state(self.c, report)
+        return report
+
+
+def summary_of(findings):
+    s = {"critical": 0, "warning": 0, "info": 0}
+    for f in findings:
+        s[f["severity"]] += 1
+    return s
+
+
+# --------------------------------------------------------------------------
+# Cases
+
+
+def case_transitions(ptsguard, opts):
+    """Break devpts and /dev/ptmx for real; one detected and one resolved entry per transition."""
+    cat = catalog(ptsguard)
+    journal = Journald()
+    daemon = Daemon(ptsguard)
+    daemon.wait_ready()
+    pts = mount_stack("/dev/pts")[0]
+    s = Steps(journal, daemon, cat)
+    c = s.c
+
+    report = wait_state("first audit", lambda r: True)
+    c.eq(finding_ids(report), [], "healthy start: no findings")
+    c.eq(report["source"], "live", "state file source")
+
+    def lost(c, r):
+        f = r["findings"][0]
+        c.eq(f["mount_ids"], [pts], "options-lost names the /dev/pts mount")
+        c.eq(f["evidence"].get("mode"), "0644", "options-lost evidence: mode")
+        c.eq(f["evidence"].get("gid"), None, "options-lost evidence: no gid")
+
+    s.step("mode=644", lambda: remount_devpts("mode=644"), ["devpts-options-lost"], new_detected=["devpts-options-lost"], check_state=lost)
+    s.step("restore", lambda: remount_devpts("gid=%d,mode=620" % TTY_GID), [], new_resolved=["devpts-options-lost"])
+
+    def mismatch(c, r):
+        c.eq(r["findings"][0]["mount_ids"], [pts], "gid-mismatch names the /dev/pts mount")
+        c.eq(r["instances"][0]["options"]["gid"], 0, "state file: instance gid 0")
+
+    s.step("gid=0", lambda: remount_devpts("gid=0,mode=620"), ["devpts-gid-mismatch"], new_detected=["devpts-gid-mismatch"], check_state=mismatch)
+    s.step("restore", lambda: remount_devpts("gid=%d,mode=620" % TTY_GID), [], new_resolved=["devpts-gid-mismatch"])
+
+    def stacked(c, r):
+        ids = mount_stack("/dev/pts")
+        c.eq(len(ids), 2, "two mounts stacked on /dev/pts")
+        c.eq(sorted(r["findings"][0]["mount_ids"]), sorted(ids), "overmount names both mounts of the stack")
+
+    s.step(
+        "stack a devpts",
+        lambda: sys_mount("devpts", "/dev/pts", "devpts", 0, "gid=%d,mode=620" % TTY_GID),
+        ["devpts-overmount"],
+        new_detected=["devpts-overmount"],
+        check_state=stacked,
+    )
+    s.step("unmount the top devpts", lambda: sys_umount("/dev/pts"), [], new_resolved=["devpts-overmount"])
+
+    def replaced(c, r):
+        f = [f for f in r["findings"] if f["id"] == "ptmx-replaced"][0]
+        ev = f["evidence"]
+        c.eq(ev["before"]["kind"], "char", "ptmx-replaced evidence: before is the char node")
+        c.eq(ev["before"]["rdev"], "5:2", "ptmx-replaced evidence: before rdev")
+        c.eq(ev["after"]["kind"], "symlink", "ptmx-replaced evidence: after is a symlink")
+        c.eq(ev["after"]["target"], "pts/ptmx", "ptmx-replaced evidence: after target")
+        c.eq(ev["udev_event"], None, "ptmx-replaced evidence: no udev event came with it")
+        c.eq(r["ptmx"]["kind"], "symlink", "state file: ptmx kind")
+
+    s.step(
+        "/dev/ptmx -> pts/ptmx (mode 000)",
+        replace_ptmx_with_symlink,
+        ["ptmx-locked", "ptmx-replaced"],
+        new_detected=["ptmx-locked", "ptmx-replaced"],
+        check_state=replaced,
+    )
+    s.step("restore /dev/ptmx", restore_ptmx_char, [], new_resolved=["ptmx-locked", "ptmx-replaced"])
+
+    # Every transition exactly once over the whole run, in order.
+    entries = transitions(journal, daemon.pid)
+    seq = [(e["PTSGUARD_CHECK"], e["PTSGUARD_STATE"]) for e in entries]
+    c.eq(
+        seq,
+        [
+            ("devpts-options-lost", "detected"),
+            ("devpts-options-lost", "resolved"),
+            ("devpts-gid-mismatch", "detected"),
+            ("devpts-gid-mismatch", "resolved"),
+            ("devpts-overmount", "detected"),
+            ("devpts-overmount", "resolved"),
+            ("ptmx-locked", "detected"),
+            ("ptmx-replaced", "detected"),
+            ("ptmx-locked", "resolved"),
+            ("ptmx-replaced", "resolved"),
+        ],
+        "the whole journal, in order",
+    )
+    stop_daemon(c, daemon)
+    journal.stop()
+    c.done()
+
+
+def case_ptmx_baseline(ptsguard, opts):
+    """Creating a missing /dev/ptmx is a fix, not a replacement; replacing the fix then is."""
+    cat = catalog(ptsguard)
+    os.unlink("/dev/ptmx")
+    journal = Journald()
+    daemon = Daemon(ptsguard)
+    daemon.wait_ready()
+    s = Steps(journal, daemon, cat)
+    wait_state("first audit", lambda r: True)
+    s.step("start without /dev/ptmx", lambda: None, ["ptmx-missing"], new_detected=["ptmx-missing"])
+    s.step("create /dev/ptmx", restore_ptmx_char, [], new_resolved=["ptmx-missing"])
+    s.step("/dev/ptmx -> pts/ptmx", replace_ptmx_with_symlink, ["ptmx-locked", "ptmx-replaced"], new_detected=["ptmx-locked", "ptmx-replaced"])
+    s.step("/dev/ptmx -> elsewhere (a second replacement)", lambda: replace_ptmx_with_symlink("/dev/null"), ["ptmx-not-device", "ptmx-replaced"], new_detected=["ptmx-not-device", "ptmx-replaced"], new_resolved=["ptmx-locked"])
+    s.step("restore /dev/ptmx", restore_ptmx_char, [], new_resolved=["ptmx-not-device", "ptmx-replaced"])
+    stop_daemon(s.c, daemon)
+    journal.stop()
+    s.c.done()
+
+
+def stop_daemon(c, daemon):
+    """SIGTERM: exit status 0 (under ASan also: no leak); returns seconds it took."""
+    rc, took = daemon.stop()
+    c.eq(rc, 0, "exit status after SIGTERM (stderr: %s)" % daemon.stderr_text()[-3000:])
+    return took
+
+
+def case_lifecycle(ptsguard, opts):
+    """READY=1, STATUS=, the state file = audit --json, SIGHUP good and bad, SIGTERM."""
+    c = Checker()
+    journal = Journald()
+    config = DEFAULT_CONFIG + "\n[Ignore]\nChecks=\n"
+    daemon = Daemon(ptsguard, config_text=config, watchdog_usec=200000)
+    ready = daemon.wait_ready()
+    c.eq(ready.get("STATUS"), "No findings", "STATUS= sent with READY=1")
+    n = daemon.notify.count("WATCHDOG", "1")
+    time.sleep(1.0)
+    pings = daemon.notify.count("WATCHDOG", "1") - n
+    c.true(pings >= 4, "WATCHDOG=1 at least every 200 ms while idle (%d in 1 s)" % pings)
+
+    report = wait_state("first audit", lambda r: True)
+    audit = json.loads(run([ptsguard, "audit", "--json"], check=False).stdout)
+    for key in ("schema", "source", "host", "ptmx", "instances", "findings", "summary"):
+        c.eq(report.get(key), audit.get(key), "state file %r equals `audit --json`" % key)
+    c.eq(os.stat(STATE_FILE).st_mode & 0o777, 0o644, "state file mode")
+    leftovers = [n for n in os.listdir(os.path.dirname(STATE_FILE)) if n != os.path.basename(STATE_FILE)]
+    c.eq(leftovers, [], "no temporary files beside the state file")
+    with open(PROM_FILE) as f:
+        prom = f.read()
+    c.true('ptsguard_findings_total{severity="critical"} 0' in prom, "Prometheus file has the totals:\n" + prom)
+    c.true("ptsguard_last_audit_timestamp_seconds " in prom, "Prometheus file has the audit timestamp")
+    loaded = [e for e in journal.entries(_PID=str(daemon.pid)) if e.get("MESSAGE", "").startswith("Loaded configuration from " + daemon.config_path)]
+    c.eq(len(loaded), 1, "the daemon journals the configuration it loaded")
+
+    # SIGHUP with a good configuration: Mode=600 pinned makes the mode=620 devpts unhealthy.
+    daemon.write_config(DEFAULT_CONFIG.replace("TTYGroup=tty\n", "TTYGroup=tty\nMode=600\n"))
+    daemon.signal(signal.SIGHUP)
+    reloading = daemon.notify.wait("RELOADING", "1", what="RELOADING=1 after SIGHUP")
+    c.true(reloading.get("MONOTONIC_USEC", "").isdigit(), "MONOTONIC_USEC= with RELOADING=1: %r" % reloading)
+    daemon.notify.wait("READY", "1", after=1, what="READY=1 after the reload")
+    r = wait_state("Mode=600 pinned: options-lost", lambda r: finding_ids(r) == ["devpts-options-lost"])
+    c.eq(r["findings"][0]["evidence"].get("mode"), "0620", "pinned 600: the 620 instance is reported")
+    wait_for("STATUS= with the new counts", lambda: daemon.notify.count("STATUS", "Findings: 1 critical, 0 warning, 0 info"))
+
+    # SIGHUP with a broken configuration: logged with file and line, the old one stays.
+    broken = DEFAULT_CONFIG.replace("TTYGroup=tty\n", "TTYGroup=tty\nMode=600\nModus=620\n")
+    bad_line = broken.splitlines().index("Modus=620") + 1
+    daemon.write_config(broken)
+    daemon.signal(signal.SIGHUP)
+    daemon.notify.wait("RELOADING", "1", after=1, what="RELOADING=1 after the second SIGHUP")
+    daemon.notify.wait("READY", "1", after=2, what="READY=1 after the failed reload")
+    errors = wait_for(
+        "the configuration error in the journal",
+        lambda: [e for e in journal.entries(_PID=str(daemon.pid)) if e.get("CONFIG_LINE") == str(bad_line)],
+    )
+    e = errors[0]
+    c.eq(e.get("CONFIG_FILE"), daemon.config_path, "CONFIG_FILE= of the error")
+    c.true(
+        e.get("MESSAGE", "").startswith("%s:%d: unknown key 'Modus' in [Devpts]" % (daemon.config_path, bad_line)),
+        "error message names file and line: %r" % e.get("MESSAGE"),
+    )
+    c.true("keeping the previous configuration" in e.get("MESSAGE", ""), "error says the old configuration stays")
+    c.true(daemon.alive(), "the daemon still runs after a bad reload")
+    # The old configuration (Mode=600 pinned) is still in force: mode=600 is healthy now.
+    remount_devpts("gid=%d,mode=600" % TTY_GID)
+    wait_state("mode=600 under the kept configuration", lambda r: finding_ids(r) == [])
+    states = [(x["PTSGUARD_CHECK"], x["PTSGUARD_STATE"]) for x in transitions(journal, daemon.pid)]
+    c.eq(states, [("devpts-options-lost", "detected"), ("devpts-options-lost", "resolved")], "journal transitions")
+
+    took = stop_daemon(c, daemon)
+    c.true(took < 2.0, "exits promptly after SIGTERM (%.3fs)" % took)
+    c.true(daemon.notify.count("STOPPING", "1") == 1, "STOPPING=1 sent")
+    log("SIGTERM to exit: %.1f ms" % (took * 1000))
+    journal.stop()
+    c.done()
+
+
+UDEV_TEST_RULE = """# ptsguard daemon test: replace /dev/ptmx from a RUN of a change event, the way
+# a udev rule replaces it for real; active only while the marker file exists.
+ACTION=="change", SUBSYSTEM=="tty", KERNEL=="ptmx", TEST=="%s/replace-ptmx", \\
+  RUN+="/bin/sh -c 'ln -s pts/ptmx /dev/.ptmx-udev && mv -T /dev/.ptmx-udev /dev/ptmx'"
+""" % (
+    TEST_DIR,
+)
+
+
+class UdevMonitor:
+    """`udevadm monitor --udev --property` for the tty subsystem, for the seqnums."""
+
+    def __init__(self):
+        self.proc = register(subprocess.Popen(
+            ["udevadm", "monitor", "--udev", "--property", "--subsystem-match=tty"],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+            bufsize=1,
+        ))
+        os.set_blocking(self.proc.stdout.fileno(), False)
+        self.buf = ""
+        # It prints a header once it listens.
+        wait_for("udevadm monitor to listen", lambda: self._read() or "UDEV" in self.buf)
+
+    def _read(self):
+        try:
+            chunk = self.proc.stdout.read()
+        except (BlockingIOError, TypeError):
+            chunk = None
+        if chunk:
+            self.buf += chunk
+        return False
+
+    def events(self):
+        self._read()
+        out = []
+        for block in self.buf.split("\n\n"):
+            props = dict(line.split("=", 1) for line in block.splitlines() if "=" in line)
+            if "SEQNUM" in props:
+                out.append(props)
+        return out
+
+    def wait_ptmx(self, action, after=0):
+        def found():
+            hits = [e for e in self.events() if e.get("DEVNAME") == "/dev/ptmx" and e.get("ACTION") == action]
+            return hits[after] if len(hits) > after else None
+
+        return wait_for("udev %s event for ptmx" % action, found)
+
+    def stop(self):
+        self.proc.terminate()
+        self.proc.wait()
+
+
+def case_udev(ptsguard, opts):
+    """A real udevd: the daemon logs each ptmx event's seqnum and re-audits; ptmx-replaced carries it."""
+    c = Checker()
+    rules = opts.get("rules")
+    if not rules:
+        raise Failure("--opt rules=PATH (rules/70-ptsguard.rules) is required")
+    with open(rules) as f:
+        ptsguard_rules = f.read()
+    journal = Journald()
+    udevd = Udevd(extra_rules=[("70-ptsguard.rules", ptsguard_rules), ("99-ptsguard-test.rules", UDEV_TEST_RULE)])
+    monitor = UdevMonitor()
+    # A wider window than the default: the udev event is sent after the RUN program has
+    # replaced /dev/ptmx and exited, and both must fall into one window.
+    daemon = Daemon(ptsguard, config_text=DEFAULT_CONFIG.replace("CoalesceMSec=20", "CoalesceMSec=200"))
+    daemon.wait_ready()
+    cat = catalog(ptsguard)
+    # ptmxmode=666 so that a symlink to pts/ptmx works: the replacement alone is the finding.
+    remount_devpts("gid=%d,mode=620,ptmxmode=666" % TTY_GID)
+    wait_state("healthy", lambda r: finding_ids(r) == [] and r["instances"][0]["options"]["ptmxmode"] == "0666")
+    time.sleep(SETTLE)
+
+    # 1. A change event: journaled with its seqnum, and a new audit follows.
+    inode = state_inode()
+    run(["udevadm", "trigger", "--action=change", "--settle", "/sys/class/tty/ptmx"])
+    event = monitor.wait_ptmx("change")
+    seqnum = event["SEQNUM"]
+    seen = wait_for(
+        "the daemon's entry for udev seqnum %s" % seqnum,
+        lambda: [e for e in journal.entries(_PID=str(daemon.pid)) if e.get("PTSGUARD_UDEV_SEQNUM") == seqnum],
+    )
+    c.eq(len(seen), 1, "one entry for udev seqnum %s" % seqnum)
+    c.eq(seen[0].get("PTSGUARD_UDEV_ACTION"), "change", "PTSGUARD_UDEV_ACTION")
+    c.true(("seqnum %s" % seqnum) in seen[0].get("MESSAGE", ""), "the message names the seqnum: %r" % seen[0].get("MESSAGE"))
+    wait_for("a re-audit after the udev event (a new state file)", lambda: state_inode() != inode)
+    c.eq(finding_ids(read_state()), [], "nothing found after a plain change event")
+
+    # 2. The rule under test matched the ptmx device.
+    info = run(["udevadm", "info", "--query=property", "/sys/class/tty/ptmx"]).stdout
+    props = dict(line.split("=", 1) for line in info.splitlines() if "=" in line)
+    c.true(":ptsguard:" in props.get("TAGS", ""), "70-ptsguard.rules tagged ptmx 'ptsguard': TAGS=%r" % props.get("TAGS"))
+    c.true(":systemd:" in props.get("TAGS", ""), "70-ptsguard.rules tagged ptmx 'systemd': TAGS=%r" % props.get("TAGS"))
+    c.eq(props.get("SYSTEMD_WANTS"), "ptsguard-audit.service", "70-ptsguard.rules: SYSTEMD_WANTS")
+
+    # 3. udev replaces /dev/ptmx (RUN of the test rule): ptmx-replaced with that event as evidence.
+    with open(TEST_DIR + "/replace-ptmx", "w"):
+        pass
+    n_before = len(transitions(journal, daemon.pid))
+    run(["udevadm", "trigger", "--action=change", "--settle", "/sys/class/tty/ptmx"])
+    event2 = monitor.wait_ptmx("change", after=1)
+    seqnum2 = event2["SEQNUM"]
+    c.true(os.path.islink("/dev/ptmx"), "the test rule replaced /dev/ptmx with a symlink")
+    r = wait_state("ptmx-replaced", lambda r: finding_ids(r) == ["ptmx-replaced"])
+    f = r["findings"][0]
+    c.eq(f["evidence"]["udev_event"], {"action": "change", "seqnum": int(seqnum2)}, "ptmx-replaced evidence: the udev event")
+    c.eq(f["evidence"]["after"]["target"], "pts/ptmx", "ptmx-replaced evidence: after")
+    wait_for("the detected entry", lambda: len(transitions(journal, daemon.pid)) > n_before)
+    time.sleep(SETTLE)
+    new = transitions(journal, daemon.pid)[n_before:]
+    c.eq([(e["PTSGUARD_CHECK"], e["PTSGUARD_STATE"]) for e in new], [("ptmx-replaced", "detected")], "journal: ptmx-replaced detected")
+    if new:
+        check_entry(c, new[0], f, "detected", cat, "ptmx-replaced detected")
+        c.eq(new[0].get("PTSGUARD_UDEV_SEQNUM"), seqnum2, "ptmx-replaced entry: PTSGUARD_UDEV_SEQNUM")
+        c.eq(new[0].get("PTSGUARD_UDEV_ACTION"), "change", "ptmx-replaced entry: PTSGUARD_UDEV_ACTION")
+
+    os.unlink(TEST_DIR + "/replace-ptmx")
+    restore_ptmx_char()
+    wait_state("restored", lambda r: finding_ids(r) == [])
+    wait_for("the resolved entry", lambda: len(transitions(journal, daemon.pid)) > n_before + 1)
+    time.sleep(SETTLE)
+    new = transitions(journal, daemon.pid)[n_before:]
+    c.eq(
+        [(e["PTSGUARD_CHECK"], e["PTSGUARD_STATE"]) for e in new],
+        [("ptmx-replaced", "detected"), ("ptmx-replaced", "resolved")],
+        "journal: ptmx-replaced detected, then resolved",
+    )
+    stop_daemon(c, daemon)
+    monitor.stop()
+    udevd.stop()
+    journal.stop()
+    c.done()
+
+
+def percentile(values, p):
+    values = sorted(values)
+    if not values:
+        return float("nan")
+    k = min(len(values) - 1, max(0, int(round(p / 100.0 * (len(values) - 1)))))
+    return values[k]
+
+
+def last_audit_seconds():
+    """ptsguard_audit_duration_seconds of the Prometheus file."""
+    try:
+        with open(PROM_FILE) as f:
+            for line in f:
+                if line.startswith("ptsguard_audit_duration_seconds "):
+                    return float(line.split()[1])
+    except (OSError, ValueError):
+        pass
+    return 0.01
+
+
+def detection_latencies(journal, daemon, n):
+    """Remount devpts mode=644 and back n times; ms from the remount to the journal entry.
+
+    Between samples the daemon is left idle longer than its rate limit, so that each sample
+    measures a first event after a quiet spell (the storm thread, when running, sees to it that
+    it is not quiet at all)."""
+    out = []
+    for i in range(n):
+        for opts, state in (("mode=644", "detected"), ("gid=%d,mode=620" % TTY_GID, "resolved")):
+            time.sleep(0.05 + 5 * last_audit_seconds())
+            before = len(transitions(journal, daemon.pid))
+            t0 = time.time()
+            remount_devpts(opts)
+            entry = wait_for(
+                "%s entry %d" % (state, i),
+                lambda: next((e for e in transitions(journal, daemon.pid)[before:] if e["PTSGUARD_STATE"] == state), None),
+                interval=0.002,
+            )
+            out.append((int(entry["__REALTIME_TIMESTAMP"]) - t0 * 1e6) / 1000.0)
+    return out
+
+
+class StormThread:
+    """tmpfs mount/umount pairs in a loop until stopped (ctypes releases the GIL)."""
+
+    def __init__(self):
+        import threading
+
+        self.target = TEST_DIR + "/storm-bg"
+        os.makedirs(self.target, exist_ok=True)
+        self.stopped = False
+        self.pairs = 0
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.t0 = time.monotonic()
+        self.thread.start()
+
+    def _run(self):
+        while not self.stopped:
+            sys_mount("tmpfs", self.target, "tmpfs", 0, "size=64k")
+            sys_umount(self.target)
+            self.pairs += 1
+
+    def stop(self):
+        self.stopped = True
+        self.thread.join()
+        return self.pairs, time.monotonic() - self.t0
+
+
+STORM_PAIRS = 2000
+
+
+def storm(n_pairs, at, during):
+    """n_pairs tmpfs mount/umount pairs; during() runs after pair `at`. Returns seconds taken."""
+    target = TEST_DIR + "/storm"
+    os.makedirs(target, exist_ok=True)
+    t0 = time.monotonic()
+    for i in range(n_pairs):
+        sys_mount("tmpfs", target, "tmpfs", 0, "size=64k")
+        sys_umount(target)
+        if i == at:
+            during()
+    return time.monotonic() - t0
+
+
+def run_storm_case(ptsguard, opts, extra_mounts):
+    c = Checker()
+    journal = Journald()
+    if extra_mounts:
+        base = TEST_DIR + "/many"
+        os.makedirs(base, exist_ok=True)
+        sys_mount("tmpfs", base, "tmpfs", 0, "size=1m")
+        t0 = time.monotonic()
+        for i in range(extra_mounts):
+            d = "%s/%d" % (base, i)
+            os.mkdir(d)
+            sys_mount("tmpfs", d, "tmpfs", 0, "size=4k")
+        with open("/proc/self/mountinfo") as f:
+            n_mounts = sum(1 for _ in f)
+        log("mount table: %d mounts (%d added in %.1fs)" % (n_mounts, extra_mounts, time.monotonic() - t0))
+    daemon = Daemon(ptsguard)
+    daemon.wait_ready()
+    wait_state("first audit", lambda r: finding_ids(r) == [])
+    time.sleep(SETTLE)
+    log("daemon RSS after start: %d KiB" % daemon.rss_kib())
+
+    idle = detection_latencies(journal, daemon, 10)
+    log("detection latency at idle (remount -> journal entry, %d samples): median %.1f ms, p99 %.1f ms; audit %.1f ms" % (len(idle), statistics.median(idle), percentile(idle, 99), last_audit_seconds() * 1000))
+    bg = StormThread()
+    cpu0 = daemon.cpu_seconds()
+    busy = detection_latencies(journal, daemon, 10)
+    cpu = daemon.cpu_seconds() - cpu0
+    pairs, secs = bg.stop()
+    log(
+        "detection latency during a storm (%d pairs in %.1fs, %.0f mount events/s; %d samples): median %.1f ms, p99 %.1f ms; daemon CPU %.2fs (%.3f CPU-s per 1000 events)"
+        % (pairs, secs, 2 * pairs / secs, len(busy), statistics.median(busy), percentile(busy, 99), cpu, cpu * 1000 / max(1, 2 * pairs))
+    )
+    wait_state("after the background storm", lambda r: finding_ids(r) == [])
+
+    stacked = {}
+
+    def overmount():
+        stacked["t"] = time.time()
+        sys_mount("devpts", "/dev/pts", "devpts", 0, "gid=%d,mode=620" % TTY_GID)
+
+    before = len(transitions(journal, daemon.pid))
+    cpu0 = daemon.cpu_seconds()
+    took = storm(STORM_PAIRS, STORM_PAIRS // 2, overmount)
+    entry = wait_for(
+        "devpts-overmount made during the storm to be journaled",
+        lambda: next((e for e in transitions(journal, daemon.pid)[before:] if e["PTSGUARD_CHECK"] == "devpts-overmount"), None),
+    )
+    # Let the last audit of the storm finish before reading the CPU time.
+    time.sleep(0.5)
+    cpu = daemon.cpu_seconds() - cpu0
+    latency = (int(entry["__REALTIME_TIMESTAMP"]) - stacked["t"] * 1e6) / 1000.0
+    c.eq(entry["PTSGUARD_STATE"], "detected", "the overmount entry")
+    events = 2 * STORM_PAIRS
+    log(
+        "storm: %d mount/umount pairs (%d mount table events) in %.2fs; daemon CPU %.3fs (%.3f CPU-s per 1000 events); overmount journaled %.1f ms after the mount"
+        % (STORM_PAIRS, events, took, cpu, cpu * 1000.0 / events, latency)
+    )
+    sys_umount("/dev/pts")
+    wait_state("after the storm", lambda r: finding_ids(r) == [])
+    c.true(daemon.alive(), "the daemon survived the storm")
+    stop_daemon(c, daemon)
+    stats = wait_for("the daemon's exit summary", lambda: [e for e in journal.entries(_PID=str(daemon.pid)) if e.get("MESSAGE", "").startswith("Stopping after")])
+    log("daemon: %s" % stats[0]["MESSAGE"])
+    n_audits = int(stats[0]["MESSAGE"].split()[2])
+    # Coalescing: never one audit per raw event.
+    c.true(n_audits < events / 4, "audits (%d) are far fewer than the storm's events (%d)" % (n_audits, events))
+    journal.stop()
+    c.done()
+
+
+def case_storm(ptsguard, opts):
+    """2,000 tmpfs mount/umount pairs: bounded CPU, and an overmount in the middle is journaled."""
+    run_storm_case(ptsguard, opts, 0)
+
+
+def case_storm_10k_mounts(ptsguard, opts):
+    """The storm again on a 10,000-mount table (the benchmark of issue 4)."""
+    run_storm_case(ptsguard, opts, 10000)
+
+
+def case_config_errors(ptsguard, opts):
+    """A bad configuration stops the start with file and line (no journal here: standard error)."""
+    c = Checker()
+    path = TEST_DIR + "/bad.conf"
+    cases = [
+        ("[Devpts]\nMode=644\n", 2, "Mode=644: expected 620 or 600 (or empty for either)"),
+        ("[Devpts]\nTTYGroup=tty\n\n[Daemon]\nBogus=1\n", 5, "unknown key 'Bogus' in [Daemon]"),
+        ("[Ignore]\nChecks=ptmx-mode no-such-check\n", 2, "Checks=: unknown check 'no-such-check' (see ptsguard checks)"),
+        ("# comment\n[Devpt]\nMode=620\n", 2, "unknown section [Devpt] (expected Devpts, Repair, Ignore or Daemon)"),
+        ("Mode=620\n", 1, "'Mode' is outside of any [Section]"),
+        ("[Repair]\nPolicy=yes\n", 2, "Policy=yes: expected off or safe"),
+        ("[Daemon]\nCoalesceMSec=20ms\n", 2, "CoalesceMSec=20ms: expected milliseconds from 0 to 10000"),
+        ("[Daemon]\nAuditCPUPercent=0\n", 2, "AuditCPUPercent=0: expected a percentage from 1 to 100"),
+        ("[Daemon]\nStateFile=relative.json\n", 2, "StateFile=relative.json: expected an absolute file name (or empty for none)"),
+        ("[Ignore]\nMountpoints=/srv relative\n", 2, "Mountpoints=: 'relative' is not an absolute path"),
+        ("[Devpts]\nMode=620\nMode=600\n", 3, "Mode= is set again (first on line 2)"),
+        ("[Devpts]\nMode\n", 2, "expected Mode=VALUE"),
+        ("[Devpts]\nTTYGroup=no-such-group-here\n", 2, "TTYGroup=no-such-group-here: no such group"),
+        ("[Devpts\nMode=620\n", 1, None),
+    ]
+    for text, line, message in cases:
+        with open(path, "w") as f:
+            f.write(text)
+        r = subprocess.run([ptsguard, "daemon", "--config", path], stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=10)
+        what = "config %r" % text
+        c.eq(r.returncode, 1, what + ": exit status")
+        prefix = "ptsguard: %s:%d: " % (path, line)
+        c.true(r.stderr.startswith(prefix), what + ": stderr starts with %r: %r" % (prefix, r.stderr))
+        if message:
+            c.eq(r.stderr, prefix + message + "; not starting\n", what + ": message")
+    r = subprocess.run([ptsguard, "daemon", "--config", TEST_DIR + "/missing.conf"], stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=10)
+    c.eq(r.returncode, 1, "missing --config file: exit status")
+    c.true(TEST_DIR + "/missing.conf" in r.stderr, "missing --config file is named: %r" % r.stderr)
+    r = subprocess.run([ptsguard, "daemon", "--bogus"], stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=10)
+    c.eq((r.returncode, r.stderr), (1, "ptsguard: daemon: unknown option '--bogus' (see ptsguard daemon --help)\n"), "unknown option")
+    c.done()
+
+
+def case_default_config(ptsguard, opts):
+    """The shipped data/ptsguard.conf: every key there, commented, with the built-in value."""
+    import re
+
+    c = Checker()
+    path = opts.get("default_config")
+    if not path:
+        raise Failure("--opt default_config=PATH is required")
+
+    def loaded(config_path):
+        notify = NotifySocket(TEST_DIR + "/notify-%d" % time.monotonic_ns())
+        env = dict(os.environ, NOTIFY_SOCKET=notify.path)
+        p = register(subprocess.Popen([ptsguard, "daemon", "--config", config_path], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env))
+        try:
+            notify.wait("READY", "1", what="READY=1 with %s" % config_path)
+        finally:
+            p.send_signal(signal.SIGTERM)
+            out = p.communicate(timeout=10)[0]
+        c.eq(p.returncode, 0, "%s: exit status (output: %s)" % (config_path, out))
+        line = out.splitlines()[0] if out else ""
+        return line.split(": ", 2)[-1]
+
+    with open(path) as f:
+        text = f.read()
+    keys = re.findall(r"^#([A-Za-z]+)=", text, re.M)
+    c.eq(
+        sorted(keys),
+        sorted(["TTYGroup", "Mode", "Policy", "Checks", "Mountpoints", "CoalesceMSec", "AuditCPUPercent", "StateFile", "PrometheusFile"]),
+        "every key is in the default configuration, commented out",
+    )
+    c.true(not re.search(r"^[A-Za-z]+=", text, re.M), "no key is set in the default configuration")
+    as_shipped = loaded(path)
+    uncommented = TEST_DIR + "/uncommented.conf"
+    with open(uncommented, "w") as f:
+        f.write(re.sub(r"^#([A-Za-z]+=)", r"\1", text, flags=re.M))
+    c.eq(loaded(uncommented), as_shipped, "uncommenting every key changes nothing: the comments show the built-in values")
+    c.done()
+
+
+def overlay_writable(path):
+    """Make directory path writable in this namespace only (an overlay over the nearest existing parent)."""
+    parent = path
+    while not os.path.isdir(parent):
+        parent = os.path.dirname(parent)
+    work = TEST_DIR + "/overlay-" + parent.strip("/").replace("/", "_")
+    os.makedirs(work + "/upper", exist_ok=True)
+    os.makedirs(work + "/work", exist_ok=True)
+    sys_mount("overlay", parent, "overlay", 0, "lowerdir=%s,upperdir=%s/upper,workdir=%s/work" % (parent, work, work))
+    os.makedirs(path, exist_ok=True)
+
+
+def case_config_dirs(ptsguard, opts):
+    """Vendor file, /etc file, drop-ins: libeconf's merge order, and errors naming the drop-in."""
+    c = Checker()
+    vendor, admin = opts.get("vendor_dir"), opts.get("admin_dir")
+    if not vendor or not admin:
+        raise Failure("--opt vendor_dir=... --opt admin_dir=... are required")
+    overlay_writable(vendor + "/ptsguard.conf.d")
+    overlay_writable(admin + "/ptsguard.conf.d")
+
+    def write(path, text):
+        with open(path, "w") as f:
+            f.write(text)
+
+    def start():
+        notify = NotifySocket(TEST_DIR + "/notify-%d" % time.monotonic_ns())
+        env = dict(os.environ, NOTIFY_SOCKET=notify.path)
+        p = register(subprocess.Popen([ptsguard, "daemon"], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env))
+        return p, notify
+
+    write(vendor + "/ptsguard.conf", "[Devpts]\nMode=600\n[Daemon]\nCoalesceMSec=50\n")
+    write(vendor + "/ptsguard.conf.d/10-vendor.conf", "[Daemon]\nCoalesceMSec=30\nAuditCPUPercent=40\n")
+    write(vendor + "/ptsguard.conf.d/30-vendor.conf", "[Ignore]\nChecks=pty-capacity\n")
+    write(admin + "/ptsguard.conf.d/20-admin.conf", "[Daemon]\nAuditCPUPercent=50\n")
+    # Only the vendor file and drop-ins: Mode=600 from the vendor file.
+    os.rename(admin + "/ptsguard.conf.d/20-admin.conf", admin + "/20-admin.conf.off")
+    p, notify = start()
+    notify.wait("READY", "1", what="READY=1 with the vendor configuration")
+    p.send_signal(signal.SIGTERM)
+    out = p.communicate(timeout=10)[0]
+    c.eq(p.returncode, 0, "vendor only: exit status")
+    want = "ptsguard: Loaded configuration from %s/ptsguard.conf, %s/ptsguard.conf.d/10-vendor.conf, %s/ptsguard.conf.d/30-vendor.conf: TTYGroup=tty Mode=600 Policy=off CoalesceMSec=30 AuditCPUPercent=40 StateFile=/run/ptsguard/report.json PrometheusFile=(none) Ignore=pty-capacity" % (vendor, vendor, vendor)
+    c.eq(out.splitlines()[0] if out else "", want, "vendor file and vendor drop-ins")
+
+    # /etc's file replaces the vendor file; /etc's drop-ins come after the vendor's.
+    os.rename(admin + "/20-admin.conf.off", admin + "/ptsguard.conf.d/20-admin.conf")
+    write(admin + "/ptsguard.conf", "[Repair]\nPolicy=safe\n")
+    write(admin + "/ptsguard.conf.d/05-admin.conf", "[Daemon]\nCoalesceMSec=70\n")
+    p, notify = start()
+    notify.wait("READY", "1", what="READY=1 with vendor and admin configuration")
+    p.send_signal(signal.SIGTERM)
+    out = p.communicate(timeout=10)[0]
+    c.eq(p.returncode, 0, "vendor and admin: exit status")
+    order = ", ".join(
+        [
+            admin + "/ptsguard.conf",
+            vendor + "/ptsguard.conf.d/10-vendor.conf",
+            vendor + "/ptsguard.conf.d/30-vendor.conf",
+            admin + "/ptsguard.conf.d/05-admin.conf",
+            admin + "/ptsguard.conf.d/20-admin.conf",
+        ]
+    )
+    want = "ptsguard: Loaded configuration from %s: TTYGroup=tty Mode=620|600 Policy=safe CoalesceMSec=70 AuditCPUPercent=50 StateFile=/run/ptsguard/report.json PrometheusFile=(none) Ignore=pty-capacity" % order
+    c.eq(out.splitlines()[0] if out else "", want, "admin file replaces the vendor file; drop-ins vendor then admin")
+
+    # An error in a drop-in names the drop-in.
+    write(admin + "/ptsguard.conf.d/40-broken.conf", "[Daemon]\n\nCoalesceMSec=fast\n")
+    r = subprocess.run([ptsguard, "daemon"], stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=10)
+    c.eq(r.returncode, 1, "broken drop-in: exit status")
+    c.eq(
+        r.stderr,
+        "ptsguard: %s/ptsguard.conf.d/40-broken.conf:3: CoalesceMSec=fast: expected milliseconds from 0 to 10000; not starting\n" % admin,
+        "broken drop-in: message",
+    )
+    c.done()
+
+
+def case_catalog(ptsguard, opts):
+    """The generated catalog compiles with journalctl and has one entry per check."""
+    c = Checker()
+    path = opts.get("catalog")
+    if not path:
+        raise Failure("--opt catalog=PATH is required")
+    import tempfile
+
+    cat = catalog(ptsguard)
+    with tempfile.TemporaryDirectory() as root:
+        d = os.path.join(root, "usr/lib/systemd/catalog")
+        os.makedirs(d)
+        with open(path) as f:
+            text = f.read()
+        with open(os.path.join(d, "ptsguard.catalog"), "w") as f:
+            f.write(text)
+        r = run(["journalctl", "--root", root, "--update-catalog"], check=False)
+        c.eq((r.returncode, r.stderr), (0, ""), "journalctl --update-catalog")
+        listed = run(["journalctl", "--root", root, "--list-catalog"]).stdout.splitlines()
+        c.eq(len(listed), len(cat), "one catalog entry per check")
+        for cid, info in sorted(cat.items()):
+            dump = run(["journalctl", "--root", root, "--dump-catalog", info["message_id"]], check=False).stdout
+            what = "catalog entry for %s" % cid
+            c.true(("-- %s\n" % info["message_id"]) in dump, what + ": present")
+            c.true(("Subject: %s\n" % info["summary"]) in dump, what + ": Subject")
+            c.true("Defined-By: ptsguard\n" in dump, what + ": Defined-By")
+            c.true("Documentation: man:ptsguard-checks(7)\n" in dump, what + ": Documentation")
+            c.true(" ".join(info["remedy"].split()) in " ".join(dump.split()), what + ": remedy")
+            c.true(" ".join(info["explanation"].split()) in " ".join(dump.split()), what + ": explanation")
+    c.done()
+
+
+def case_unit_verify(ptsguard, opts):
+    """systemd-analyze verify on the built units (ExecStart pointed at this build)."""
+    import tempfile
+
+    c = Checker()
+    units = opts.get("units")
+    if not units:
+        raise Failure("--opt units=DIR is required")
+    with tempfile.TemporaryDirectory() as d:
+        paths = []
+        for name in ("ptsguard.service", "ptsguard-audit.service"):
+            with open(os.path.join(units, name)) as f:
+                text = f.read()
+            exec_start = [l for l in text.splitlines() if l.startswith("ExecStart=")][0]
+            binary = exec_start.split("=", 1)[1].split()[0]
+            text = text.replace(binary, ptsguard)
+            paths.append(os.path.join(d, name))
+            with open(paths[-1], "w") as f:
+                f.write(text)
+        r = run(["systemd-analyze", "verify", "--man=no"] + paths, check=False)
+        c.eq((r.returncode, r.stdout + r.stderr), (0, ""), "systemd-analyze verify")
+        r = run(["systemd-analyze", "security", "--offline=yes", paths[0]], check=False)
+        exposure = [l for l in r.stdout.splitlines() if "Overall exposure level" in l]
+        log(exposure[0] if exposure else "systemd-analyze security: %s" % r.stderr.strip())
+    c.done()
+
+
+def case_repair_safe(ptsguard, opts):
+    """Policy=safe: a lost-options remount is detected, repaired (journal: detected, then
+    repaired, never resolved), and the state file shows the repaired host; a finding that is
+    not repairable is only detected."""
+    cat = catalog(ptsguard)
+    journal = Journald()
+    daemon = Daemon(ptsguard, config_text=DEFAULT_CONFIG.replace("Policy=off", "Policy=safe"))
+    daemon.wait_ready()
+    c = Checker()
+    wait_state("first audit", lambda r: finding_ids(r) == [])
+
+    remount_devpts("mode=644")
+    report = wait_state("repaired: no findings", lambda r: finding_ids(r) == [])
+    wait_for("detected and repaired entries", lambda: len(transitions(journal, daemon.pid)) >= 2)
+    time.sleep(SETTLE)
+    seq = [(e["PTSGUARD_CHECK"], e["PTSGUARD_STATE"]) for e in transitions(journal, daemon.pid)]
+    c.eq(seq, [("devpts-options-lost", "detected"), ("devpts-options-lost", "repaired")], "journal sequence")
+    entries = transitions(journal, daemon.pid)
+    if len(entries) == 2:
+        c.eq(entries[1]["MESSAGE_ID"], cat["devpts-options-lost"]["message_id"], "repaired entry MESSAGE_ID")
+        c.eq(entries[1]["PRIORITY"], "5", "repaired entry PRIORITY")
+        c.true("verified" in entries[1].get("PTSGUARD_DETAIL", ""), "the entry says how it was verified: %r" % entries[1].get("PTSGUARD_DETAIL"))
+    opts_now = [l for l in open("/proc/self/mountinfo") if " /dev/pts " in l][-1].split(" - ")[1].split()[2]
+    c.true("gid=%d" % TTY_GID in opts_now and "mode=620" in opts_now, "the host's /dev/pts was remounted: %s" % opts_now)
+    c.eq(report["instances"][0]["options"]["gid"], TTY_GID, "the state file shows the repaired instance")
+
+    # A finding the policy may not repair is journaled as detected and nothing else.
+    n = len(transitions(journal, daemon.pid))
+    sys_mount("tmpfs", "/dev/pts", "tmpfs", 0, "mode=755")
+    wait_state("pts-covered", lambda r: finding_ids(r) == ["pts-covered"])
+    time.sleep(0.5)
+    new = [(e["PTSGUARD_CHECK"], e["PTSGUARD_STATE"]) for e in transitions(journal, daemon.pid)[n:]]
+    c.eq(new, [("pts-covered", "detected")], "a non-repairable finding is only detected")
+    sys_umount("/dev/pts")
+    wait_state("healthy again", lambda r: finding_ids(r) == [])
+    stop_daemon(c, daemon)
+    journal.stop()
+    c.done()
+
+
+CASES = {
+    "transitions": (case_transitions, True),
+    "repair-safe": (case_repair_safe, True),
+    "lifecycle": (case_lifecycle, True),
+    "ptmx-baseline": (case_ptmx_baseline, True),
+    "udev": (case_udev, True),
+    "storm": (case_storm, True),
+    "storm-10k-mounts": (case_storm_10k_mounts, True),
+    "config-errors": (case_config_errors, True),
+    "config-dirs": (case_config_dirs, True),
+    "default-config": (case_default_config, True),
+    "catalog": (case_catalog, False),
+    "unit-verify": (case_unit_verify, False),
+}
+
+if __name__ == "__main__":
+    sys.exit(main(CASES, sys.argv[1:]))

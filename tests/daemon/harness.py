@@ -1,0 +1,521 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""Harness for the daemon tests: a private world with a real journald and udevd.
+
+Each case runs as root in a private mount namespace of its own (re-exec under
+`unshare --mount --propagation private`): a tmpfs on /run (so journald, udevd
+and the daemon get their own sockets and state), a tmpfs /dev with only what a
+test needs (ptmx, null, a devpts at /dev/pts with gid=5,mode=620), and a
+neutral /etc/fstab. A real systemd-journald (Storage=volatile, no rate limit)
+collects what the daemon logs; `journalctl -o json` reads it back. The daemon
+runs with NOTIFY_SOCKET pointing at a datagram socket this harness reads.
+
+Nothing here touches the host: every mount is made inside the namespace, the
+namespace is checked to be a new one before anything is unmounted, and it
+disappears with its last process.
+
+Standard library only.
+"""
+
+import ctypes
+import json
+import os
+import shutil
+import signal
+import socket
+import stat
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+NS_MARKER = "PTSGUARD_DAEMON_TEST_PARENT_MNTNS"
+EXIT_SKIP = 77
+TTY_GID = 5
+JOURNALD = "/lib/systemd/systemd-journald"
+UDEVD = "/lib/systemd/systemd-udevd"
+TEST_DIR = "/run/ptsguard-test"
+NOTIFY_PATH = TEST_DIR + "/notify"
+STATE_FILE = "/run/ptsguard/report.json"
+PROM_FILE = TEST_DIR + "/metrics.prom"
+JOURNAL_DIR = "/run/log/journal"
+WAIT = 10.0  # seconds any expected effect may take before the case fails
+
+_libc = ctypes.CDLL(None, use_errno=True)
+_libc.mount.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong, ctypes.c_char_p]
+_libc.umount2.argtypes = [ctypes.c_char_p, ctypes.c_int]
+
+
+# Every process a case starts, stopped when the case ends however it ends: a journald left
+# behind would keep the namespace alive.
+_children = []
+
+
+def register(proc):
+    _children.append(proc)
+    return proc
+
+
+def stop_children():
+    for p in reversed(_children):
+        if p.poll() is None:
+            p.terminate()
+            try:
+                p.wait(5)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+
+
+class Skip(Exception):
+    """The case cannot run here (not root, a tool missing); exit 77."""
+
+
+class Failure(Exception):
+    """The case failed."""
+
+
+def log(msg):
+    print(msg, flush=True)
+
+
+def pretty(obj):
+    return json.dumps(obj, indent=2, sort_keys=True)
+
+
+def run(argv, check=True, **kw):
+    r = subprocess.run(
+        argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kw
+    )
+    if check and r.returncode != 0:
+        raise Failure("%s exited %d: %s%s" % (" ".join(argv), r.returncode, r.stdout, r.stderr))
+    return r
+
+
+def sys_mount(source, target, fstype, flags=0, data=None):
+    """mount(2) without forking: the storm makes thousands of these."""
+    r = _libc.mount(
+        source.encode(), target.encode(), fstype.encode() if fstype else None, flags, data.encode() if data else None
+    )
+    if r != 0:
+        e = ctypes.get_errno()
+        raise OSError(e, "mount %s on %s: %s" % (source, target, os.strerror(e)))
+
+
+def sys_umount(target, flags=0):
+    if _libc.umount2(target.encode(), flags) != 0:
+        e = ctypes.get_errno()
+        raise OSError(e, "umount %s: %s" % (target, os.strerror(e)))
+
+
+MS_REMOUNT = 32
+
+
+def remount_devpts(options, target="/dev/pts"):
+    """Remount a devpts with exactly these options (the kernel resets the ones not given)."""
+    sys_mount("devpts", target, "devpts", MS_REMOUNT, options)
+
+
+def wait_for(what, fn, timeout=WAIT, interval=0.01):
+    """Poll fn until it returns something true; that is returned. Fails after timeout."""
+    deadline = time.monotonic() + timeout
+    while True:
+        v = fn()
+        if v:
+            return v
+        if time.monotonic() > deadline:
+            raise Failure("timed out after %.1fs waiting for %s" % (timeout, what))
+        time.sleep(interval)
+
+
+# --------------------------------------------------------------------------
+# The namespace
+
+
+def mount_ns_id():
+    return os.readlink("/proc/self/ns/mnt")
+
+
+def enter_private_namespace(argv):
+    """Re-exec argv under unshare unless already inside the namespace we made."""
+    parent_ns = os.environ.get(NS_MARKER)
+    if parent_ns is not None:
+        if parent_ns == mount_ns_id():
+            raise Failure("%s is set but this is still mount namespace %s; refusing to touch /dev" % (NS_MARKER, parent_ns))
+        return
+    if os.geteuid() != 0:
+        raise Skip("needs root (mount namespace, devpts mounts, journald); running as uid %d" % os.geteuid())
+    for tool in ("unshare", "mount", "umount", "journalctl"):
+        if shutil.which(tool) is None:
+            raise Skip("%s is not installed" % tool)
+    if not os.access(JOURNALD, os.X_OK):
+        raise Skip("%s is not installed" % JOURNALD)
+    r = subprocess.run(
+        ["unshare", "--mount", "--propagation", "private", "true"],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    if r.returncode != 0:
+        raise Skip("cannot create a mount namespace here: %s" % r.stdout.strip())
+    env = dict(os.environ)
+    env[NS_MARKER] = mount_ns_id()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.execvpe("unshare", ["unshare", "--mount", "--propagation", "private", "--", sys.executable] + argv, env)
+
+
+def make_private_run():
+    sys_mount("tmpfs", "/run", "tmpfs", 0, "mode=755")
+    for d in ("/run/systemd/journal", "/run/systemd/journald.conf.d", TEST_DIR):
+        os.makedirs(d, exist_ok=True)
+
+
+def make_private_dev():
+    """A /dev with ptmx, null, and devpts gid=5,mode=620 at /dev/pts (ptmxmode=000)."""
+    run(["umount", "-R", "-l", "/dev"])
+    sys_mount("tmpfs", "/dev", "tmpfs", 0, "mode=755")
+    os.mknod("/dev/ptmx", 0o666 | stat.S_IFCHR, os.makedev(5, 2))
+    os.chmod("/dev/ptmx", 0o666)
+    os.mknod("/dev/null", 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+    os.chmod("/dev/null", 0o666)
+    os.mkdir("/dev/pts", 0o755)
+    sys_mount("devpts", "/dev/pts", "devpts", 0, "gid=%d,mode=620" % TTY_GID)
+
+
+def make_neutral_fstab():
+    path = TEST_DIR + "/fstab"
+    with open(path, "w") as f:
+        f.write("# ptsguard daemon test: no devpts entry\n")
+    sys_mount(path, "/etc/fstab", None, 4096)  # MS_BIND
+
+
+def replace_ptmx_with_symlink(target="pts/ptmx"):
+    tmp = "/dev/.ptmx-test"
+    os.symlink(target, tmp)
+    os.rename(tmp, "/dev/ptmx")
+
+
+def restore_ptmx_char():
+    tmp = "/dev/.ptmx-test"
+    os.mknod(tmp, 0o666 | stat.S_IFCHR, os.makedev(5, 2))
+    os.chmod(tmp, 0o666)
+    os.rename(tmp, "/dev/ptmx")
+
+
+def mount_stack(mountpoint):
+    """Mount ids on one mountpoint, in mountinfo order."""
+    out = []
+    with open("/proc/self/mountinfo") as f:
+        for line in f:
+            fields = line.split()
+            if fields[4] == mountpoint:
+                out.append(int(fields[0]))
+    return out
+
+
+# --------------------------------------------------------------------------
+# journald
+
+
+class Journald:
+    def __init__(self):
+        with open("/run/systemd/journald.conf.d/50-ptsguard-test.conf", "w") as f:
+            f.write("[Journal]\nStorage=volatile\nRateLimitIntervalSec=0\nRateLimitBurst=0\n" "ForwardToSyslog=no\nForwardToKMsg=no\nForwardToConsole=no\nForwardToWall=no\n")
+        self.proc = register(subprocess.Popen([JOURNALD], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        wait_for("journald's socket", lambda: os.path.exists("/run/systemd/journal/socket"))
+        # A first entry proves it stores what it gets.
+        marker = "ptsguard-test-journal-ready-%d" % os.getpid()
+        run(["systemd-cat", "-t", "ptsguard-test", "echo", marker])
+        wait_for("journald to store an entry", lambda: any(e.get("MESSAGE") == marker for e in self.entries()))
+
+    def entries(self, **match):
+        r = run(["journalctl", "--directory", JOURNAL_DIR, "-o", "json", "--no-pager", "--all"], check=False)
+        out = []
+        for line in r.stdout.splitlines():
+            try:
+                e = json.loads(line)
+            except ValueError:
+                continue
+            if all(e.get(k) == v for k, v in match.items()):
+                out.append(e)
+        return out
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(5)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+
+# --------------------------------------------------------------------------
+# udevd
+
+
+class Udevd:
+    def __init__(self, extra_rules=()):
+        if not os.access(UDEVD, os.X_OK) or shutil.which("udevadm") is None:
+            raise Skip("systemd-udevd or udevadm is not installed")
+        os.makedirs("/run/udev/rules.d", exist_ok=True)
+        for name, text in extra_rules:
+            with open(os.path.join("/run/udev/rules.d", name), "w") as f:
+                f.write(text)
+        self.proc = register(subprocess.Popen([UDEVD], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True))
+        wait_for("udevd's control socket", lambda: os.path.exists("/run/udev/control"))
+        if self.proc.poll() is not None:
+            raise Failure("systemd-udevd exited: %s" % self.proc.stderr.read())
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(5)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+
+# --------------------------------------------------------------------------
+# The notify socket
+
+
+class NotifySocket:
+    def __init__(self, path=NOTIFY_PATH):
+        self.path = path
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        self.sock.bind(path)
+        self.messages = []  # (monotonic time, {key: value})
+        self.lock = threading.Lock()
+        self.thread = threading.Thread(target=self._read, daemon=True)
+        self.thread.start()
+
+    def _read(self):
+        while True:
+            try:
+                data = self.sock.recv(65536)
+            except OSError:
+                return
+            fields = {}
+            for line in data.decode(errors="replace").splitlines():
+                k, _, v = line.partition("=")
+                fields[k] = v
+            with self.lock:
+                self.messages.append((time.monotonic(), fields))
+
+    def all(self):
+        with self.lock:
+            return list(self.messages)
+
+    def count(self, key, value=None):
+        return len([m for _, m in self.all() if key in m and (value is None or m[key] == value)])
+
+    def wait(self, key, value=None, after=0, what=None):
+        """Wait for the (after+1)-th message carrying key (=value); returns its fields."""
+
+        def found():
+            hits = [m for _, m in self.all() if key in m and (value is None or m[key] == value)]
+            return hits[after] if len(hits) > after else None
+
+        return wait_for(what or "%s=%s on the notify socket" % (key, value or "*"), found)
+
+    def close(self):
+        self.sock.close()
+
+
+# --------------------------------------------------------------------------
+# The daemon
+
+
+DEFAULT_CONFIG = """[Devpts]
+TTYGroup=tty
+
+[Repair]
+Policy=off
+
+[Daemon]
+CoalesceMSec=20
+StateFile=%s
+PrometheusFile=%s
+""" % (
+    STATE_FILE,
+    PROM_FILE,
+)
+
+
+class Daemon:
+    def __init__(self, ptsguard, config_text=DEFAULT_CONFIG, config_path=TEST_DIR + "/ptsguard.conf", notify=None, watchdog_usec=None):
+        self.ptsguard = ptsguard
+        self.config_path = config_path
+        self.write_config(config_text)
+        self.notify = notify or NotifySocket()
+        env = dict(os.environ)
+        env["NOTIFY_SOCKET"] = self.notify.path
+        env.pop("WATCHDOG_USEC", None)
+        env.pop("WATCHDOG_PID", None)
+        if watchdog_usec:
+            env["WATCHDOG_USEC"] = str(watchdog_usec)
+        self.stderr_path = TEST_DIR + "/daemon.stderr"
+        self.stderr = open(self.stderr_path, "w")
+        self.proc = register(
+            subprocess.Popen([ptsguard, "daemon", "--config", config_path], stdin=subprocess.DEVNULL, stdout=self.stderr, stderr=self.stderr, env=env)
+        )
+        self.pid = self.proc.pid
+
+    def write_config(self, text):
+        tmp = self.config_path + ".tmp"
+        with open(tmp, "w") as f:
+            f.write(text)
+        os.rename(tmp, self.config_path)
+
+    def wait_ready(self):
+        try:
+            return self.notify.wait("READY", "1", what="READY=1 from the daemon")
+        except Failure:
+            raise Failure("no READY=1; daemon %s, stderr:\n%s" % (self.state(), self.stderr_text()))
+
+    def state(self):
+        rc = self.proc.poll()
+        return "running" if rc is None else "exited with %d" % rc
+
+    def alive(self):
+        return self.proc.poll() is None
+
+    def stderr_text(self):
+        if not self.stderr.closed:
+            self.stderr.flush()
+        with open(self.stderr_path) as f:
+            return f.read()
+
+    def signal(self, sig):
+        os.kill(self.pid, sig)
+
+    def cpu_seconds(self):
+        with open("/proc/%d/stat" % self.pid) as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        ticks = os.sysconf("SC_CLK_TCK")
+        return (int(fields[11]) + int(fields[12])) / ticks
+
+    def rss_kib(self):
+        with open("/proc/%d/status" % self.pid) as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1])
+        return 0
+
+    def stop(self, timeout=5.0):
+        """SIGTERM; returns (exit status, seconds it took)."""
+        if self.proc.poll() is not None:
+            return self.proc.returncode, 0.0
+        t0 = time.monotonic()
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            rc = self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+            raise Failure("the daemon did not exit within %.0fs of SIGTERM" % timeout)
+        self.stderr.close()
+        return rc, time.monotonic() - t0
+
+
+def read_state():
+    try:
+        with open(STATE_FILE) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None
+
+
+def state_inode():
+    try:
+        return os.stat(STATE_FILE).st_ino
+    except OSError:
+        return None
+
+
+def finding_ids(report):
+    return sorted(f["id"] for f in report["findings"]) if report else None
+
+
+def wait_state(what, predicate, timeout=WAIT):
+    """Wait until the state file satisfies predicate(report); returns the report."""
+    return wait_for("state file: " + what, lambda: (lambda r: r if r is not None and predicate(r) else None)(read_state()), timeout)
+
+
+# --------------------------------------------------------------------------
+# Assertions that collect every mismatch of a case before failing it
+
+
+class Checker:
+    def __init__(self):
+        self.failures = []
+
+    def fail(self, what):
+        self.failures.append(what)
+
+    def eq(self, actual, expected, what):
+        if actual != expected:
+            self.failures.append("%s:\n    expected: %s\n    actual:   %s" % (what, json.dumps(expected, sort_keys=True), json.dumps(actual, sort_keys=True)))
+            return False
+        return True
+
+    def true(self, cond, what):
+        if not cond:
+            self.failures.append(what)
+        return bool(cond)
+
+    def done(self):
+        if self.failures:
+            raise Failure("\n".join("- " + f for f in self.failures))
+
+
+def catalog(ptsguard):
+    """id -> catalog entry, from `ptsguard checks --json`."""
+    r = run([ptsguard, "checks", "--json"])
+    return {c["id"]: c for c in json.loads(r.stdout)}
+
+
+def main(cases, argv, setup_world=True):
+    """Run one case by name: exit 0 pass, 1 fail, 77 skip."""
+    import argparse
+
+    p = argparse.ArgumentParser()
+    p.add_argument("--ptsguard", required=False)
+    p.add_argument("--check-registered", action="store_true")
+    p.add_argument("--opt", action="append", default=[], help="KEY=VALUE passed to the case")
+    p.add_argument("case", nargs="*")
+    args = p.parse_args(argv)
+
+    if args.check_registered:
+        missing = sorted(set(cases) - set(args.case))
+        unknown = sorted(set(args.case) - set(cases))
+        if missing or unknown:
+            log("not registered in meson.build: %s; registered but unknown: %s" % (missing, unknown))
+            return 1
+        return 0
+    if len(args.case) != 1 or args.case[0] not in cases:
+        log("usage: %s --ptsguard PATH CASE (one of: %s)" % (sys.argv[0], ", ".join(sorted(cases))))
+        return 2
+    fn, needs_root = cases[args.case[0]]
+    opts = dict(o.split("=", 1) for o in args.opt)
+    try:
+        if needs_root:
+            enter_private_namespace([os.path.abspath(sys.argv[0])] + argv)
+            make_private_run()
+            make_private_dev()
+            make_neutral_fstab()
+        fn(os.path.abspath(args.ptsguard), opts)
+    except Skip as e:
+        log("SKIP: %s" % e)
+        return EXIT_SKIP
+    except Failure as e:
+        log("FAIL: %s" % e)
+        return 1
+    finally:
+        stop_children()
+    log("PASS")
+    return 0
