@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/sysmacros.h>
 
+#include "boot.h"
 #include "checks-impl.h"
 #include "checks.h"
 #include "util/json-util.h"
@@ -579,6 +580,7 @@ CHECK(devpts_overmount)
 	for (size_t top = 0; top < t->n_entries; top++) {
 		const struct mount_entry *e = &t->entries[top];
 		size_t chain[64], n = 0, n_devpts = 0, cur;
+		const struct mount_entry *from_initramfs = NULL;
 		json_object *ev, *stack;
 		struct finding *f;
 
@@ -607,16 +609,31 @@ CHECK(devpts_overmount)
 			return -ENOMEM;
 		for (size_t i = n; i-- > 0;) {
 			const struct mount_entry *m = &t->entries[chain[i]];
+			json_object *jm = json_mount(a, chain[i]);
 
-			json_object_array_add(stack, json_mount(a, chain[i]));
+			/* Born in the initramfs (the hook's record knows its device)? */
+			if (streq(m->fstype, "devpts") && initramfs_instance(ctx->snap, m->dev)) {
+				json_object_object_add(jm, "origin",
+						       json_object_new_string("initramfs"));
+				if (!from_initramfs)
+					from_initramfs = m;
+			}
+			json_object_array_add(stack, jm);
 			if (streq(m->fstype, "devpts") && finding_add_mount(f, m->id, m->dev) < 0)
 				return -ENOMEM;
 		}
-		if (set_printf(
-			&f->summary,
-			"%zu devpts mounts are stacked on %s; only the top one (mount %u) is "
-			"reachable",
-			n_devpts, e->mountpoint, e->id) < 0 ||
+		if ((from_initramfs && from_initramfs != e
+			 ? set_printf(
+			       &f->summary,
+			       "%zu devpts mounts are stacked on %s: mount %u was mounted in "
+			       "the initramfs and moved here, mount %u mounted on top of it "
+			       "after switch-root",
+			       n_devpts, e->mountpoint, from_initramfs->id, e->id)
+			 : set_printf(
+			       &f->summary,
+			       "%zu devpts mounts are stacked on %s; only the top one (mount "
+			       "%u) is reachable",
+			       n_devpts, e->mountpoint, e->id)) < 0 ||
 		    set_printf(
 			&f->remedy,
 			"find what mounts devpts twice at boot (fstab and initramfs or init "

@@ -32,8 +32,7 @@
 #include "util/log.h"
 #include "util/util.h"
 
-#define INITRAMFS_RECORD_PATH "/run/ptsguard/initramfs.json"
-#define FSTAB_MAX	      (4u << 20)
+#define FSTAB_MAX (4u << 20)
 
 /* The devpts lines of the new root's fstab. */
 struct fstab_devpts {

@@ -380,6 +380,30 @@ static int probe_helpers(struct snapshot *s)
 	return 0;
 }
 
+/* The initramfs hook's record, if this boot has one; what the checks need of it (not its
+ * embedded snapshot). A record that is not JSON is ignored: it must never stop an audit. */
+static void probe_initramfs_record(struct snapshot *s)
+{
+	_cleanup_free_ char *text = NULL;
+	json_object *o, *kept;
+
+	if (read_full_file(INITRAMFS_RECORD_PATH, 64u << 20, &text, NULL) < 0)
+		return;
+	o = json_tokener_parse(text);
+	if (!o || !json_object_is_type(o, json_type_object)) {
+		json_object_put(o);
+		return;
+	}
+	kept = json_object_new_object();
+	json_object_object_foreach(o, key, value)
+	{
+		if (!streq(key, "snapshot"))
+			json_object_object_add(kept, key, json_object_get(value));
+	}
+	json_object_put(o);
+	s->initramfs = kept;
+}
+
 static void probe_kernel(struct snapshot *s)
 {
 	struct stat self, init;
@@ -465,6 +489,7 @@ int probe_snapshot(const struct probe_options *opts, struct snapshot **ret, stru
 	r = probe_helpers(s);
 	if (r < 0)
 		return r;
+	probe_initramfs_record(s);
 
 	*ret = TAKE_PTR(s);
 	return 0;

@@ -18,5 +18,8 @@ struct probe_options {
 int probe_snapshot(const struct probe_options *opts, struct snapshot **ret,
 		   struct parse_error *err);
 
+/* Where the initramfs hook leaves its record; /run survives switch-root. */
+#define INITRAMFS_RECORD_PATH "/run/ptsguard/initramfs.json"
+
 /* Known places of glibc's setuid grantpt helper. */
 extern const char *const pt_chown_paths[];

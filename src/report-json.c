@@ -3,6 +3,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "boot.h"
 #include "report.h"
 #include "util/json-util.h"
 #include "util/util.h"
@@ -163,6 +164,7 @@ json_object *report_to_json(const struct report *r)
 		counts[f->severity]++;
 	}
 	json_object_object_add(o, "findings", findings);
+	json_object_object_add(o, "boot", boot_report_json(r->a));
 	{
 		/* Holders are looked for only when a covered instance exists; a process whose fds
 		 * could not be read (not root) may hold one unseen. */

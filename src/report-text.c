@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "boot.h"
 #include "report.h"
 #include "util/util.h"
 
@@ -83,6 +84,24 @@ int report_write_text(FILE *f, const struct report *r, bool color)
 			if (i->remedy)
 				fprintf(f, "    %sremedy:%s %s\n", dim, reset, i->remedy);
 		}
+	}
+	if (r->snap->initramfs) {
+		json_object *p = initramfs_prediction(r->snap), *mp = NULL, *line = NULL;
+		int came = initramfs_prediction_came_true(r->a);
+
+		if (p) {
+			json_object_object_get_ex(p, "mountpoint", &mp);
+			json_object_object_get_ex(p, "fstab_line", &line);
+			fprintf(f,
+				"\nBoot: the initramfs predicted a second devpts on %s (fstab line "
+				"%s): "
+				"%s.\n",
+				mp ? json_object_get_string(mp) : "?",
+				line ? json_object_get_string(line) : "?",
+				came == 1 ? "it came true" : "it did not happen");
+		} else
+			fprintf(f,
+				"\nBoot: the initramfs record predicted no second devpts mount.\n");
 	}
 	if (r->snap->holders_skipped > 0)
 		fprintf(

@@ -60,6 +60,7 @@ struct snapshot *snapshot_free(struct snapshot *s)
 	FOREACH_ARRAY (h, s->helpers, s->n_helpers)
 		free(h->path);
 	free(s->helpers);
+	json_object_put(s->initramfs);
 	free(s);
 	return NULL;
 }
@@ -170,6 +171,8 @@ json_object *snapshot_to_json(const struct snapshot *s)
 		json_object_array_add(helpers, o);
 	}
 	json_object_object_add(root, "setuid_helpers", helpers);
+	if (s->initramfs)
+		json_object_object_add(root, "initramfs", json_object_get(s->initramfs));
 	return root;
 }
 
@@ -473,6 +476,9 @@ int snapshot_from_json(json_object *root, struct snapshot **ret, struct load_err
 	if ((r = get(root, "", "holders_scanned", json_type_boolean, OPTIONAL, &v, err)) < 0)
 		return r;
 	s->holders_scanned = v ? json_object_get_boolean(v) : s->n_holders > 0;
+	if ((r = get(root, "", "initramfs", json_type_object, OPTIONAL, &v, err)) < 0)
+		return r;
+	s->initramfs = json_object_get(v);
 
 	*ret = TAKE_PTR(s);
 	return 0;

@@ -71,6 +71,10 @@ struct snapshot {
 	bool holders_scanned;
 	struct setuid_helper *helpers;
 	size_t n_helpers, allocated_helpers;
+
+	/* The initramfs hook's record (ptsguard.initramfs/1) without its embedded snapshot, or
+	 * NULL: which devpts instances the initramfs made and what it predicted. Optional. */
+	json_object *initramfs;
 };
 
 struct snapshot *snapshot_new(void);

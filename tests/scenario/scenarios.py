@@ -344,6 +344,43 @@ def centos6_stack(sc):
     check_instance(sc, report, upper_dev, mounts=[instance_mount(stack[1])])
 
 
+@case("boot-centos6-recipe")
+def boot_centos6_recipe(sc):
+    """The CentOS 6 recipe end to end: the initramfs hook's real record (initramfs-record) sees
+    the initramfs devpts and a root fstab that mounts devpts again; after "switch-root" the
+    fstab mount lands on top; the audit names the covered instance as born in the initramfs and
+    says the prediction came true."""
+    sc.setup_base()
+    sc.mount_devpts("/dev/pts", HEALTHY)
+    initramfs_dev = pts_device()
+    sc.mount("tmpfs", "/run", "mode=755")
+    newroot = sc.scratch_dir("sysroot")
+    os.makedirs(os.path.join(newroot, "etc"))
+    os.makedirs(os.path.join(newroot, "dev"))  # switch_root moves /dev there
+    with open(os.path.join(newroot, "etc", "fstab"), "w") as f:
+        f.write("UUID=0a1b / ext4 defaults 0 1\ndevpts /dev/pts devpts gid=5,mode=620 0 0\n")
+    r = sc.run_ptsguard("initramfs-record", "--newroot", newroot, "--phase", "pre-pivot")
+    if r.returncode != 0:
+        raise SetupError("initramfs-record failed (%d): %s" % (r.returncode, r.stderr))
+    with open("/run/ptsguard/initramfs.json") as f:
+        record = json.load(f)
+    sc.check.eq(record["prediction"]["double_mount"], True, "the hook predicts the second mount")
+
+    # mount -a in the new root
+    sc.mount_devpts("/dev/pts", HEALTHY)
+    report = sc.audit()
+    sc.expect(report, ["devpts-overmount"])
+    f = sc.finding(report, "devpts-overmount")
+    if f is not None:
+        stack = f["evidence"]["stack"]
+        sc.check.eq([m.get("origin") for m in stack], ["initramfs", None], "origin of each mount in the stack")
+        sc.check.eq(stack[0]["device"], initramfs_dev, "the bottom is the initramfs instance")
+        sc.check.true("initramfs" in f["summary"], "the summary says so: " + f["summary"])
+    boot = report.get("boot") or {}
+    sc.check.eq(boot.get("initramfs_record"), True, "report.boot.initramfs_record")
+    sc.check.eq(boot.get("prediction_came_true"), True, "report.boot.prediction_came_true")
+
+
 @case("stack-audit-unprivileged")
 def stack_audit_unprivileged(sc):
     """A non-root audit cannot see root's fds: no false all-clear, the gap is reported."""
