@@ -99,6 +99,7 @@ struct watch {
 };
 
 struct daemon {
+	uint64_t detected_total[_SEVERITY_MAX]; /* Prometheus ptsguard_findings_total */
 	sd_event *event;
 	sd_event_source *sigterm_source, *sigint_source, *sighup_source;
 	sd_event_source *mount_source, *udev_source, *inotify_source, *audit_timer;
@@ -531,6 +532,8 @@ static void log_transition(struct daemon *d, const struct finding *f, enum trans
 	json_object *u, *v;
 	int r;
 
+	if (t == TRANSITION_DETECTED && f->severity < _SEVERITY_MAX)
+		d->detected_total[f->severity]++;
 	if (streq(f->check->id, "ptmx-replaced") &&
 	    json_object_object_get_ex(f->evidence, "udev_event", &u) && u) {
 		size_t n = 0;
@@ -900,6 +903,7 @@ static int daemon_audit(struct daemon *d)
 		.source = "live",
 		.generated_at = now_usec(CLOCK_REALTIME),
 		.duration = (double)(now_usec(CLOCK_MONOTONIC) - t0) / 1e6,
+		.detected_total = d->detected_total,
 	};
 	daemon_write_outputs(d, &rep);
 	daemon_notify_status(d, false);

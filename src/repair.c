@@ -12,6 +12,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "boot.h"
 #include "mountinfo.h"
 #include "repair.h"
 #include "util/json-util.h"
@@ -93,7 +94,7 @@ static struct devpts_options target_options(const struct repair_action *a,
 		if (o->policy && o->policy->pin_mode)
 			t.mode = o->policy->mode & 0777;
 		else if ((now->mode & 0777) != 0620 && (now->mode & 0777) != 0600)
-			t.mode = 0620;
+			t.mode = a->healthy_mode ?: 0620;
 	}
 	if (a->fix_ptmx)
 		t.ptmxmode = 0666;
@@ -127,6 +128,20 @@ static int plan_remount(struct repair_plan *p, const struct analysis *an, const 
 	a->dev = e->dev;
 	a->fix_owner = owner;
 	a->fix_ptmx = ptmx;
+	/* The spec's order: pinned, current if healthy, as last seen healthy, else 620. What the
+	 * initramfs recorded for this very instance is the last healthy state we know of. */
+	{
+		json_object *rec = initramfs_instance(an->snap, e->dev), *opts;
+		struct devpts_options then;
+
+		if (rec && json_object_object_get_ex(rec, "options", &opts) &&
+		    json_object_is_type(opts, json_type_string)) {
+			devpts_options_parse(json_object_get_string(opts), &then);
+			if (then.has_gid &&
+			    ((then.mode & 0777) == 0620 || (then.mode & 0777) == 0600))
+				a->healthy_mode = then.mode & 0777;
+		}
+	}
 	if (!an->reachable[an->serving_mount])
 		return outcome(a, ACTION_REFUSED,
 			       "mount %u is covered: ptsguard never touches a covered instance",

@@ -44,8 +44,9 @@ struct repair_action {
 	unsigned mount_id;
 	dev_t dev;
 	ino_t ino;
-	bool fix_owner; /* remount: gid=tty and a healthy mode */
-	bool fix_ptmx;	/* remount: ptmxmode=0666 */
+	bool fix_owner;	     /* remount: gid=tty and a healthy mode */
+	bool fix_ptmx;	     /* remount: ptmxmode=0666 */
+	mode_t healthy_mode; /* remount: the mode it had when last seen healthy, or 0 */
 };
 
 struct repair_options {

@@ -31,12 +31,21 @@ int report_write_prometheus(FILE *f, const struct report *r)
 	}
 	FOREACH_ARRAY (i, r->findings->items, r->findings->n_items)
 		counts[i->severity]++;
-	fputs("# HELP ptsguard_findings_total Findings present, by severity\n"
-	      "# TYPE ptsguard_findings_total gauge\n",
+	fputs("# HELP ptsguard_findings Findings present now, by severity\n"
+	      "# TYPE ptsguard_findings gauge\n",
 	      f);
 	for (int s = _SEVERITY_MAX - 1; s >= 0; s--)
-		fprintf(f, "ptsguard_findings_total{severity=\"%s\"} %zu\n", severity_to_string(s),
+		fprintf(f, "ptsguard_findings{severity=\"%s\"} %zu\n", severity_to_string(s),
 			counts[s]);
+	/* A counter, as its name says: the daemon's detections since it started; a one-shot audit
+	 * is a process of its own, and its total is what it found. */
+	fputs("# HELP ptsguard_findings_total Findings detected since the process started, by "
+	      "severity\n"
+	      "# TYPE ptsguard_findings_total counter\n",
+	      f);
+	for (int s = _SEVERITY_MAX - 1; s >= 0; s--)
+		fprintf(f, "ptsguard_findings_total{severity=\"%s\"} %llu\n", severity_to_string(s),
+			(unsigned long long)(r->detected_total ? r->detected_total[s] : counts[s]));
 	fprintf(f,
 		"# HELP ptsguard_last_audit_timestamp_seconds When the last audit ran\n"
 		"# TYPE ptsguard_last_audit_timestamp_seconds gauge\n"

@@ -21,6 +21,9 @@ struct report {
 	const char *source;    /* "live" or "snapshot" */
 	uint64_t generated_at; /* CLOCK_REALTIME, microseconds */
 	double duration;       /* seconds the audit took */
+	/* Findings detected since the process started, by severity (the daemon counts its
+	 * transitions); NULL: the findings of this report (a one-shot audit). */
+	const uint64_t *detected_total;
 };
 
 json_object *report_to_json(const struct report *r);

@@ -279,6 +279,8 @@ def case_lifecycle(ptsguard, opts):
         prom = f.read()
     c.true('ptsguard_findings_total{severity="critical"} 0' in prom, "Prometheus file has the totals:\n" + prom)
     c.true("ptsguard_last_audit_timestamp_seconds " in prom, "Prometheus file has the audit timestamp")
+    lint = subprocess.run(["promtool", "check", "metrics"], input=prom, capture_output=True, text=True)
+    c.eq((lint.returncode, lint.stdout + lint.stderr), (0, ""), "promtool check metrics on the textfile")
     loaded = [e for e in journal.entries(_PID=str(daemon.pid)) if e.get("MESSAGE", "").startswith("Loaded configuration from " + daemon.config_path)]
     c.eq(len(loaded), 1, "the daemon journals the configuration it loaded")
 

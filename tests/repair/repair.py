@@ -390,6 +390,23 @@ def options_lost_mode600(sc):
     options_case(sc, "mode=600", "devpts-options-lost", "mount -o remount,gid=5,mode=600 /dev/pts", "600")
 
 
+@case("mode-as-last-healthy")
+def mode_as_last_healthy(sc):
+    # The initramfs recorded this instance healthy with mode 600; it lost gid= and got 644
+    # since. The repair rule restores the mode it last had when healthy, not 620.
+    setup(sc)
+    sc.mount_devpts("/dev/pts", "gid=5,mode=600")
+    sc.mount("tmpfs", "/run", "mode=755")
+    newroot = sc.scratch_dir("sysroot")
+    r = sc.run_ptsguard("initramfs-record", "--newroot", newroot)
+    sc.check.eq(r.returncode, 0, "initramfs-record: " + r.stderr)
+    sc.sh("mount", "-o", "remount,mode=644", "/dev/pts")
+    report, status, err = run_repair(sc)
+    expect_actions(sc, report, [("devpts-options-lost", "mount -o remount,gid=5,mode=600 /dev/pts", "done")])
+    expect_options(sc, top_mount(), {"gid": "5", "mode": "600"})
+    expect_findings(sc, report, status, [])
+
+
 @case("gid-mismatch")
 def gid_mismatch(sc):
     options_case(sc, "gid=100,mode=620", "devpts-gid-mismatch", "mount -o remount,gid=5,mode=620 /dev/pts", "620")

@@ -711,6 +711,12 @@ def formats_consistent(sc):
         'ptsguard_findings_total{severity="warning"} 1',
     ):
         sc.check.true(want in lines, "prometheus output lacks the line %r:\n%s" % (want, prom.stdout))
+    # Valid for Prometheus' own linter (the CI installs promtool; without it this fails).
+    promtool = shutil.which("promtool")
+    sc.check.true(promtool is not None, "promtool is not installed (Debian package prometheus)")
+    if promtool:
+        lint = subprocess.run([promtool, "check", "metrics"], input=prom.stdout, capture_output=True, text=True)
+        sc.check.eq((lint.returncode, lint.stdout + lint.stderr), (0, ""), "promtool check metrics")
 
 
 # ---------------------------------------------------------------------------
