@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "probe.h"
 #include "snapshot.h"
 
 #define EXIT_UNKNOWN 3 /* could not run: bad usage, bad input, internal error */
@@ -17,7 +18,8 @@ uint64_t now_usec(clockid_t clock);
 int bad_option(const char *cmd, int c, char **argv);
 int parse_format(const char *cmd, const char *s, bool allow_prometheus, enum format *ret);
 int load_snapshot_file(const char *path, struct snapshot **ret);
-int probe_live(struct snapshot **ret);
+/* Probe the live system; opts may be NULL. Logs what went wrong. */
+int probe_live(const struct probe_options *opts, struct snapshot **ret);
 bool want_color(bool no_color);
 
 int cmd_repair(int argc, char **argv);

@@ -36,7 +36,7 @@ static void audit_state_clear(struct audit_state *s)
 
 static int audit_live(struct audit_state *s, const struct check_policy *policy)
 {
-	int r = probe_live(&s->snap);
+	int r = probe_live(NULL, &s->snap);
 
 	if (r < 0)
 		return r;

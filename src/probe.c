@@ -15,6 +15,7 @@
 
 #include "analysis.h"
 #include "probe.h"
+#include "statmount.h"
 #include "util/util.h"
 
 #define MOUNTINFO_MAX (256u << 20) /* far beyond any real table; bounds a hostile one */
@@ -231,6 +232,13 @@ static int master_index(int pid_dir, const char *fd, unsigned *ret)
 	return 0;
 }
 
+/* Only a refusal means a process we could not inspect; anything else (ENOENT, ESRCH, a zombie
+ * half gone) is a process that exited while we looked. */
+static int not_allowed(int err)
+{
+	return err == EACCES || err == EPERM ? -err : 0;
+}
+
 static int scan_process(struct snapshot *s, int proc_fd, const char *pid_name, const dev_t *devs,
 			size_t n_devs)
 {
@@ -245,10 +253,10 @@ static int scan_process(struct snapshot *s, int proc_fd, const char *pid_name, c
 		return 0;
 	pid_dir = openat(proc_fd, pid_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (pid_dir < 0)
-		return errno == ENOENT ? 0 : -errno; /* exited: not an error */
+		return not_allowed(errno); /* exited meanwhile: not an error */
 	fd_dir = openat(pid_dir, "fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd_dir < 0)
-		return errno == ENOENT ? 0 : -errno;
+		return not_allowed(errno);
 	d = fdopendir(fd_dir);
 	if (!d)
 		return -errno;
@@ -438,13 +446,37 @@ static int probe_identity(struct snapshot *s)
 	return 0;
 }
 
+/* listmount()/statmount() where that is cheaper (statmount.h: slaves of big peer groups, where
+ * mountinfo turns quadratic); the text otherwise, and whenever the text itself is wanted. Any
+ * error of the kernel path but ENOMEM falls back to the text. */
+static int probe_mounts(struct snapshot *s, const struct probe_options *opts,
+			struct parse_error *err)
+{
+	struct mount_table *t = NULL;
+	char *text = NULL;
+	size_t size;
+	int r;
+
+	if (!opts->need_mountinfo_text && mount_table_prefer_kernel()) {
+		r = mount_table_from_kernel(&t);
+		if (r >= 0) {
+			snapshot_set_mount_table(s, t);
+			return 0;
+		}
+		if (r == -ENOMEM)
+			return r;
+	}
+	r = read_full_file("/proc/self/mountinfo", MOUNTINFO_MAX, &text, &size);
+	if (r < 0)
+		return r;
+	return snapshot_set_mountinfo(s, text, size, err);
+}
+
 int probe_snapshot(const struct probe_options *opts, struct snapshot **ret, struct parse_error *err)
 {
 	static const struct probe_options defaults = { 0 };
 	_cleanup_(snapshot_freep) struct snapshot *s = NULL;
 	_cleanup_(analysis_freep) struct analysis *a = NULL;
-	char *text = NULL;
-	size_t size;
 	int r;
 
 	opts = opts ?: &defaults;
@@ -453,10 +485,7 @@ int probe_snapshot(const struct probe_options *opts, struct snapshot **ret, stru
 	if (!s)
 		return -ENOMEM;
 
-	r = read_full_file("/proc/self/mountinfo", MOUNTINFO_MAX, &text, &size);
-	if (r < 0)
-		return r;
-	r = snapshot_set_mountinfo(s, text, size, err);
+	r = probe_mounts(s, opts, err);
 	if (r < 0)
 		return r;
 	r = probe_identity(s);

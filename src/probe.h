@@ -11,7 +11,8 @@
 #include "snapshot.h"
 
 struct probe_options {
-	bool skip_holders; /* never scan /proc/<pid>/fd */
+	bool skip_holders;	  /* never scan /proc/<pid>/fd */
+	bool need_mountinfo_text; /* snapshot, initramfs-record: keep the raw text */
 };
 
 /* On -EINVAL, *err names the mountinfo line at fault. */

@@ -81,6 +81,15 @@ int snapshot_set_mountinfo(struct snapshot *s, char *text, size_t size, struct p
 	return 0;
 }
 
+void snapshot_set_mount_table(struct snapshot *s, struct mount_table *t)
+{
+	free(s->mountinfo);
+	s->mountinfo = NULL;
+	s->mountinfo_size = 0;
+	mount_table_free(s->mounts);
+	s->mounts = t;
+}
+
 struct node *snapshot_add_node(struct snapshot *s, const char *path)
 {
 	struct node *n;

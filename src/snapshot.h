@@ -84,6 +84,9 @@ DEFINE_POINTER_CLEANUP(struct snapshot, snapshot_free)
 /* Set the raw mountinfo text and parse it (takes ownership of text). */
 int snapshot_set_mountinfo(struct snapshot *s, char *text, size_t size, struct parse_error *err);
 
+/* Use a table read another way (listmount/statmount): no raw text then. Takes ownership. */
+void snapshot_set_mount_table(struct snapshot *s, struct mount_table *t);
+
 /* Append a node (copies path and target). Returns the node or NULL on OOM. */
 struct node *snapshot_add_node(struct snapshot *s, const char *path);
 const struct node *snapshot_find_node(const struct snapshot *s, const char *path);
