@@ -187,6 +187,19 @@ int repair_plan(const struct analysis *an, const struct findings *fs,
 {
 	int r = 0;
 
+	bool owner = false, ptmx = false;
+
+	/* One remount fixes everything wrong with the serving instance: an owner fix verified
+	 * through a still locked ptmx node would fail although it was right. */
+	FOREACH_ARRAY (f, fs->items, fs->n_items) {
+		if (!wanted(o, f->check->id))
+			continue;
+		if (streq(f->check->id, "devpts-options-lost") ||
+		    streq(f->check->id, "devpts-gid-mismatch"))
+			owner = true;
+		else if (streq(f->check->id, "ptmx-locked"))
+			ptmx = true;
+	}
 	FOREACH_ARRAY (f, fs->items, fs->n_items) {
 		const char *id = f->check->id;
 		struct repair_action *a;
@@ -194,9 +207,9 @@ int repair_plan(const struct analysis *an, const struct findings *fs,
 		if (!wanted(o, id))
 			continue;
 		if (streq(id, "devpts-options-lost") || streq(id, "devpts-gid-mismatch"))
-			r = plan_remount(p, an, f, o, true, false);
+			r = plan_remount(p, an, f, o, true, ptmx);
 		else if (streq(id, "ptmx-locked"))
-			r = plan_remount(p, an, f, o, false, true);
+			r = plan_remount(p, an, f, o, owner, true);
 		else if (streq(id, "pty-slave-perms"))
 			r = plan_slaves(p, an, f, o);
 		else if (streq(id, "ptmx-missing")) {
