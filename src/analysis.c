@@ -119,25 +119,36 @@ static size_t lookup_id(const struct mount_table *t, const size_t *idx, unsigned
 	return NO_MOUNT;
 }
 
-/* A mount hidden by a sibling: something mounted inside the same parent on a strict ancestor
- * directory of its mountpoint (a tmpfs on /dev hides /dev/pts mounted in the same parent). */
-static size_t sibling_cover(const struct child_index *ci, const struct mount_entry *e,
-			    const struct mount_entry *parent)
+/* Mounts hidden by a sibling: something mounted inside the same parent on a strict ancestor
+ * directory of its mountpoint (a tmpfs on /dev hides /dev/pts mounted in the same parent).
+ * Each call returns the next such sibling, the shortest directory first; *pos starts NULL. */
+static size_t next_sibling_cover(const struct child_index *ci, const struct mount_entry *e,
+				 const struct mount_entry *parent, const char **pos)
 {
 	const char *mp = e->mountpoint;
 	size_t plen = parent ? strlen(parent->mountpoint) : 0;
 
-	for (const char *p = strchr(mp + 1, '/'); p; p = strchr(p + 1, '/')) {
+	for (const char *p = strchr(*pos ? *pos + 1 : mp + 1, '/'); p; p = strchr(p + 1, '/')) {
 		size_t len = (size_t)(p - mp);
 		size_t hit;
 
 		if (len <= plen)
 			continue;
 		hit = child_index_lookup(ci, e->parent_id, mp, len);
-		if (hit != NO_MOUNT)
+		if (hit != NO_MOUNT) {
+			*pos = p;
 			return hit;
+		}
 	}
 	return NO_MOUNT;
+}
+
+static size_t sibling_cover(const struct child_index *ci, const struct mount_entry *e,
+			    const struct mount_entry *parent)
+{
+	const char *pos = NULL;
+
+	return next_sibling_cover(ci, e, parent, &pos);
 }
 
 static int compute_reachability(struct analysis *a, const struct child_index *ci,
@@ -493,6 +504,67 @@ int analysis_new(const struct snapshot *snap, struct analysis **ret)
 	if (r < 0)
 		return r;
 	*ret = TAKE_PTR(a);
+	return 0;
+}
+
+/*
+ * The closure: seeds, then for every member its parent, what is stacked on it and every sibling
+ * that hides it, until nothing is added. Reachability, stacking and covering of a member are
+ * computed from members only (compute_reachability() reads nothing else), so an analysis of
+ * these entries alone gives the same facts for each of them.
+ */
+int analysis_relevant_mounts(const struct analysis *a, size_t **ret, size_t *ret_n)
+{
+	const struct mount_table *t = a->snap->mounts;
+	size_t n = t->n_entries, n_out = 0, n_work = 0;
+	_cleanup_free_ size_t *work = malloc(sizeof(size_t) * (n ?: 1));
+	_cleanup_free_ bool *in = calloc(n ?: 1, sizeof(bool));
+	struct child_index ci = { 0 };
+	size_t *out;
+	int r;
+
+	if (!work || !in)
+		return -ENOMEM;
+	r = child_index_build(&ci, t);
+	if (r < 0)
+		return r;
+#define ADD(i)                                                                                     \
+	do {                                                                                       \
+		size_t _i = (i);                                                                   \
+		if (_i != NO_MOUNT && !in[_i]) {                                                   \
+			in[_i] = true;                                                             \
+			work[n_work++] = _i;                                                       \
+		}                                                                                  \
+	} while (0)
+	for (size_t i = 0; i < n; i++) {
+		const struct mount_entry *e = &t->entries[i];
+
+		if (streq(e->fstype, "devpts") || streq(e->mountpoint, PTMX_PATH) ||
+		    (a->pts_path && streq(e->mountpoint, a->pts_path)))
+			ADD(i);
+	}
+	while (n_work > 0) {
+		size_t m = work[--n_work], p = a->parent[m], hit;
+		const struct mount_entry *e = &t->entries[m];
+		const char *pos = NULL;
+
+		ADD(p);
+		ADD(a->stacked_on[m]);
+		while ((hit = next_sibling_cover(&ci, e, p == NO_MOUNT ? NULL : &t->entries[p],
+						 &pos)) != NO_MOUNT)
+			ADD(hit);
+	}
+#undef ADD
+	free(ci.slots);
+
+	out = malloc(sizeof(size_t) * (n ?: 1));
+	if (!out)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		if (in[i])
+			out[n_out++] = i;
+	*ret = out;
+	*ret_n = n_out;
 	return 0;
 }
 

@@ -90,6 +90,12 @@ void devpts_options_parse(const char *super_options, struct devpts_options *ret)
  * option it is not given (mode to 600, ptmxmode to 000, max to the limit), through mount(2) and
  * fsconfig() alike. Default values are left out. Returns a malloc'ed string or NULL. */
 char *devpts_options_format(const struct devpts_options *o);
+/* The mounts that every fact of the analysis and every check depends on, as ascending indices
+ * into the table: devpts mounts, whatever is at /dev/ptmx or at the pts directory the kernel
+ * looks in, and everything their reachability depends on (parents, mounts stacked on them,
+ * siblings hiding them). An analysis of a table of only these mounts, in the same order, gives
+ * the same findings. */
+int analysis_relevant_mounts(const struct analysis *a, size_t **ret, size_t *ret_n);
 struct instance *analysis_find_instance(const struct analysis *a, dev_t dev);
 const char *ptmx_kind_to_string(enum ptmx_kind k);
 

@@ -28,6 +28,50 @@ struct mount_table *mount_table_free(struct mount_table *t)
 	return NULL;
 }
 
+int mount_table_copy(const struct mount_table *t, const size_t *idx, size_t n,
+		     struct mount_table **ret)
+{
+	_cleanup_(mount_table_freep) struct mount_table *c = calloc(1, sizeof(*c));
+	size_t size = 0;
+	char *p;
+
+	if (!idx)
+		n = t->n_entries;
+	if (!c || !(c->entries = calloc(n ?: 1, sizeof(*c->entries))))
+		return -ENOMEM;
+	for (size_t k = 0; k < n; k++) {
+		const struct mount_entry *e = &t->entries[idx ? idx[k] : k];
+
+		size += strlen(e->root) + strlen(e->mountpoint) + strlen(e->fstype) +
+			strlen(e->source) + strlen(e->mount_options) + strlen(e->super_options) + 6;
+	}
+	c->buffer = p = malloc(size ?: 1);
+	if (!c->buffer)
+		return -ENOMEM;
+#define COPY_FIELD(field)                                                                          \
+	do {                                                                                       \
+		size_t _len = strlen(e->field) + 1;                                                \
+		d->field = memcpy(p, e->field, _len);                                              \
+		p += _len;                                                                         \
+	} while (0)
+	for (size_t k = 0; k < n; k++) {
+		const struct mount_entry *e = &t->entries[idx ? idx[k] : k];
+		struct mount_entry *d = &c->entries[k];
+
+		*d = *e;
+		COPY_FIELD(root);
+		COPY_FIELD(mountpoint);
+		COPY_FIELD(fstype);
+		COPY_FIELD(source);
+		COPY_FIELD(mount_options);
+		COPY_FIELD(super_options);
+	}
+#undef COPY_FIELD
+	c->n_entries = n;
+	*ret = TAKE_PTR(c);
+	return 0;
+}
+
 /* Cut the next space-separated field off *p (the source may be empty: two spaces). */
 static char *next_field(char **p, char *end)
 {

@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "util/macro.h"
@@ -21,6 +22,7 @@ struct parse_error {
 struct mount_entry {
 	unsigned id;
 	unsigned parent_id;
+	uint64_t unique_id; /* statmount()'s 64-bit id; 0 when read from mountinfo text */
 	dev_t dev;
 	char *root;
 	char *mountpoint;
@@ -40,6 +42,10 @@ struct mount_table {
 int mount_table_parse(const char *text, size_t size, struct mount_table **ret,
 		      struct parse_error *err);
 struct mount_table *mount_table_free(struct mount_table *t);
+/* A deep copy of the entries at the given indices, in that order (all of them when idx is
+ * NULL). */
+int mount_table_copy(const struct mount_table *t, const size_t *idx, size_t n,
+		     struct mount_table **ret);
 DEFINE_POINTER_CLEANUP(struct mount_table, mount_table_free)
 
 /* Find an option in a comma-separated list: returns true if present; *ret_value (may be NULL)

@@ -98,12 +98,12 @@ static int list_mount_ids(uint64_t **ret, size_t *ret_n)
 }
 
 /* statmount() into *buf, growing it while the strings do not fit. */
-static int statmount_fetch(uint64_t id, struct statmount_reply **buf, size_t *size)
+static int statmount_fetch(uint64_t id, uint64_t mask, struct statmount_reply **buf, size_t *size)
 {
 	struct mount_id_request req = {
 		.size = MOUNT_ID_REQUEST_SIZE_VER0,
 		.mnt_id = id,
-		.param = SM_WANTED | SM_SUPPORTED_MASK,
+		.param = mask,
 	};
 
 	for (;;) {
@@ -232,20 +232,16 @@ static int add_entry(const struct statmount_reply *sm, struct mount_entry *e,
 	return put_super_options(b, sm->sb_flags, opts);
 }
 
-int mount_table_from_kernel(struct mount_table **ret)
+/* Fill *ret from statmount() of each id, skipping mounts gone since the ids were listed. */
+static int table_from_ids(const uint64_t *ids, size_t n_ids, struct mount_table **ret)
 {
 	_cleanup_(mount_table_freep) struct mount_table *t = NULL;
 	_cleanup_free_ struct statmount_reply *sm = NULL;
 	_cleanup_free_ struct entry_offsets *offsets = NULL;
-	_cleanup_free_ uint64_t *ids = NULL;
 	_cleanup_(strbuf_done) struct strbuf b = { 0 };
-	size_t n_ids = 0, sm_size = STATMOUNT_BUF_INIT;
+	size_t sm_size = STATMOUNT_BUF_INIT;
 	bool checked = false;
 	int r;
-
-	r = list_mount_ids(&ids, &n_ids);
-	if (r < 0)
-		return r;
 
 	t = calloc(1, sizeof(*t));
 	if (!t)
@@ -258,7 +254,7 @@ int mount_table_from_kernel(struct mount_table **ret)
 		return -ENOMEM;
 
 	for (size_t i = 0; i < n_ids; i++) {
-		r = statmount_fetch(ids[i], &sm, &sm_size);
+		r = statmount_fetch(ids[i], SM_WANTED | SM_SUPPORTED_MASK, &sm, &sm_size);
 		if (r == -ENOENT)
 			continue; /* unmounted since listmount() */
 		if (r < 0)
@@ -273,7 +269,7 @@ int mount_table_from_kernel(struct mount_table **ret)
 		if (r < 0)
 			return r;
 		if (r == 0)
-			t->n_entries++;
+			t->entries[t->n_entries++].unique_id = ids[i];
 	}
 
 	/* The buffer has stopped moving: turn offsets into pointers. */
@@ -291,6 +287,61 @@ int mount_table_from_kernel(struct mount_table **ret)
 	}
 	*ret = TAKE_PTR(t);
 	return 0;
+}
+
+int mount_table_from_kernel(struct mount_table **ret)
+{
+	_cleanup_free_ uint64_t *ids = NULL;
+	size_t n_ids = 0;
+	int r;
+
+	r = list_mount_ids(&ids, &n_ids);
+	if (r < 0)
+		return r;
+	return table_from_ids(ids, n_ids, ret);
+}
+
+static int compare_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+int mount_table_from_ids(const uint64_t *ids, size_t n_ids, struct mount_table **ret)
+{
+	_cleanup_free_ uint64_t *sorted = malloc(sizeof(uint64_t) * (n_ids ?: 1));
+
+	if (!sorted)
+		return -ENOMEM;
+	memcpy(sorted, ids, sizeof(uint64_t) * n_ids);
+	qsort(sorted, n_ids, sizeof(uint64_t), compare_u64);
+	return table_from_ids(sorted, n_ids, ret);
+}
+
+int mount_peek(uint64_t id, struct mount_peek *ret)
+{
+	size_t size = STATMOUNT_BUF_INIT;
+	_cleanup_free_ struct statmount_reply *sm = malloc(size);
+	const char *mountpoint, *fstype;
+	int r;
+
+	if (!sm)
+		return -ENOMEM;
+	r = statmount_fetch(id, SM_MNT_BASIC | SM_MNT_POINT | SM_FS_TYPE, &sm, &size);
+	if (r < 0)
+		return r;
+	mountpoint = reply_string(sm, SM_MNT_POINT, sm->mnt_point);
+	fstype = reply_string(sm, SM_FS_TYPE, sm->fs_type);
+	if (!mountpoint || !fstype || !(sm->mask & SM_MNT_BASIC))
+		return -EBADMSG;
+	*ret = (struct mount_peek){
+		.id = id,
+		.parent = sm->mnt_parent_id,
+		.mountpoint = strdup(mountpoint),
+		.devpts = streq(fstype, "devpts"),
+	};
+	return ret->mountpoint ? 0 : -ENOMEM;
 }
 
 /*
