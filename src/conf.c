@@ -23,9 +23,20 @@ static const char *const repair_policy_names[_REPAIR_POLICY_MAX] = {
 	[REPAIR_POLICY_SAFE] = "safe",
 };
 
+static const char *const mount_events_names[_MOUNT_EVENTS_MAX] = {
+	[MOUNT_EVENTS_AUTO] = "auto",
+	[MOUNT_EVENTS_FANOTIFY] = "fanotify",
+	[MOUNT_EVENTS_MOUNTINFO] = "mountinfo",
+};
+
 const char *repair_policy_to_string(enum repair_policy p)
 {
 	return p < _REPAIR_POLICY_MAX ? repair_policy_names[p] : NULL;
+}
+
+const char *mount_events_to_string(enum mount_events m)
+{
+	return m < _MOUNT_EVENTS_MAX ? mount_events_names[m] : NULL;
 }
 
 static void strv_free(char **l)
@@ -188,16 +199,41 @@ static int parse_mode_pin(struct config *c, const char *v, char msg[static 512])
 	return 0;
 }
 
-static int parse_repair_policy(struct config *c, const char *v, char msg[static 512])
+/* One of names[0..n), as its index. */
+static int parse_choice(const char *key, const char *const *names, int n, const char *v, int *ret,
+			char msg[static 512])
 {
+	char expected[128] = "";
+
 	if (single_line(v, msg) < 0)
 		return -EINVAL;
-	for (int p = 0; p < _REPAIR_POLICY_MAX; p++)
-		if (streq(v, repair_policy_names[p])) {
-			c->repair_policy = p;
+	for (int i = 0; i < n; i++) {
+		if (streq(v, names[i])) {
+			*ret = i;
 			return 0;
 		}
-	return bad(msg, "Policy=%s: expected off or safe", v ?: "");
+		snprintf(expected + strlen(expected), sizeof(expected) - strlen(expected), "%s%s",
+			 i == 0 ? "" : i == n - 1 ? " or " : ", ", names[i]);
+	}
+	return bad(msg, "%s=%s: expected %s", key, v ?: "", expected);
+}
+
+static int parse_repair_policy(struct config *c, const char *v, char msg[static 512])
+{
+	int p, r = parse_choice("Policy", repair_policy_names, _REPAIR_POLICY_MAX, v, &p, msg);
+
+	if (r >= 0)
+		c->repair_policy = p;
+	return r;
+}
+
+static int parse_mount_events(struct config *c, const char *v, char msg[static 512])
+{
+	int m, r = parse_choice("MountEvents", mount_events_names, _MOUNT_EVENTS_MAX, v, &m, msg);
+
+	if (r >= 0)
+		c->mount_events = m;
+	return r;
 }
 
 /* Split a list on blanks (newlines too: libeconf joins continuation lines) and check each word;
@@ -329,6 +365,7 @@ static const struct config_key {
 	{ "Repair", "Policy", parse_repair_policy },
 	{ "Ignore", "Checks", parse_ignore_checks },
 	{ "Ignore", "Mountpoints", parse_ignore_mountpoints },
+	{ "Daemon", "MountEvents", parse_mount_events },
 	{ "Daemon", "CoalesceMSec", parse_coalesce },
 	{ "Daemon", "AuditCPUPercent", parse_cpu_percent },
 	{ "Daemon", "StateFile", parse_state_file },
@@ -592,15 +629,6 @@ int config_load(const char *path, struct config **ret, struct config_error *err)
 	return 0;
 }
 
-static bool path_below(const char *path, const char *prefix)
-{
-	size_t n = strlen(prefix);
-
-	if (streq(prefix, "/"))
-		return true;
-	return strncmp(path, prefix, n) == 0 && (path[n] == 0 || path[n] == '/');
-}
-
 bool config_ignores(const struct config *c, const struct finding *f)
 {
 	for (char **id = c->ignore_checks; id && *id; id++)
@@ -609,7 +637,7 @@ bool config_ignores(const struct config *c, const struct finding *f)
 	if (!f->mountpoint)
 		return false;
 	for (char **mp = c->ignore_mountpoints; mp && *mp; mp++)
-		if (path_below(f->mountpoint, *mp))
+		if (path_at_or_below(f->mountpoint, *mp))
 			return true;
 	return false;
 }

@@ -24,6 +24,14 @@ enum repair_policy {
 	_REPAIR_POLICY_MAX,
 };
 
+/* How the daemon learns of mount changes ([Daemon] MountEvents=). */
+enum mount_events {
+	MOUNT_EVENTS_AUTO,	/* fanotify where the kernel and the seccomp filter allow it */
+	MOUNT_EVENTS_FANOTIFY,	/* incremental tracking, or refuse to start */
+	MOUNT_EVENTS_MOUNTINFO, /* re-read the whole table on every change */
+	_MOUNT_EVENTS_MAX,
+};
+
 #define CONFIG_COALESCE_USEC_DEFAULT	 (20 * 1000ULL)
 #define CONFIG_COALESCE_MSEC_MAX	 10000
 #define CONFIG_AUDIT_CPU_PERCENT_DEFAULT 25
@@ -44,6 +52,7 @@ struct config {
 	char **ignore_mountpoints; /* absolute paths, no trailing slash */
 
 	/* [Daemon] */
+	enum mount_events mount_events;
 	uint64_t coalesce_usec;
 	unsigned audit_cpu_percent; /* share of one CPU audits may use during a burst */
 	char *state_file;	    /* NULL: no state file */
@@ -70,6 +79,7 @@ DEFINE_POINTER_CLEANUP(struct config, config_free)
 bool config_ignores(const struct config *c, const struct finding *f);
 
 const char *repair_policy_to_string(enum repair_policy p);
+const char *mount_events_to_string(enum mount_events m);
 
 /* The standard locations, for messages and the man page. */
 extern const char config_vendor_dir[];

@@ -24,6 +24,7 @@
 #include "conf.h"
 #include "daemon.h"
 #include "journal.h"
+#include "mounttrack.h"
 #include "probe.h"
 #include "repair.h"
 #include "report.h"
@@ -103,8 +104,10 @@ struct daemon {
 	sd_event *event;
 	sd_event_source *sigterm_source, *sigint_source, *sighup_source;
 	sd_event_source *mount_source, *udev_source, *inotify_source, *audit_timer;
+	sd_event_source *tracker_source;
 
 	struct libmnt_monitor *mount_monitor;
+	struct mount_tracker *tracker; /* NULL: every mount change re-reads the whole table */
 	struct udev *udev;
 	struct udev_monitor *udev_monitor;
 	int inotify_fd;
@@ -114,7 +117,7 @@ struct daemon {
 	struct config *config;
 
 	uint64_t last_audit_start, last_audit_usec;
-	uint64_t n_audits, n_mount_events, n_udev_events, n_inotify_events;
+	uint64_t n_audits, n_mount_events, n_udev_events, n_inotify_events, n_fanotify_wakeups;
 
 	struct findings findings; /* of the last audit, Ignore= applied */
 	/* Repair hook: keys (finding_key()) of findings journaled as repaired. When such a finding
@@ -249,13 +252,14 @@ static void log_config_loaded(const struct config *c, const char *verb)
 	if (fclose(f) != 0)
 		return;
 	p = ignored[0] ? ignored + 1 : ignored;
-	log_info("%s configuration from %s: TTYGroup=%s Mode=%s Policy=%s CoalesceMSec=%llu "
+	log_info("%s configuration from %s: TTYGroup=%s Mode=%s Policy=%s MountEvents=%s "
+		 "CoalesceMSec=%llu "
 		 "AuditCPUPercent=%u StateFile=%s PrometheusFile=%s Ignore=%s",
 		 verb, files[0] ? files : "built-in defaults", c->tty_group ?: "tty",
 		 !c->check_policy.pin_mode		 ? "620|600"
 		 : (c->check_policy.mode & 0777) == 0600 ? "600"
 							 : "620",
-		 repair_policy_to_string(c->repair_policy),
+		 repair_policy_to_string(c->repair_policy), mount_events_to_string(c->mount_events),
 		 (unsigned long long)(c->coalesce_usec / USEC_PER_MSEC), c->audit_cpu_percent,
 		 c->state_file ?: "(none)", c->prometheus_file ?: "(none)", p[0] ? p : "(none)");
 }
@@ -756,13 +760,23 @@ static void audit_done(struct audit *x)
 	x->snap = snapshot_free(x->snap);
 }
 
-/* Probe, analyse, run the checks, drop what Ignore= ignores, compare /dev/ptmx. Logs failures. */
+static void daemon_stop_tracking(struct daemon *d, const char *why, int err);
+static int daemon_apply_mount_events(struct daemon *d);
+
+/* Probe, analyse, run the checks, drop what Ignore= ignores, compare /dev/ptmx. Logs failures.
+ * With the tracker, the probe audits the followed mounts alone unless a full read is due. */
 static int daemon_collect(struct daemon *d, struct audit *ret)
 {
+	struct probe_options po = { .need_unique_ids = d->tracker != NULL };
 	struct parse_error perr;
 	int r;
 
-	r = probe_snapshot(NULL, &ret->snap, &perr);
+	if (d->tracker) {
+		r = mount_tracker_table(d->tracker, &po.mounts);
+		if (r == -ENOMEM)
+			return daemon_fail(d, FAILURE_AUDIT, "Cannot audit: %s", strerror(-r)), r;
+	}
+	r = probe_snapshot(&po, &ret->snap, &perr);
 	if (r == -EINVAL && perr.line)
 		daemon_fail(d, FAILURE_AUDIT, "Cannot audit: /proc/self/mountinfo line %u: %s",
 			    perr.line, perr.message);
@@ -774,6 +788,14 @@ static int daemon_collect(struct daemon *d, struct audit *ret)
 		ret->snap->tty_gid = d->config->tty_gid;
 
 	r = analysis_new(ret->snap, &ret->a);
+	if (r >= 0 && d->tracker) {
+		int k = mount_tracker_follow(d->tracker, ret->a);
+
+		if (k == -ENOMEM)
+			r = k;
+		else if (k < 0)
+			daemon_stop_tracking(d, "cannot follow the relevant mounts", k);
+	}
 	if (r >= 0)
 		r = checks_run(ret->a, &d->config->check_policy, &ret->findings);
 	if (r >= 0)
@@ -983,7 +1005,30 @@ static int on_mount_change(sd_event_source *s, int fd, uint32_t revents, void *u
 		return sd_event_exit(d->event, r);
 	}
 	d->n_mount_events += n;
+	/* With the tracker, attach and detach come as fanotify events: what wakes us here and
+	 * matters is a remount or a change of options of a followed mount. */
+	if (d->tracker) {
+		r = mount_tracker_refresh(d->tracker);
+		if (r < 0)
+			daemon_stop_tracking(d, "cannot re-read the followed mounts", r);
+		if (r == 0)
+			return 0;
+	}
 	daemon_schedule_audit(d, REASON_MOUNT);
+	return 0;
+}
+
+static int on_mount_events(sd_event_source *s, int fd, uint32_t revents, void *userdata)
+{
+	struct daemon *d = userdata;
+	int r;
+
+	d->n_fanotify_wakeups++;
+	r = mount_tracker_read_events(d->tracker);
+	if (r < 0)
+		daemon_stop_tracking(d, "cannot read fanotify mount events", r);
+	if (r != 0)
+		daemon_schedule_audit(d, REASON_MOUNT);
 	return 0;
 }
 
@@ -1085,6 +1130,8 @@ static int daemon_reload(struct daemon *d)
 		config_free(d->config);
 		d->config = TAKE_PTR(c);
 		log_config_loaded(d->config, "Reloaded");
+		if (daemon_apply_mount_events(d) < 0)
+			log_warning("Carrying on with what tracks mount changes now");
 		/* Newly ignored findings leave quietly: nothing was resolved. */
 		(void)drop_ignored(d->config, &d->findings);
 		/* What /dev/ptmx is now becomes the reference for ptmx-replaced. */
@@ -1108,9 +1155,21 @@ static int on_signal(sd_event_source *s, const struct signalfd_siginfo *si, void
 		return 0;
 	}
 	sd_notify(false, "STOPPING=1\nSTATUS=Stopping");
-	log_info("Stopping after %llu audits (wake-ups: %llu mount table, %llu udev, %llu inotify)",
+	log_info("Stopping after %llu audits (wake-ups: %llu mount table, %llu fanotify, %llu udev, "
+		 "%llu inotify)",
 		 (unsigned long long)d->n_audits, (unsigned long long)d->n_mount_events,
-		 (unsigned long long)d->n_udev_events, (unsigned long long)d->n_inotify_events);
+		 (unsigned long long)d->n_fanotify_wakeups, (unsigned long long)d->n_udev_events,
+		 (unsigned long long)d->n_inotify_events);
+	if (d->tracker) {
+		struct mount_tracker_stats st;
+
+		mount_tracker_get_stats(d->tracker, &st);
+		log_info("Mount tracking: %llu mount events, %llu relevant, %llu full reads of the "
+			 "table, %llu re-reads of the %zu followed mounts",
+			 (unsigned long long)st.events, (unsigned long long)st.relevant,
+			 (unsigned long long)st.full_reads, (unsigned long long)st.refreshes,
+			 st.followed);
+	}
 	return sd_event_exit(sd_event_source_get_event(s), 0);
 }
 
@@ -1140,6 +1199,56 @@ static int daemon_setup_mount_monitor(struct daemon *d)
 	r = add_described(r, d->mount_source, "mount-monitor");
 	if (r < 0)
 		return log_err("Failed to watch the mount table: %s", strerror(-r)), r;
+	return 0;
+}
+
+static void daemon_stop_tracking(struct daemon *d, const char *why, int err)
+{
+	if (!d->tracker)
+		return;
+	log_warning("Incremental mount tracking stopped (%s: %s): re-reading the whole mount table "
+		    "on every change from now on",
+		    why, strerror(-err));
+	d->tracker_source = sd_event_source_disable_unref(d->tracker_source);
+	d->tracker = mount_tracker_free(d->tracker);
+	daemon_schedule_audit(d, REASON_MOUNT);
+}
+
+/* MountEvents=: start or stop the tracker (at start and on reload). With auto, a kernel or a
+ * seccomp filter that does not allow fanotify mount events or statmount() means mountinfo. */
+static int daemon_apply_mount_events(struct daemon *d)
+{
+	enum mount_events want = d->config->mount_events;
+	int r;
+
+	if (want == MOUNT_EVENTS_MOUNTINFO) {
+		if (d->tracker)
+			daemon_stop_tracking(d, "MountEvents=mountinfo", -ECANCELED);
+		return 0;
+	}
+	if (d->tracker)
+		return 0;
+	r = mount_tracker_new(&d->tracker);
+	if (r >= 0) {
+		r = sd_event_add_io(d->event, &d->tracker_source, mount_tracker_fd(d->tracker),
+				    EPOLLIN, on_mount_events, d);
+		r = add_described(r, d->tracker_source, "fanotify-mount-events");
+		if (r < 0) {
+			d->tracker_source = sd_event_source_disable_unref(d->tracker_source);
+			d->tracker = mount_tracker_free(d->tracker);
+		}
+	}
+	if (r >= 0) {
+		log_info("Tracking mounts incrementally through fanotify mount events");
+		return 0;
+	}
+	if (r == -ENOMEM || want == MOUNT_EVENTS_FANOTIFY)
+		return log_err("MountEvents=%s: cannot listen to fanotify mount events: %s",
+			       mount_events_to_string(want), strerror(-r)),
+		       r;
+	log_info("No fanotify mount events here (%s): re-reading the whole mount table on every "
+		 "change",
+		 strerror(-r));
 	return 0;
 }
 
@@ -1245,6 +1354,9 @@ int daemon_new(const struct daemon_options *opts, struct daemon **ret)
 	r = daemon_setup_mount_monitor(d);
 	if (r < 0)
 		return r;
+	r = daemon_apply_mount_events(d);
+	if (r < 0)
+		return r;
 	if (daemon_setup_udev_monitor(d) < 0)
 		log_warning("Continuing without udev events for ptmx");
 	if (daemon_setup_inotify(d) < 0)
@@ -1279,11 +1391,13 @@ struct daemon *daemon_free(struct daemon *d)
 	sd_event_source_disable_unref(d->sigint_source);
 	sd_event_source_disable_unref(d->sighup_source);
 	sd_event_source_disable_unref(d->mount_source);
+	sd_event_source_disable_unref(d->tracker_source);
 	sd_event_source_disable_unref(d->udev_source);
 	sd_event_source_disable_unref(d->inotify_source);
 	sd_event_source_disable_unref(d->audit_timer);
 	sd_event_unref(d->event);
 	mnt_unref_monitor(d->mount_monitor);
+	mount_tracker_free(d->tracker);
 	udev_monitor_unref(d->udev_monitor);
 	udev_unref(d->udev);
 	if (d->inotify_fd >= 0)

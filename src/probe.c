@@ -457,7 +457,11 @@ static int probe_mounts(struct snapshot *s, const struct probe_options *opts,
 	size_t size;
 	int r;
 
-	if (!opts->need_mountinfo_text && mount_table_prefer_kernel()) {
+	if (opts->mounts) {
+		snapshot_set_mount_table(s, opts->mounts);
+		return 0;
+	}
+	if (!opts->need_mountinfo_text && (opts->need_unique_ids || mount_table_prefer_kernel())) {
 		r = mount_table_from_kernel(&t);
 		if (r >= 0) {
 			snapshot_set_mount_table(s, t);
@@ -482,8 +486,10 @@ int probe_snapshot(const struct probe_options *opts, struct snapshot **ret, stru
 	opts = opts ?: &defaults;
 	*err = (struct parse_error){ 0 };
 	s = snapshot_new();
-	if (!s)
+	if (!s) {
+		mount_table_free(opts->mounts);
 		return -ENOMEM;
+	}
 
 	r = probe_mounts(s, opts, err);
 	if (r < 0)

@@ -13,6 +13,9 @@
 struct probe_options {
 	bool skip_holders;	  /* never scan /proc/<pid>/fd */
 	bool need_mountinfo_text; /* snapshot, initramfs-record: keep the raw text */
+	bool need_unique_ids;	  /* the daemon's tracker: listmount()/statmount(), where usable */
+	/* The daemon's tracker: audit these mounts (taken over) instead of reading the table. */
+	struct mount_table *mounts;
 };
 
 /* On -EINVAL, *err names the mountinfo line at fault. */

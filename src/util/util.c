@@ -273,6 +273,15 @@ char *path_join(const char *dir, const char *name)
 	return p;
 }
 
+bool path_at_or_below(const char *path, const char *prefix)
+{
+	size_t n = strlen(prefix);
+
+	if (streq(prefix, "/"))
+		return true;
+	return strncmp(path, prefix, n) == 0 && (path[n] == 0 || path[n] == '/');
+}
+
 char *path_dirname(const char *path)
 {
 	const char *slash = strrchr(path, '/');

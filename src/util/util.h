@@ -45,6 +45,8 @@ bool kernel_at_least(const char *release, unsigned major, unsigned minor);
 char *path_join(const char *dir, const char *name);
 /* Directory part of an absolute path ("/dev/ptmx" -> "/dev", "/ptmx" -> "/"). */
 char *path_dirname(const char *path);
+/* Is path prefix itself or inside it? Both absolute and normalized. */
+bool path_at_or_below(const char *path, const char *prefix);
 /* Resolve a symlink target against the directory of the link and normalize "." and "..".
  * Purely lexical: nothing on disk is consulted. */
 char *path_resolve_lexical(const char *link_path, const char *target);

@@ -1,0 +1,350 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/fanotify.h>
+#include <sys/stat.h>
+#include <stdio.h>
+#include <unistd.h>
+
+#include "mounttrack.h"
+#include "statmount.h"
+#include "util/util.h"
+
+/* Linux 6.15's fanotify mount events; Debian 12's headers predate them. Our own names, so that
+ * newer headers do not clash. */
+#define MT_FAN_REPORT_MNT	   0x00004000U
+#define MT_FAN_MARK_MNTNS	   0x00000110U
+#define MT_FAN_MNT_ATTACH	   0x01000000ULL
+#define MT_FAN_MNT_DETACH	   0x02000000ULL
+#define MT_FAN_EVENT_INFO_TYPE_MNT 7
+#define MT_STATX_MNT_ID_UNIQUE	   0x00004000U
+
+struct mt_event_info_mnt { /* struct fanotify_event_info_mnt */
+	struct fanotify_event_info_header hdr;
+	uint64_t mnt_id;
+};
+
+/* A mount whose parent chain is longer than this when it appears asks for a full read. */
+#define PARENT_WALK_MAX 64
+
+struct mount_tracker {
+	int fd;
+	char *ptmx_dir;
+	uint64_t *ids; /* the followed mounts */
+	size_t n_ids, allocated_ids;
+	struct mount_table *last; /* the followed mounts as the last audit saw them */
+	bool need_full;
+	struct mount_tracker_stats stats;
+};
+
+int mount_tracker_new(struct mount_tracker **ret)
+{
+	_cleanup_(mount_tracker_freep) struct mount_tracker *t = calloc(1, sizeof(*t));
+	_cleanup_close_ int ns = -EBADF;
+	struct statx sx;
+
+	if (!t)
+		return -ENOMEM;
+	t->fd = -EBADF;
+	t->need_full = true;
+	t->ptmx_dir = path_dirname(PTMX_PATH);
+	if (!t->ptmx_dir)
+		return -ENOMEM;
+
+	/* Deciding where a mount appeared needs the unique id of what a path leads to (6.8). */
+	if (statx(AT_FDCWD, "/", AT_STATX_DONT_SYNC, MT_STATX_MNT_ID_UNIQUE, &sx) < 0)
+		return -errno;
+	if (!(sx.stx_mask & MT_STATX_MNT_ID_UNIQUE))
+		return -EOPNOTSUPP;
+
+	t->fd = fanotify_init(FAN_CLASS_NOTIF | FAN_CLOEXEC | FAN_NONBLOCK | MT_FAN_REPORT_MNT,
+			      O_RDONLY | O_CLOEXEC);
+	if (t->fd < 0)
+		return -errno;
+	ns = open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC);
+	if (ns < 0)
+		return -errno;
+	if (fanotify_mark(t->fd, FAN_MARK_ADD | MT_FAN_MARK_MNTNS,
+			  MT_FAN_MNT_ATTACH | MT_FAN_MNT_DETACH, ns, NULL) < 0)
+		return -errno;
+	*ret = TAKE_PTR(t);
+	return 0;
+}
+
+struct mount_tracker *mount_tracker_free(struct mount_tracker *t)
+{
+	if (!t)
+		return NULL;
+	if (t->fd >= 0)
+		close(t->fd);
+	free(t->ptmx_dir);
+	free(t->ids);
+	mount_table_free(t->last);
+	free(t);
+	return NULL;
+}
+
+int mount_tracker_fd(const struct mount_tracker *t)
+{
+	return t->fd;
+}
+
+static bool followed(const struct mount_tracker *t, uint64_t id)
+{
+	for (size_t i = 0; i < t->n_ids; i++)
+		if (t->ids[i] == id)
+			return true;
+	return false;
+}
+
+static int follow_id(struct mount_tracker *t, uint64_t id)
+{
+	if (followed(t, id))
+		return 0;
+	if (GROW(t->ids, t->allocated_ids, t->n_ids + 1) < 0)
+		return -ENOMEM;
+	t->ids[t->n_ids++] = id;
+	return 0;
+}
+
+static bool unfollow_id(struct mount_tracker *t, uint64_t id)
+{
+	for (size_t i = 0; i < t->n_ids; i++)
+		if (t->ids[i] == id) {
+			t->ids[i] = t->ids[--t->n_ids];
+			return true;
+		}
+	return false;
+}
+
+int mount_tracker_follow(struct mount_tracker *t, const struct analysis *a)
+{
+	const struct mount_table *table = a->snap->mounts;
+	_cleanup_free_ size_t *idx = NULL;
+	struct mount_table *copy = NULL;
+	size_t n = 0;
+	int r;
+
+	r = analysis_relevant_mounts(a, &idx, &n);
+	if (r < 0)
+		return r;
+	for (size_t k = 0; k < n; k++)
+		if (table->entries[idx[k]].unique_id == 0)
+			return -EOPNOTSUPP; /* read from mountinfo text: statmount() is not usable */
+	r = mount_table_copy(table, idx, n, &copy);
+	if (r < 0)
+		return r;
+	t->n_ids = 0;
+	for (size_t k = 0; k < n; k++)
+		if ((r = follow_id(t, copy->entries[k].unique_id)) < 0) {
+			mount_table_free(copy);
+			return r;
+		}
+	mount_table_free(t->last);
+	t->last = copy;
+	t->need_full = false;
+	t->stats.followed = n;
+	return 0;
+}
+
+/* Could this new mount change a finding? See mounttrack.h. */
+static bool relevant(const struct mount_tracker *t, const struct mount_peek *p)
+{
+	if (p->devpts)
+		return true;
+	if (!*p->mountpoint)
+		return false; /* outside our root */
+	if (path_at_or_below(p->mountpoint, t->ptmx_dir))
+		return true;
+	for (size_t i = 0; t->last && i < t->last->n_entries; i++) {
+		const struct mount_entry *e = &t->last->entries[i];
+
+		if (path_at_or_below(e->mountpoint, p->mountpoint) ||
+		    (streq(e->fstype, "devpts") && path_at_or_below(p->mountpoint, e->mountpoint)))
+			return true;
+	}
+	return false;
+}
+
+/* Is the mount what its mountpoint leads to? Then nothing hides it or is stacked on it, and
+ * nothing hides its parents: it joins the followed set with its parent chain alone. */
+static bool visible(const struct mount_peek *p)
+{
+	struct statx sx;
+
+	if (statx(AT_FDCWD, p->mountpoint, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT | AT_STATX_DONT_SYNC,
+		  MT_STATX_MNT_ID_UNIQUE, &sx) < 0)
+		return false;
+	return (sx.stx_mask & MT_STATX_MNT_ID_UNIQUE) && sx.stx_mnt_id == p->id;
+}
+
+/* A relevant visible mount appeared: follow it and its parents up to one already followed. */
+static int follow_with_parents(struct mount_tracker *t, const struct mount_peek *p)
+{
+	uint64_t id = p->id, parent = p->parent;
+	int r;
+
+	r = follow_id(t, id);
+	for (unsigned depth = 0; r >= 0 && parent != id && !followed(t, parent); depth++) {
+		struct mount_peek up;
+
+		if (depth >= PARENT_WALK_MAX)
+			return -ELOOP;
+		r = mount_peek(parent, &up);
+		if (r < 0)
+			return r;
+		if (!*up.mountpoint) { /* above our root */
+			free(up.mountpoint);
+			break;
+		}
+		r = follow_id(t, parent);
+		id = parent;
+		parent = up.parent;
+		free(up.mountpoint);
+	}
+	return r;
+}
+
+/* > 0 when the followed set changed or a full read is due. */
+static int on_attach(struct mount_tracker *t, uint64_t id)
+{
+	struct mount_peek p;
+	int r;
+
+	r = mount_peek(id, &p);
+	if (r == -ENOENT)
+		return 0; /* gone again; a mount that is not there changes nothing */
+	if (r == -ENOMEM)
+		return r;
+	if (r < 0) {
+		t->need_full = true;
+		return 1;
+	}
+	if (relevant(t, &p)) {
+		t->stats.relevant++;
+		r = visible(&p) ? follow_with_parents(t, &p) : -EREMOTE;
+		if (r == -ENOMEM) {
+			free(p.mountpoint);
+			return r;
+		}
+		if (r < 0)
+			t->need_full = true;
+		r = 1;
+	} else
+		r = 0;
+	free(p.mountpoint);
+	return r;
+}
+
+int mount_tracker_read_events(struct mount_tracker *t)
+{
+	union {
+		struct fanotify_event_metadata m;
+		char bytes[16384];
+	} buf;
+	int changed = 0;
+
+	for (;;) {
+		ssize_t n = read(t->fd, &buf, sizeof(buf));
+		const char *p = buf.bytes, *end;
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN)
+				break;
+			return -errno;
+		}
+		end = p + n;
+		while (end - p >= (ssize_t)sizeof(struct fanotify_event_metadata)) {
+			const struct fanotify_event_metadata *m = (const void *)p;
+			const char *info = p + m->metadata_len, *info_end = p + m->event_len;
+			uint64_t id = 0;
+			int r;
+
+			if (m->event_len < sizeof(*m) || m->event_len > (size_t)(end - p) ||
+			    m->vers != FANOTIFY_METADATA_VERSION) {
+				t->need_full = true; /* not an event we can read: trust nothing */
+				return 1;
+			}
+			p += m->event_len;
+			if (m->mask & FAN_Q_OVERFLOW) {
+				t->need_full = true;
+				changed = 1;
+				continue;
+			}
+			while (info_end - info >= (ssize_t)sizeof(struct mt_event_info_mnt)) {
+				const struct mt_event_info_mnt *im = (const void *)info;
+
+				if (im->hdr.len < sizeof(im->hdr) || im->hdr.len > info_end - info)
+					break;
+				if (im->hdr.info_type == MT_FAN_EVENT_INFO_TYPE_MNT)
+					id = im->mnt_id;
+				info += im->hdr.len;
+			}
+			if (id == 0)
+				continue;
+			t->stats.events++;
+			/* A move is both: it left one place and appeared in another. */
+			if ((m->mask & MT_FAN_MNT_DETACH) && unfollow_id(t, id)) {
+				t->stats.relevant++;
+				changed = 1;
+			}
+			if (m->mask & MT_FAN_MNT_ATTACH) {
+				r = on_attach(t, id);
+				if (r < 0)
+					return r;
+				changed |= r;
+			}
+		}
+	}
+	return changed;
+}
+
+int mount_tracker_table(struct mount_tracker *t, struct mount_table **ret)
+{
+	if (t->need_full || !t->last) {
+		t->stats.full_reads++;
+		return -ESTALE;
+	}
+	return mount_table_from_ids(t->ids, t->n_ids, ret);
+}
+
+static bool entries_equal(const struct mount_entry *x, const struct mount_entry *y)
+{
+	return x->unique_id == y->unique_id && x->id == y->id && x->parent_id == y->parent_id &&
+	       x->dev == y->dev && streq(x->root, y->root) && streq(x->mountpoint, y->mountpoint) &&
+	       streq(x->fstype, y->fstype) && streq(x->source, y->source) &&
+	       streq(x->mount_options, y->mount_options) &&
+	       streq(x->super_options, y->super_options);
+}
+
+int mount_tracker_refresh(struct mount_tracker *t)
+{
+	_cleanup_(mount_table_freep) struct mount_table *now = NULL;
+	int r;
+
+	if (t->need_full || !t->last)
+		return 1;
+	t->stats.refreshes++;
+	r = mount_table_from_ids(t->ids, t->n_ids, &now);
+	if (r == -ENOMEM)
+		return r;
+	if (r < 0) {
+		t->need_full = true;
+		return 1;
+	}
+	if (now->n_entries != t->last->n_entries)
+		return 1;
+	for (size_t i = 0; i < now->n_entries; i++)
+		if (!entries_equal(&now->entries[i], &t->last->entries[i]))
+			return 1;
+	return 0;
+}
+
+void mount_tracker_get_stats(const struct mount_tracker *t, struct mount_tracker_stats *ret)
+{
+	*ret = t->stats;
+}
