@@ -1246,8 +1246,8 @@ static int daemon_apply_mount_events(struct daemon *d)
 		return log_err("MountEvents=%s: cannot listen to fanotify mount events: %s",
 			       mount_events_to_string(want), strerror(-r)),
 		       r;
-	log_info("No fanotify mount events here (%s): re-reading the whole mount table on every "
-		 "change",
+	log_info("Incremental mount tracking is not available here (%s): re-reading the whole mount "
+		 "table on every change",
 		 strerror(-r));
 	return 0;
 }

@@ -43,7 +43,9 @@ int mount_tracker_new(struct mount_tracker **ret)
 {
 	_cleanup_(mount_tracker_freep) struct mount_tracker *t = calloc(1, sizeof(*t));
 	_cleanup_close_ int ns = -EBADF;
+	struct mount_peek root;
 	struct statx sx;
+	int r;
 
 	if (!t)
 		return -ENOMEM;
@@ -58,6 +60,11 @@ int mount_tracker_new(struct mount_tracker **ret)
 		return -errno;
 	if (!(sx.stx_mask & MT_STATX_MNT_ID_UNIQUE))
 		return -EOPNOTSUPP;
+	/* And statmount() to see what a mount is (6.8; a seccomp filter may deny it). */
+	r = mount_peek(sx.stx_mnt_id, &root);
+	if (r < 0)
+		return r;
+	free(root.mountpoint);
 
 	t->fd = fanotify_init(FAN_CLASS_NOTIF | FAN_CLOEXEC | FAN_NONBLOCK | MT_FAN_REPORT_MNT,
 			      O_RDONLY | O_CLOEXEC);

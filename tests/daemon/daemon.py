@@ -10,7 +10,9 @@ as a failure. Exit 0 pass, 1 fail, 77 skip.
 
 import json
 import os
+import re
 import signal
+import stat
 import statistics
 import subprocess
 import sys
@@ -19,7 +21,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from harness import (  # noqa: E402
-    DEFAULT_CONFIG,
+    default_config,
     PROM_FILE,
     STATE_FILE,
     TEST_DIR,
@@ -29,6 +31,7 @@ from harness import (  # noqa: E402
     Failure,
     Journald,
     NotifySocket,
+    WAIT,
     Skip,
     Udevd,
     catalog,
@@ -259,7 +262,7 @@ def case_lifecycle(ptsguard, opts):
     """READY=1, STATUS=, the state file = audit --json, SIGHUP good and bad, SIGTERM."""
     c = Checker()
     journal = Journald()
-    config = DEFAULT_CONFIG + "\n[Ignore]\nChecks=\n"
+    config = default_config() + "\n[Ignore]\nChecks=\n"
     daemon = Daemon(ptsguard, config_text=config, watchdog_usec=200000)
     ready = daemon.wait_ready()
     c.eq(ready.get("STATUS"), "No findings", "STATUS= sent with READY=1")
@@ -285,7 +288,7 @@ def case_lifecycle(ptsguard, opts):
     c.eq(len(loaded), 1, "the daemon journals the configuration it loaded")
 
     # SIGHUP with a good configuration: Mode=600 pinned makes the mode=620 devpts unhealthy.
-    daemon.write_config(DEFAULT_CONFIG.replace("TTYGroup=tty\n", "TTYGroup=tty\nMode=600\n"))
+    daemon.write_config(default_config().replace("TTYGroup=tty\n", "TTYGroup=tty\nMode=600\n"))
     daemon.signal(signal.SIGHUP)
     reloading = daemon.notify.wait("RELOADING", "1", what="RELOADING=1 after SIGHUP")
     c.true(reloading.get("MONOTONIC_USEC", "").isdigit(), "MONOTONIC_USEC= with RELOADING=1: %r" % reloading)
@@ -295,7 +298,7 @@ def case_lifecycle(ptsguard, opts):
     wait_for("STATUS= with the new counts", lambda: daemon.notify.count("STATUS", "Findings: 1 critical, 0 warning, 0 info"))
 
     # SIGHUP with a broken configuration: logged with file and line, the old one stays.
-    broken = DEFAULT_CONFIG.replace("TTYGroup=tty\n", "TTYGroup=tty\nMode=600\nModus=620\n")
+    broken = default_config().replace("TTYGroup=tty\n", "TTYGroup=tty\nMode=600\nModus=620\n")
     bad_line = broken.splitlines().index("Modus=620") + 1
     daemon.write_config(broken)
     daemon.signal(signal.SIGHUP)
@@ -396,7 +399,7 @@ def case_udev(ptsguard, opts):
     monitor = UdevMonitor()
     # A wider window than the default: the udev event is sent after the RUN program has
     # replaced /dev/ptmx and exited, and both must fall into one window.
-    daemon = Daemon(ptsguard, config_text=DEFAULT_CONFIG.replace("CoalesceMSec=20", "CoalesceMSec=200"))
+    daemon = Daemon(ptsguard, config_text=default_config().replace("CoalesceMSec=20", "CoalesceMSec=200"))
     daemon.wait_ready()
     cat = catalog(ptsguard)
     # ptmxmode=666 so that a symlink to pts/ptmx works: the replacement alone is the finding.
@@ -549,6 +552,15 @@ def storm(n_pairs, at, during):
     return time.monotonic() - t0
 
 
+def tracking_summary(journal, daemon):
+    """The daemon's exit line about fanotify mount tracking, parsed; None without tracking."""
+    for e in journal.entries(_PID=str(daemon.pid)):
+        m = re.match(r"Mount tracking: (\d+) mount events, (\d+) relevant, (\d+) full reads", e.get("MESSAGE", ""))
+        if m:
+            return {"message": e["MESSAGE"], "events": int(m.group(1)), "relevant": int(m.group(2)), "full_reads": int(m.group(3))}
+    return None
+
+
 def run_storm_case(ptsguard, opts, extra_mounts):
     c = Checker()
     journal = Journald()
@@ -615,6 +627,14 @@ def run_storm_case(ptsguard, opts, extra_mounts):
     n_audits = int(stats[0]["MESSAGE"].split()[2])
     # Coalescing: never one audit per raw event.
     c.true(n_audits < events / 4, "audits (%d) are far fewer than the storm's events (%d)" % (n_audits, events))
+    tracking = tracking_summary(journal, daemon)
+    if tracking:
+        log("daemon: %s" % tracking["message"])
+        # The storm's mounts are unrelated: each costs a statmount() and never an audit.
+        c.true(tracking["relevant"] < 200, "mount events that touched the followed mounts: %d (only the test's own devpts changes)" % tracking["relevant"])
+        c.true(tracking["events"] >= events, "fanotify saw every storm event: %d of %d" % (tracking["events"], events))
+    else:
+        c.true(opts.get("mount_events") == "mountinfo", "the daemon tracked mounts incrementally (MountEvents=auto on this kernel)")
     journal.stop()
     c.done()
 
@@ -748,7 +768,7 @@ def case_config_dirs(ptsguard, opts):
     p.send_signal(signal.SIGTERM)
     out = p.communicate(timeout=10)[0]
     c.eq(p.returncode, 0, "vendor only: exit status")
-    want = "ptsguard: Loaded configuration from %s/ptsguard.conf, %s/ptsguard.conf.d/10-vendor.conf, %s/ptsguard.conf.d/30-vendor.conf: TTYGroup=tty Mode=600 Policy=off CoalesceMSec=30 AuditCPUPercent=40 StateFile=/run/ptsguard/report.json PrometheusFile=(none) Ignore=pty-capacity" % (vendor, vendor, vendor)
+    want = "ptsguard: Loaded configuration from %s/ptsguard.conf, %s/ptsguard.conf.d/10-vendor.conf, %s/ptsguard.conf.d/30-vendor.conf: TTYGroup=tty Mode=600 Policy=off MountEvents=auto CoalesceMSec=30 AuditCPUPercent=40 StateFile=/run/ptsguard/report.json PrometheusFile=(none) Ignore=pty-capacity" % (vendor, vendor, vendor)
     c.eq(out.splitlines()[0] if out else "", want, "vendor file and vendor drop-ins")
 
     # /etc's file replaces the vendor file; /etc's drop-ins come after the vendor's.
@@ -769,7 +789,7 @@ def case_config_dirs(ptsguard, opts):
             admin + "/ptsguard.conf.d/20-admin.conf",
         ]
     )
-    want = "ptsguard: Loaded configuration from %s: TTYGroup=tty Mode=620|600 Policy=safe CoalesceMSec=70 AuditCPUPercent=50 StateFile=/run/ptsguard/report.json PrometheusFile=(none) Ignore=pty-capacity" % order
+    want = "ptsguard: Loaded configuration from %s: TTYGroup=tty Mode=620|600 Policy=safe MountEvents=auto CoalesceMSec=70 AuditCPUPercent=50 StateFile=/run/ptsguard/report.json PrometheusFile=(none) Ignore=pty-capacity" % order
     c.eq(out.splitlines()[0] if out else "", want, "admin file replaces the vendor file; drop-ins vendor then admin")
 
     # An error in a drop-in names the drop-in.
@@ -849,7 +869,7 @@ def case_repair_safe(ptsguard, opts):
     not repairable is only detected."""
     cat = catalog(ptsguard)
     journal = Journald()
-    daemon = Daemon(ptsguard, config_text=DEFAULT_CONFIG.replace("Policy=off", "Policy=safe"))
+    daemon = Daemon(ptsguard, config_text=default_config().replace("Policy=off", "Policy=safe"))
     daemon.wait_ready()
     c = Checker()
     wait_state("first audit", lambda r: finding_ids(r) == [])
@@ -883,6 +903,127 @@ def case_repair_safe(ptsguard, opts):
     c.done()
 
 
+# ---- incremental mount tracking (fanotify mount events) and its fallbacks ----
+
+
+def comparable(findings):
+    """Findings as a full audit would have them: ptmx-replaced is the daemon's own."""
+    return [f for f in findings if f["id"] != "ptmx-replaced"]
+
+
+def agree_with_audit(c, ptsguard, what):
+    """The daemon's state file comes to hold exactly the findings of a full `ptsguard audit`."""
+    want = comparable(json.loads(run([ptsguard, "audit", "--json"], check=False).stdout)["findings"])
+    try:
+        wait_state(what, lambda r: comparable(r["findings"]) == want)
+    except Failure:
+        c.eq(comparable((read_state() or {"findings": []})["findings"]), want, what + ": the daemon's findings vs a full audit")
+    return want
+
+
+def seccomp_wrapper(opts, rules):
+    python, helper = opts.get("system_python"), opts.get("seccomp_exec")
+    if not python or not helper:
+        raise Failure("--opt system_python=PATH and --opt seccomp_exec=PATH are required")
+    r = subprocess.run([python, helper, "getpid:EPERM", "true"], capture_output=True, text=True)
+    if r.returncode == 77:
+        raise Skip(r.stderr.strip())
+    return [python, helper, rules]
+
+
+def case_tracking_fallback(ptsguard, opts):
+    """Where fanotify mount events or statmount() are denied (old kernel, seccomp filter),
+    MountEvents=auto falls back to mountinfo and finds the same; MountEvents=fanotify refuses
+    to start."""
+    c = Checker()
+    denials = [
+        ("fanotify_init:EPERM", "Incremental mount tracking is not available here (Operation not permitted)"),
+        ("fanotify_init:EINVAL", "Incremental mount tracking is not available here (Invalid argument)"),  # before 6.15
+        ("457:ENOSYS,458:ENOSYS", "Incremental mount tracking is not available here (Function not implemented)"),  # statmount
+    ]
+    for rules, message in denials:
+        daemon = Daemon(ptsguard, wrapper=seccomp_wrapper(opts, rules))
+        daemon.wait_ready()
+        agree_with_audit(c, ptsguard, "%s: start" % rules)
+        c.true(message in daemon.stderr_text(), "%s: says why: %r in %s" % (rules, message, daemon.stderr_text()))
+        c.true("Tracking mounts incrementally" not in daemon.stderr_text(), "%s: no incremental tracking" % rules)
+        sys_mount("devpts", "/dev/pts", "devpts", 0, "mode=600")
+        agree_with_audit(c, ptsguard, "%s: an overmount without gid=" % rules)
+        c.true("devpts-overmount" in finding_ids(read_state()), "%s: the overmount is found" % rules)
+        remount_devpts("gid=%d,mode=620" % TTY_GID)
+        agree_with_audit(c, ptsguard, "%s: the overmount remounted" % rules)
+        sys_umount("/dev/pts")
+        agree_with_audit(c, ptsguard, "%s: the overmount gone" % rules)
+        c.eq(finding_ids(read_state()), [], "%s: healthy again" % rules)
+        stop_daemon(c, daemon)
+        daemon.notify.close()
+
+    daemon = Daemon(ptsguard, config_text=default_config().replace("MountEvents=auto", "MountEvents=fanotify"), wrapper=seccomp_wrapper(opts, "fanotify_init:EPERM"))
+    try:
+        rc = daemon.proc.wait(WAIT)
+    except subprocess.TimeoutExpired:
+        rc = None
+    c.eq(rc, 1, "MountEvents=fanotify without fanotify: exit status")
+    c.true("MountEvents=fanotify: cannot listen to fanotify mount events: Operation not permitted" in daemon.stderr_text(), "MountEvents=fanotify says why: %s" % daemon.stderr_text())
+    c.done()
+
+
+def tracking_stats_after_stop(c, journal, daemon):
+    stop_daemon(c, daemon)
+    summary = wait_for("the daemon's tracking summary", lambda: tracking_summary(journal, daemon))
+    log("daemon: %s" % summary["message"])
+    return summary
+
+
+def case_tracking_overflow(ptsguard, opts):
+    """More mount events than the fanotify queue holds while the daemon is stopped: the overflow
+    makes it read the whole table, and it finds the overmount made among them."""
+    c = Checker()
+    journal = Journald()
+    daemon = Daemon(ptsguard)
+    daemon.wait_ready()
+    agree_with_audit(c, ptsguard, "start")
+    with open("/proc/sys/fs/fanotify/max_queued_events") as f:
+        queue = int(f.read())
+    daemon.signal(signal.SIGSTOP)
+    try:
+        storm(queue // 2 + 1000, queue // 4, lambda: sys_mount("devpts", "/dev/pts", "devpts", 0, "gid=%d,mode=620" % TTY_GID))
+    finally:
+        daemon.signal(signal.SIGCONT)
+    agree_with_audit(c, ptsguard, "after the overflow")
+    c.eq(finding_ids(read_state()), ["devpts-overmount"], "the overmount made during the overflow")
+    summary = tracking_stats_after_stop(c, journal, daemon)
+    c.true(summary["full_reads"] >= 2, "the overflow made the daemon read the whole table (full reads: %d)" % summary["full_reads"])
+    journal.stop()
+    c.done()
+
+
+def case_tracking_hidden(ptsguard, opts):
+    """A devpts mounted where no path leads (into a /dev that a tmpfs covers, through a file
+    descriptor) cannot be placed from its event alone: the daemon reads the whole table."""
+    c = Checker()
+    journal = Journald()
+    os.mkdir("/dev/hidden")
+    old_dev = os.open("/dev", os.O_PATH | os.O_DIRECTORY)
+    daemon = Daemon(ptsguard)
+    daemon.wait_ready()
+    agree_with_audit(c, ptsguard, "start")
+    sys_mount("tmpfs", "/dev", "tmpfs", 0, "mode=755")
+    os.mknod("/dev/null", 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+    agree_with_audit(c, ptsguard, "a tmpfs covers /dev")
+    full_reads_before = 1
+    sys_mount("devpts", "/proc/self/fd/%d/hidden" % old_dev, "devpts", 0, "mode=600")
+    c.true(any(l.split()[4] == "/dev/hidden" for l in open("/proc/self/mountinfo")), "devpts is mounted on the covered /dev/hidden")
+    agree_with_audit(c, ptsguard, "a devpts mounted into the covered /dev")
+    sys_umount("/dev")
+    agree_with_audit(c, ptsguard, "the tmpfs gone: the devpts at /dev/hidden is visible")
+    summary = tracking_stats_after_stop(c, journal, daemon)
+    c.true(summary["full_reads"] > full_reads_before, "the hidden mount made the daemon read the whole table (full reads: %d)" % summary["full_reads"])
+    os.close(old_dev)
+    journal.stop()
+    c.done()
+
+
 CASES = {
     "transitions": (case_transitions, True),
     "repair-safe": (case_repair_safe, True),
@@ -896,6 +1037,9 @@ CASES = {
     "default-config": (case_default_config, True),
     "catalog": (case_catalog, False),
     "unit-verify": (case_unit_verify, False),
+    "tracking-fallback": (case_tracking_fallback, True),
+    "tracking-overflow": (case_tracking_overflow, True),
+    "tracking-hidden": (case_tracking_hidden, True),
 }
 
 if __name__ == "__main__":

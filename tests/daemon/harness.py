@@ -324,12 +324,18 @@ class NotifySocket:
 
     def close(self):
         self.sock.close()
+        try:
+            os.unlink(self.path)
+        except FileNotFoundError:
+            pass
 
 
 # --------------------------------------------------------------------------
 # The daemon
 
 
+# MountEvents= of every case's daemon: the cases run once with the default (fanotify mount
+# events on kernels that have them) and some once more with mountinfo (--opt mount_events=).
 DEFAULT_CONFIG = """[Devpts]
 TTYGroup=tty
 
@@ -340,17 +346,22 @@ Policy=off
 CoalesceMSec=20
 StateFile=%s
 PrometheusFile=%s
+MountEvents=auto
 """ % (
     STATE_FILE,
     PROM_FILE,
 )
 
 
+def default_config():
+    return DEFAULT_CONFIG
+
+
 class Daemon:
-    def __init__(self, ptsguard, config_text=DEFAULT_CONFIG, config_path=TEST_DIR + "/ptsguard.conf", notify=None, watchdog_usec=None):
+    def __init__(self, ptsguard, config_text=None, config_path=TEST_DIR + "/ptsguard.conf", notify=None, watchdog_usec=None, wrapper=()):
         self.ptsguard = ptsguard
         self.config_path = config_path
-        self.write_config(config_text)
+        self.write_config(config_text if config_text is not None else default_config())
         self.notify = notify or NotifySocket()
         env = dict(os.environ)
         env["NOTIFY_SOCKET"] = self.notify.path
@@ -361,7 +372,7 @@ class Daemon:
         self.stderr_path = TEST_DIR + "/daemon.stderr"
         self.stderr = open(self.stderr_path, "w")
         self.proc = register(
-            subprocess.Popen([ptsguard, "daemon", "--config", config_path], stdin=subprocess.DEVNULL, stdout=self.stderr, stderr=self.stderr, env=env)
+            subprocess.Popen(list(wrapper) + [ptsguard, "daemon", "--config", config_path], stdin=subprocess.DEVNULL, stdout=self.stderr, stderr=self.stderr, env=env)
         )
         self.pid = self.proc.pid
 
@@ -502,6 +513,9 @@ def main(cases, argv, setup_world=True):
         return 2
     fn, needs_root = cases[args.case[0]]
     opts = dict(o.split("=", 1) for o in args.opt)
+    global DEFAULT_CONFIG
+    if "mount_events" in opts:
+        DEFAULT_CONFIG = DEFAULT_CONFIG.replace("MountEvents=auto", "MountEvents=" + opts["mount_events"])
     try:
         if needs_root:
             enter_private_namespace([os.path.abspath(sys.argv[0])] + argv)

@@ -25,6 +25,7 @@ import stat
 import subprocess
 import sys
 import tempfile
+import time
 import traceback
 
 NS_MARKER = "PTSGUARD_SCENARIO_PARENT_MNTNS"
@@ -257,8 +258,12 @@ class Checker:
 
 
 class Scenario:
-    def __init__(self, name, ptsguard, pty_probe):
+    def __init__(self, name, ptsguard, pty_probe, daemon_mode=None):
         self.name = name
+        # With a daemon mode, a daemon started on the base state follows every change the
+        # scenario makes, and each audit checks that it reports what a full audit finds.
+        self.daemon_mode = daemon_mode
+        self.daemon = None
         self.ptsguard = os.path.abspath(ptsguard)
         self.pty_probe_src = os.path.abspath(pty_probe)
         self.check = Checker()
@@ -325,6 +330,8 @@ class Scenario:
 
         if fstab is not None:
             self.bind_file("/etc/fstab", fstab)
+        if self.daemon_mode:
+            self.start_daemon()
 
     def mknod_ptmx(self, mode=0o666, rdev=(5, 2), path="/dev/ptmx"):
         os.mknod(path, mode | stat.S_IFCHR, os.makedev(*rdev))
@@ -422,6 +429,7 @@ class Scenario:
         return p, res
 
     def cleanup(self):
+        self.stop_daemon()
         for p in self.helpers:
             if p.poll() is None:
                 try:
@@ -504,7 +512,87 @@ class Scenario:
             "findings of audit --snapshot (snapshot of this state) vs the live audit",
         )
         self.check.eq(off.returncode, live.returncode, "exit status of audit --snapshot vs live")
+        if self.daemon:
+            self.check_daemon_agrees(live_report)
         return live_report
+
+    # ---- the daemon following the scenario ----
+
+    DAEMON_TIMEOUT = 15.0
+    DAEMON_SETTLE = 0.3
+
+    def start_daemon(self):
+        conf = os.path.join(self.workdir, "ptsguard.conf")
+        self.daemon_state = os.path.join(self.workdir, "report.json")
+        self.daemon_log = os.path.join(self.workdir, "daemon.log")
+        with open(conf, "w") as f:
+            f.write("[Daemon]\nStateFile=%s\nMountEvents=%s\n" % (self.daemon_state, self.daemon_mode))
+        with open(self.daemon_log, "w") as log_file:
+            self.daemon = subprocess.Popen(
+                [self.ptsguard, "daemon", "--config", conf], stdin=self.null, stdout=log_file, stderr=log_file
+            )
+        if not self._wait_daemon(lambda report: True):
+            raise SetupError("the daemon wrote no state file:\n" + self._daemon_log_text())
+        if self.daemon_mode == "fanotify" and "Tracking mounts incrementally" not in self._daemon_log_text():
+            raise SetupError("MountEvents=fanotify but the daemon does not track mounts incrementally")
+
+    def stop_daemon(self):
+        if not self.daemon:
+            return
+        if self.daemon.poll() is None:
+            self.daemon.terminate()
+            try:
+                self.daemon.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.daemon.kill()
+                self.daemon.wait()
+        self.daemon = None
+
+    def _daemon_log_text(self):
+        try:
+            with open(self.daemon_log) as f:
+                return f.read()
+        except OSError as e:
+            return "(no log: %s)" % e
+
+    def _daemon_report(self):
+        try:
+            with open(self.daemon_state) as f:
+                return json.load(f)
+        except (OSError, ValueError):
+            return None  # not written yet; replaced atomically, so never half-written
+
+    def _wait_daemon(self, good, timeout=None):
+        deadline = time.monotonic() + (timeout or self.DAEMON_TIMEOUT)
+        while time.monotonic() < deadline:
+            report = self._daemon_report()
+            if report is not None and good(report):
+                return report
+            if self.daemon.poll() is not None:
+                return None
+            time.sleep(0.02)
+        return None
+
+    @staticmethod
+    def _comparable_findings(report):
+        # ptmx-replaced is the daemon's own: a change of /dev/ptmx since it started.
+        return [f for f in report.get("findings", []) if f.get("id") != "ptmx-replaced"]
+
+    def check_daemon_agrees(self, live_report):
+        """The daemon, which followed every change of the scenario as it happened (through
+        fanotify mount events or mountinfo re-reads), reports what a full audit finds, and
+        still does a moment later."""
+        want = self._comparable_findings(live_report)
+        what = "findings of the daemon (MountEvents=%s) vs a full audit" % self.daemon_mode
+        same = lambda report: self._comparable_findings(report) == want
+        got = self._wait_daemon(same)
+        if got is not None:
+            time.sleep(self.DAEMON_SETTLE)
+            got = self._daemon_report()
+        if got is None or not same(got):
+            self.check.eq(self._comparable_findings(got or {}), want, what)
+            log("daemon log:\n" + self._daemon_log_text())
+        self.check.true(self.daemon.poll() is None, "the daemon is still running")
 
     def validate_report(self, report, status, source):
         c = self.check
@@ -626,13 +714,13 @@ class Scenario:
             log("%s report (exit %d):\n%s" % (source, status, pretty(report)))
 
 
-def run_case(name, func, ptsguard, pty_probe):
+def run_case(name, func, ptsguard, pty_probe, daemon_mode=None):
     """Run one case inside the namespace; return its exit status."""
     for path, what in ((ptsguard, "ptsguard"), (pty_probe, "pty-probe")):
         if not os.access(path, os.X_OK):
             log("FAIL %s: %s is not an executable at %s" % (name, what, path))
             return 1
-    sc = Scenario(name, ptsguard, pty_probe)
+    sc = Scenario(name, ptsguard, pty_probe, daemon_mode)
     try:
         func(sc)
         status = sc.finish()
@@ -662,6 +750,11 @@ def cli_main(CASES, script, doc):
     ap.add_argument("--pty-probe")
     ap.add_argument("--list", action="store_true")
     ap.add_argument("--check-registered", action="store_true")
+    ap.add_argument(
+        "--daemon",
+        choices=("fanotify", "mountinfo"),
+        help="also run a daemon with this MountEvents= through the case and check it agrees with every audit",
+    )
     ap.add_argument("cases", nargs="*")
     args = ap.parse_args()
 
@@ -690,9 +783,8 @@ def cli_main(CASES, script, doc):
         # Each case in a namespace of its own: run ourselves once per case.
         results = {}
         for c in cases:
-            r = subprocess.run(
-                [sys.executable, os.path.abspath(script), "--ptsguard", args.ptsguard, "--pty-probe", args.pty_probe, c]
-            )
+            argv = [sys.executable, os.path.abspath(script), "--ptsguard", args.ptsguard, "--pty-probe", args.pty_probe]
+            r = subprocess.run(argv + (["--daemon", args.daemon] if args.daemon else []) + [c])
             results[c] = r.returncode
         for c, rc in results.items():
             print("%-28s %s" % (c, {0: "PASS", EXIT_SKIP: "SKIP"}.get(rc, "FAIL (%d)" % rc)))
@@ -708,4 +800,4 @@ def cli_main(CASES, script, doc):
     except SetupError as e:
         log("FAIL %s: %s" % (name, e))
         return 1
-    return run_case(name, CASES[name], args.ptsguard, args.pty_probe)
+    return run_case(name, CASES[name], args.ptsguard, args.pty_probe, args.daemon)
