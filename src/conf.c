@@ -213,7 +213,10 @@ static int parse_choice(const char *key, const char *const *names, int n, const 
 			return 0;
 		}
 		snprintf(expected + strlen(expected), sizeof(expected) - strlen(expected), "%s%s",
-			 i == 0 ? "" : i == n - 1 ? " or " : ", ", names[i]);
+			 i == 0	      ? ""
+			 : i == n - 1 ? " or "
+				      : ", ",
+			 names[i]);
 	}
 	return bad(msg, "%s=%s: expected %s", key, v ?: "", expected);
 }
