@@ -53,20 +53,9 @@ PAUSE_LINE = "ptsguard: paused before acting (test hook); send a line to go on"
 SYSTEM_PYTHON = "/usr/bin/python3"
 JOURNALD = "/lib/systemd/systemd-journald"
 
-# Runs ptsguard with fspick(2) failing with ENOSYS, as on a kernel without the
-# new mount API: argv[1:] is the command.
-SECCOMP_WRAPPER = r"""
-import errno, os, sys
-try:
-    import seccomp
-except ImportError as e:
-    sys.stderr.write("seccomp-wrapper: no seccomp module: %s\n" % e)
-    sys.exit(77)
-f = seccomp.SyscallFilter(defaction=seccomp.ALLOW)
-f.add_rule(seccomp.ERRNO(errno.ENOSYS), "fspick")
-f.load()
-os.execv(sys.argv[1], sys.argv[1:])
-"""
+# Runs a command with some syscalls failing (fspick(2) with ENOSYS: a kernel without the new
+# mount API); run it with the interpreter that has python3-seccomp.
+SECCOMP_EXEC = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "helpers", "seccomp-exec")
 
 
 def case(name):
@@ -798,7 +787,7 @@ def fallback_mount2(sc):
     sc.mount_devpts("/dev/pts", "nosuid,noexec,mode=620,ptmxmode=666,max=4096")
     before = top_mount()
     dev = pts_device()
-    report, status, err = run_repair(sc, wrapper=[python, "-c", SECCOMP_WRAPPER])
+    report, status, err = run_repair(sc, wrapper=[python, SECCOMP_EXEC, "fspick:ENOSYS"])
     command = "mount -o remount,gid=5,mode=620,ptmxmode=666,max=4096 /dev/pts"
     expect_actions(sc, report, [("devpts-options-lost", command, "done")])
     expect_detail(sc, action(sc, report, "devpts-options-lost"), r"^remounted through mount\(2\); verified: ")
