@@ -507,6 +507,19 @@ int analysis_new(const struct snapshot *snap, struct analysis **ret)
 	return 0;
 }
 
+int analysis_update_nodes(struct analysis *a)
+{
+	FOREACH_ARRAY (in, a->instances, a->n_instances)
+		in->serving = false;
+	free(a->pts_path);
+	a->pts_path = NULL;
+	a->ptmx = a->ptmx_final = NULL;
+	a->serving = NULL;
+	a->serving_mount = NO_MOUNT;
+	a->pts_covering_mount = NO_MOUNT;
+	return route_ptmx(a);
+}
+
 /*
  * The closure: seeds, then for every member its parent, what is stacked on it and every sibling
  * that hides it, until nothing is added. Reachability, stacking and covering of a member are

@@ -82,6 +82,9 @@ struct analysis {
 };
 
 int analysis_new(const struct snapshot *snap, struct analysis **ret);
+/* The snapshot's nodes changed (were added, and so may have moved), its mounts did not: redo
+ * what depends on the nodes, the route of /dev/ptmx. Cheaper than a new analysis. */
+int analysis_update_nodes(struct analysis *a);
 struct analysis *analysis_free(struct analysis *a);
 DEFINE_POINTER_CLEANUP(struct analysis, analysis_free)
 

@@ -76,10 +76,11 @@ int load_snapshot_file(const char *path, struct snapshot **ret)
 	return 0;
 }
 
-int probe_live(const struct probe_options *opts, struct snapshot **ret)
+int probe_live(const struct probe_options *opts, struct snapshot **ret,
+	       struct analysis **ret_analysis)
 {
 	struct parse_error err;
-	int r = probe_snapshot(opts, ret, &err);
+	int r = probe_snapshot(opts, ret, ret_analysis, &err);
 
 	if (r == -EINVAL && err.line)
 		log_error("/proc/self/mountinfo line %u: %s", err.line, err.message);

@@ -19,7 +19,8 @@ int bad_option(const char *cmd, int c, char **argv);
 int parse_format(const char *cmd, const char *s, bool allow_prometheus, enum format *ret);
 int load_snapshot_file(const char *path, struct snapshot **ret);
 /* Probe the live system; opts may be NULL. Logs what went wrong. */
-int probe_live(const struct probe_options *opts, struct snapshot **ret);
+int probe_live(const struct probe_options *opts, struct snapshot **ret,
+	       struct analysis **ret_analysis);
 bool want_color(bool no_color);
 
 int cmd_repair(int argc, char **argv);

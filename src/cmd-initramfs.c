@@ -498,7 +498,7 @@ int cmd_initramfs(int argc, char **argv)
 	}
 	strip_trailing_slashes(newroot);
 
-	if (probe_live(&(struct probe_options){ .need_mountinfo_text = true }, &snap) < 0)
+	if (probe_live(&(struct probe_options){ .need_mountinfo_text = true }, &snap, NULL) < 0)
 		return EXIT_UNKNOWN;
 
 	/* The checks read the new root's fstab: it is what the boot goes on with. */

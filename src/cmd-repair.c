@@ -36,11 +36,8 @@ static void audit_state_clear(struct audit_state *s)
 
 static int audit_live(struct audit_state *s, const struct check_policy *policy)
 {
-	int r = probe_live(NULL, &s->snap);
+	int r = probe_live(NULL, &s->snap, &s->a);
 
-	if (r < 0)
-		return r;
-	r = analysis_new(s->snap, &s->a);
 	if (r >= 0)
 		r = checks_run(s->a, policy, &s->findings);
 	if (r < 0)

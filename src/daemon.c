@@ -776,7 +776,7 @@ static int daemon_collect(struct daemon *d, struct audit *ret)
 		if (r == -ENOMEM)
 			return daemon_fail(d, FAILURE_AUDIT, "Cannot audit: %s", strerror(-r)), r;
 	}
-	r = probe_snapshot(&po, &ret->snap, &perr);
+	r = probe_snapshot(&po, &ret->snap, &ret->a, &perr);
 	if (r == -EINVAL && perr.line)
 		daemon_fail(d, FAILURE_AUDIT, "Cannot audit: /proc/self/mountinfo line %u: %s",
 			    perr.line, perr.message);
@@ -787,8 +787,7 @@ static int daemon_collect(struct daemon *d, struct audit *ret)
 	if (d->config->has_tty_gid)
 		ret->snap->tty_gid = d->config->tty_gid;
 
-	r = analysis_new(ret->snap, &ret->a);
-	if (r >= 0 && d->tracker) {
+	if (d->tracker) {
 		int k = mount_tracker_follow(d->tracker, ret->a);
 
 		if (k == -ENOMEM)
@@ -1155,11 +1154,12 @@ static int on_signal(sd_event_source *s, const struct signalfd_siginfo *si, void
 		return 0;
 	}
 	sd_notify(false, "STOPPING=1\nSTATUS=Stopping");
-	log_info("Stopping after %llu audits (wake-ups: %llu mount table, %llu fanotify, %llu udev, "
-		 "%llu inotify)",
-		 (unsigned long long)d->n_audits, (unsigned long long)d->n_mount_events,
-		 (unsigned long long)d->n_fanotify_wakeups, (unsigned long long)d->n_udev_events,
-		 (unsigned long long)d->n_inotify_events);
+	log_info(
+	    "Stopping after %llu audits (wake-ups: %llu mount table, %llu fanotify, %llu udev, "
+	    "%llu inotify)",
+	    (unsigned long long)d->n_audits, (unsigned long long)d->n_mount_events,
+	    (unsigned long long)d->n_fanotify_wakeups, (unsigned long long)d->n_udev_events,
+	    (unsigned long long)d->n_inotify_events);
 	if (d->tracker) {
 		struct mount_tracker_stats st;
 
@@ -1246,9 +1246,10 @@ static int daemon_apply_mount_events(struct daemon *d)
 		return log_err("MountEvents=%s: cannot listen to fanotify mount events: %s",
 			       mount_events_to_string(want), strerror(-r)),
 		       r;
-	log_info("Incremental mount tracking is not available here (%s): re-reading the whole mount "
-		 "table on every change",
-		 strerror(-r));
+	log_info(
+	    "Incremental mount tracking is not available here (%s): re-reading the whole mount "
+	    "table on every change",
+	    strerror(-r));
 	return 0;
 }
 

@@ -114,10 +114,11 @@ static int cmd_audit(int argc, char **argv)
 		return EXIT_UNKNOWN;
 	}
 
-	r = snapshot_path ? load_snapshot_file(snapshot_path, &snap) : probe_live(NULL, &snap);
+	r = snapshot_path ? load_snapshot_file(snapshot_path, &snap) : probe_live(NULL, &snap, &a);
 	if (r < 0)
 		return EXIT_UNKNOWN;
-	r = analysis_new(snap, &a);
+	if (!a)
+		r = analysis_new(snap, &a);
 	if (r >= 0)
 		r = checks_run(a, NULL, &findings);
 	if (r < 0) {
@@ -198,7 +199,7 @@ static int cmd_snapshot(int argc, char **argv)
 		log_error("snapshot: unexpected argument '%s'", argv[optind]);
 		return EXIT_UNKNOWN;
 	}
-	if (probe_live(&(struct probe_options){ .need_mountinfo_text = true }, &snap) < 0)
+	if (probe_live(&(struct probe_options){ .need_mountinfo_text = true }, &snap, NULL) < 0)
 		return EXIT_UNKNOWN;
 	o = snapshot_to_json(snap);
 	text = json_to_text(o, 1);

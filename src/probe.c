@@ -476,7 +476,8 @@ static int probe_mounts(struct snapshot *s, const struct probe_options *opts,
 	return snapshot_set_mountinfo(s, text, size, err);
 }
 
-int probe_snapshot(const struct probe_options *opts, struct snapshot **ret, struct parse_error *err)
+int probe_snapshot(const struct probe_options *opts, struct snapshot **ret,
+		   struct analysis **ret_analysis, struct parse_error *err)
 {
 	static const struct probe_options defaults = { 0 };
 	_cleanup_(snapshot_freep) struct snapshot *s = NULL;
@@ -526,6 +527,12 @@ int probe_snapshot(const struct probe_options *opts, struct snapshot **ret, stru
 		return r;
 	probe_initramfs_record(s);
 
+	if (ret_analysis) {
+		r = analysis_update_nodes(a);
+		if (r < 0)
+			return r;
+		*ret_analysis = TAKE_PTR(a);
+	}
 	*ret = TAKE_PTR(s);
 	return 0;
 }

@@ -7,6 +7,7 @@
  */
 #pragma once
 
+#include "analysis.h"
 #include "mountinfo.h"
 #include "snapshot.h"
 
@@ -18,9 +19,10 @@ struct probe_options {
 	struct mount_table *mounts;
 };
 
-/* On -EINVAL, *err names the mountinfo line at fault. */
+/* On -EINVAL, *err names the mountinfo line at fault. The analysis the probe made of the
+ * snapshot comes with it when ret_analysis is not NULL (it points into *ret). */
 int probe_snapshot(const struct probe_options *opts, struct snapshot **ret,
-		   struct parse_error *err);
+		   struct analysis **ret_analysis, struct parse_error *err);
 
 /* Where the initramfs hook leaves its record; /run survives switch-root. */
 #define INITRAMFS_RECORD_PATH "/run/ptsguard/initramfs.json"
