@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <libmount.h>
 #include <libudev.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -104,7 +105,7 @@ struct daemon {
 	sd_event *event;
 	sd_event_source *sigterm_source, *sigint_source, *sighup_source;
 	sd_event_source *mount_source, *udev_source, *inotify_source, *audit_timer;
-	sd_event_source *tracker_source;
+	sd_event_source *tracker_source, *refresh_timer;
 
 	struct libmnt_monitor *mount_monitor;
 	struct mount_tracker *tracker; /* NULL: every mount change re-reads the whole table */
@@ -117,6 +118,8 @@ struct daemon {
 	struct config *config;
 
 	uint64_t last_audit_start, last_audit_usec;
+	bool last_audit_full;  /* it read the whole table (always, without the tracker) */
+	uint64_t last_refresh; /* the tracker's last re-read of the followed mounts */
 	uint64_t n_audits, n_mount_events, n_udev_events, n_inotify_events, n_fanotify_wakeups;
 
 	struct findings findings; /* of the last audit, Ignore= applied */
@@ -776,6 +779,7 @@ static int daemon_collect(struct daemon *d, struct audit *ret)
 		if (r == -ENOMEM)
 			return daemon_fail(d, FAILURE_AUDIT, "Cannot audit: %s", strerror(-r)), r;
 	}
+	d->last_audit_full = !po.mounts;
 	r = probe_snapshot(&po, &ret->snap, &ret->a, &perr);
 	if (r == -EINVAL && perr.line)
 		daemon_fail(d, FAILURE_AUDIT, "Cannot audit: /proc/self/mountinfo line %u: %s",
@@ -934,6 +938,9 @@ done:
 	watch_update(d, &d->dev_watch);
 	watch_update(d, &d->pts_watch);
 	d->last_audit_usec = now_usec(CLOCK_MONOTONIC) - t0;
+	/* A whole table was just freed: give its pages back rather than keep the peak. */
+	if (d->last_audit_full)
+		(void)malloc_trim(0);
 	return r;
 }
 
@@ -963,7 +970,9 @@ static void daemon_schedule_audit(struct daemon *d, unsigned reason)
 				due = next;
 		}
 	}
-	if (d->n_audits > 0) {
+	/* The cost of reading the whole table says nothing of an audit of the followed mounts. */
+	if (d->n_audits > 0 &&
+	    !(d->last_audit_full && d->tracker && !mount_tracker_needs_full(d->tracker))) {
 		next =
 		    d->last_audit_start + d->last_audit_usec * 100 / d->config->audit_cpu_percent;
 		if (due < next)
@@ -979,6 +988,54 @@ static void daemon_schedule_audit(struct daemon *d, unsigned reason)
 		return;
 	}
 	daemon_ok(d, FAILURE_TIMER);
+}
+
+/*
+ * With the tracker, attach and detach come as fanotify events: what else wakes the mountinfo
+ * poll and matters is a remount or a change of options of a followed mount. The tracker re-reads
+ * its few mounts to tell; like audits, the first wake-up after a quiet window is handled at once
+ * and those within the window after a re-read by one at its end, so that the poll firing for
+ * every mount of a storm costs a re-read per window, not per mount.
+ */
+static void daemon_refresh(struct daemon *d)
+{
+	int r;
+
+	d->last_refresh = now_usec(CLOCK_MONOTONIC);
+	r = mount_tracker_refresh(d->tracker);
+	if (r < 0)
+		daemon_stop_tracking(d, "cannot re-read the followed mounts", r);
+	else if (r > 0)
+		daemon_schedule_audit(d, REASON_MOUNT);
+}
+
+static int on_refresh_timer(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	struct daemon *d = userdata;
+
+	if (d->tracker)
+		daemon_refresh(d);
+	return 0;
+}
+
+static void daemon_schedule_refresh(struct daemon *d)
+{
+	uint64_t now = now_usec(CLOCK_MONOTONIC), due = d->last_refresh + d->config->coalesce_usec;
+	int r;
+
+	if (sd_event_source_get_enabled(d->refresh_timer, NULL) > 0)
+		return;
+	if (d->last_refresh == 0 || due <= now) {
+		daemon_refresh(d);
+		return;
+	}
+	r = sd_event_source_set_time(d->refresh_timer, due);
+	if (r >= 0)
+		r = sd_event_source_set_enabled(d->refresh_timer, SD_EVENT_ONESHOT);
+	if (r < 0) {
+		daemon_fail(d, FAILURE_TIMER, "Failed to arm the refresh timer: %s", strerror(-r));
+		daemon_refresh(d);
+	}
 }
 
 /* ---- event handlers ---- */
@@ -1004,16 +1061,10 @@ static int on_mount_change(sd_event_source *s, int fd, uint32_t revents, void *u
 		return sd_event_exit(d->event, r);
 	}
 	d->n_mount_events += n;
-	/* With the tracker, attach and detach come as fanotify events: what wakes us here and
-	 * matters is a remount or a change of options of a followed mount. */
-	if (d->tracker) {
-		r = mount_tracker_refresh(d->tracker);
-		if (r < 0)
-			daemon_stop_tracking(d, "cannot re-read the followed mounts", r);
-		if (r == 0)
-			return 0;
-	}
-	daemon_schedule_audit(d, REASON_MOUNT);
+	if (d->tracker)
+		daemon_schedule_refresh(d);
+	else
+		daemon_schedule_audit(d, REASON_MOUNT);
 	return 0;
 }
 
@@ -1346,6 +1397,12 @@ int daemon_new(const struct daemon_options *opts, struct daemon **ret)
 	r = add_described(r, d->audit_timer, "audit-timer");
 	if (r >= 0)
 		r = sd_event_source_set_enabled(d->audit_timer, SD_EVENT_OFF);
+	if (r >= 0)
+		r = sd_event_add_time(d->event, &d->refresh_timer, CLOCK_MONOTONIC, UINT64_MAX,
+				      AUDIT_TIMER_ACCURACY_USEC, on_refresh_timer, d);
+	r = add_described(r, d->refresh_timer, "refresh-timer");
+	if (r >= 0)
+		r = sd_event_source_set_enabled(d->refresh_timer, SD_EVENT_OFF);
 	if (r < 0)
 		return log_err("Failed to create the audit timer: %s", strerror(-r)), r;
 
@@ -1396,6 +1453,7 @@ struct daemon *daemon_free(struct daemon *d)
 	sd_event_source_disable_unref(d->udev_source);
 	sd_event_source_disable_unref(d->inotify_source);
 	sd_event_source_disable_unref(d->audit_timer);
+	sd_event_source_disable_unref(d->refresh_timer);
 	sd_event_unref(d->event);
 	mnt_unref_monitor(d->mount_monitor);
 	mount_tracker_free(d->tracker);

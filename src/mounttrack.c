@@ -319,6 +319,11 @@ int mount_tracker_table(struct mount_tracker *t, struct mount_table **ret)
 	return mount_table_from_ids(t->ids, t->n_ids, ret);
 }
 
+bool mount_tracker_needs_full(const struct mount_tracker *t)
+{
+	return t->need_full || !t->last;
+}
+
 static bool entries_equal(const struct mount_entry *x, const struct mount_entry *y)
 {
 	return x->unique_id == y->unique_id && x->id == y->id && x->parent_id == y->parent_id &&

@@ -53,6 +53,8 @@ int mount_tracker_refresh(struct mount_tracker *t);
 /* The followed mounts as they are now, for the probe; -ESTALE when only a full read of the
  * table will do (nothing followed yet, a queue overflow, a mount that appeared hidden). */
 int mount_tracker_table(struct mount_tracker *t, struct mount_table **ret);
+/* Will the next mount_tracker_table() say -ESTALE? */
+bool mount_tracker_needs_full(const struct mount_tracker *t);
 
 struct mount_tracker_stats {
 	uint64_t events;   /* attach and detach events read */
