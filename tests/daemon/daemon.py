@@ -661,6 +661,7 @@ def case_config_errors(ptsguard, opts):
         ("Mode=620\n", 1, "'Mode' is outside of any [Section]"),
         ("[Repair]\nPolicy=yes\n", 2, "Policy=yes: expected off or safe"),
         ("[Daemon]\nCoalesceMSec=20ms\n", 2, "CoalesceMSec=20ms: expected milliseconds from 0 to 10000"),
+        ("[Daemon]\nMountEvents=inotify\n", 2, "MountEvents=inotify: expected auto, fanotify or mountinfo"),
         ("[Daemon]\nAuditCPUPercent=0\n", 2, "AuditCPUPercent=0: expected a percentage from 1 to 100"),
         ("[Daemon]\nStateFile=relative.json\n", 2, "StateFile=relative.json: expected an absolute file name (or empty for none)"),
         ("[Ignore]\nMountpoints=/srv relative\n", 2, "Mountpoints=: 'relative' is not an absolute path"),
@@ -714,7 +715,7 @@ def case_default_config(ptsguard, opts):
     keys = re.findall(r"^#([A-Za-z]+)=", text, re.M)
     c.eq(
         sorted(keys),
-        sorted(["TTYGroup", "Mode", "Policy", "Checks", "Mountpoints", "CoalesceMSec", "AuditCPUPercent", "StateFile", "PrometheusFile"]),
+        sorted(["TTYGroup", "Mode", "Policy", "Checks", "Mountpoints", "MountEvents", "CoalesceMSec", "AuditCPUPercent", "StateFile", "PrometheusFile"]),
         "every key is in the default configuration, commented out",
     )
     c.true(not re.search(r"^[A-Za-z]+=", text, re.M), "no key is set in the default configuration")
