@@ -139,7 +139,8 @@ int mount_tracker_follow(struct mount_tracker *t, const struct analysis *a)
 		return r;
 	for (size_t k = 0; k < n; k++)
 		if (table->entries[idx[k]].unique_id == 0)
-			return -EOPNOTSUPP; /* read from mountinfo text: statmount() is not usable */
+			return -EOPNOTSUPP; /* read from mountinfo text: statmount() is not usable
+					     */
 	r = mount_table_copy(table, idx, n, &copy);
 	if (r < 0)
 		return r;
@@ -181,7 +182,8 @@ static bool visible(const struct mount_peek *p)
 {
 	struct statx sx;
 
-	if (statx(AT_FDCWD, p->mountpoint, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT | AT_STATX_DONT_SYNC,
+	if (statx(AT_FDCWD, p->mountpoint,
+		  AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT | AT_STATX_DONT_SYNC,
 		  MT_STATX_MNT_ID_UNIQUE, &sx) < 0)
 		return false;
 	return (sx.stx_mask & MT_STATX_MNT_ID_UNIQUE) && sx.stx_mnt_id == p->id;
@@ -230,7 +232,6 @@ static int on_attach(struct mount_tracker *t, uint64_t id)
 		return 1;
 	}
 	if (relevant(t, &p)) {
-		t->stats.relevant++;
 		r = visible(&p) ? follow_with_parents(t, &p) : -EREMOTE;
 		if (r == -ENOMEM) {
 			free(p.mountpoint);
@@ -295,16 +296,16 @@ int mount_tracker_read_events(struct mount_tracker *t)
 				continue;
 			t->stats.events++;
 			/* A move is both: it left one place and appeared in another. */
-			if ((m->mask & MT_FAN_MNT_DETACH) && unfollow_id(t, id)) {
-				t->stats.relevant++;
-				changed = 1;
-			}
+			r = (m->mask & MT_FAN_MNT_DETACH) && unfollow_id(t, id);
 			if (m->mask & MT_FAN_MNT_ATTACH) {
-				r = on_attach(t, id);
-				if (r < 0)
-					return r;
-				changed |= r;
+				int k = on_attach(t, id);
+
+				if (k < 0)
+					return k;
+				r |= k;
 			}
+			t->stats.relevant += r;
+			changed |= r;
 		}
 	}
 	return changed;
