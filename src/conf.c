@@ -97,6 +97,7 @@ int config_new_default(struct config **ret)
 	c->repair_policy = REPAIR_POLICY_OFF;
 	c->coalesce_usec = CONFIG_COALESCE_USEC_DEFAULT;
 	c->audit_cpu_percent = CONFIG_AUDIT_CPU_PERCENT_DEFAULT;
+	c->holder_rescan_usec = CONFIG_HOLDER_RESCAN_USEC_DEFAULT;
 	c->state_file = strdup(CONFIG_STATE_FILE_DEFAULT);
 	if (!c->state_file)
 		return -ENOMEM;
@@ -304,29 +305,43 @@ static int parse_ignore_mountpoints(struct config *c, const char *v, char msg[st
 	return parse_list(&c->ignore_mountpoints, v, check_mountpoint, msg);
 }
 
+/* A number from min to max; what names its unit in the error ("milliseconds"). */
+static int parse_ranged(const char *key, const char *v, unsigned min, unsigned max,
+			const char *what, unsigned *ret, char msg[static 512])
+{
+	if (single_line(v, msg) < 0)
+		return -EINVAL;
+	if (!v || parse_uint(v, ret) < 0 || *ret < min || *ret > max)
+		return bad(msg, "%s=%s: expected %s from %u to %u", key, v ?: "", what, min, max);
+	return 0;
+}
+
 static int parse_coalesce(struct config *c, const char *v, char msg[static 512])
 {
 	unsigned ms;
+	int r =
+	    parse_ranged("CoalesceMSec", v, 0, CONFIG_COALESCE_MSEC_MAX, "milliseconds", &ms, msg);
 
-	if (single_line(v, msg) < 0)
-		return -EINVAL;
-	if (!v || parse_uint(v, &ms) < 0 || ms > CONFIG_COALESCE_MSEC_MAX)
-		return bad(msg, "CoalesceMSec=%s: expected milliseconds from 0 to %u", v ?: "",
-			   CONFIG_COALESCE_MSEC_MAX);
-	c->coalesce_usec = (uint64_t)ms * 1000;
-	return 0;
+	if (r >= 0)
+		c->coalesce_usec = (uint64_t)ms * 1000;
+	return r;
 }
 
 static int parse_cpu_percent(struct config *c, const char *v, char msg[static 512])
 {
-	unsigned pct;
+	return parse_ranged("AuditCPUPercent", v, 1, 100, "a percentage", &c->audit_cpu_percent,
+			    msg);
+}
 
-	if (single_line(v, msg) < 0)
-		return -EINVAL;
-	if (!v || parse_uint(v, &pct) < 0 || pct < 1 || pct > 100)
-		return bad(msg, "AuditCPUPercent=%s: expected a percentage from 1 to 100", v ?: "");
-	c->audit_cpu_percent = pct;
-	return 0;
+static int parse_holder_rescan(struct config *c, const char *v, char msg[static 512])
+{
+	unsigned sec;
+	int r = parse_ranged("HolderRescanSec", v, 0, CONFIG_HOLDER_RESCAN_SEC_MAX, "seconds", &sec,
+			     msg);
+
+	if (r >= 0)
+		c->holder_rescan_usec = (uint64_t)sec * 1000000;
+	return r;
 }
 
 static int parse_path(char **field, const char *key, const char *v, char msg[static 512])
@@ -371,6 +386,7 @@ static const struct config_key {
 	{ "Daemon", "MountEvents", parse_mount_events },
 	{ "Daemon", "CoalesceMSec", parse_coalesce },
 	{ "Daemon", "AuditCPUPercent", parse_cpu_percent },
+	{ "Daemon", "HolderRescanSec", parse_holder_rescan },
 	{ "Daemon", "StateFile", parse_state_file },
 	{ "Daemon", "PrometheusFile", parse_prometheus_file },
 };

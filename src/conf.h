@@ -32,10 +32,12 @@ enum mount_events {
 	_MOUNT_EVENTS_MAX,
 };
 
-#define CONFIG_COALESCE_USEC_DEFAULT	 (20 * 1000ULL)
-#define CONFIG_COALESCE_MSEC_MAX	 10000
-#define CONFIG_AUDIT_CPU_PERCENT_DEFAULT 25
-#define CONFIG_STATE_FILE_DEFAULT	 "/run/ptsguard/report.json"
+#define CONFIG_COALESCE_USEC_DEFAULT	  (20 * 1000ULL)
+#define CONFIG_COALESCE_MSEC_MAX	  10000
+#define CONFIG_AUDIT_CPU_PERCENT_DEFAULT  25
+#define CONFIG_HOLDER_RESCAN_USEC_DEFAULT (30 * 1000000ULL)
+#define CONFIG_HOLDER_RESCAN_SEC_MAX	  3600
+#define CONFIG_STATE_FILE_DEFAULT	  "/run/ptsguard/report.json"
 
 struct config {
 	/* [Devpts] */
@@ -55,8 +57,10 @@ struct config {
 	enum mount_events mount_events;
 	uint64_t coalesce_usec;
 	unsigned audit_cpu_percent; /* share of one CPU audits may use during a burst */
-	char *state_file;	    /* NULL: no state file */
-	char *prometheus_file;	    /* NULL: no textfile */
+	uint64_t
+	    holder_rescan_usec; /* while an instance is covered: how old a holder scan may be */
+	char *state_file;	/* NULL: no state file */
+	char *prometheus_file;	/* NULL: no textfile */
 
 	char **sources; /* the files read, in the order they were applied; NULL-terminated */
 };

@@ -55,6 +55,7 @@ enum audit_reason {
 	REASON_PTS = 1 << 2,  /* inotify: an entry of /dev/pts, or /dev/pts itself */
 	REASON_PTMX = 1 << 3, /* inotify: the ptmx entry of /dev */
 	REASON_RELOAD = 1 << 4,
+	REASON_HOLDERS = 1 << 5, /* the last scan for holders of covered instances is too old */
 };
 
 /* udev replaces or chmods /dev/ptmx while it runs its rules and sends its event after: a change
@@ -92,6 +93,15 @@ struct ptmx_state {
 	dev_t instance; /* bind mount: the devpts instance the node belongs to */
 };
 
+/* The last scan for processes holding ptys of covered instances (probe_holders()). */
+struct holder_cache {
+	bool valid;
+	dev_t *covered; /* the instances covered then, in analysis order */
+	size_t n_covered;
+	struct snapshot *found; /* holders and holders_skipped only */
+	uint64_t scanned_at;
+};
+
 struct watch {
 	const char *path;
 	uint32_t mask;
@@ -105,7 +115,7 @@ struct daemon {
 	sd_event *event;
 	sd_event_source *sigterm_source, *sigint_source, *sighup_source;
 	sd_event_source *mount_source, *udev_source, *inotify_source, *audit_timer;
-	sd_event_source *tracker_source, *refresh_timer;
+	sd_event_source *tracker_source, *refresh_timer, *holder_timer;
 
 	struct libmnt_monitor *mount_monitor;
 	struct mount_tracker *tracker; /* NULL: every mount change re-reads the whole table */
@@ -122,6 +132,7 @@ struct daemon {
 	uint64_t last_refresh; /* the tracker's last re-read of the followed mounts */
 	uint64_t n_audits, n_mount_events, n_udev_events, n_inotify_events, n_fanotify_wakeups;
 
+	struct holder_cache holders;
 	struct findings findings; /* of the last audit, Ignore= applied */
 	/* Repair hook: keys (finding_key()) of findings journaled as repaired. When such a finding
 	 * is gone at the next audit, no "resolved" entry follows the "repaired" one. */
@@ -257,13 +268,14 @@ static void log_config_loaded(const struct config *c, const char *verb)
 	p = ignored[0] ? ignored + 1 : ignored;
 	log_info("%s configuration from %s: TTYGroup=%s Mode=%s Policy=%s MountEvents=%s "
 		 "CoalesceMSec=%llu "
-		 "AuditCPUPercent=%u StateFile=%s PrometheusFile=%s Ignore=%s",
+		 "AuditCPUPercent=%u HolderRescanSec=%llu StateFile=%s PrometheusFile=%s Ignore=%s",
 		 verb, files[0] ? files : "built-in defaults", c->tty_group ?: "tty",
 		 !c->check_policy.pin_mode		 ? "620|600"
 		 : (c->check_policy.mode & 0777) == 0600 ? "600"
 							 : "620",
 		 repair_policy_to_string(c->repair_policy), mount_events_to_string(c->mount_events),
 		 (unsigned long long)(c->coalesce_usec / USEC_PER_MSEC), c->audit_cpu_percent,
+		 (unsigned long long)(c->holder_rescan_usec / USEC_PER_SEC),
 		 c->state_file ?: "(none)", c->prometheus_file ?: "(none)", p[0] ? p : "(none)");
 }
 
@@ -766,11 +778,77 @@ static void audit_done(struct audit *x)
 static void daemon_stop_tracking(struct daemon *d, const char *why, int err);
 static int daemon_apply_mount_events(struct daemon *d);
 
+static void holder_cache_clear(struct holder_cache *c)
+{
+	free(c->covered);
+	snapshot_free(c->found);
+	*c = (struct holder_cache){ 0 };
+}
+
+static int copy_holders(struct snapshot *to, const struct snapshot *from)
+{
+	FOREACH_ARRAY (h, from->holders, from->n_holders)
+		if (snapshot_add_holder(to, h) < 0)
+			return -ENOMEM;
+	to->holders_scanned = true;
+	to->holders_skipped = from->holders_skipped;
+	return 0;
+}
+
+/*
+ * Holders of covered instances. A scan reads every open fd on the host, about 10 us each: a
+ * second at 100,000 fds. So the daemon reuses its last scan while the same instances are
+ * covered and the scan is younger than HolderRescanSec=, and a timer audits again when it
+ * expires (only while an instance is covered): what holds a covered instance is seen within
+ * that time, and a finding about it is resolved within it.
+ */
+static int daemon_holders(struct daemon *d, struct snapshot *s, const struct analysis *a)
+{
+	struct holder_cache *c = &d->holders;
+	uint64_t now = now_usec(CLOCK_MONOTONIC), due;
+	_cleanup_free_ dev_t *covered = calloc(a->n_instances ?: 1, sizeof(dev_t));
+	size_t n = 0;
+	int r;
+
+	if (!covered)
+		return -ENOMEM;
+	FOREACH_ARRAY (in, a->instances, a->n_instances)
+		if (in->covered)
+			covered[n++] = in->dev;
+	if (n == 0) {
+		holder_cache_clear(c);
+		(void)sd_event_source_set_enabled(d->holder_timer, SD_EVENT_OFF);
+		return 0;
+	}
+	if (c->valid && c->n_covered == n && memcmp(c->covered, covered, n * sizeof(dev_t)) == 0 &&
+	    now < c->scanned_at + d->config->holder_rescan_usec)
+		return copy_holders(s, c->found);
+
+	r = probe_holders(s, a, "/proc");
+	if (r < 0 && r != -ENOENT)
+		return r;
+	holder_cache_clear(c);
+	c->found = snapshot_new();
+	if (!c->found || copy_holders(c->found, s) < 0)
+		return -ENOMEM;
+	c->covered = TAKE_PTR(covered);
+	c->n_covered = n;
+	c->scanned_at = now;
+	c->valid = true;
+	due = now + d->config->holder_rescan_usec;
+	r = sd_event_source_set_time(d->holder_timer, due);
+	if (r >= 0)
+		r = sd_event_source_set_enabled(d->holder_timer, SD_EVENT_ONESHOT);
+	if (r < 0)
+		daemon_fail(d, FAILURE_TIMER, "Failed to arm the holder timer: %s", strerror(-r));
+	return 0;
+}
+
 /* Probe, analyse, run the checks, drop what Ignore= ignores, compare /dev/ptmx. Logs failures.
  * With the tracker, the probe audits the followed mounts alone unless a full read is due. */
 static int daemon_collect(struct daemon *d, struct audit *ret)
 {
-	struct probe_options po = { .need_unique_ids = d->tracker != NULL };
+	struct probe_options po = { .need_unique_ids = d->tracker != NULL, .skip_holders = true };
 	struct parse_error perr;
 	int r;
 
@@ -799,6 +877,8 @@ static int daemon_collect(struct daemon *d, struct audit *ret)
 		else if (k < 0)
 			daemon_stop_tracking(d, "cannot follow the relevant mounts", k);
 	}
+	if (r >= 0)
+		r = daemon_holders(d, ret->snap, ret->a);
 	if (r >= 0)
 		r = checks_run(ret->a, &d->config->check_policy, &ret->findings);
 	if (r >= 0)
@@ -1009,6 +1089,12 @@ static void daemon_refresh(struct daemon *d)
 		daemon_schedule_audit(d, REASON_MOUNT);
 }
 
+static int on_holder_timer(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	daemon_schedule_audit(userdata, REASON_HOLDERS);
+	return 0;
+}
+
 static int on_refresh_timer(sd_event_source *s, uint64_t usec, void *userdata)
 {
 	struct daemon *d = userdata;
@@ -1180,6 +1266,7 @@ static int daemon_reload(struct daemon *d)
 		config_free(d->config);
 		d->config = TAKE_PTR(c);
 		log_config_loaded(d->config, "Reloaded");
+		holder_cache_clear(&d->holders);
 		if (daemon_apply_mount_events(d) < 0)
 			log_warning("Carrying on with what tracks mount changes now");
 		/* Newly ignored findings leave quietly: nothing was resolved. */
@@ -1403,6 +1490,12 @@ int daemon_new(const struct daemon_options *opts, struct daemon **ret)
 	r = add_described(r, d->refresh_timer, "refresh-timer");
 	if (r >= 0)
 		r = sd_event_source_set_enabled(d->refresh_timer, SD_EVENT_OFF);
+	if (r >= 0)
+		r = sd_event_add_time(d->event, &d->holder_timer, CLOCK_MONOTONIC, UINT64_MAX,
+				      AUDIT_TIMER_ACCURACY_USEC, on_holder_timer, d);
+	r = add_described(r, d->holder_timer, "holder-timer");
+	if (r >= 0)
+		r = sd_event_source_set_enabled(d->holder_timer, SD_EVENT_OFF);
 	if (r < 0)
 		return log_err("Failed to create the audit timer: %s", strerror(-r)), r;
 
@@ -1454,6 +1547,7 @@ struct daemon *daemon_free(struct daemon *d)
 	sd_event_source_disable_unref(d->inotify_source);
 	sd_event_source_disable_unref(d->audit_timer);
 	sd_event_source_disable_unref(d->refresh_timer);
+	sd_event_source_disable_unref(d->holder_timer);
 	sd_event_unref(d->event);
 	mnt_unref_monitor(d->mount_monitor);
 	mount_tracker_free(d->tracker);
@@ -1461,6 +1555,7 @@ struct daemon *daemon_free(struct daemon *d)
 	udev_unref(d->udev);
 	if (d->inotify_fd >= 0)
 		close(d->inotify_fd);
+	holder_cache_clear(&d->holders);
 	findings_clear(&d->findings);
 	for (char **k = d->repaired_keys; k && *k; k++)
 		free(*k);

@@ -312,7 +312,7 @@ static int scan_process(struct snapshot *s, int proc_fd, const char *pid_name, c
 }
 
 /* Only when a covered instance exists (the common case stays cheap). */
-static int probe_holders(struct snapshot *s, const struct analysis *a, const char *proc)
+int probe_holders(struct snapshot *s, const struct analysis *a, const char *proc)
 {
 	_cleanup_free_ dev_t *devs = NULL;
 	_cleanup_close_ int proc_fd = -EBADF;

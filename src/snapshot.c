@@ -342,6 +342,19 @@ static int load_node(json_object *o, const char *where, struct snapshot *s, stru
 	return 0;
 }
 
+int snapshot_add_holder(struct snapshot *s, const struct holder *h)
+{
+	char *comm = strdup(h->comm);
+
+	if (!comm || GROW(s->holders, s->allocated_holders, s->n_holders + 1) < 0) {
+		free(comm);
+		return -ENOMEM;
+	}
+	s->holders[s->n_holders] = *h;
+	s->holders[s->n_holders++].comm = comm;
+	return 0;
+}
+
 static int load_holder(json_object *o, const char *where, struct snapshot *s,
 		       struct load_error *err)
 {

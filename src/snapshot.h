@@ -90,6 +90,8 @@ void snapshot_set_mount_table(struct snapshot *s, struct mount_table *t);
 /* Append a node (copies path and target). Returns the node or NULL on OOM. */
 struct node *snapshot_add_node(struct snapshot *s, const char *path);
 const struct node *snapshot_find_node(const struct snapshot *s, const char *path);
+/* Append a copy of h (comm copied). */
+int snapshot_add_holder(struct snapshot *s, const struct holder *h);
 
 const char *node_type_to_string(enum node_type t);
 int node_type_from_string(const char *s);

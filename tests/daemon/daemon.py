@@ -662,6 +662,7 @@ def case_config_errors(ptsguard, opts):
         ("[Repair]\nPolicy=yes\n", 2, "Policy=yes: expected off or safe"),
         ("[Daemon]\nCoalesceMSec=20ms\n", 2, "CoalesceMSec=20ms: expected milliseconds from 0 to 10000"),
         ("[Daemon]\nMountEvents=inotify\n", 2, "MountEvents=inotify: expected auto, fanotify or mountinfo"),
+        ("[Daemon]\nHolderRescanSec=-1\n", 2, "HolderRescanSec=-1: expected seconds from 0 to 3600"),
         ("[Daemon]\nAuditCPUPercent=0\n", 2, "AuditCPUPercent=0: expected a percentage from 1 to 100"),
         ("[Daemon]\nStateFile=relative.json\n", 2, "StateFile=relative.json: expected an absolute file name (or empty for none)"),
         ("[Ignore]\nMountpoints=/srv relative\n", 2, "Mountpoints=: 'relative' is not an absolute path"),
@@ -715,7 +716,7 @@ def case_default_config(ptsguard, opts):
     keys = re.findall(r"^#([A-Za-z]+)=", text, re.M)
     c.eq(
         sorted(keys),
-        sorted(["TTYGroup", "Mode", "Policy", "Checks", "Mountpoints", "MountEvents", "CoalesceMSec", "AuditCPUPercent", "StateFile", "PrometheusFile"]),
+        sorted(["TTYGroup", "Mode", "Policy", "Checks", "Mountpoints", "MountEvents", "CoalesceMSec", "AuditCPUPercent", "HolderRescanSec", "StateFile", "PrometheusFile"]),
         "every key is in the default configuration, commented out",
     )
     c.true(not re.search(r"^[A-Za-z]+=", text, re.M), "no key is set in the default configuration")
@@ -769,7 +770,7 @@ def case_config_dirs(ptsguard, opts):
     p.send_signal(signal.SIGTERM)
     out = p.communicate(timeout=10)[0]
     c.eq(p.returncode, 0, "vendor only: exit status")
-    want = "ptsguard: Loaded configuration from %s/ptsguard.conf, %s/ptsguard.conf.d/10-vendor.conf, %s/ptsguard.conf.d/30-vendor.conf: TTYGroup=tty Mode=600 Policy=off MountEvents=auto CoalesceMSec=30 AuditCPUPercent=40 StateFile=/run/ptsguard/report.json PrometheusFile=(none) Ignore=pty-capacity" % (vendor, vendor, vendor)
+    want = "ptsguard: Loaded configuration from %s/ptsguard.conf, %s/ptsguard.conf.d/10-vendor.conf, %s/ptsguard.conf.d/30-vendor.conf: TTYGroup=tty Mode=600 Policy=off MountEvents=auto CoalesceMSec=30 AuditCPUPercent=40 HolderRescanSec=30 StateFile=/run/ptsguard/report.json PrometheusFile=(none) Ignore=pty-capacity" % (vendor, vendor, vendor)
     c.eq(out.splitlines()[0] if out else "", want, "vendor file and vendor drop-ins")
 
     # /etc's file replaces the vendor file; /etc's drop-ins come after the vendor's.
@@ -790,7 +791,7 @@ def case_config_dirs(ptsguard, opts):
             admin + "/ptsguard.conf.d/20-admin.conf",
         ]
     )
-    want = "ptsguard: Loaded configuration from %s: TTYGroup=tty Mode=620|600 Policy=safe MountEvents=auto CoalesceMSec=70 AuditCPUPercent=50 StateFile=/run/ptsguard/report.json PrometheusFile=(none) Ignore=pty-capacity" % order
+    want = "ptsguard: Loaded configuration from %s: TTYGroup=tty Mode=620|600 Policy=safe MountEvents=auto CoalesceMSec=70 AuditCPUPercent=50 HolderRescanSec=30 StateFile=/run/ptsguard/report.json PrometheusFile=(none) Ignore=pty-capacity" % order
     c.eq(out.splitlines()[0] if out else "", want, "admin file replaces the vendor file; drop-ins vendor then admin")
 
     # An error in a drop-in names the drop-in.
@@ -1025,6 +1026,37 @@ def case_tracking_hidden(ptsguard, opts):
     c.done()
 
 
+def case_holders_rescan(ptsguard, opts):
+    """Holders of a covered instance: a scan reads every fd on the host, so the daemon reuses it
+    for HolderRescanSec= while the same instances are covered, then scans again on its own."""
+    c = Checker()
+    rescan = 3
+    daemon = Daemon(ptsguard, config_text=default_config() + "HolderRescanSec=%d\n" % rescan)
+    daemon.wait_ready()
+    wait_state("healthy", lambda r: finding_ids(r) == [])
+    master, slave = os.openpty()  # on the instance at /dev/pts, held by this process
+    sys_mount("devpts", "/dev/pts", "devpts", 0, "gid=%d,mode=620" % TTY_GID)
+    report = wait_state("the held instance covered", lambda r: "devpts-orphan-in-use" in finding_ids(r))
+    c.true(report["holders_scan"]["performed"], "holders were scanned: %s" % report.get("holders_scan"))
+    os.close(master)
+    os.close(slave)
+    t_closed = time.monotonic()
+    # An audit within the rescan interval reuses the scan: the finding stays.
+    remount_devpts("gid=%d,mode=600" % TTY_GID)
+    report = wait_state("an audit after the remount", lambda r: any(i["options"]["mode"] == "0600" for i in r["instances"] if not i["mounts"][0]["covered"]))
+    if time.monotonic() - t_closed < rescan - 0.5:
+        c.true("devpts-orphan-in-use" in finding_ids(report), "within HolderRescanSec= the last scan is reused: %s" % finding_ids(report))
+    # Then the timer audits and scans again: nothing holds the covered instance any more.
+    report = wait_state("the finding resolved by the next scan", lambda r: "devpts-orphan-in-use" not in finding_ids(r), timeout=rescan + WAIT)
+    took = time.monotonic() - t_closed
+    c.true(rescan - 0.5 <= took, "resolved by the rescan, %.1fs after the last holder went (HolderRescanSec=%d)" % (took, rescan))
+    log("devpts-orphan-in-use resolved %.1fs after the last holder closed its pty (HolderRescanSec=%d)" % (took, rescan))
+    sys_umount("/dev/pts")
+    wait_state("healthy again", lambda r: finding_ids(r) == [])
+    stop_daemon(c, daemon)
+    c.done()
+
+
 CASES = {
     "transitions": (case_transitions, True),
     "repair-safe": (case_repair_safe, True),
@@ -1041,6 +1073,7 @@ CASES = {
     "tracking-fallback": (case_tracking_fallback, True),
     "tracking-overflow": (case_tracking_overflow, True),
     "tracking-hidden": (case_tracking_hidden, True),
+    "holders-rescan": (case_holders_rescan, True),
 }
 
 if __name__ == "__main__":

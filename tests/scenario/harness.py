@@ -526,7 +526,11 @@ class Scenario:
         self.daemon_state = os.path.join(self.workdir, "report.json")
         self.daemon_log = os.path.join(self.workdir, "daemon.log")
         with open(conf, "w") as f:
-            f.write("[Daemon]\nStateFile=%s\nMountEvents=%s\n" % (self.daemon_state, self.daemon_mode))
+            # HolderRescanSec=0: every audit scans for holders, as the CLI does; reusing a scan
+            # (the default) is tested by the daemon suite.
+            f.write(
+                "[Daemon]\nStateFile=%s\nMountEvents=%s\nHolderRescanSec=0\n" % (self.daemon_state, self.daemon_mode)
+            )
         with open(self.daemon_log, "w") as log_file:
             self.daemon = subprocess.Popen(
                 [self.ptsguard, "daemon", "--config", conf], stdin=self.null, stdout=log_file, stderr=log_file
