@@ -160,10 +160,10 @@ static int parse_line(char *p, char *end, struct mount_entry *e, unsigned line,
 	return 0;
 }
 
-int mount_table_parse(const char *text, size_t size, struct mount_table **ret,
-		      struct parse_error *err)
+/* Parse t->buffer (size bytes and a NUL), which t owns, splitting it in place. */
+static int parse_buffer(struct mount_table *t, size_t size, struct parse_error *err)
 {
-	_cleanup_(mount_table_freep) struct mount_table *t = NULL;
+	const char *text = t->buffer;
 	size_t allocated = 0, lines = 0;
 	unsigned line = 0;
 	char *p, *end;
@@ -177,14 +177,6 @@ int mount_table_parse(const char *text, size_t size, struct mount_table **ret,
 			line += *q == '\n';
 		return fail(err, line + 1, "NUL byte in line");
 	}
-	t = calloc(1, sizeof(*t));
-	if (!t)
-		return -ENOMEM;
-	t->buffer = malloc(size + 1);
-	if (!t->buffer)
-		return -ENOMEM;
-	memcpy(t->buffer, text, size);
-	t->buffer[size] = 0;
 
 	/* One allocation for the entries: count the lines first. */
 	for (const char *q = text; (q = memchr(q, '\n', size - (size_t)(q - text))); q++)
@@ -207,6 +199,42 @@ int mount_table_parse(const char *text, size_t size, struct mount_table **ret,
 		}
 		p = eol + 1;
 	}
+	return 0;
+}
+
+int mount_table_parse(const char *text, size_t size, struct mount_table **ret,
+		      struct parse_error *err)
+{
+	_cleanup_(mount_table_freep) struct mount_table *t = calloc(1, sizeof(*t));
+	int r;
+
+	*err = (struct parse_error){ 0 };
+	if (!t || !(t->buffer = malloc(size + 1)))
+		return -ENOMEM;
+	memcpy(t->buffer, text, size);
+	t->buffer[size] = 0;
+	r = parse_buffer(t, size, err);
+	if (r < 0)
+		return r;
+	*ret = TAKE_PTR(t);
+	return 0;
+}
+
+int mount_table_parse_owned(char *text, size_t size, struct mount_table **ret,
+			    struct parse_error *err)
+{
+	_cleanup_(mount_table_freep) struct mount_table *t = calloc(1, sizeof(*t));
+	int r;
+
+	*err = (struct parse_error){ 0 };
+	if (!t) {
+		free(text);
+		return -ENOMEM;
+	}
+	t->buffer = text;
+	r = parse_buffer(t, size, err);
+	if (r < 0)
+		return r;
 	*ret = TAKE_PTR(t);
 	return 0;
 }

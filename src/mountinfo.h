@@ -41,6 +41,10 @@ struct mount_table {
 /* Parse mountinfo text. On -EINVAL, *err says which line and why. */
 int mount_table_parse(const char *text, size_t size, struct mount_table **ret,
 		      struct parse_error *err);
+/* The same without a copy: takes text (malloc'ed, size bytes and a NUL) whatever happens, and
+ * splits it in place. */
+int mount_table_parse_owned(char *text, size_t size, struct mount_table **ret,
+			    struct parse_error *err);
 struct mount_table *mount_table_free(struct mount_table *t);
 /* A deep copy of the entries at the given indices, in that order (all of them when idx is
  * NULL). */

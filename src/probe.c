@@ -473,7 +473,14 @@ static int probe_mounts(struct snapshot *s, const struct probe_options *opts,
 	r = read_full_file("/proc/self/mountinfo", MOUNTINFO_MAX, &text, &size);
 	if (r < 0)
 		return r;
-	return snapshot_set_mountinfo(s, text, size, err);
+	if (opts->need_mountinfo_text)
+		return snapshot_set_mountinfo(s, text, size, err);
+	/* Nobody wants the text itself: parse it in place, not a copy of it. */
+	r = mount_table_parse_owned(text, size, &t, err);
+	if (r < 0)
+		return r;
+	snapshot_set_mount_table(s, t);
+	return 0;
 }
 
 int probe_snapshot(const struct probe_options *opts, struct snapshot **ret,

@@ -2,6 +2,7 @@
 /* mountinfo parsing: escapes, long lines, optional fields, empty sources, malformed lines, and
  * the real samples captured on other hosts (../shared/data/mountinfo). */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/sysmacros.h>
 
@@ -35,6 +36,38 @@ static void parse_fails_at(const char *text, unsigned line)
 	mount_table_free(t);
 }
 
+/* mount_table_parse_owned() splits the buffer it is given, mount_table_parse() a copy: the
+ * same entries either way. */
+static void compare_owned(const char *what, const char *text, size_t size,
+			  const struct mount_table *t)
+{
+	_cleanup_(mount_table_freep) struct mount_table *o = NULL;
+	struct parse_error err;
+	char *copy = malloc(size + 1);
+
+	CHECK_MSG(copy != NULL, "%s: out of memory", what);
+	if (!copy || !t)
+		return;
+	memcpy(copy, text, size);
+	copy[size] = 0;
+	CHECK_MSG(mount_table_parse_owned(copy, size, &o, &err) == 0, "%s: owned: line %u: %s",
+		  what, err.line, err.message);
+	if (!o)
+		return;
+	CHECK_MSG(o->n_entries == t->n_entries, "%s: owned parse: %zu entries, not %zu", what,
+		  o->n_entries, t->n_entries);
+	for (size_t i = 0; i < o->n_entries && i < t->n_entries; i++) {
+		const struct mount_entry *a = &t->entries[i], *b = &o->entries[i];
+
+		CHECK_MSG(a->id == b->id && a->parent_id == b->parent_id && a->dev == b->dev &&
+			      streq(a->root, b->root) && streq(a->mountpoint, b->mountpoint) &&
+			      streq(a->fstype, b->fstype) && streq(a->source, b->source) &&
+			      streq(a->mount_options, b->mount_options) &&
+			      streq(a->super_options, b->super_options),
+			  "%s[%zu]: the owned parse differs", what, i);
+	}
+}
+
 /*
  * libmount is the reference parser: every table both accept must give the same entries, field
  * for field. (The product parses mountinfo itself for speed; see src/mountinfo.c.)
@@ -51,6 +84,7 @@ static void compare_with_libmount(const char *what, const char *text, size_t siz
 
 	CHECK_MSG(mount_table_parse(text, size, &t, &err) == 0, "%s: line %u: %s", what, err.line,
 		  err.message);
+	compare_owned(what, text, size, t);
 	CHECK_MSG(mnt_table_parse_stream(tb, f, what) == 0, "%s: libmount cannot parse it", what);
 	while (t && mnt_table_next_fs(tb, itr, &fs) == 0) {
 		const struct mount_entry *e = &t->entries[i];
