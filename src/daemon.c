@@ -852,12 +852,13 @@ static int daemon_collect(struct daemon *d, struct audit *ret)
 	struct parse_error perr;
 	int r;
 
+	d->last_audit_full = true;
 	if (d->tracker) {
 		r = mount_tracker_table(d->tracker, &po.mounts);
 		if (r == -ENOMEM)
 			return daemon_fail(d, FAILURE_AUDIT, "Cannot audit: %s", strerror(-r)), r;
+		d->last_audit_full = r != 0;
 	}
-	d->last_audit_full = !po.mounts;
 	r = probe_snapshot(&po, &ret->snap, &ret->a, &perr);
 	if (r == -EINVAL && perr.line)
 		daemon_fail(d, FAILURE_AUDIT, "Cannot audit: /proc/self/mountinfo line %u: %s",
@@ -1267,6 +1268,8 @@ static int daemon_reload(struct daemon *d)
 		d->config = TAKE_PTR(c);
 		log_config_loaded(d->config, "Reloaded");
 		holder_cache_clear(&d->holders);
+		if (d->tracker)
+			mount_tracker_forget(d->tracker);
 		if (daemon_apply_mount_events(d) < 0)
 			log_warning("Carrying on with what tracks mount changes now");
 		/* Newly ignored findings leave quietly: nothing was resolved. */

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/fanotify.h>
@@ -35,6 +36,10 @@ struct mount_tracker {
 	uint64_t *ids; /* the followed mounts */
 	size_t n_ids, allocated_ids;
 	struct mount_table *last; /* the followed mounts as the last audit saw them */
+	/* Mounts that joined since then: a mount appearing before the audit that will include them
+	 * is judged against them too. */
+	struct mount_peek *joined;
+	size_t n_joined, allocated_joined;
 	bool need_full;
 	struct mount_tracker_stats stats;
 };
@@ -80,10 +85,19 @@ int mount_tracker_new(struct mount_tracker **ret)
 	return 0;
 }
 
+static void clear_joined(struct mount_tracker *t)
+{
+	for (size_t i = 0; i < t->n_joined; i++)
+		free(t->joined[i].mountpoint);
+	t->n_joined = 0;
+}
+
 struct mount_tracker *mount_tracker_free(struct mount_tracker *t)
 {
 	if (!t)
 		return NULL;
+	clear_joined(t);
+	free(t->joined);
 	if (t->fd >= 0)
 		close(t->fd);
 	free(t->ptmx_dir);
@@ -152,9 +166,17 @@ int mount_tracker_follow(struct mount_tracker *t, const struct analysis *a)
 		}
 	mount_table_free(t->last);
 	t->last = copy;
+	clear_joined(t);
 	t->need_full = false;
 	t->stats.followed = n;
 	return 0;
+}
+
+/* Could a new mount at mountpoint change a finding, given a followed mount at followed? */
+static bool touches(const char *mountpoint, const char *followed, bool followed_devpts)
+{
+	return path_at_or_below(followed, mountpoint) ||
+	       (followed_devpts && path_at_or_below(mountpoint, followed));
 }
 
 /* Could this new mount change a finding? See mounttrack.h. */
@@ -169,11 +191,26 @@ static bool relevant(const struct mount_tracker *t, const struct mount_peek *p)
 	for (size_t i = 0; t->last && i < t->last->n_entries; i++) {
 		const struct mount_entry *e = &t->last->entries[i];
 
-		if (path_at_or_below(e->mountpoint, p->mountpoint) ||
-		    (streq(e->fstype, "devpts") && path_at_or_below(p->mountpoint, e->mountpoint)))
+		if (touches(p->mountpoint, e->mountpoint, streq(e->fstype, "devpts")))
 			return true;
 	}
+	for (size_t i = 0; i < t->n_joined; i++)
+		if (touches(p->mountpoint, t->joined[i].mountpoint, t->joined[i].devpts))
+			return true;
 	return false;
+}
+
+static int join(struct mount_tracker *t, const struct mount_peek *p)
+{
+	char *mountpoint = strdup(p->mountpoint);
+
+	if (!mountpoint || GROW(t->joined, t->allocated_joined, t->n_joined + 1) < 0) {
+		free(mountpoint);
+		return -ENOMEM;
+	}
+	t->joined[t->n_joined] = *p;
+	t->joined[t->n_joined++].mountpoint = mountpoint;
+	return follow_id(t, p->id);
 }
 
 /* Is the mount what its mountpoint leads to? Then nothing hides it or is stacked on it, and
@@ -195,7 +232,7 @@ static int follow_with_parents(struct mount_tracker *t, const struct mount_peek 
 	uint64_t id = p->id, parent = p->parent;
 	int r;
 
-	r = follow_id(t, id);
+	r = join(t, p);
 	for (unsigned depth = 0; r >= 0 && parent != id && !followed(t, parent); depth++) {
 		struct mount_peek up;
 
@@ -208,7 +245,7 @@ static int follow_with_parents(struct mount_tracker *t, const struct mount_peek 
 			free(up.mountpoint);
 			break;
 		}
-		r = follow_id(t, parent);
+		r = join(t, &up);
 		id = parent;
 		parent = up.parent;
 		free(up.mountpoint);
@@ -311,18 +348,243 @@ int mount_tracker_read_events(struct mount_tracker *t)
 	return changed;
 }
 
+/*
+ * The full read. A table of 50,000 mounts with its strings and its analysis takes some 15 MB;
+ * a brief of each (id, parent, a hash of the mountpoint, devpts or not) takes 1.6, and is enough
+ * to find the mounts analysis_relevant_mounts() would keep: the same seeds and the same rules,
+ * with every candidate that a hash points to checked by its mountpoint before it is taken. Two
+ * open-addressing indexes over the briefs: by id, and by (parent, mountpoint hash) for "what is
+ * mounted at this path inside that mount".
+ */
+struct briefs {
+	struct mount_brief *b;
+	size_t n, mask;
+	uint32_t *by_id, *by_child; /* index + 1; 0 empty */
+	bool *in;
+	size_t *work, n_work;
+};
+
+static void briefs_done(struct briefs *x)
+{
+	free(x->b);
+	free(x->by_id);
+	free(x->by_child);
+	free(x->in);
+	free(x->work);
+}
+
+static size_t slot_of(uint64_t a, uint64_t b, size_t mask)
+{
+	uint64_t h = (a ^ (b * 0x9e3779b97f4a7c15ULL)) * 0xff51afd7ed558ccdULL;
+
+	return (size_t)(h ^ (h >> 32)) & mask;
+}
+
+static int briefs_index(struct briefs *x)
+{
+	size_t cap = 16;
+
+	while (cap < x->n * 2)
+		cap *= 2;
+	x->mask = cap - 1;
+	x->by_id = calloc(cap, sizeof(uint32_t));
+	x->by_child = calloc(cap, sizeof(uint32_t));
+	x->in = calloc(x->n ?: 1, sizeof(bool));
+	x->work = malloc(sizeof(size_t) * (x->n ?: 1));
+	if (!x->by_id || !x->by_child || !x->in || !x->work || x->n >= UINT32_MAX)
+		return -ENOMEM;
+	for (size_t i = 0; i < x->n; i++) {
+		size_t s = slot_of(x->b[i].id, 0, x->mask);
+
+		while (x->by_id[s])
+			s = (s + 1) & x->mask;
+		x->by_id[s] = (uint32_t)i + 1;
+		s = slot_of(x->b[i].parent, x->b[i].mountpoint_hash, x->mask);
+		while (x->by_child[s])
+			s = (s + 1) & x->mask;
+		x->by_child[s] = (uint32_t)i + 1;
+	}
+	return 0;
+}
+
+static size_t briefs_find(const struct briefs *x, uint64_t id)
+{
+	for (size_t s = slot_of(id, 0, x->mask); x->by_id[s]; s = (s + 1) & x->mask)
+		if (x->b[x->by_id[s] - 1].id == id)
+			return x->by_id[s] - 1;
+	return NO_MOUNT;
+}
+
+static void briefs_add(struct briefs *x, size_t i)
+{
+	if (i != NO_MOUNT && !x->in[i]) {
+		x->in[i] = true;
+		x->work[x->n_work++] = i;
+	}
+}
+
+/* Take every mount at exactly path[0..len) inside the mount parent. */
+static int briefs_add_children(struct briefs *x, uint64_t parent, const char *path, size_t len)
+{
+	uint64_t h = mount_path_hash(path, len);
+
+	for (size_t s = slot_of(parent, h, x->mask); x->by_child[s]; s = (s + 1) & x->mask) {
+		size_t i = x->by_child[s] - 1;
+		struct mount_peek p;
+		int r;
+
+		if (x->in[i] || x->b[i].parent != parent || x->b[i].mountpoint_hash != h)
+			continue;
+		r = mount_peek(x->b[i].id, &p);
+		if (r == -ENOENT)
+			continue; /* gone: its event will come */
+		if (r < 0)
+			return r;
+		if (strlen(p.mountpoint) == len && strncmp(p.mountpoint, path, len) == 0)
+			briefs_add(x, i);
+		free(p.mountpoint);
+	}
+	return 0;
+}
+
+/* Where the kernel looks for pts beside /dev/ptmx: next to the node its symlinks lead to. */
+static char *pts_beside_ptmx(void)
+{
+	_cleanup_free_ char *path = strdup(PTMX_PATH), *dir = NULL;
+
+	for (int hops = 0; path && hops < 8; hops++) {
+		char target[PATH_MAX];
+		ssize_t n = readlink(path, target, sizeof(target) - 1);
+		char *next;
+
+		if (n < 0)
+			break;
+		target[n] = 0;
+		next = path_resolve_lexical(path, target);
+		free(path);
+		path = next;
+	}
+	dir = path ? path_dirname(path) : NULL;
+	return dir ? path_join(dir, "pts") : NULL;
+}
+
+static int briefs_seed(struct briefs *x, const char *ptmx_dir)
+{
+	_cleanup_free_ char *pts = path_join(ptmx_dir, "pts"), *beside = pts_beside_ptmx();
+	const char *paths[] = { PTMX_PATH, pts, beside };
+	uint64_t hashes[ELEMENTSOF(paths)];
+
+	if (!pts || !beside)
+		return -ENOMEM;
+	for (size_t k = 0; k < ELEMENTSOF(paths); k++)
+		hashes[k] = mount_path_hash(paths[k], strlen(paths[k]));
+	for (size_t i = 0; i < x->n; i++) {
+		struct mount_peek p;
+		int r;
+
+		if (x->b[i].devpts) {
+			briefs_add(x, i);
+			continue;
+		}
+		for (size_t k = 0; k < ELEMENTSOF(paths); k++) {
+			if (x->b[i].mountpoint_hash != hashes[k] || x->in[i])
+				continue;
+			r = mount_peek(x->b[i].id, &p);
+			if (r == -ENOENT)
+				continue;
+			if (r < 0)
+				return r;
+			if (streq(p.mountpoint, paths[k]))
+				briefs_add(x, i);
+			free(p.mountpoint);
+		}
+	}
+	return 0;
+}
+
+/* A member's parent, what is stacked on it, and every sibling that hides it. */
+static int briefs_expand(struct briefs *x, size_t m)
+{
+	const struct mount_brief *b = &x->b[m];
+	size_t p = b->parent != b->id ? briefs_find(x, b->parent) : NO_MOUNT, plen = 0;
+	_cleanup_free_ char *mp = NULL;
+	struct mount_peek peek;
+	int r;
+
+	briefs_add(x, p);
+	r = mount_peek(b->id, &peek);
+	if (r == -ENOENT)
+		return 0;
+	if (r < 0)
+		return r;
+	mp = peek.mountpoint;
+	r = briefs_add_children(x, b->id, mp, strlen(mp));
+	if (r < 0)
+		return r;
+	if (p != NO_MOUNT) {
+		r = mount_peek(x->b[p].id, &peek);
+		if (r < 0 && r != -ENOENT)
+			return r;
+		plen = r < 0 ? 0 : strlen(peek.mountpoint);
+		if (r >= 0)
+			free(peek.mountpoint);
+	}
+	for (const char *q = strchr(mp + 1, '/'); q; q = strchr(q + 1, '/')) {
+		size_t len = (size_t)(q - mp);
+
+		if (len > plen && (r = briefs_add_children(x, b->parent, mp, len)) < 0)
+			return r;
+	}
+	return 0;
+}
+
+static int read_relevant_ids(struct mount_tracker *t)
+{
+	_cleanup_(briefs_done) struct briefs x = { 0 };
+	int r;
+
+	r = mount_briefs_from_kernel(&x.b, &x.n);
+	if (r < 0)
+		return r;
+	r = briefs_index(&x);
+	if (r >= 0)
+		r = briefs_seed(&x, t->ptmx_dir);
+	while (r >= 0 && x.n_work > 0)
+		r = briefs_expand(&x, x.work[--x.n_work]);
+	if (r < 0)
+		return r;
+	t->n_ids = 0;
+	for (size_t i = 0; i < x.n; i++)
+		if (x.in[i] && (r = follow_id(t, x.b[i].id)) < 0)
+			return r;
+	return 0;
+}
+
 int mount_tracker_table(struct mount_tracker *t, struct mount_table **ret)
 {
-	if (t->need_full || !t->last) {
+	bool full = t->need_full || !t->last;
+	int r;
+
+	if (full) {
 		t->stats.full_reads++;
-		return -ESTALE;
+		r = read_relevant_ids(t);
+		if (r == -ENOMEM)
+			return r;
+		if (r < 0)
+			return -ESTALE;
 	}
-	return mount_table_from_ids(t->ids, t->n_ids, ret);
+	r = mount_table_from_ids(t->ids, t->n_ids, ret);
+	return r < 0 ? r : full;
 }
 
 bool mount_tracker_needs_full(const struct mount_tracker *t)
 {
 	return t->need_full || !t->last;
+}
+
+void mount_tracker_forget(struct mount_tracker *t)
+{
+	t->need_full = true;
 }
 
 static bool entries_equal(const struct mount_entry *x, const struct mount_entry *y)

@@ -50,11 +50,14 @@ int mount_tracker_read_events(struct mount_tracker *t);
  * mounts is not what it was at the last audit. */
 int mount_tracker_refresh(struct mount_tracker *t);
 
-/* The followed mounts as they are now, for the probe; -ESTALE when only a full read of the
- * table will do (nothing followed yet, a queue overflow, a mount that appeared hidden). */
+/* The followed mounts as they are now, for the probe. When nothing is followed yet, or after a
+ * queue overflow or a mount that appeared hidden, it first finds them again from a brief of
+ * every mount (and returns 1, else 0). -ESTALE: that failed, read the whole table instead. */
 int mount_tracker_table(struct mount_tracker *t, struct mount_table **ret);
-/* Will the next mount_tracker_table() say -ESTALE? */
+/* Will the next mount_tracker_table() read the whole table? */
 bool mount_tracker_needs_full(const struct mount_tracker *t);
+/* Make it (on reload: trust nothing followed so far). */
+void mount_tracker_forget(struct mount_tracker *t);
 
 struct mount_tracker_stats {
 	uint64_t events;   /* attach and detach events read */

@@ -319,6 +319,57 @@ int mount_table_from_ids(const uint64_t *ids, size_t n_ids, struct mount_table *
 	return table_from_ids(sorted, n_ids, ret);
 }
 
+uint64_t mount_path_hash(const char *path, size_t len)
+{
+	uint64_t h = 1469598103934665603ULL;
+
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ (unsigned char)path[i]) * 1099511628211ULL;
+	return h ^ (h >> 29);
+}
+
+int mount_briefs_from_kernel(struct mount_brief **ret, size_t *ret_n)
+{
+	_cleanup_free_ uint64_t *ids = NULL;
+	_cleanup_free_ struct mount_brief *b = NULL;
+	size_t n_ids = 0, n = 0, size = STATMOUNT_BUF_INIT;
+	_cleanup_free_ struct statmount_reply *sm = malloc(size);
+	int r;
+
+	if (!sm)
+		return -ENOMEM;
+	r = list_mount_ids(&ids, &n_ids);
+	if (r < 0)
+		return r;
+	b = calloc(n_ids ?: 1, sizeof(*b));
+	if (!b)
+		return -ENOMEM;
+	for (size_t i = 0; i < n_ids; i++) {
+		const char *mountpoint, *fstype;
+
+		r = statmount_fetch(ids[i], SM_MNT_BASIC | SM_MNT_POINT | SM_FS_TYPE, &sm, &size);
+		if (r == -ENOENT)
+			continue; /* unmounted since listmount() */
+		if (r < 0)
+			return r;
+		mountpoint = reply_string(sm, SM_MNT_POINT, sm->mnt_point);
+		fstype = reply_string(sm, SM_FS_TYPE, sm->fs_type);
+		if (!mountpoint || !fstype || !(sm->mask & SM_MNT_BASIC))
+			return -EBADMSG;
+		if (!*mountpoint)
+			continue; /* not reachable from our root, as in mountinfo */
+		b[n++] = (struct mount_brief){
+			.id = ids[i],
+			.parent = sm->mnt_parent_id,
+			.mountpoint_hash = mount_path_hash(mountpoint, strlen(mountpoint)),
+			.devpts = streq(fstype, "devpts"),
+		};
+	}
+	*ret = TAKE_PTR(b);
+	*ret_n = n;
+	return 0;
+}
+
 int mount_peek(uint64_t id, struct mount_peek *ret)
 {
 	size_t size = STATMOUNT_BUF_INIT;

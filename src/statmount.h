@@ -27,6 +27,20 @@ int mount_table_from_kernel(struct mount_table **ret);
  * whole table would hold of them. Mounts that are gone are left out. */
 int mount_table_from_ids(const uint64_t *ids, size_t n_ids, struct mount_table **ret);
 
+/* What the tracker's full read keeps of every mount: enough to find the ones that matter, about
+ * 32 bytes a mount where a table entry with its strings takes some 200. */
+struct mount_brief {
+	uint64_t id, parent;	  /* unique ids */
+	uint64_t mountpoint_hash; /* mount_path_hash() of the whole mountpoint */
+	bool devpts;
+};
+
+uint64_t mount_path_hash(const char *path, size_t len);
+
+/* Every mount of our namespace visible from our root, in the kernel's order: one statmount()
+ * of three fields each. Errors as mount_table_from_kernel(). */
+int mount_briefs_from_kernel(struct mount_brief **ret, size_t *ret_n);
+
 /* What the mount-event tracker needs to know of a mount that just appeared. */
 struct mount_peek {
 	uint64_t id, parent; /* unique ids; parent == id at the root of the namespace */

@@ -21,6 +21,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import stat
 import subprocess
 import sys
@@ -595,6 +596,16 @@ class Scenario:
             got = self._daemon_report()
         if got is None or not same(got):
             self.check.eq(self._comparable_findings(got or {}), want, what)
+            log("daemon log:\n" + self._daemon_log_text())
+        # A reload makes the daemon find its mounts again from the whole table (with
+        # fanotify: from a brief of every mount): the same findings once more.
+        reloads = self._daemon_log_text().count("Reloaded configuration")
+        self.daemon.send_signal(signal.SIGHUP)
+        reloaded = self._wait_daemon(lambda report: self._daemon_log_text().count("Reloaded configuration") > reloads)
+        time.sleep(self.DAEMON_SETTLE)
+        got = self._daemon_report()
+        if reloaded is None or got is None or not same(got):
+            self.check.eq(self._comparable_findings(got or {}), want, what + ", after a reload")
             log("daemon log:\n" + self._daemon_log_text())
         self.check.true(self.daemon.poll() is None, "the daemon is still running")
 
