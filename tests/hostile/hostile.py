@@ -17,9 +17,9 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scenario"))
 
-from harness import SetupError, cli_main, devnum, log  # noqa: E402
+from harness import SetupError, case_registry, cli_main, devnum, log  # noqa: E402
 
-CASES = {}
+CASES, case = case_registry()
 HEALTHY = "gid=5,mode=620"
 SNAPSHOT_LIMIT = 256 << 20
 # AddressSanitizer's shadow memory and quarantine multiply what a process holds; the bounds
@@ -28,14 +28,6 @@ if "--sanitized" in sys.argv:
     sys.argv.remove("--sanitized")
     os.environ["PTSGUARD_TEST_SANITIZED"] = "1"  # survives the re-exec into the namespace
 RSS_SCALE = 4 if os.environ.get("PTSGUARD_TEST_SANITIZED") else 1
-
-
-def case(name):
-    def register(func):
-        CASES[name] = func
-        return func
-
-    return register
 
 
 def run(argv, **kw):

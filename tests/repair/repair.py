@@ -19,7 +19,6 @@ world between plan and act. Exit 0 pass, 1 fail, 77 skip.
 filter through it.
 """
 
-import argparse
 import json
 import os
 import re
@@ -32,7 +31,6 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scenario"))
 
 from harness import (  # noqa: E402
-    EXIT_SKIP,
     RUN_TIMEOUT,
     SetupError,
     Skip,
@@ -40,14 +38,14 @@ from harness import (  # noqa: E402
     UNPRIVILEGED_GID,
     UNPRIVILEGED_UID,
     devnum,
-    enter_private_namespace,
+    case_registry,
+    cli_main,
     exit_status_for,
     log,
     mount_stack,
-    run_case,
 )
 
-CASES = {}
+CASES, case = case_registry()
 HEALTHY = "gid=5,mode=620"
 PAUSE_LINE = "ptsguard: paused before acting (test hook); send a line to go on"
 SYSTEM_PYTHON = "/usr/bin/python3"
@@ -56,14 +54,6 @@ JOURNALD = "/lib/systemd/systemd-journald"
 # Runs a command with some syscalls failing (fspick(2) with ENOSYS: a kernel without the new
 # mount API); run it with the interpreter that has python3-seccomp.
 SECCOMP_EXEC = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "helpers", "seccomp-exec")
-
-
-def case(name):
-    def register(func):
-        CASES[name] = func
-        return func
-
-    return register
 
 
 # ---------------------------------------------------------------------------
@@ -911,78 +901,17 @@ def journal(sc):
 # ---------------------------------------------------------------------------
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--ptsguard")
-    ap.add_argument("--pty-probe")
-    ap.add_argument("--system-python", default=SYSTEM_PYTHON)
-    ap.add_argument("--list", action="store_true")
-    ap.add_argument("--check-registered", action="store_true")
-    ap.add_argument("cases", nargs="*")
-    args = ap.parse_args()
-
-    if args.list:
-        print("\n".join(CASES))
-        return 0
-    if args.check_registered:
-        missing = sorted(set(CASES) - set(args.cases))
-        unknown = sorted(set(args.cases) - set(CASES))
-        if missing or unknown:
-            log("tests/repair/meson.build and repair.py disagree:")
-            log("  not registered in meson.build: %s" % (missing or "-"))
-            log("  registered but not in repair.py: %s" % (unknown or "-"))
-            return 1
-        log("all %d repair cases registered" % len(CASES))
-        return 0
-
-    if not args.ptsguard or not args.pty_probe or not args.cases:
-        ap.error("--ptsguard, --pty-probe and at least one case are required")
-    cases = list(CASES) if args.cases == ["all"] else args.cases
-    unknown = [c for c in cases if c not in CASES]
-    if unknown:
-        ap.error("unknown case(s): %s (see --list)" % ", ".join(unknown))
-
-    if len(cases) > 1:
-        results = {}
-        for c in cases:
-            t0 = time.monotonic()
-            r = subprocess.run(
-                [
-                    sys.executable,
-                    os.path.abspath(__file__),
-                    "--ptsguard",
-                    args.ptsguard,
-                    "--pty-probe",
-                    args.pty_probe,
-                    "--system-python",
-                    args.system_python,
-                    c,
-                ]
-            )
-            results[c] = (r.returncode, time.monotonic() - t0)
-        for c, (rc, t) in results.items():
-            print("%-28s %-10s %.1fs" % (c, {0: "PASS", EXIT_SKIP: "SKIP"}.get(rc, "FAIL (%d)" % rc), t))
-        bad = [c for c, (rc, _) in results.items() if rc not in (0, EXIT_SKIP)]
-        return 1 if bad else (EXIT_SKIP if all(rc == EXIT_SKIP for rc, _ in results.values()) else 0)
-
-    name = cases[0]
-    try:
-        enter_private_namespace([os.path.abspath(__file__)] + sys.argv[1:])
-    except Skip as e:
-        log("SKIP %s: %s" % (name, e))
-        return EXIT_SKIP
-    except SetupError as e:
-        log("FAIL %s: %s" % (name, e))
-        return 1
-
-    func = CASES[name]
-
-    def with_python(sc):
-        sc.system_python = args.system_python
-        return func(sc)
-
-    return run_case(name, with_python, args.ptsguard, args.pty_probe)
+def configure(sc, args):
+    sc.system_python = args.system_python
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(
+        cli_main(
+            CASES,
+            __file__,
+            __doc__,
+            options=[("--system-python", {"default": SYSTEM_PYTHON})],
+            configure=configure,
+        )
+    )

@@ -729,6 +729,20 @@ class Scenario:
             log("%s report (exit %d):\n%s" % (source, status, pretty(report)))
 
 
+def case_registry():
+    """A case file's CASES (name -> function, in file order) and its @case(name) decorator."""
+    cases = {}
+
+    def case(name):
+        def register(func):
+            cases[name] = func
+            return func
+
+        return register
+
+    return cases, case
+
+
 def run_case(name, func, ptsguard, pty_probe, daemon_mode=None):
     """Run one case inside the namespace; return its exit status."""
     for path, what in ((ptsguard, "ptsguard"), (pty_probe, "pty-probe")):
@@ -758,8 +772,11 @@ def run_case(name, func, ptsguard, pty_probe, daemon_mode=None):
     return status
 
 
-def cli_main(CASES, script, doc):
-    """The command line every case file shares: --list, --check-registered, run cases."""
+def cli_main(CASES, script, doc, options=(), configure=None):
+    """The command line every case file shares: --list, --check-registered, run cases.
+
+    options: more (flag, add_argument keywords) of the case file, passed on to each case's own
+    run; configure(scenario, args) applies them to a case's Scenario before it runs."""
     ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--ptsguard")
     ap.add_argument("--pty-probe")
@@ -770,6 +787,8 @@ def cli_main(CASES, script, doc):
         choices=("fanotify", "mountinfo"),
         help="also run a daemon with this MountEvents= through the case and check it agrees with every audit",
     )
+    for flag, kw in options:
+        ap.add_argument(flag, **kw)
     ap.add_argument("cases", nargs="*")
     args = ap.parse_args()
 
@@ -782,9 +801,9 @@ def cli_main(CASES, script, doc):
         if missing or unknown:
             log("meson.build and %s disagree:" % os.path.basename(script))
             log("  not registered in meson.build: %s" % (missing or "-"))
-            log("  registered but not in scenarios.py: %s" % (unknown or "-"))
+            log("  registered but not in %s: %s" % (os.path.basename(script), unknown or "-"))
             return 1
-        log("all %d scenarios registered" % len(CASES))
+        log("all %d cases of %s registered" % (len(CASES), os.path.basename(script)))
         return 0
 
     if not args.ptsguard or not args.pty_probe or not args.cases:
@@ -795,16 +814,21 @@ def cli_main(CASES, script, doc):
         ap.error("unknown case(s): %s (see --list)" % ", ".join(unknown))
 
     if len(cases) > 1:
-        # Each case in a namespace of its own: run ourselves once per case.
+        # Each case in a namespace of its own: run ourselves once per case, with our options.
+        argv = [sys.executable, os.path.abspath(script), "--ptsguard", args.ptsguard, "--pty-probe", args.pty_probe]
+        for flag, _ in (("--daemon", None),) + tuple(options):
+            value = getattr(args, flag[2:].replace("-", "_"))
+            if value is not None:
+                argv += [flag, value]
         results = {}
         for c in cases:
-            argv = [sys.executable, os.path.abspath(script), "--ptsguard", args.ptsguard, "--pty-probe", args.pty_probe]
-            r = subprocess.run(argv + (["--daemon", args.daemon] if args.daemon else []) + [c])
-            results[c] = r.returncode
-        for c, rc in results.items():
-            print("%-28s %s" % (c, {0: "PASS", EXIT_SKIP: "SKIP"}.get(rc, "FAIL (%d)" % rc)))
-        bad = [c for c, rc in results.items() if rc not in (0, EXIT_SKIP)]
-        return 1 if bad else (EXIT_SKIP if all(rc == EXIT_SKIP for rc in results.values()) else 0)
+            t0 = time.monotonic()
+            r = subprocess.run(argv + [c])
+            results[c] = (r.returncode, time.monotonic() - t0)
+        for c, (rc, took) in results.items():
+            print("%-28s %-10s %.1fs" % (c, {0: "PASS", EXIT_SKIP: "SKIP"}.get(rc, "FAIL (%d)" % rc), took))
+        bad = [c for c, (rc, _) in results.items() if rc not in (0, EXIT_SKIP)]
+        return 1 if bad else (EXIT_SKIP if all(rc == EXIT_SKIP for rc, _ in results.values()) else 0)
 
     name = cases[0]
     try:
@@ -815,4 +839,12 @@ def cli_main(CASES, script, doc):
     except SetupError as e:
         log("FAIL %s: %s" % (name, e))
         return 1
-    return run_case(name, CASES[name], args.ptsguard, args.pty_probe, args.daemon)
+    func = CASES[name]
+    if configure:
+
+        def configured(sc):
+            configure(sc, args)
+            return func(sc)
+
+        return run_case(name, configured, args.ptsguard, args.pty_probe, args.daemon)
+    return run_case(name, func, args.ptsguard, args.pty_probe, args.daemon)

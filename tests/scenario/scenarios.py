@@ -32,22 +32,15 @@ from harness import (  # noqa: E402
     expected_severity,
     log,
     mount_stack,
+    case_registry,
     cli_main,
 )
 
-CASES = {}
+CASES, case = case_registry()
 
 HEALTHY = "gid=5,mode=620"
 REMEDY_620 = "mount -o remount,gid=5,mode=620 /dev/pts"
 REMEDY_600 = "mount -o remount,gid=5,mode=600 /dev/pts"
-
-
-def case(name):
-    def register(func):
-        CASES[name] = func
-        return func
-
-    return register
 
 
 def pts_device():
