@@ -328,6 +328,25 @@ uint64_t mount_path_hash(const char *path, size_t len)
 	return h ^ (h >> 29);
 }
 
+/* statmount() of what the tracker looks at: the parent (in *buf), the mountpoint (pointing
+ * into *buf) and whether it is devpts. */
+static int fetch_brief(uint64_t id, struct statmount_reply **buf, size_t *size,
+		       const char **ret_mountpoint, bool *ret_devpts)
+{
+	const char *fstype;
+	int r;
+
+	r = statmount_fetch(id, SM_MNT_BASIC | SM_MNT_POINT | SM_FS_TYPE, buf, size);
+	if (r < 0)
+		return r;
+	*ret_mountpoint = reply_string(*buf, SM_MNT_POINT, (*buf)->mnt_point);
+	fstype = reply_string(*buf, SM_FS_TYPE, (*buf)->fs_type);
+	if (!*ret_mountpoint || !fstype || !((*buf)->mask & SM_MNT_BASIC))
+		return -EBADMSG;
+	*ret_devpts = streq(fstype, "devpts");
+	return 0;
+}
+
 int mount_briefs_from_kernel(struct mount_brief **ret, size_t *ret_n)
 {
 	_cleanup_free_ uint64_t *ids = NULL;
@@ -345,24 +364,21 @@ int mount_briefs_from_kernel(struct mount_brief **ret, size_t *ret_n)
 	if (!b)
 		return -ENOMEM;
 	for (size_t i = 0; i < n_ids; i++) {
-		const char *mountpoint, *fstype;
+		const char *mountpoint;
+		bool devpts;
 
-		r = statmount_fetch(ids[i], SM_MNT_BASIC | SM_MNT_POINT | SM_FS_TYPE, &sm, &size);
+		r = fetch_brief(ids[i], &sm, &size, &mountpoint, &devpts);
 		if (r == -ENOENT)
 			continue; /* unmounted since listmount() */
 		if (r < 0)
 			return r;
-		mountpoint = reply_string(sm, SM_MNT_POINT, sm->mnt_point);
-		fstype = reply_string(sm, SM_FS_TYPE, sm->fs_type);
-		if (!mountpoint || !fstype || !(sm->mask & SM_MNT_BASIC))
-			return -EBADMSG;
 		if (!*mountpoint)
 			continue; /* not reachable from our root, as in mountinfo */
 		b[n++] = (struct mount_brief){
 			.id = ids[i],
 			.parent = sm->mnt_parent_id,
 			.mountpoint_hash = mount_path_hash(mountpoint, strlen(mountpoint)),
-			.devpts = streq(fstype, "devpts"),
+			.devpts = devpts,
 		};
 	}
 	*ret = TAKE_PTR(b);
@@ -374,23 +390,20 @@ int mount_peek(uint64_t id, struct mount_peek *ret)
 {
 	size_t size = STATMOUNT_BUF_INIT;
 	_cleanup_free_ struct statmount_reply *sm = malloc(size);
-	const char *mountpoint, *fstype;
+	const char *mountpoint;
+	bool devpts;
 	int r;
 
 	if (!sm)
 		return -ENOMEM;
-	r = statmount_fetch(id, SM_MNT_BASIC | SM_MNT_POINT | SM_FS_TYPE, &sm, &size);
+	r = fetch_brief(id, &sm, &size, &mountpoint, &devpts);
 	if (r < 0)
 		return r;
-	mountpoint = reply_string(sm, SM_MNT_POINT, sm->mnt_point);
-	fstype = reply_string(sm, SM_FS_TYPE, sm->fs_type);
-	if (!mountpoint || !fstype || !(sm->mask & SM_MNT_BASIC))
-		return -EBADMSG;
 	*ret = (struct mount_peek){
 		.id = id,
 		.parent = sm->mnt_parent_id,
 		.mountpoint = strdup(mountpoint),
-		.devpts = streq(fstype, "devpts"),
+		.devpts = devpts,
 	};
 	return ret->mountpoint ? 0 : -ENOMEM;
 }
