@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "conf.h"
 #include "probe.h"
 #include "util/log.h"
 #include "util/util.h"
@@ -86,6 +87,37 @@ int probe_live(const struct probe_options *opts, struct snapshot **ret,
 		log_error("/proc/self/mountinfo line %u: %s", err.line, err.message);
 	else if (r < 0)
 		log_error_errno(r, "cannot probe the system");
+	return r;
+}
+
+int load_config(const char *cmd, const char *path, struct config **ret)
+{
+	struct config_error err;
+	int r = config_load(path, ret, &err);
+
+	if (r >= 0)
+		return 0;
+	if (r != -EINVAL && r != -ENOENT)
+		log_error_errno(r, "%s: cannot load the configuration", cmd);
+	else if (err.file[0] && err.line)
+		log_error("%s: %s:%u: %s", cmd, err.file, err.line, err.message);
+	else if (err.file[0])
+		log_error("%s: %s: %s", cmd, err.file, err.message);
+	else
+		log_error("%s: configuration: %s", cmd, err.message);
+	return r;
+}
+
+int checks_run_configured(const struct config *c, struct snapshot *s, const struct analysis *a,
+			  struct findings *ret)
+{
+	int r;
+
+	if (c->has_tty_gid)
+		s->tty_gid = c->tty_gid;
+	r = checks_run(a, &c->check_policy, ret);
+	if (r >= 0)
+		r = config_drop_ignored(c, ret);
 	return r;
 }
 

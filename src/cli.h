@@ -6,6 +6,8 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "checks.h"
+#include "conf.h"
 #include "probe.h"
 #include "snapshot.h"
 
@@ -21,6 +23,12 @@ int load_snapshot_file(const char *path, struct snapshot **ret);
 /* Probe the live system; opts may be NULL. Logs what went wrong. */
 int probe_live(const struct probe_options *opts, struct snapshot **ret,
 	       struct analysis **ret_analysis);
+/* The configuration (ptsguard.conf(5)): exactly path, else the standard locations (none need
+ * exist). Logs what is wrong, with file and line, prefixed by cmd. */
+int load_config(const char *cmd, const char *path, struct config **ret);
+/* The checks as the configuration has them: its TTYGroup= (into s), Mode= and [Ignore]. */
+int checks_run_configured(const struct config *c, struct snapshot *s, const struct analysis *a,
+			  struct findings *ret);
 bool want_color(bool no_color);
 
 int cmd_repair(int argc, char **argv);

@@ -34,12 +34,12 @@ static void audit_state_clear(struct audit_state *s)
 	s->snap = snapshot_free(s->snap);
 }
 
-static int audit_live(struct audit_state *s, const struct check_policy *policy)
+static int audit_live(struct audit_state *s, const struct config *c)
 {
 	int r = probe_live(NULL, &s->snap, &s->a);
 
 	if (r >= 0)
-		r = checks_run(s->a, policy, &s->findings);
+		r = checks_run_configured(c, s->snap, s->a, &s->findings);
 	if (r < 0)
 		log_error_errno(r, "audit failed");
 	return r;
@@ -119,9 +119,12 @@ int cmd_repair(int argc, char **argv)
 		{ "verify-user", required_argument, NULL, 'u' },
 		{ "pause-before-act", no_argument, NULL, 'P' },
 		{ "no-color", no_argument, NULL, 'C' },
+		{ "config", required_argument, NULL, 'F' },
 		{ "help", no_argument, NULL, 'h' },
 		{},
 	};
+	_cleanup_(config_freep) struct config *config = NULL;
+	const char *config_path = NULL;
 	struct audit_state before = { 0 }, after = { 0 };
 	struct repair_plan plan = { 0 };
 	struct repair_options ro = { .verify_uid = 65534, .verify_gid = 65534 };
@@ -171,10 +174,13 @@ int cmd_repair(int argc, char **argv)
 		case 'C':
 			no_color = true;
 			break;
+		case 'F':
+			config_path = optarg;
+			break;
 		case 'h':
 			printf("Usage: ptsguard repair [--dry-run] [--check ID]... [--format "
 			       "text|json]\n"
-			       "                       [--verify-user USER]\n");
+			       "                       [--verify-user USER] [--config FILE]\n");
 			return 0;
 		default:
 			bad_option("repair", c, argv);
@@ -190,8 +196,11 @@ int cmd_repair(int argc, char **argv)
 		return EXIT_UNKNOWN;
 	}
 	ro.only = only;
+	if (load_config("repair", config_path, &config) < 0)
+		goto out;
+	ro.policy = &config->check_policy;
 
-	if (audit_live(&before, NULL) < 0)
+	if (audit_live(&before, config) < 0)
 		goto out;
 	ro.tty_gid = before.snap->tty_gid;
 	r = repair_plan(before.a, &before.findings, &ro, &plan);
@@ -204,7 +213,7 @@ int cmd_repair(int argc, char **argv)
 
 	/* Verify by a fresh look at the world, and report that state. */
 	if (!ro.dry_run) {
-		if (audit_live(&after, NULL) < 0)
+		if (audit_live(&after, config) < 0)
 			goto out;
 		repair_confirm(&plan, &after.findings);
 		journal_outcomes(&plan);

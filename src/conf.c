@@ -648,6 +648,26 @@ int config_load(const char *path, struct config **ret, struct config_error *err)
 	return 0;
 }
 
+int config_drop_ignored(const struct config *c, struct findings *f)
+{
+	struct findings dropped = { 0 };
+	size_t w = 0;
+
+	if (f->n_items == 0 || (!c->ignore_checks && !c->ignore_mountpoints))
+		return 0;
+	if (GROW(dropped.items, dropped.allocated, f->n_items) < 0)
+		return -ENOMEM;
+	FOREACH_ARRAY (i, f->items, f->n_items) {
+		if (config_ignores(c, i))
+			dropped.items[dropped.n_items++] = *i;
+		else
+			f->items[w++] = *i;
+	}
+	f->n_items = w;
+	findings_clear(&dropped);
+	return 0;
+}
+
 bool config_ignores(const struct config *c, const struct finding *f)
 {
 	for (char **id = c->ignore_checks; id && *id; id++)

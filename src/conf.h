@@ -81,6 +81,8 @@ DEFINE_POINTER_CLEANUP(struct config, config_free)
 
 /* Is this finding suppressed by [Ignore] Checks= or Mountpoints=? */
 bool config_ignores(const struct config *c, const struct finding *f);
+/* Remove (and free) the findings config_ignores(). */
+int config_drop_ignored(const struct config *c, struct findings *f);
 
 const char *repair_policy_to_string(enum repair_policy p);
 const char *mount_events_to_string(enum mount_events m);

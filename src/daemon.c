@@ -466,26 +466,6 @@ static int daemon_check_ptmx(struct daemon *d, const struct analysis *a, struct 
 /* ---- one audit ---- */
 
 /* Drop the findings the configuration ignores. */
-static int drop_ignored(const struct config *c, struct findings *f)
-{
-	struct findings dropped = { 0 };
-	size_t w = 0;
-
-	if (f->n_items == 0 || (!c->ignore_checks && !c->ignore_mountpoints))
-		return 0;
-	if (GROW(dropped.items, dropped.allocated, f->n_items) < 0)
-		return -ENOMEM;
-	FOREACH_ARRAY (i, f->items, f->n_items) {
-		if (config_ignores(c, i))
-			dropped.items[dropped.n_items++] = *i;
-		else
-			f->items[w++] = *i;
-	}
-	f->n_items = w;
-	findings_clear(&dropped);
-	return 0;
-}
-
 /* What identifies a finding across audits: the check, where, and the first mount. */
 static char *finding_key(const struct finding *f)
 {
@@ -883,7 +863,7 @@ static int daemon_collect(struct daemon *d, struct audit *ret)
 	if (r >= 0)
 		r = checks_run(ret->a, &d->config->check_policy, &ret->findings);
 	if (r >= 0)
-		r = drop_ignored(d->config, &ret->findings);
+		r = config_drop_ignored(d->config, &ret->findings);
 	if (r >= 0)
 		r = daemon_check_ptmx(d, ret->a, &ret->findings);
 	if (r < 0) {
@@ -1273,7 +1253,7 @@ static int daemon_reload(struct daemon *d)
 		if (daemon_apply_mount_events(d) < 0)
 			log_warning("Carrying on with what tracks mount changes now");
 		/* Newly ignored findings leave quietly: nothing was resolved. */
-		(void)drop_ignored(d->config, &d->findings);
+		(void)config_drop_ignored(d->config, &d->findings);
 		/* What /dev/ptmx is now becomes the reference for ptmx-replaced. */
 		ptmx_state_done(&d->ptmx_baseline);
 		ptmx_state_done(&d->ptmx_replaced);

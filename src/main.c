@@ -34,7 +34,7 @@ static void help(void)
 	    "\n"
 	    "Commands:\n"
 	    "  audit    [--format text|json|prometheus] [--json] [--snapshot FILE|-]\n"
-	    "           [--min-severity info|warning|critical] [--no-color]\n"
+	    "           [--min-severity info|warning|critical] [--no-color] [--config FILE]\n"
 	    "                             audit this host (or a captured snapshot)\n"
 	    "  snapshot [--output FILE]   capture the live state for an offline audit\n"
 	    "  checks   [--format text|json]\n"
@@ -44,7 +44,8 @@ static void help(void)
 	    "  initramfs-record --newroot DIR [--phase NAME] [--output FILE|-]\n"
 	    "                             record the initramfs's devpts state (run by the hooks)\n"
 	    "  repair   [--dry-run] [--check ID]... [--format text|json]\n"
-	    "           [--verify-user USER]  fix what is safe to fix, verify, report\n"
+	    "           [--verify-user USER] [--config FILE]\n"
+	    "                             fix what is safe to fix, verify, report\n"
 	    "\n"
 	    "Options:\n"
 	    "  -h --help                  show this help\n"
@@ -62,11 +63,14 @@ static int cmd_audit(int argc, char **argv)
 		{ "snapshot", required_argument, NULL, 's' },
 		{ "min-severity", required_argument, NULL, 'm' },
 		{ "no-color", no_argument, NULL, 'C' },
+		{ "config", required_argument, NULL, 'c' },
 		{ "help", no_argument, NULL, 'h' },
 		{},
 	};
 	_cleanup_(snapshot_freep) struct snapshot *snap = NULL;
 	_cleanup_(analysis_freep) struct analysis *a = NULL;
+	_cleanup_(config_freep) struct config *config = NULL;
+	const char *config_path = NULL;
 	struct findings findings = { 0 };
 	enum format format = FORMAT_TEXT;
 	const char *snapshot_path = NULL;
@@ -101,6 +105,9 @@ static int cmd_audit(int argc, char **argv)
 		case 'C':
 			no_color = true;
 			break;
+		case 'c':
+			config_path = optarg;
+			break;
 		case 'h':
 			help();
 			return 0;
@@ -114,13 +121,20 @@ static int cmd_audit(int argc, char **argv)
 		return EXIT_UNKNOWN;
 	}
 
+	/* The host's configuration for the host; a snapshot from elsewhere only with --config. */
+	if (config_path || !snapshot_path)
+		r = load_config("audit", config_path, &config);
+	else
+		r = config_new_default(&config);
+	if (r < 0)
+		return EXIT_UNKNOWN;
 	r = snapshot_path ? load_snapshot_file(snapshot_path, &snap) : probe_live(NULL, &snap, &a);
 	if (r < 0)
 		return EXIT_UNKNOWN;
 	if (!a)
 		r = analysis_new(snap, &a);
 	if (r >= 0)
-		r = checks_run(a, NULL, &findings);
+		r = checks_run_configured(config, snap, a, &findings);
 	if (r < 0) {
 		log_error_errno(r, "audit failed");
 		findings_clear(&findings);

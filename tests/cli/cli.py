@@ -413,6 +413,63 @@ def snapshot_unknown_keys(ctx):
 
 
 # ---------------------------------------------------------------------------
+# The configuration (ptsguard.conf(5)) in audit and repair
+
+
+def config_audit(ctx, config_text, snap=BASE_SNAPSHOT):
+    """audit --snapshot of a healthy gid=5,mode=620 host with --config; returns (ids, status)."""
+    path = ctx.snapshot_file("config-base.json", snap)
+    conf = ctx.write("ptsguard.conf", config_text)
+    r = ctx.run("audit", "--snapshot", path, "--config", conf, "--json")
+    if r.returncode not in (0, 1, 2):
+        raise Failed("audit with --config failed\n" + describe(r))
+    return sorted(f["id"] for f in parse_json(r)["findings"]), r.returncode
+
+
+@case("config-applied")
+def config_applied(ctx):
+    problems = []
+    for text, want_ids, want_status in (
+        ("", [], 0),
+        ("[Devpts]\nMode=620\n", [], 0),
+        ("[Devpts]\nMode=600\n", ["devpts-options-lost"], 2),
+        ("[Devpts]\nMode=600\n[Ignore]\nChecks=devpts-options-lost\n", [], 0),
+        ("[Devpts]\nMode=600\n[Ignore]\nMountpoints=/dev\n", [], 0),
+        ("[Devpts]\nTTYGroup=7\n", ["devpts-gid-mismatch", "pty-slave-perms"], 1),  # slaves in group 5 too
+        ("[Daemon]\nCoalesceMSec=500\n", [], 0),
+    ):
+        got = config_audit(ctx, text)
+        if got != (want_ids, want_status):
+            problems.append("config %r: findings %s, exit %d; expected %s, exit %d" % (text, got[0], got[1], want_ids, want_status))
+    if problems:
+        raise Failed("\n".join(problems))
+
+
+@case("config-snapshot-without")
+def config_snapshot_without(ctx):
+    # A snapshot may come from another host: without --config, the built-in defaults.
+    path = ctx.snapshot_file("config-base.json", BASE_SNAPSHOT)
+    expect_healthy_snapshot_report(ctx.run("audit", "--snapshot", path, "--json"))
+
+
+@case("config-bad")
+def config_bad(ctx):
+    path = ctx.snapshot_file("config-base.json", BASE_SNAPSHOT)
+    conf = ctx.write("bad.conf", "[Devpts]\nMode=620\n\n[Repair]\nPolicy=yes\n")
+    want = "%s:5: Policy=yes: expected off or safe" % conf
+    expect_error(ctx.run("audit", "--snapshot", path, "--config", conf), "audit: " + want)
+    # repair reads it before it looks at anything: no root needed to be refused.
+    expect_error(ctx.run("repair", "--dry-run", "--config", conf), "repair: " + want)
+
+
+@case("config-missing")
+def config_missing(ctx):
+    missing = os.path.join(ctx.tmpdir, "no-such.conf")
+    expect_error(ctx.run("audit", "--config", missing), missing)
+    expect_error(ctx.run("repair", "--config", missing), missing)
+
+
+# ---------------------------------------------------------------------------
 # The catalog commands
 
 

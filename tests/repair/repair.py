@@ -26,6 +26,7 @@ import select
 import stat
 import subprocess
 import sys
+import tempfile
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scenario"))
@@ -367,6 +368,26 @@ def options_lost_mode644(sc):
 def options_lost_mode600(sc):
     # 600 is healthy (systemd 258): the repair keeps it and only adds the group.
     options_case(sc, "mode=600", "devpts-options-lost", "mount -o remount,gid=5,mode=600 /dev/pts", "600")
+
+
+@case("config-mode-pinned")
+def config_mode_pinned(sc):
+    # ptsguard.conf pins Mode=600: a gid=5,mode=620 devpts, healthy by default, is repaired to
+    # the pinned mode, as the daemon would.
+    fd, conf = tempfile.mkstemp(prefix="ptsguard-repair-", suffix=".conf")
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write("[Devpts]\nMode=600\n")
+        options_case(
+            sc,
+            "gid=5,mode=620",
+            "devpts-options-lost",
+            "mount -o remount,gid=5,mode=600 /dev/pts",
+            "600",
+            extra_args=("--config", conf),
+        )
+    finally:
+        os.unlink(conf)
 
 
 @case("mode-as-last-healthy")
