@@ -199,6 +199,7 @@ int cmd_repair(int argc, char **argv)
 	if (load_config("repair", config_path, &config) < 0)
 		goto out;
 	ro.policy = &config->check_policy;
+	ro.ptmx_symlink = config->ptmx_symlink;
 
 	if (audit_live(&before, config) < 0)
 		goto out;

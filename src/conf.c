@@ -231,6 +231,16 @@ static int parse_repair_policy(struct config *c, const char *v, char msg[static 
 	return r;
 }
 
+static int parse_create_ptmx(struct config *c, const char *v, char msg[static 512])
+{
+	static const char *const names[] = { "node", "symlink" };
+	int k, r = parse_choice("CreatePtmx", names, ELEMENTSOF(names), v, &k, msg);
+
+	if (r >= 0)
+		c->ptmx_symlink = k == 1;
+	return r;
+}
+
 static int parse_mount_events(struct config *c, const char *v, char msg[static 512])
 {
 	int m, r = parse_choice("MountEvents", mount_events_names, _MOUNT_EVENTS_MAX, v, &m, msg);
@@ -381,6 +391,7 @@ static const struct config_key {
 	{ "Devpts", "TTYGroup", parse_tty_group },
 	{ "Devpts", "Mode", parse_mode_pin },
 	{ "Repair", "Policy", parse_repair_policy },
+	{ "Repair", "CreatePtmx", parse_create_ptmx },
 	{ "Ignore", "Checks", parse_ignore_checks },
 	{ "Ignore", "Mountpoints", parse_ignore_mountpoints },
 	{ "Daemon", "MountEvents", parse_mount_events },

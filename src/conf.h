@@ -48,6 +48,7 @@ struct config {
 
 	/* [Repair] */
 	enum repair_policy repair_policy;
+	bool ptmx_symlink; /* CreatePtmx=symlink */
 
 	/* [Ignore]: NULL-terminated lists, or NULL */
 	char **ignore_checks;	   /* catalog ids, validated */

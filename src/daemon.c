@@ -266,14 +266,15 @@ static void log_config_loaded(const struct config *c, const char *verb)
 	if (fclose(f) != 0)
 		return;
 	p = ignored[0] ? ignored + 1 : ignored;
-	log_info("%s configuration from %s: TTYGroup=%s Mode=%s Policy=%s MountEvents=%s "
-		 "CoalesceMSec=%llu "
-		 "AuditCPUPercent=%u HolderRescanSec=%llu StateFile=%s PrometheusFile=%s Ignore=%s",
+	log_info("%s configuration from %s: TTYGroup=%s Mode=%s Policy=%s CreatePtmx=%s "
+		 "MountEvents=%s CoalesceMSec=%llu AuditCPUPercent=%u HolderRescanSec=%llu "
+		 "StateFile=%s PrometheusFile=%s Ignore=%s",
 		 verb, files[0] ? files : "built-in defaults", c->tty_group ?: "tty",
 		 !c->check_policy.pin_mode		 ? "620|600"
 		 : (c->check_policy.mode & 0777) == 0600 ? "600"
 							 : "620",
-		 repair_policy_to_string(c->repair_policy), mount_events_to_string(c->mount_events),
+		 repair_policy_to_string(c->repair_policy), c->ptmx_symlink ? "symlink" : "node",
+		 mount_events_to_string(c->mount_events),
 		 (unsigned long long)(c->coalesce_usec / USEC_PER_MSEC), c->audit_cpu_percent,
 		 (unsigned long long)(c->holder_rescan_usec / USEC_PER_SEC),
 		 c->state_file ?: "(none)", c->prometheus_file ?: "(none)", p[0] ? p : "(none)");
@@ -889,6 +890,7 @@ static int daemon_repair(struct daemon *d, struct audit *now)
 		.policy = &d->config->check_policy,
 		.tty_gid = now->snap->tty_gid,
 		.repairable_only = true,
+		.ptmx_symlink = d->config->ptmx_symlink,
 	};
 	struct findings fresh = { 0 };
 	size_t n_repaired = 0;

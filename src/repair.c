@@ -182,6 +182,51 @@ static int plan_slaves(struct repair_plan *p, const struct analysis *an, const s
 	return 0;
 }
 
+/* The devpts at the pts directory beside /dev/ptmx, reachable, at its root. */
+static const struct instance *instance_beside_ptmx(const struct analysis *an, size_t *ret_mount)
+{
+	_cleanup_free_ char *dir = path_dirname(PTMX_PATH),
+			    *pts = dir ? path_join(dir, "pts") : NULL;
+
+	FOREACH_ARRAY (in, an->instances, an->n_instances) {
+		const struct mount_entry *e;
+
+		if (!pts || in->visible_mount == NO_MOUNT)
+			continue;
+		e = &an->snap->mounts->entries[in->visible_mount];
+		if (streq(e->mountpoint, pts) && streq(e->root, "/")) {
+			*ret_mount = in->visible_mount;
+			return in;
+		}
+	}
+	return NULL;
+}
+
+/* A missing /dev/ptmx: a char node, or (when the policy asks and the instance allows it) the
+ * symlink systemd's PrivateDevices= and containers use. */
+static int plan_ptmx(struct repair_plan *p, const struct analysis *an, const struct finding *f,
+		     const struct repair_options *o)
+{
+	size_t mount = NO_MOUNT;
+	const struct instance *in = o->ptmx_symlink ? instance_beside_ptmx(an, &mount) : NULL;
+	struct repair_action *a;
+
+	if (in && (in->options.ptmxmode & 0777) == 0666) {
+		a = add_action(p, f, ACTION_SYMLINK);
+		if (!a || !(a->path = strdup(PTMX_PATH)) ||
+		    set_printf(&a->command, "ln -s pts/ptmx %s", PTMX_PATH) < 0)
+			return -ENOMEM;
+		a->dev = in->dev;
+		a->mount_id = an->snap->mounts->entries[mount].id;
+		return 0;
+	}
+	a = add_action(p, f, ACTION_MKNOD);
+	if (!a || !(a->path = strdup(PTMX_PATH)) ||
+	    set_printf(&a->command, "mknod -m 0666 %s c 5 2", PTMX_PATH) < 0)
+		return -ENOMEM;
+	return 0;
+}
+
 int repair_plan(const struct analysis *an, const struct findings *fs,
 		const struct repair_options *o, struct repair_plan *p)
 {
@@ -212,12 +257,9 @@ int repair_plan(const struct analysis *an, const struct findings *fs,
 			r = plan_remount(p, an, f, o, owner, true);
 		else if (streq(id, "pty-slave-perms"))
 			r = plan_slaves(p, an, f, o);
-		else if (streq(id, "ptmx-missing")) {
-			a = add_action(p, f, ACTION_MKNOD);
-			if (!a || !(a->path = strdup(PTMX_PATH)) ||
-			    set_printf(&a->command, "mknod -m 0666 %s c 5 2", PTMX_PATH) < 0)
-				return -ENOMEM;
-		} else if (streq(id, "ptmx-mode") && an->ptmx_final) {
+		else if (streq(id, "ptmx-missing"))
+			r = plan_ptmx(p, an, f, o);
+		else if (streq(id, "ptmx-mode") && an->ptmx_final) {
 			a = add_action(p, f, ACTION_CHMOD);
 			if (!a || !(a->path = strdup(an->ptmx_final->path)) ||
 			    set_printf(&a->command, "chmod 0666 %s", an->ptmx_final->path) < 0)
@@ -464,6 +506,31 @@ static int act_remount(struct repair_action *a, const struct repair_options *o)
 	return r;
 }
 
+/* The symlink: only while pts/ptmx beside it is still the 0666 ptmx node of the instance the
+ * plan saw, so that the link never leads to a node users cannot open. */
+static int act_symlink(struct repair_action *a, const struct repair_options *o)
+{
+	_cleanup_close_ int dir = -EBADF;
+	const char *name;
+	struct stat st;
+
+	dir = open_parent(a->path, &name);
+	if (dir < 0)
+		return outcome(a, ACTION_REFUSED, "refused: cannot open the directory of %s: %s",
+			       a->path, strerror(-dir));
+	if (fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) == 0)
+		return outcome(a, ACTION_REFUSED, "refused: %s exists again", a->path);
+	if (fstatat(dir, "pts/ptmx", &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISCHR(st.st_mode) ||
+	    st.st_dev != a->dev || (st.st_mode & 0777) != 0666)
+		return outcome(a, ACTION_REFUSED,
+			       "refused: pts/ptmx beside %s is no longer the mode 0666 ptmx of "
+			       "instance %u:%u",
+			       a->path, major(a->dev), minor(a->dev));
+	if (symlinkat("pts/ptmx", dir, name) < 0)
+		return outcome(a, ACTION_FAILED, "symlink %s: %s", a->path, strerror(errno));
+	return verify_pty(a, o, false, 0);
+}
+
 static int act_mknod(struct repair_action *a, const struct repair_options *o)
 {
 	_cleanup_close_ int dir = -EBADF;
@@ -572,7 +639,8 @@ int repair_act(struct repair_plan *p, const struct repair_options *o)
 	 * node would fail although the remount was right. */
 	for (int pass = 0; pass < 2; pass++)
 		FOREACH_ARRAY (a, p->actions, p->n_actions) {
-			bool node = a->kind == ACTION_MKNOD || a->kind == ACTION_CHMOD;
+			bool node = a->kind == ACTION_MKNOD || a->kind == ACTION_SYMLINK ||
+				    a->kind == ACTION_CHMOD;
 			int r = 0;
 
 			if (a->result != ACTION_PLANNED || node != (pass == 0))
@@ -583,6 +651,9 @@ int repair_act(struct repair_plan *p, const struct repair_options *o)
 				break;
 			case ACTION_MKNOD:
 				r = act_mknod(a, o);
+				break;
+			case ACTION_SYMLINK:
+				r = act_symlink(a, o);
 				break;
 			case ACTION_CHMOD:
 				r = act_chmod(a, o);

@@ -28,6 +28,7 @@ enum action_kind {
 	ACTION_MANUAL,	/* not repairable: the finding's remedy is for a person */
 	ACTION_REMOUNT, /* devpts options: gid/mode and/or ptmxmode */
 	ACTION_MKNOD,	/* create /dev/ptmx */
+	ACTION_SYMLINK, /* create /dev/ptmx -> pts/ptmx */
 	ACTION_CHMOD,	/* /dev/ptmx to 0666 */
 	ACTION_SLAVE,	/* one slave: group tty, mode 620 */
 };
@@ -58,6 +59,9 @@ struct repair_options {
 	bool repairable_only;  /* no ACTION_MANUAL entries for the other findings (the daemon) */
 	const struct check_policy *policy;
 	gid_t tty_gid;
+	/* A missing /dev/ptmx becomes a symlink to pts/ptmx when the devpts at /dev/pts lets
+	 * everyone open its ptmx (ptmxmode=0666); a char node otherwise. */
+	bool ptmx_symlink;
 };
 
 struct repair_plan {

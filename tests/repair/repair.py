@@ -511,6 +511,60 @@ def ptmx_missing(sc):
     expect_audit_agrees(sc, [])
 
 
+def config_file(sc, text):
+    """A ptsguard.conf in the case's private work area."""
+    path = os.path.join(sc.workdir, "ptsguard.conf")
+    with open(path, "w") as f:
+        f.write(text)
+    return path
+
+
+@case("ptmx-missing-symlink")
+def ptmx_missing_symlink(sc):
+    # CreatePtmx=symlink and an instance that lets everyone open its ptmx: the link systemd's
+    # PrivateDevices= makes, verified by an unprivileged open through it.
+    setup(sc, ptmx=None)
+    sc.mount_devpts("/dev/pts", HEALTHY + ",ptmxmode=666")
+    dev = pts_device()
+    report, status, err = run_repair(sc, "--config", config_file(sc, "[Repair]\nCreatePtmx=symlink\n"))
+    expect_actions(sc, report, [("ptmx-missing", "ln -s pts/ptmx /dev/ptmx", "done")])
+    expect_detail(sc, action(sc, report, "ptmx-missing"), r"verified")
+    sc.check.eq(os.readlink("/dev/ptmx") if os.path.islink("/dev/ptmx") else None, "pts/ptmx", "the /dev/ptmx that repair created")
+    expect_findings(sc, report, status, [])
+    expect_unprivileged_pty(sc, dev, "0620")
+    expect_audit_agrees(sc, [])
+
+
+@case("ptmx-missing-symlink-locked")
+def ptmx_missing_symlink_locked(sc):
+    # CreatePtmx=symlink, but pts/ptmx has the kernel's default mode 000: a link there would
+    # lock users out (ptmx-locked), so the repair makes the node.
+    setup(sc, ptmx=None)
+    sc.mount_devpts("/dev/pts", HEALTHY)
+    report, status, err = run_repair(sc, "--config", config_file(sc, "[Repair]\nCreatePtmx=symlink\n"))
+    expect_actions(sc, report, [("ptmx-missing", "mknod -m 0666 /dev/ptmx c 5 2", "done")])
+    st = os.lstat("/dev/ptmx")
+    sc.check.true(stat.S_ISCHR(st.st_mode), "a char node, not a link: mode %o" % st.st_mode)
+    expect_findings(sc, report, status, [])
+    expect_audit_agrees(sc, [])
+
+
+@case("ptmx-missing-symlink-race")
+def ptmx_missing_symlink_race(sc):
+    # Between plan and act, pts/ptmx loses its mode 0666: the link is refused, not made.
+    setup(sc, ptmx=None)
+    sc.mount_devpts("/dev/pts", HEALTHY + ",ptmxmode=666")
+    report, status, err = run_repair(
+        sc,
+        "--config",
+        config_file(sc, "[Repair]\nCreatePtmx=symlink\n"),
+        between=lambda: os.chmod("/dev/pts/ptmx", 0o600),
+    )
+    expect_actions(sc, report, [("ptmx-missing", "ln -s pts/ptmx /dev/ptmx", "refused")])
+    expect_detail(sc, action(sc, report, "ptmx-missing"), r"no longer the mode 0666 ptmx")
+    sc.check.true(not os.path.lexists("/dev/ptmx"), "nothing was created at /dev/ptmx")
+
+
 @case("ptmx-mode")
 def ptmx_mode(sc):
     setup(sc, ptmx="char", ptmx_mode=0o600)
