@@ -90,6 +90,25 @@ int probe_live(const struct probe_options *opts, struct snapshot **ret,
 	return r;
 }
 
+int write_output(const char *cmd, const char *path, const char *text, bool make_dir)
+{
+	int r = 0;
+
+	if (!path || streq(path, "-")) {
+		if (fputs(text, stdout) < 0 || fflush(stdout) != 0)
+			r = errno > 0 ? -errno : -EIO;
+	} else {
+		if (make_dir)
+			r = mkdir_parent(path);
+		if (r >= 0)
+			r = write_file_atomic(path, text, strlen(text), 0644);
+	}
+	if (r < 0)
+		log_error_errno(r, "%s: cannot write %s", cmd,
+				!path || streq(path, "-") ? "to standard output" : path);
+	return r;
+}
+
 int load_config(const char *cmd, const char *path, struct config **ret)
 {
 	struct config_error err;

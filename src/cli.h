@@ -23,6 +23,9 @@ int load_snapshot_file(const char *path, struct snapshot **ret);
 /* Probe the live system; opts may be NULL. Logs what went wrong. */
 int probe_live(const struct probe_options *opts, struct snapshot **ret,
 	       struct analysis **ret_analysis);
+/* Write text to path, replaced atomically with mode 0644 (creating its directory first when
+ * make_dir), or to standard output when path is NULL or "-". Logs what went wrong. */
+int write_output(const char *cmd, const char *path, const char *text, bool make_dir);
 /* The configuration (ptsguard.conf(5)): exactly path, else the standard locations (none need
  * exist). Logs what is wrong, with file and line, prefixed by cmd. */
 int load_config(const char *cmd, const char *path, struct config **ret);

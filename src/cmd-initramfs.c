@@ -419,17 +419,6 @@ static void help(void)
 	       "predicted double mount, findings at warning or above) go to standard output.\n");
 }
 
-static int make_parent_dir(const char *path)
-{
-	_cleanup_free_ char *dir = path_dirname(path);
-
-	if (!dir)
-		return -ENOMEM;
-	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
-		return -errno;
-	return 0;
-}
-
 /* Move a member of a json object to another (both keep their references right). */
 static void json_move_key(json_object *from, json_object *to, const char *key)
 {
@@ -569,17 +558,8 @@ int cmd_initramfs(int argc, char **argv)
 		return EXIT_UNKNOWN;
 	}
 
-	if (streq(output, "-"))
-		r = fputs(text, stdout) < 0 ? -EIO : 0;
-	else {
-		r = make_parent_dir(output);
-		if (r >= 0)
-			r = write_file_atomic(output, text, strlen(text), 0644);
-	}
-	if (r < 0) {
-		log_error_errno(r, "initramfs-record: cannot write %s", output);
+	if (write_output("initramfs-record", output, text, true) < 0)
 		return EXIT_UNKNOWN;
-	}
 
 	/* Notes for the kernel log, where a person reads about the boot. */
 	if (!streq(output, "-")) {

@@ -620,17 +620,6 @@ static char *findings_signature(const struct findings *f)
 	return s;
 }
 
-static int ensure_parent_dir(const char *path)
-{
-	_cleanup_free_ char *dir = path_dirname(path);
-
-	if (!dir)
-		return -ENOMEM;
-	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
-		return -errno;
-	return 0;
-}
-
 static void daemon_write_outputs(struct daemon *d, const struct report *rep)
 {
 	const struct config *c = d->config;
@@ -641,7 +630,7 @@ static void daemon_write_outputs(struct daemon *d, const struct report *rep)
 		_cleanup_free_ char *text = json_to_text(o, 1);
 
 		json_object_put(o);
-		r = text ? ensure_parent_dir(c->state_file) : -ENOMEM;
+		r = text ? mkdir_parent(c->state_file) : -ENOMEM;
 		if (r >= 0)
 			r = write_file_atomic(c->state_file, text, strlen(text), 0644);
 		if (r >= 0)
@@ -667,7 +656,7 @@ static void daemon_write_outputs(struct daemon *d, const struct report *rep)
 		if (fclose(m) != 0 && r >= 0)
 			r = -ENOMEM;
 		if (r >= 0)
-			r = ensure_parent_dir(c->prometheus_file);
+			r = mkdir_parent(c->prometheus_file);
 		if (r >= 0)
 			r = write_file_atomic(c->prometheus_file, text, size, 0644);
 		if (r < 0) {

@@ -194,7 +194,7 @@ static int cmd_snapshot(int argc, char **argv)
 	_cleanup_free_ char *text = NULL;
 	const char *output = NULL;
 	json_object *o;
-	int c, r;
+	int c;
 
 	while ((c = getopt_long(argc, argv, ":ho:", options, NULL)) >= 0) {
 		switch (c) {
@@ -222,19 +222,7 @@ static int cmd_snapshot(int argc, char **argv)
 		log_error("snapshot: out of memory");
 		return EXIT_UNKNOWN;
 	}
-	if (output && !streq(output, "-")) {
-		r = write_file_atomic(output, text, strlen(text), 0644);
-		if (r < 0) {
-			log_error_errno(r, "%s: cannot write snapshot", output);
-			return EXIT_UNKNOWN;
-		}
-		return 0;
-	}
-	if (fputs(text, stdout) < 0 || fflush(stdout) != 0) {
-		log_error_errno(-errno, "cannot write the snapshot");
-		return EXIT_UNKNOWN;
-	}
-	return 0;
+	return write_output("snapshot", output, text, false) < 0 ? EXIT_UNKNOWN : 0;
 }
 
 static int cmd_checks(int argc, char **argv)

@@ -182,6 +182,17 @@ void unescape_octal(char *s)
 	*w = 0;
 }
 
+int mkdir_parent(const char *path)
+{
+	_cleanup_free_ char *dir = path_dirname(path);
+
+	if (!dir)
+		return -ENOMEM;
+	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
 int parse_mode(const char *s, mode_t *ret)
 {
 	unsigned long v = 0;

@@ -412,6 +412,14 @@ def snapshot_unknown_keys(ctx):
     expect_healthy_snapshot_report(ctx.run("audit", "--snapshot", path, "--json"))
 
 
+@case("snapshot-output-unwritable")
+def snapshot_output_unwritable(ctx):
+    where = os.path.join(ctx.tmpdir, "no-such-dir", "snapshot.json")
+    expect_error(ctx.run("snapshot", "--output", where), "snapshot: cannot write " + where)
+    if os.path.exists(where):
+        raise Failed("a snapshot appeared at %s" % where)
+
+
 # ---------------------------------------------------------------------------
 # The configuration (ptsguard.conf(5)) in audit and repair
 
