@@ -21,6 +21,10 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+
+from testlib import case_registry  # noqa: E402
+
 TIMEOUT = 20
 
 # spec/checks.md, contract version 1. Hard-coded on purpose: the test must not
@@ -107,15 +111,7 @@ BASE_SNAPSHOT = {
     "setuid_helpers": [],
 }
 
-CASES = {}
-
-
-def case(name):
-    def register(func):
-        CASES[name] = func
-        return func
-
-    return register
+CASES, case = case_registry()
 
 
 class Failed(Exception):

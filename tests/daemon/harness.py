@@ -29,8 +29,12 @@ import tempfile
 import threading
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+
+import testlib  # noqa: E402
+from testlib import EXIT_SKIP, Skip, log, pretty  # noqa: E402,F401
+
 NS_MARKER = "PTSGUARD_DAEMON_TEST_PARENT_MNTNS"
-EXIT_SKIP = 77
 TTY_GID = 5
 JOURNALD = "/lib/systemd/systemd-journald"
 UDEVD = "/lib/systemd/systemd-udevd"
@@ -67,20 +71,8 @@ def stop_children():
                 p.wait()
 
 
-class Skip(Exception):
-    """The case cannot run here (not root, a tool missing); exit 77."""
-
-
 class Failure(Exception):
     """The case failed."""
-
-
-def log(msg):
-    print(msg, flush=True)
-
-
-def pretty(obj):
-    return json.dumps(obj, indent=2, sort_keys=True)
 
 
 def run(argv, check=True, **kw):
@@ -132,38 +124,11 @@ def wait_for(what, fn, timeout=WAIT, interval=0.01):
 # The namespace
 
 
-def mount_ns_id():
-    return os.readlink("/proc/self/ns/mnt")
-
-
 def enter_private_namespace(argv):
-    """Re-exec argv under unshare unless already inside the namespace we made."""
-    parent_ns = os.environ.get(NS_MARKER)
-    if parent_ns is not None:
-        if parent_ns == mount_ns_id():
-            raise Failure("%s is set but this is still mount namespace %s; refusing to touch /dev" % (NS_MARKER, parent_ns))
-        return
-    if os.geteuid() != 0:
-        raise Skip("needs root (mount namespace, devpts mounts, journald); running as uid %d" % os.geteuid())
-    for tool in ("unshare", "mount", "umount", "journalctl"):
-        if shutil.which(tool) is None:
-            raise Skip("%s is not installed" % tool)
-    if not os.access(JOURNALD, os.X_OK):
-        raise Skip("%s is not installed" % JOURNALD)
-    r = subprocess.run(
-        ["unshare", "--mount", "--propagation", "private", "true"],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
+    """Re-exec argv in a private mount namespace of its own (see testlib)."""
+    testlib.enter_private_namespace(
+        argv, NS_MARKER, ("mount", "umount", "journalctl", JOURNALD), "mount namespace, devpts mounts, journald", Failure
     )
-    if r.returncode != 0:
-        raise Skip("cannot create a mount namespace here: %s" % r.stdout.strip())
-    env = dict(os.environ)
-    env[NS_MARKER] = mount_ns_id()
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os.execvpe("unshare", ["unshare", "--mount", "--propagation", "private", "--", sys.executable] + argv, env)
 
 
 def make_private_run():
@@ -461,24 +426,7 @@ def wait_state(what, predicate, timeout=WAIT):
 # Assertions that collect every mismatch of a case before failing it
 
 
-class Checker:
-    def __init__(self):
-        self.failures = []
-
-    def fail(self, what):
-        self.failures.append(what)
-
-    def eq(self, actual, expected, what):
-        if actual != expected:
-            self.failures.append("%s:\n    expected: %s\n    actual:   %s" % (what, json.dumps(expected, sort_keys=True), json.dumps(actual, sort_keys=True)))
-            return False
-        return True
-
-    def true(self, cond, what):
-        if not cond:
-            self.failures.append(what)
-        return bool(cond)
-
+class Checker(testlib.Checker):
     def done(self):
         if self.failures:
             raise Failure("\n".join("- " + f for f in self.failures))

@@ -31,6 +31,10 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+
+from testlib import Skip, case_registry, log  # noqa: E402
+
 EXIT_SKIP = 77
 TTY_GID = 5
 RECORD = "run/ptsguard/initramfs.json"
@@ -44,27 +48,11 @@ FSTAB_BROKEN = (
 )
 FSTAB_BROKEN_LINE = 3
 
-CASES = {}
-
-
-class Skip(Exception):
-    pass
+CASES, case = case_registry()
 
 
 class Failure(Exception):
     pass
-
-
-def case(name):
-    def register(func):
-        CASES[name] = func
-        return func
-
-    return register
-
-
-def log(msg):
-    print(msg, flush=True)
 
 
 def check(cond, what):

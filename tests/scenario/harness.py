@@ -29,8 +29,12 @@ import tempfile
 import time
 import traceback
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+
+import testlib  # noqa: E402
+from testlib import EXIT_SKIP, Checker, Skip, case_registry, log, pretty  # noqa: E402,F401
+
 NS_MARKER = "PTSGUARD_SCENARIO_PARENT_MNTNS"
-EXIT_SKIP = 77
 UNPRIVILEGED_UID = 1000
 UNPRIVILEGED_GID = 1000
 TTY_GID = 5
@@ -87,20 +91,8 @@ FINDING_KEYS = (
 NEUTRAL_FSTAB = "# ptsguard scenario: no devpts entry\n" "tmpfs /tmp tmpfs defaults 0 0\n"
 
 
-class Skip(Exception):
-    """The scenario cannot run here (not root, no unshare...); exit 77."""
-
-
 class SetupError(Exception):
     """Building the scenario failed: a test failure, never a skip."""
-
-
-def log(msg):
-    print(msg, flush=True)
-
-
-def pretty(obj):
-    return json.dumps(obj, indent=2, sort_keys=True)
 
 
 def devnum(dev):
@@ -136,48 +128,10 @@ def exit_status_for(ids):
 # Entering the namespace
 
 
-def mount_ns_id():
-    return os.readlink("/proc/self/ns/mnt")
-
-
 def enter_private_namespace(argv):
-    """Re-exec argv under unshare unless already inside the namespace we made.
-
-    Returns only inside the new namespace. Raises Skip when that cannot work
-    here.
-    """
-    parent_ns = os.environ.get(NS_MARKER)
-    if parent_ns is not None:
-        if parent_ns == mount_ns_id():
-            # The marker came from our parent but we are in its namespace:
-            # never unmount anything then.
-            raise SetupError(
-                "%s is set but this is still mount namespace %s; refusing to touch /dev"
-                % (NS_MARKER, parent_ns)
-            )
-        return
-    if os.geteuid() != 0:
-        raise Skip("needs root (mount namespaces, mknod, devpts mounts); running as uid %d" % os.geteuid())
-    for tool in ("unshare", "setpriv", "mount", "umount"):
-        if shutil.which(tool) is None:
-            raise Skip("%s is not installed" % tool)
-    r = subprocess.run(
-        ["unshare", "--mount", "--propagation", "private", "true"],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    if r.returncode != 0:
-        raise Skip("cannot create a mount namespace here: %s" % r.stdout.strip())
-    env = dict(os.environ)
-    env[NS_MARKER] = mount_ns_id()
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os.execvpe(
-        "unshare",
-        ["unshare", "--mount", "--propagation", "private", "--", sys.executable] + argv,
-        env,
+    """Re-exec argv in a private mount namespace of its own (see testlib)."""
+    testlib.enter_private_namespace(
+        argv, NS_MARKER, ("setpriv", "mount", "umount"), "mount namespaces, mknod, devpts mounts", SetupError
     )
 
 
@@ -230,28 +184,6 @@ def mount_stack(mountpoint):
 
 # --------------------------------------------------------------------------
 # Assertions that collect every mismatch of a case before failing it
-
-
-class Checker:
-    def __init__(self):
-        self.failures = []
-
-    def fail(self, what):
-        self.failures.append(what)
-
-    def eq(self, actual, expected, what):
-        if actual != expected:
-            self.failures.append(
-                "%s:\n    expected: %s\n    actual:   %s"
-                % (what, json.dumps(expected, sort_keys=True), json.dumps(actual, sort_keys=True))
-            )
-            return False
-        return True
-
-    def true(self, cond, what):
-        if not cond:
-            self.failures.append(what)
-        return bool(cond)
 
 
 # --------------------------------------------------------------------------
@@ -727,20 +659,6 @@ class Scenario:
             pass
         for source, (report, status) in self.reports.items():
             log("%s report (exit %d):\n%s" % (source, status, pretty(report)))
-
-
-def case_registry():
-    """A case file's CASES (name -> function, in file order) and its @case(name) decorator."""
-    cases = {}
-
-    def case(name):
-        def register(func):
-            cases[name] = func
-            return func
-
-        return register
-
-    return cases, case
 
 
 def run_case(name, func, ptsguard, pty_probe, daemon_mode=None):
