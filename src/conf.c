@@ -641,6 +641,7 @@ int config_load(const char *path, struct config **ret, struct config_error *err)
 	e = econf_readDirsHistory(&files, &n_files, config_vendor_dir, config_admin_dir, "ptsguard",
 				  "conf", "=", "#;");
 	if (e == ECONF_NOFILE) {
+		free(files); /* libeconf may hand out an empty array */
 		*ret = TAKE_PTR(c);
 		return 0;
 	}
