@@ -6,7 +6,6 @@
 #include <string.h>
 #include <sys/fanotify.h>
 #include <sys/stat.h>
-#include <stdio.h>
 #include <unistd.h>
 
 #include "mounttrack.h"
@@ -151,10 +150,10 @@ int mount_tracker_follow(struct mount_tracker *t, const struct analysis *a)
 	r = analysis_relevant_mounts(a, &idx, &n);
 	if (r < 0)
 		return r;
+	/* A table read from mountinfo text has no unique ids: statmount() is not usable here. */
 	for (size_t k = 0; k < n; k++)
 		if (table->entries[idx[k]].unique_id == 0)
-			return -EOPNOTSUPP; /* read from mountinfo text: statmount() is not usable
-					     */
+			return -EOPNOTSUPP;
 	r = mount_table_copy(table, idx, n, &copy);
 	if (r < 0)
 		return r;
