@@ -1294,6 +1294,17 @@ static int add_described(int r, sd_event_source *s, const char *description)
 	return sd_event_source_set_description(s, description);
 }
 
+/* A one-shot CLOCK_MONOTONIC timer, off until armed. */
+static int add_timer(struct daemon *d, sd_event_source **ret, sd_event_time_handler_t handler,
+		     const char *description)
+{
+	int r = sd_event_add_time(d->event, ret, CLOCK_MONOTONIC, UINT64_MAX,
+				  AUDIT_TIMER_ACCURACY_USEC, handler, d);
+
+	r = add_described(r, *ret, description);
+	return r < 0 ? r : sd_event_source_set_enabled(*ret, SD_EVENT_OFF);
+}
+
 static int daemon_setup_mount_monitor(struct daemon *d)
 {
 	int fd, r;
@@ -1453,25 +1464,13 @@ int daemon_new(const struct daemon_options *opts, struct daemon **ret)
 	if (r < 0)
 		return log_err("Failed to handle signals: %s", strerror(-r)), r;
 
-	r = sd_event_add_time(d->event, &d->audit_timer, CLOCK_MONOTONIC, UINT64_MAX,
-			      AUDIT_TIMER_ACCURACY_USEC, on_audit_timer, d);
-	r = add_described(r, d->audit_timer, "audit-timer");
+	r = add_timer(d, &d->audit_timer, on_audit_timer, "audit-timer");
 	if (r >= 0)
-		r = sd_event_source_set_enabled(d->audit_timer, SD_EVENT_OFF);
+		r = add_timer(d, &d->refresh_timer, on_refresh_timer, "refresh-timer");
 	if (r >= 0)
-		r = sd_event_add_time(d->event, &d->refresh_timer, CLOCK_MONOTONIC, UINT64_MAX,
-				      AUDIT_TIMER_ACCURACY_USEC, on_refresh_timer, d);
-	r = add_described(r, d->refresh_timer, "refresh-timer");
-	if (r >= 0)
-		r = sd_event_source_set_enabled(d->refresh_timer, SD_EVENT_OFF);
-	if (r >= 0)
-		r = sd_event_add_time(d->event, &d->holder_timer, CLOCK_MONOTONIC, UINT64_MAX,
-				      AUDIT_TIMER_ACCURACY_USEC, on_holder_timer, d);
-	r = add_described(r, d->holder_timer, "holder-timer");
-	if (r >= 0)
-		r = sd_event_source_set_enabled(d->holder_timer, SD_EVENT_OFF);
+		r = add_timer(d, &d->holder_timer, on_holder_timer, "holder-timer");
 	if (r < 0)
-		return log_err("Failed to create the audit timer: %s", strerror(-r)), r;
+		return log_err("Failed to create the timers: %s", strerror(-r)), r;
 
 	/* Watch first, then audit: a change between the two is seen, never missed. The mount table
 	 * is what matters most; without udev (a container) or inotify (its limits reached) the

@@ -506,6 +506,26 @@ static int act_remount(struct repair_action *a, const struct repair_options *o)
 	return r;
 }
 
+/* The directory a missing node is to be created in, once sure nothing appeared there since the
+ * plan; < 0 with the action refused otherwise. */
+static int open_parent_of_missing(struct repair_action *a, const char **ret_name)
+{
+	struct stat st;
+	int dir = open_parent(a->path, ret_name);
+
+	if (dir < 0) {
+		outcome(a, ACTION_REFUSED, "refused: cannot open the directory of %s: %s", a->path,
+			strerror(-dir));
+		return dir;
+	}
+	if (fstatat(dir, *ret_name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+		close(dir);
+		outcome(a, ACTION_REFUSED, "refused: %s exists again", a->path);
+		return -EEXIST;
+	}
+	return dir;
+}
+
 /* The symlink: only while pts/ptmx beside it is still the 0666 ptmx node of the instance the
  * plan saw, so that the link never leads to a node users cannot open. */
 static int act_symlink(struct repair_action *a, const struct repair_options *o)
@@ -514,12 +534,9 @@ static int act_symlink(struct repair_action *a, const struct repair_options *o)
 	const char *name;
 	struct stat st;
 
-	dir = open_parent(a->path, &name);
+	dir = open_parent_of_missing(a, &name);
 	if (dir < 0)
-		return outcome(a, ACTION_REFUSED, "refused: cannot open the directory of %s: %s",
-			       a->path, strerror(-dir));
-	if (fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) == 0)
-		return outcome(a, ACTION_REFUSED, "refused: %s exists again", a->path);
+		return 0;
 	if (fstatat(dir, "pts/ptmx", &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISCHR(st.st_mode) ||
 	    st.st_dev != a->dev || (st.st_mode & 0777) != 0666)
 		return outcome(a, ACTION_REFUSED,
@@ -535,16 +552,12 @@ static int act_mknod(struct repair_action *a, const struct repair_options *o)
 {
 	_cleanup_close_ int dir = -EBADF;
 	const char *name;
-	struct stat st;
 	mode_t saved;
 	int r;
 
-	dir = open_parent(a->path, &name);
+	dir = open_parent_of_missing(a, &name);
 	if (dir < 0)
-		return outcome(a, ACTION_REFUSED, "refused: cannot open the directory of %s: %s",
-			       a->path, strerror(-dir));
-	if (fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) == 0)
-		return outcome(a, ACTION_REFUSED, "refused: %s exists again", a->path);
+		return 0;
 	saved = umask(0);
 	r = mknodat(dir, name, S_IFCHR | 0666, makedev(PTMX_RDEV_MAJOR, PTMX_RDEV_MINOR));
 	umask(saved);
