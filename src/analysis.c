@@ -19,15 +19,6 @@ struct child_index {
 	const struct mount_table *t;
 };
 
-static uint64_t hash_child(unsigned parent_id, const char *path, size_t len)
-{
-	uint64_t h = 1469598103934665603ULL ^ parent_id;
-
-	for (size_t i = 0; i < len; i++)
-		h = (h ^ (unsigned char)path[i]) * 1099511628211ULL;
-	return h ^ (h >> 29);
-}
-
 static int child_index_build(struct child_index *ci, const struct mount_table *t)
 {
 	size_t cap = 16;
@@ -41,8 +32,7 @@ static int child_index_build(struct child_index *ci, const struct mount_table *t
 	ci->t = t;
 	for (size_t i = 0; i < t->n_entries; i++) {
 		const struct mount_entry *e = &t->entries[i];
-		size_t s =
-		    hash_child(e->parent_id, e->mountpoint, strlen(e->mountpoint)) & ci->mask;
+		size_t s = hash_path(e->mountpoint, strlen(e->mountpoint), e->parent_id) & ci->mask;
 
 		/* A later duplicate (same parent, same mountpoint) replaces the earlier one: the
 		 * kernel lists mounts in the order they were attached. */
@@ -65,7 +55,7 @@ static int child_index_build(struct child_index *ci, const struct mount_table *t
 static size_t child_index_lookup(const struct child_index *ci, unsigned parent_id, const char *path,
 				 size_t len)
 {
-	size_t s = hash_child(parent_id, path, len) & ci->mask;
+	size_t s = hash_path(path, len, parent_id) & ci->mask;
 
 	for (;; s = (s + 1) & ci->mask) {
 		size_t cur = ci->slots[s];

@@ -425,7 +425,7 @@ static void briefs_add(struct briefs *x, size_t i)
 /* Take every mount at exactly path[0..len) inside the mount parent. */
 static int briefs_add_children(struct briefs *x, uint64_t parent, const char *path, size_t len)
 {
-	uint64_t h = mount_path_hash(path, len);
+	uint64_t h = hash_path(path, len, 0);
 
 	for (size_t s = slot_of(parent, h, x->mask); x->by_child[s]; s = (s + 1) & x->mask) {
 		size_t i = x->by_child[s] - 1;
@@ -476,7 +476,7 @@ static int briefs_seed(struct briefs *x, const char *ptmx_dir)
 	if (!pts || !beside)
 		return -ENOMEM;
 	for (size_t k = 0; k < ELEMENTSOF(paths); k++)
-		hashes[k] = mount_path_hash(paths[k], strlen(paths[k]));
+		hashes[k] = hash_path(paths[k], strlen(paths[k]), 0);
 	for (size_t i = 0; i < x->n; i++) {
 		struct mount_peek p;
 		int r;

@@ -319,15 +319,6 @@ int mount_table_from_ids(const uint64_t *ids, size_t n_ids, struct mount_table *
 	return table_from_ids(sorted, n_ids, ret);
 }
 
-uint64_t mount_path_hash(const char *path, size_t len)
-{
-	uint64_t h = 1469598103934665603ULL;
-
-	for (size_t i = 0; i < len; i++)
-		h = (h ^ (unsigned char)path[i]) * 1099511628211ULL;
-	return h ^ (h >> 29);
-}
-
 /* statmount() of what the tracker looks at: the parent (in *buf), the mountpoint (pointing
  * into *buf) and whether it is devpts. */
 static int fetch_brief(uint64_t id, struct statmount_reply **buf, size_t *size,
@@ -377,7 +368,7 @@ int mount_briefs_from_kernel(struct mount_brief **ret, size_t *ret_n)
 		b[n++] = (struct mount_brief){
 			.id = ids[i],
 			.parent = sm->mnt_parent_id,
-			.mountpoint_hash = mount_path_hash(mountpoint, strlen(mountpoint)),
+			.mountpoint_hash = hash_path(mountpoint, strlen(mountpoint), 0),
 			.devpts = devpts,
 		};
 	}

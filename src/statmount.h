@@ -31,11 +31,9 @@ int mount_table_from_ids(const uint64_t *ids, size_t n_ids, struct mount_table *
  * 32 bytes a mount where a table entry with its strings takes some 200. */
 struct mount_brief {
 	uint64_t id, parent;	  /* unique ids */
-	uint64_t mountpoint_hash; /* mount_path_hash() of the whole mountpoint */
+	uint64_t mountpoint_hash; /* hash_path() of the whole mountpoint, seed 0 */
 	bool devpts;
 };
-
-uint64_t mount_path_hash(const char *path, size_t len);
 
 /* Every mount of our namespace visible from our root, in the kernel's order: one statmount()
  * of three fields each. Errors as mount_table_from_kernel(). */

@@ -182,6 +182,15 @@ void unescape_octal(char *s)
 	*w = 0;
 }
 
+uint64_t hash_path(const char *path, size_t len, uint64_t seed)
+{
+	uint64_t h = 1469598103934665603ULL ^ seed;
+
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ (unsigned char)path[i]) * 1099511628211ULL;
+	return h ^ (h >> 29);
+}
+
 int mkdir_parent(const char *path)
 {
 	_cleanup_free_ char *dir = path_dirname(path);

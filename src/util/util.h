@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "macro.h"
@@ -21,6 +22,8 @@ int read_long_file(const char *path, long *ret);
 
 /* Write data to path atomically: temp file in the same directory, fsync, rename. */
 int write_file_atomic(const char *path, const char *data, size_t size, mode_t mode);
+/* FNV-1a of path[0..len) started from seed, with a final mix: for hash tables keyed by paths. */
+uint64_t hash_path(const char *path, size_t len, uint64_t seed);
 /* Create the directory path is in (mode 0755) unless it exists; not its parents. */
 int mkdir_parent(const char *path);
 
