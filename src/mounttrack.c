@@ -347,6 +347,11 @@ int mount_tracker_read_events(struct mount_tracker *t)
 	return changed;
 }
 
+bool mount_tracker_needs_full(const struct mount_tracker *t)
+{
+	return t->need_full || !t->last;
+}
+
 /*
  * The full read. A table of 50,000 mounts with its strings and its analysis takes some 15 MB;
  * a brief of each (id, parent, a hash of the mountpoint, devpts or not) takes 1.6, and is enough
@@ -422,6 +427,23 @@ static void briefs_add(struct briefs *x, size_t i)
 	}
 }
 
+/* Take mount i if its mountpoint is path[0..len), which its hash only suggested. A mount gone
+ * meanwhile is not taken: its event will come. */
+static int briefs_add_if_at(struct briefs *x, size_t i, const char *path, size_t len)
+{
+	struct mount_peek p;
+	int r = mount_peek(x->b[i].id, &p);
+
+	if (r == -ENOENT)
+		return 0;
+	if (r < 0)
+		return r;
+	if (strlen(p.mountpoint) == len && memcmp(p.mountpoint, path, len) == 0)
+		briefs_add(x, i);
+	free(p.mountpoint);
+	return 0;
+}
+
 /* Take every mount at exactly path[0..len) inside the mount parent. */
 static int briefs_add_children(struct briefs *x, uint64_t parent, const char *path, size_t len)
 {
@@ -429,19 +451,13 @@ static int briefs_add_children(struct briefs *x, uint64_t parent, const char *pa
 
 	for (size_t s = slot_of(parent, h, x->mask); x->by_child[s]; s = (s + 1) & x->mask) {
 		size_t i = x->by_child[s] - 1;
-		struct mount_peek p;
 		int r;
 
 		if (x->in[i] || x->b[i].parent != parent || x->b[i].mountpoint_hash != h)
 			continue;
-		r = mount_peek(x->b[i].id, &p);
-		if (r == -ENOENT)
-			continue; /* gone: its event will come */
+		r = briefs_add_if_at(x, i, path, len);
 		if (r < 0)
 			return r;
-		if (strlen(p.mountpoint) == len && strncmp(p.mountpoint, path, len) == 0)
-			briefs_add(x, i);
-		free(p.mountpoint);
 	}
 	return 0;
 }
@@ -478,24 +494,18 @@ static int briefs_seed(struct briefs *x, const char *ptmx_dir)
 	for (size_t k = 0; k < ELEMENTSOF(paths); k++)
 		hashes[k] = hash_path(paths[k], strlen(paths[k]), 0);
 	for (size_t i = 0; i < x->n; i++) {
-		struct mount_peek p;
-		int r;
-
 		if (x->b[i].devpts) {
 			briefs_add(x, i);
 			continue;
 		}
 		for (size_t k = 0; k < ELEMENTSOF(paths); k++) {
+			int r;
+
 			if (x->b[i].mountpoint_hash != hashes[k] || x->in[i])
 				continue;
-			r = mount_peek(x->b[i].id, &p);
-			if (r == -ENOENT)
-				continue;
+			r = briefs_add_if_at(x, i, paths[k], strlen(paths[k]));
 			if (r < 0)
 				return r;
-			if (streq(p.mountpoint, paths[k]))
-				briefs_add(x, i);
-			free(p.mountpoint);
 		}
 	}
 	return 0;
@@ -561,7 +571,7 @@ static int read_relevant_ids(struct mount_tracker *t)
 
 int mount_tracker_table(struct mount_tracker *t, struct mount_table **ret)
 {
-	bool full = t->need_full || !t->last;
+	bool full = mount_tracker_needs_full(t);
 	int r;
 
 	if (full) {
@@ -574,11 +584,6 @@ int mount_tracker_table(struct mount_tracker *t, struct mount_table **ret)
 	}
 	r = mount_table_from_ids(t->ids, t->n_ids, ret);
 	return r < 0 ? r : full;
-}
-
-bool mount_tracker_needs_full(const struct mount_tracker *t)
-{
-	return t->need_full || !t->last;
 }
 
 void mount_tracker_forget(struct mount_tracker *t)
@@ -600,7 +605,7 @@ int mount_tracker_refresh(struct mount_tracker *t)
 	_cleanup_(mount_table_freep) struct mount_table *now = NULL;
 	int r;
 
-	if (t->need_full || !t->last)
+	if (mount_tracker_needs_full(t))
 		return 1;
 	t->stats.refreshes++;
 	r = mount_table_from_ids(t->ids, t->n_ids, &now);
