@@ -28,6 +28,15 @@ struct mount_table *mount_table_free(struct mount_table *t)
 	return NULL;
 }
 
+bool mount_entry_equal(const struct mount_entry *x, const struct mount_entry *y)
+{
+	return x->unique_id == y->unique_id && x->id == y->id && x->parent_id == y->parent_id &&
+	       x->dev == y->dev && streq(x->root, y->root) && streq(x->mountpoint, y->mountpoint) &&
+	       streq(x->fstype, y->fstype) && streq(x->source, y->source) &&
+	       streq(x->mount_options, y->mount_options) &&
+	       streq(x->super_options, y->super_options);
+}
+
 int mount_table_copy(const struct mount_table *t, const size_t *idx, size_t n,
 		     struct mount_table **ret)
 {

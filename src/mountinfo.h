@@ -46,6 +46,8 @@ int mount_table_parse(const char *text, size_t size, struct mount_table **ret,
 int mount_table_parse_owned(char *text, size_t size, struct mount_table **ret,
 			    struct parse_error *err);
 struct mount_table *mount_table_free(struct mount_table *t);
+/* Every field the same. */
+bool mount_entry_equal(const struct mount_entry *x, const struct mount_entry *y);
 /* A deep copy of the entries at the given indices, in that order (all of them when idx is
  * NULL). */
 int mount_table_copy(const struct mount_table *t, const size_t *idx, size_t n,

@@ -591,15 +591,6 @@ void mount_tracker_forget(struct mount_tracker *t)
 	t->need_full = true;
 }
 
-static bool entries_equal(const struct mount_entry *x, const struct mount_entry *y)
-{
-	return x->unique_id == y->unique_id && x->id == y->id && x->parent_id == y->parent_id &&
-	       x->dev == y->dev && streq(x->root, y->root) && streq(x->mountpoint, y->mountpoint) &&
-	       streq(x->fstype, y->fstype) && streq(x->source, y->source) &&
-	       streq(x->mount_options, y->mount_options) &&
-	       streq(x->super_options, y->super_options);
-}
-
 int mount_tracker_refresh(struct mount_tracker *t)
 {
 	_cleanup_(mount_table_freep) struct mount_table *now = NULL;
@@ -618,7 +609,7 @@ int mount_tracker_refresh(struct mount_tracker *t)
 	if (now->n_entries != t->last->n_entries)
 		return 1;
 	for (size_t i = 0; i < now->n_entries; i++)
-		if (!entries_equal(&now->entries[i], &t->last->entries[i]))
+		if (!mount_entry_equal(&now->entries[i], &t->last->entries[i]))
 			return 1;
 	return 0;
 }

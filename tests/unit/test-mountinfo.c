@@ -56,16 +56,9 @@ static void compare_owned(const char *what, const char *text, size_t size,
 		return;
 	CHECK_MSG(o->n_entries == t->n_entries, "%s: owned parse: %zu entries, not %zu", what,
 		  o->n_entries, t->n_entries);
-	for (size_t i = 0; i < o->n_entries && i < t->n_entries; i++) {
-		const struct mount_entry *a = &t->entries[i], *b = &o->entries[i];
-
-		CHECK_MSG(a->id == b->id && a->parent_id == b->parent_id && a->dev == b->dev &&
-			      streq(a->root, b->root) && streq(a->mountpoint, b->mountpoint) &&
-			      streq(a->fstype, b->fstype) && streq(a->source, b->source) &&
-			      streq(a->mount_options, b->mount_options) &&
-			      streq(a->super_options, b->super_options),
+	for (size_t i = 0; i < o->n_entries && i < t->n_entries; i++)
+		CHECK_MSG(mount_entry_equal(&t->entries[i], &o->entries[i]),
 			  "%s[%zu]: the owned parse differs", what, i);
-	}
 }
 
 /*
