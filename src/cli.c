@@ -127,19 +127,6 @@ int load_config(const char *cmd, const char *path, struct config **ret)
 	return r;
 }
 
-int checks_run_configured(const struct config *c, struct snapshot *s, const struct analysis *a,
-			  struct findings *ret)
-{
-	int r;
-
-	if (c->has_tty_gid)
-		s->tty_gid = c->tty_gid;
-	r = checks_run(a, &c->check_policy, ret);
-	if (r >= 0)
-		r = config_drop_ignored(c, ret);
-	return r;
-}
-
 bool want_color(bool no_color)
 {
 	const char *term = getenv("TERM");

@@ -29,9 +29,6 @@ int write_output(const char *cmd, const char *path, const char *text, bool make_
 /* The configuration (ptsguard.conf(5)): exactly path, else the standard locations (none need
  * exist). Logs what is wrong, with file and line, prefixed by cmd. */
 int load_config(const char *cmd, const char *path, struct config **ret);
-/* The checks as the configuration has them: its TTYGroup= (into s), Mode= and [Ignore]. */
-int checks_run_configured(const struct config *c, struct snapshot *s, const struct analysis *a,
-			  struct findings *ret);
 bool want_color(bool no_color);
 
 int cmd_repair(int argc, char **argv);

@@ -39,7 +39,7 @@ static int audit_live(struct audit_state *s, const struct config *c)
 	int r = probe_live(NULL, &s->snap, &s->a);
 
 	if (r >= 0)
-		r = checks_run_configured(c, s->snap, s->a, &s->findings);
+		r = config_checks_run(c, s->snap, s->a, &s->findings);
 	if (r < 0)
 		log_error_errno(r, "audit failed");
 	return r;

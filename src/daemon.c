@@ -837,8 +837,6 @@ static int daemon_collect(struct daemon *d, struct audit *ret)
 		daemon_fail(d, FAILURE_AUDIT, "Cannot audit: %s", strerror(-r));
 	if (r < 0)
 		return r;
-	if (d->config->has_tty_gid)
-		ret->snap->tty_gid = d->config->tty_gid;
 
 	if (d->tracker) {
 		int k = mount_tracker_follow(d->tracker, ret->a);
@@ -851,9 +849,7 @@ static int daemon_collect(struct daemon *d, struct audit *ret)
 	if (r >= 0)
 		r = daemon_holders(d, ret->snap, ret->a);
 	if (r >= 0)
-		r = checks_run(ret->a, &d->config->check_policy, &ret->findings);
-	if (r >= 0)
-		r = config_drop_ignored(d->config, &ret->findings);
+		r = config_checks_run(d->config, ret->snap, ret->a, &ret->findings);
 	if (r >= 0)
 		r = daemon_check_ptmx(d, ret->a, &ret->findings);
 	if (r < 0) {

@@ -134,7 +134,7 @@ static int cmd_audit(int argc, char **argv)
 	if (!a)
 		r = analysis_new(snap, &a);
 	if (r >= 0)
-		r = checks_run_configured(config, snap, a, &findings);
+		r = config_checks_run(config, snap, a, &findings);
 	if (r < 0) {
 		log_error_errno(r, "audit failed");
 		findings_clear(&findings);
