@@ -748,6 +748,14 @@ static void audit_done(struct audit *x)
 static void daemon_stop_tracking(struct daemon *d, const char *why, int err);
 static int daemon_apply_mount_events(struct daemon *d);
 
+/* Fire once at usec (CLOCK_MONOTONIC). */
+static int arm_timer(sd_event_source *s, uint64_t usec)
+{
+	int r = sd_event_source_set_time(s, usec);
+
+	return r < 0 ? r : sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
+}
+
 static void holder_cache_clear(struct holder_cache *c)
 {
 	free(c->covered);
@@ -806,9 +814,7 @@ static int daemon_holders(struct daemon *d, struct snapshot *s, const struct ana
 	c->scanned_at = now;
 	c->valid = true;
 	due = now + d->config->holder_rescan_usec;
-	r = sd_event_source_set_time(d->holder_timer, due);
-	if (r >= 0)
-		r = sd_event_source_set_enabled(d->holder_timer, SD_EVENT_ONESHOT);
+	r = arm_timer(d->holder_timer, due);
 	if (r < 0)
 		daemon_fail(d, FAILURE_TIMER, "Failed to arm the holder timer: %s", strerror(-r));
 	return 0;
@@ -1026,9 +1032,7 @@ static void daemon_schedule_audit(struct daemon *d, unsigned reason)
 		if (due < next)
 			due = next;
 	}
-	r = sd_event_source_set_time(d->audit_timer, due);
-	if (r >= 0)
-		r = sd_event_source_set_enabled(d->audit_timer, SD_EVENT_ONESHOT);
+	r = arm_timer(d->audit_timer, due);
 	if (r < 0) {
 		/* Never lose an audit: do it now rather than not at all. */
 		daemon_fail(d, FAILURE_TIMER, "Failed to arm the audit timer: %s", strerror(-r));
@@ -1083,9 +1087,7 @@ static void daemon_schedule_refresh(struct daemon *d)
 		daemon_refresh(d);
 		return;
 	}
-	r = sd_event_source_set_time(d->refresh_timer, due);
-	if (r >= 0)
-		r = sd_event_source_set_enabled(d->refresh_timer, SD_EVENT_ONESHOT);
+	r = arm_timer(d->refresh_timer, due);
 	if (r < 0) {
 		daemon_fail(d, FAILURE_TIMER, "Failed to arm the refresh timer: %s", strerror(-r));
 		daemon_refresh(d);
