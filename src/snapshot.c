@@ -358,28 +358,26 @@ int snapshot_add_holder(struct snapshot *s, const struct holder *h)
 static int load_holder(json_object *o, const char *where, struct snapshot *s,
 		       struct load_error *err)
 {
-	struct holder *h;
+	struct holder h;
 	const char *comm;
 	long pid, index;
+	dev_t dev;
 	int r;
 
 	if (!json_object_is_type(o, json_type_object))
 		return load_fail(err, "key '%s': expected an object", where);
-	if (GROW(s->holders, s->allocated_holders, s->n_holders + 1) < 0)
-		return -ENOMEM;
-	h = &s->holders[s->n_holders];
-	*h = (struct holder){ 0 };
 	if ((r = get_long(o, where, "pid", 1, INT32_MAX, REQUIRED, &pid, err)) < 0 ||
 	    (r = get_string(o, where, "comm", REQUIRED, &comm, err)) < 0 ||
-	    (r = get_dev(o, where, "dev", REQUIRED, &h->dev, err)) < 0 ||
+	    (r = get_dev(o, where, "dev", REQUIRED, &dev, err)) < 0 ||
 	    (r = get_long(o, where, "index", 0, UINT32_MAX, REQUIRED, &index, err)) < 0)
 		return r;
-	h->pid = (pid_t)pid;
-	h->index = (unsigned)index;
-	if (!(h->comm = strdup(comm)))
-		return -ENOMEM;
-	s->n_holders++;
-	return 0;
+	h = (struct holder){
+		.pid = (pid_t)pid,
+		.comm = (char *)comm, /* copied */
+		.dev = dev,
+		.index = (unsigned)index,
+	};
+	return snapshot_add_holder(s, &h);
 }
 
 static int load_helper(json_object *o, const char *where, struct snapshot *s,
