@@ -2,8 +2,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "json-util.h"
-#include "util.h"
+#include "util/json-util.h"
+#include "util/util.h"
 
 json_object *json_new_mode(mode_t mode)
 {

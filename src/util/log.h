@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "macro.h"
+#include "util/macro.h"
 
 _printf_(1, 2) static inline void log_error(const char *fmt, ...)
 {

@@ -12,7 +12,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "util.h"
+#include "util/util.h"
 
 int grow_array(void **array, size_t *allocated, size_t need, size_t elem_size)
 {

@@ -10,7 +10,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "macro.h"
+#include "util/macro.h"
 
 /* Read a whole file (any size, also /proc files whose st_size is 0) into a NUL-terminated
  * buffer. *ret_size excludes the NUL. Fails with -EFBIG beyond max_size bytes. */

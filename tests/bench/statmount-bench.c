@@ -47,9 +47,9 @@
 #include <sys/wait.h>
 #include <time.h>
 
-#include "mountinfo.h"
-#include "statmount-abi.h"
-#include "statmount.h"
+#include "probe/mountinfo.h"
+#include "probe/statmount-abi.h"
+#include "probe/statmount.h"
 #include "util/util.h"
 
 #define SM_STRINGS                                                                                 \

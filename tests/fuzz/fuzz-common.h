@@ -7,10 +7,10 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "analysis.h"
-#include "checks.h"
-#include "report.h"
-#include "snapshot.h"
+#include "analysis/analysis.h"
+#include "checks/checks.h"
+#include "report/report.h"
+#include "probe/snapshot.h"
 #include "util/json-util.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -12,10 +12,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "analysis.h"
-#include "checks.h"
-#include "report.h"
-#include "snapshot.h"
+#include "analysis/analysis.h"
+#include "checks/checks.h"
+#include "report/report.h"
+#include "probe/snapshot.h"
 #include "test.h"
 #include "util/json-util.h"
 #include "util/util.h"

@@ -5,9 +5,9 @@
 #include <string.h>
 #include <sys/sysmacros.h>
 
-#include "analysis.h"
-#include "checks.h"
-#include "snapshot.h"
+#include "analysis/analysis.h"
+#include "checks/checks.h"
+#include "probe/snapshot.h"
 #include "test.h"
 #include "util/util.h"
 

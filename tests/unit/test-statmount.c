@@ -32,9 +32,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "mountinfo.h"
-#include "statmount-abi.h"
-#include "statmount.h"
+#include "probe/mountinfo.h"
+#include "probe/statmount-abi.h"
+#include "probe/statmount.h"
 #include "test.h"
 #include "util/util.h"
 

@@ -1,0 +1,598 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/sysmacros.h>
+
+#include "analysis/analysis.h"
+#include "util/util.h"
+
+/*
+ * Open-addressing index of the mount table, keyed by (parent id, mountpoint):
+ * "is something mounted at P inside mount M?" is the question behind both
+ * stacking and covering, and must stay O(1) on 50,000-mount tables.
+ */
+struct child_index {
+	size_t *slots; /* mount index + 1, 0 = empty */
+	size_t mask;
+	const struct mount_table *t;
+};
+
+static int child_index_build(struct child_index *ci, const struct mount_table *t)
+{
+	size_t cap = 16;
+
+	while (cap < t->n_entries * 2)
+		cap *= 2;
+	ci->slots = calloc(cap, sizeof(size_t));
+	if (!ci->slots)
+		return -ENOMEM;
+	ci->mask = cap - 1;
+	ci->t = t;
+	for (size_t i = 0; i < t->n_entries; i++) {
+		const struct mount_entry *e = &t->entries[i];
+		size_t s = hash_path(e->mountpoint, strlen(e->mountpoint), e->parent_id) & ci->mask;
+
+		/* A later duplicate (same parent, same mountpoint) replaces the earlier one: the
+		 * kernel lists mounts in the order they were attached. */
+		for (;; s = (s + 1) & ci->mask) {
+			size_t cur = ci->slots[s];
+			if (cur == 0) {
+				ci->slots[s] = i + 1;
+				break;
+			}
+			if (t->entries[cur - 1].parent_id == e->parent_id &&
+			    streq(t->entries[cur - 1].mountpoint, e->mountpoint)) {
+				ci->slots[s] = i + 1;
+				break;
+			}
+		}
+	}
+	return 0;
+}
+
+static size_t child_index_lookup(const struct child_index *ci, unsigned parent_id, const char *path,
+				 size_t len)
+{
+	size_t s = hash_path(path, len, parent_id) & ci->mask;
+
+	for (;; s = (s + 1) & ci->mask) {
+		size_t cur = ci->slots[s];
+		const struct mount_entry *e;
+
+		if (cur == 0)
+			return NO_MOUNT;
+		e = &ci->t->entries[cur - 1];
+		if (e->parent_id == parent_id && strncmp(e->mountpoint, path, len) == 0 &&
+		    e->mountpoint[len] == 0)
+			return cur - 1;
+	}
+}
+
+static int compare_id(const void *a, const void *b, void *arg)
+{
+	const struct mount_table *t = arg;
+	unsigned x = t->entries[*(const size_t *)a].id, y = t->entries[*(const size_t *)b].id;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Sorted permutation of the table by mount id, to find parents. */
+static size_t *by_id_index(const struct mount_table *t)
+{
+	size_t *idx = malloc(sizeof(size_t) * (t->n_entries ?: 1));
+
+	if (!idx)
+		return NULL;
+	for (size_t i = 0; i < t->n_entries; i++)
+		idx[i] = i;
+	qsort_r(idx, t->n_entries, sizeof(size_t), compare_id, (void *)t);
+	return idx;
+}
+
+static size_t lookup_id(const struct mount_table *t, const size_t *idx, unsigned id)
+{
+	size_t lo = 0, hi = t->n_entries;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		unsigned x = t->entries[idx[mid]].id;
+
+		if (x == id)
+			return idx[mid];
+		if (x < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NO_MOUNT;
+}
+
+/* Mounts hidden by a sibling: something mounted inside the same parent on a strict ancestor
+ * directory of its mountpoint (a tmpfs on /dev hides /dev/pts mounted in the same parent).
+ * Each call returns the next such sibling, the shortest directory first; *pos starts NULL. */
+static size_t next_sibling_cover(const struct child_index *ci, const struct mount_entry *e,
+				 const struct mount_entry *parent, const char **pos)
+{
+	const char *mp = e->mountpoint;
+	size_t plen = parent ? strlen(parent->mountpoint) : 0;
+
+	for (const char *p = strchr(*pos ? *pos + 1 : mp + 1, '/'); p; p = strchr(p + 1, '/')) {
+		size_t len = (size_t)(p - mp);
+		size_t hit;
+
+		if (len <= plen)
+			continue;
+		hit = child_index_lookup(ci, e->parent_id, mp, len);
+		if (hit != NO_MOUNT) {
+			*pos = p;
+			return hit;
+		}
+	}
+	return NO_MOUNT;
+}
+
+static size_t sibling_cover(const struct child_index *ci, const struct mount_entry *e,
+			    const struct mount_entry *parent)
+{
+	const char *pos = NULL;
+
+	return next_sibling_cover(ci, e, parent, &pos);
+}
+
+static int compute_reachability(struct analysis *a, const struct child_index *ci,
+				const size_t *by_id)
+{
+	const struct mount_table *t = a->snap->mounts;
+	size_t n = t->n_entries;
+	size_t *parent = a->parent;
+	_cleanup_free_ size_t *sibling = NULL, *pos_cover = NULL, *stack = NULL;
+	_cleanup_free_ unsigned char *state = NULL; /* 0 new, 1 on stack, 2 done */
+
+	sibling = malloc(sizeof(size_t) * (n ?: 1));
+	pos_cover = calloc(n ?: 1, sizeof(size_t));
+	stack = malloc(sizeof(size_t) * (n ?: 1));
+	state = calloc(n ?: 1, 1);
+	if (!sibling || !pos_cover || !stack || !state)
+		return -ENOMEM;
+
+	for (size_t i = 0; i < n; i++) {
+		const struct mount_entry *e = &t->entries[i];
+		size_t p = lookup_id(t, by_id, e->parent_id), top;
+
+		if (p == i)
+			p = NO_MOUNT;
+		parent[i] = p;
+		top = child_index_lookup(ci, e->id, e->mountpoint, strlen(e->mountpoint));
+		a->stacked_on[i] = top == i ? NO_MOUNT : top;
+		sibling[i] = sibling_cover(ci, e, p == NO_MOUNT ? NULL : &t->entries[p]);
+	}
+
+	/*
+	 * A mount is reachable when nothing hides its position and nothing is stacked on it.
+	 * Its position is hidden by a sibling over an ancestor directory, or by whatever hides
+	 * its parent: the parent's own position when it is stacked on the parent (the cover is
+	 * itself), else the parent's cover. Walk parent chains without recursion (hostile tables
+	 * may chain a million mounts) and cut cycles.
+	 */
+	for (size_t i = 0; i < n; i++) {
+		size_t depth = 0, cur = i;
+
+		while (cur != NO_MOUNT && state[cur] == 0) {
+			state[cur] = 1;
+			stack[depth++] = cur;
+			cur = parent[cur];
+		}
+		/* A cycle (only a hostile table has one): the last mount walked, whose parent is
+		 * already on the stack, becomes a root, so every parent is done before its child.
+		 */
+		if (cur != NO_MOUNT && state[cur] == 1)
+			parent[stack[depth - 1]] = NO_MOUNT;
+		while (depth > 0) {
+			size_t m = stack[--depth], p = parent[m], hide = sibling[m];
+
+			if (hide == NO_MOUNT && p != NO_MOUNT)
+				hide = a->stacked_on[p] == m ? pos_cover[p] : a->covered_by[p];
+			pos_cover[m] = hide;
+			a->covered_by[m] = hide != NO_MOUNT ? hide : a->stacked_on[m];
+			a->reachable[m] = a->covered_by[m] == NO_MOUNT;
+			state[m] = 2;
+		}
+	}
+	return 0;
+}
+
+void devpts_options_parse(const char *opts, struct devpts_options *ret)
+{
+	_cleanup_free_ char *gid = NULL, *uid = NULL, *mode = NULL, *ptmxmode = NULL, *max = NULL;
+	unsigned v;
+
+	*ret = (struct devpts_options){ .mode = 0600, .ptmxmode = 0000 };
+	if (option_get(opts, "gid", &gid) && parse_uint(gid, &v) == 0) {
+		ret->has_gid = true;
+		ret->gid = v;
+	}
+	if (option_get(opts, "uid", &uid) && parse_uint(uid, &v) == 0) {
+		ret->has_uid = true;
+		ret->uid = v;
+	}
+	if (option_get(opts, "mode", &mode))
+		(void)parse_mode(mode, &ret->mode);
+	if (option_get(opts, "ptmxmode", &ptmxmode))
+		(void)parse_mode(ptmxmode, &ret->ptmxmode);
+	if (option_get(opts, "max", &max) && parse_uint(max, &v) == 0) {
+		ret->has_max = true;
+		ret->max = v;
+	}
+}
+
+char *devpts_options_format(const struct devpts_options *o)
+{
+	char buf[160] = "", *p = buf;
+	size_t left = sizeof(buf);
+
+#define APPEND(...)                                                                                \
+	do {                                                                                       \
+		int _n = snprintf(p, left, "%s", p == buf ? "" : ",");                             \
+		p += _n, left -= (size_t)_n;                                                       \
+		_n = snprintf(p, left, __VA_ARGS__);                                               \
+		p += _n, left -= (size_t)_n;                                                       \
+	} while (0)
+	if (o->has_uid)
+		APPEND("uid=%u", (unsigned)o->uid);
+	if (o->has_gid)
+		APPEND("gid=%u", (unsigned)o->gid);
+	APPEND("mode=%03o", (unsigned)(o->mode & 0777));
+	if (o->ptmxmode & 0777)
+		APPEND("ptmxmode=%03o", (unsigned)(o->ptmxmode & 0777));
+	if (o->has_max)
+		APPEND("max=%u", o->max);
+#undef APPEND
+	return strdup(buf);
+}
+
+static size_t dev_slot(const struct analysis *a, dev_t dev)
+{
+	uint64_t h = (uint64_t)dev * 0x9e3779b97f4a7c15ULL;
+	return (size_t)(h >> 17) & a->instance_mask;
+}
+
+struct instance *analysis_find_instance(const struct analysis *a, dev_t dev)
+{
+	if (!a->instance_slots)
+		return NULL;
+	for (size_t s = dev_slot(a, dev);; s = (s + 1) & a->instance_mask) {
+		size_t i = a->instance_slots[s];
+
+		if (i == 0)
+			return NULL;
+		if (a->instances[i - 1].dev == dev)
+			return &a->instances[i - 1];
+	}
+}
+
+static int collect_instances(struct analysis *a)
+{
+	const struct mount_table *t = a->snap->mounts;
+	size_t allocated = 0;
+
+	size_t n_devpts = 0, cap = 16;
+
+	/* An index by device: there may be as many instances as mounts (hostile tables). */
+	for (size_t i = 0; i < t->n_entries; i++)
+		n_devpts += streq(t->entries[i].fstype, "devpts");
+	while (cap < n_devpts * 2)
+		cap *= 2;
+	a->instance_slots = calloc(cap, sizeof(size_t));
+	if (!a->instance_slots)
+		return -ENOMEM;
+	a->instance_mask = cap - 1;
+
+	for (size_t i = 0; i < t->n_entries; i++) {
+		const struct mount_entry *e = &t->entries[i];
+		struct instance *in;
+
+		if (!streq(e->fstype, "devpts"))
+			continue;
+		in = analysis_find_instance(a, e->dev);
+		if (!in) {
+			size_t slot = dev_slot(a, e->dev);
+
+			if (GROW(a->instances, allocated, a->n_instances + 1) < 0)
+				return -ENOMEM;
+			in = &a->instances[a->n_instances++];
+			*in = (struct instance){ .dev = e->dev, .visible_mount = NO_MOUNT };
+			devpts_options_parse(e->super_options, &in->options);
+			while (a->instance_slots[slot] != 0)
+				slot = (slot + 1) & a->instance_mask;
+			a->instance_slots[slot] = a->n_instances;
+		}
+		if (GROW(in->mounts, in->allocated_mounts, in->n_mounts + 1) < 0)
+			return -ENOMEM;
+		in->mounts[in->n_mounts++] = i;
+		if (a->reachable[i] && in->visible_mount == NO_MOUNT)
+			in->visible_mount = i;
+	}
+	FOREACH_ARRAY (in, a->instances, a->n_instances)
+		in->covered = in->visible_mount == NO_MOUNT;
+	return 0;
+}
+
+static size_t reachable_mount_at(const struct analysis *a, const char *path)
+{
+	const struct mount_table *t = a->snap->mounts;
+
+	for (size_t i = 0; i < t->n_entries; i++)
+		if (a->reachable[i] && streq(t->entries[i].mountpoint, path))
+			return i;
+	return NO_MOUNT;
+}
+
+static size_t covered_devpts_at(const struct analysis *a, const char *path)
+{
+	const struct mount_table *t = a->snap->mounts;
+
+	for (size_t i = 0; i < t->n_entries; i++)
+		if (!a->reachable[i] && streq(t->entries[i].fstype, "devpts") &&
+		    streq(t->entries[i].mountpoint, path))
+			return i;
+	return NO_MOUNT;
+}
+
+static bool is_ptmx_rdev(const struct node *n)
+{
+	return n->type == NODE_CHAR && major(n->rdev) == PTMX_RDEV_MAJOR &&
+	       minor(n->rdev) == PTMX_RDEV_MINOR;
+}
+
+static void set_serving(struct analysis *a, struct instance *in, size_t via)
+{
+	a->route = ROUTE_OK;
+	a->serving = in;
+	a->serving_mount = via != NO_MOUNT ? via : in->visible_mount;
+	in->serving = true;
+}
+
+/* Old kernels: a char node reaches the one system instance, whichever mount shows it. */
+static void route_single_instance(struct analysis *a, size_t at_pts)
+{
+	const struct mount_table *t = a->snap->mounts;
+
+	if (at_pts != NO_MOUNT && streq(t->entries[at_pts].fstype, "devpts")) {
+		set_serving(a, analysis_find_instance(a, t->entries[at_pts].dev), at_pts);
+		return;
+	}
+	FOREACH_ARRAY (in, a->instances, a->n_instances)
+		if (!in->covered) {
+			set_serving(a, in, NO_MOUNT);
+			return;
+		}
+	if (a->n_instances > 0)
+		set_serving(a, &a->instances[0], NO_MOUNT);
+	else
+		a->route = ROUTE_UNKNOWN;
+}
+
+static int route_ptmx(struct analysis *a)
+{
+	const struct snapshot *s = a->snap;
+	const struct mount_table *t = s->mounts;
+	const struct node *n = snapshot_find_node(s, PTMX_PATH);
+	_cleanup_free_ char *dir = NULL;
+	size_t at_pts, hidden;
+	struct instance *in;
+
+	a->ptmx = n;
+	a->route = ROUTE_NOT_DEVICE;
+	a->ptmx_bind_mount = reachable_mount_at(a, PTMX_PATH);
+
+	if (!n || n->type == NODE_MISSING) {
+		a->ptmx_kind = PTMX_MISSING;
+		a->route = ROUTE_MISSING;
+		return 0;
+	}
+	switch (n->type) {
+	case NODE_CHAR:
+		a->ptmx_kind = a->ptmx_bind_mount != NO_MOUNT ? PTMX_BIND : PTMX_CHAR;
+		break;
+	case NODE_SYMLINK:
+		a->ptmx_kind = PTMX_SYMLINK;
+		break;
+	default:
+		a->ptmx_kind = a->ptmx_bind_mount != NO_MOUNT ? PTMX_BIND : PTMX_OTHER;
+		break;
+	}
+
+	/* Follow symlinks the way open() would, through the nodes the probe recorded. */
+	for (int hops = 0; n && n->type == NODE_SYMLINK; hops++) {
+		_cleanup_free_ char *next = NULL;
+
+		if (hops >= 8 || !n->target)
+			return 0; /* ELOOP: not a device */
+		next = path_resolve_lexical(n->path, n->target);
+		if (!next)
+			return -ENOMEM;
+		n = snapshot_find_node(s, next);
+	}
+	a->ptmx_final = n && n->type != NODE_MISSING ? n : NULL;
+	if (!a->ptmx_final || !is_ptmx_rdev(n))
+		return 0;
+
+	/* A devpts ptmx node (through a symlink or a bind mount) serves its own instance. */
+	in = analysis_find_instance(a, n->dev);
+	if (in) {
+		size_t via = a->ptmx_kind == PTMX_BIND ? a->ptmx_bind_mount : NO_MOUNT;
+		set_serving(a, in, via);
+		return 0;
+	}
+
+	dir = path_dirname(n->path);
+	if (!dir)
+		return -ENOMEM;
+	a->pts_path = path_join(dir, "pts");
+	if (!a->pts_path)
+		return -ENOMEM;
+	at_pts = reachable_mount_at(a, a->pts_path);
+
+	if (!a->multi_instance) {
+		route_single_instance(a, at_pts);
+		return 0;
+	}
+	if (at_pts != NO_MOUNT && streq(t->entries[at_pts].fstype, "devpts") &&
+	    streq(t->entries[at_pts].root, "/")) {
+		set_serving(a, analysis_find_instance(a, t->entries[at_pts].dev), at_pts);
+		return 0;
+	}
+	hidden = covered_devpts_at(a, a->pts_path);
+	if (hidden != NO_MOUNT) {
+		a->route = ROUTE_PTS_COVERED;
+		a->pts_covering_mount = at_pts != NO_MOUNT ? at_pts : a->covered_by[hidden];
+		return 0;
+	}
+	a->route = ROUTE_NO_DEVPTS;
+	return 0;
+}
+
+int analysis_new(const struct snapshot *snap, struct analysis **ret)
+{
+	_cleanup_(analysis_freep) struct analysis *a = NULL;
+	struct child_index ci = { 0 };
+	_cleanup_free_ size_t *by_id = NULL;
+	size_t n;
+	int r;
+
+	a = calloc(1, sizeof(*a));
+	if (!a)
+		return -ENOMEM;
+	a->snap = snap;
+	if (!snap->mounts)
+		return -EINVAL;
+	n = snap->mounts->n_entries;
+	a->multi_instance = kernel_at_least(snap->kernel_release, 4, 7);
+	a->reachable = calloc(n ?: 1, sizeof(bool));
+	a->covered_by = calloc(n ?: 1, sizeof(size_t));
+	a->stacked_on = calloc(n ?: 1, sizeof(size_t));
+	a->parent = calloc(n ?: 1, sizeof(size_t));
+	by_id = by_id_index(snap->mounts);
+	a->serving_mount = NO_MOUNT;
+	a->pts_covering_mount = NO_MOUNT;
+	if (!a->reachable || !a->covered_by || !a->stacked_on || !a->parent || !by_id)
+		return -ENOMEM;
+
+	r = child_index_build(&ci, snap->mounts);
+	if (r < 0)
+		return r;
+	r = compute_reachability(a, &ci, by_id);
+	free(ci.slots);
+	if (r < 0)
+		return r;
+	r = collect_instances(a);
+	if (r < 0)
+		return r;
+	r = route_ptmx(a);
+	if (r < 0)
+		return r;
+	*ret = TAKE_PTR(a);
+	return 0;
+}
+
+int analysis_update_nodes(struct analysis *a)
+{
+	FOREACH_ARRAY (in, a->instances, a->n_instances)
+		in->serving = false;
+	free(a->pts_path);
+	a->pts_path = NULL;
+	a->ptmx = a->ptmx_final = NULL;
+	a->serving = NULL;
+	a->serving_mount = NO_MOUNT;
+	a->pts_covering_mount = NO_MOUNT;
+	return route_ptmx(a);
+}
+
+/*
+ * The closure: seeds, then for every member its parent, what is stacked on it and every sibling
+ * that hides it, until nothing is added. Reachability, stacking and covering of a member are
+ * computed from members only (compute_reachability() reads nothing else), so an analysis of
+ * these entries alone gives the same facts for each of them.
+ */
+int analysis_relevant_mounts(const struct analysis *a, size_t **ret, size_t *ret_n)
+{
+	const struct mount_table *t = a->snap->mounts;
+	size_t n = t->n_entries, n_out = 0, n_work = 0;
+	_cleanup_free_ size_t *work = malloc(sizeof(size_t) * (n ?: 1));
+	_cleanup_free_ bool *in = calloc(n ?: 1, sizeof(bool));
+	struct child_index ci = { 0 };
+	size_t *out;
+	int r;
+
+	if (!work || !in)
+		return -ENOMEM;
+	r = child_index_build(&ci, t);
+	if (r < 0)
+		return r;
+#define ADD(i)                                                                                     \
+	do {                                                                                       \
+		size_t _i = (i);                                                                   \
+		if (_i != NO_MOUNT && !in[_i]) {                                                   \
+			in[_i] = true;                                                             \
+			work[n_work++] = _i;                                                       \
+		}                                                                                  \
+	} while (0)
+	for (size_t i = 0; i < n; i++) {
+		const struct mount_entry *e = &t->entries[i];
+
+		if (streq(e->fstype, "devpts") || streq(e->mountpoint, PTMX_PATH) ||
+		    (a->pts_path && streq(e->mountpoint, a->pts_path)))
+			ADD(i);
+	}
+	while (n_work > 0) {
+		size_t m = work[--n_work], p = a->parent[m], hit;
+		const struct mount_entry *e = &t->entries[m];
+		const char *pos = NULL;
+
+		ADD(p);
+		ADD(a->stacked_on[m]);
+		while ((hit = next_sibling_cover(&ci, e, p == NO_MOUNT ? NULL : &t->entries[p],
+						 &pos)) != NO_MOUNT)
+			ADD(hit);
+	}
+#undef ADD
+	free(ci.slots);
+
+	out = malloc(sizeof(size_t) * (n ?: 1));
+	if (!out)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		if (in[i])
+			out[n_out++] = i;
+	*ret = out;
+	*ret_n = n_out;
+	return 0;
+}
+
+struct analysis *analysis_free(struct analysis *a)
+{
+	if (!a)
+		return NULL;
+	free(a->reachable);
+	free(a->covered_by);
+	free(a->stacked_on);
+	free(a->parent);
+	FOREACH_ARRAY (in, a->instances, a->n_instances)
+		free(in->mounts);
+	free(a->instances);
+	free(a->instance_slots);
+	free(a->pts_path);
+	free(a);
+	return NULL;
+}
+
+const char *ptmx_kind_to_string(enum ptmx_kind k)
+{
+	static const char *const names[] = {
+		[PTMX_CHAR] = "char",	    [PTMX_SYMLINK] = "symlink", [PTMX_BIND] = "bind",
+		[PTMX_MISSING] = "missing", [PTMX_OTHER] = "other",
+	};
+	return names[k];
+}

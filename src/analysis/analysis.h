@@ -1,0 +1,110 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * What the kernel would do with a snapshot: which mounts are reachable, which
+ * are covered and by what, the devpts instances, what /dev/ptmx is, and which
+ * instance serves open("/dev/ptmx") under the running kernel's rules
+ * (spec/checks.md, Terms). Pure: the snapshot in, facts out. The probe uses it
+ * to decide what else to stat; the checks and sinks read it.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "probe/snapshot.h"
+
+#define NO_MOUNT ((size_t)-1)
+
+struct devpts_options {
+	bool has_gid;
+	gid_t gid;
+	bool has_uid;
+	uid_t uid;
+	mode_t mode;	 /* slave mode; 0600 when not given */
+	mode_t ptmxmode; /* mode of pts/ptmx; 0000 when not given */
+	bool has_max;
+	unsigned max;
+};
+
+struct instance {
+	dev_t dev;
+	size_t *mounts; /* indices into snapshot->mounts, in mountinfo order */
+	size_t n_mounts, allocated_mounts;
+	struct devpts_options options;
+	bool covered;	      /* no mount of the instance is reachable by path */
+	size_t visible_mount; /* first reachable mount, or NO_MOUNT */
+	bool serving;
+};
+
+enum ptmx_kind {
+	PTMX_CHAR,
+	PTMX_SYMLINK,
+	PTMX_BIND,
+	PTMX_MISSING,
+	PTMX_OTHER,
+};
+
+/* Why open("/dev/ptmx") does or does not reach an instance. */
+enum ptmx_route {
+	ROUTE_OK,	   /* serving instance found */
+	ROUTE_MISSING,	   /* /dev/ptmx does not exist */
+	ROUTE_NOT_DEVICE,  /* not a char 5:2 nor a devpts ptmx node */
+	ROUTE_NO_DEVPTS,   /* char node, nothing devpts at pts beside it */
+	ROUTE_PTS_COVERED, /* char node, the devpts at pts beside it is covered */
+	ROUTE_UNKNOWN,	   /* old kernel, no devpts mounted: the kernel's internal instance */
+};
+
+struct analysis {
+	const struct snapshot *snap;
+	bool multi_instance; /* kernel >= 4.7 */
+
+	/* per mount entry */
+	bool *reachable;
+	size_t *covered_by; /* the mount stacked on it or over an ancestor, or NO_MOUNT */
+	size_t *stacked_on; /* the mount directly on top at the same mountpoint, or NO_MOUNT */
+	size_t *parent;	    /* the parent mount, or NO_MOUNT at the root of the table */
+
+	struct instance *instances; /* devpts instances, ordered by first mount */
+	size_t n_instances;
+	size_t *instance_slots; /* index by device: instance index + 1, 0 = empty */
+	size_t instance_mask;
+
+	enum ptmx_kind ptmx_kind;
+	const struct node *ptmx;       /* lstat of /dev/ptmx, NULL if not probed */
+	const struct node *ptmx_final; /* after following symlinks; NULL if dangling */
+	size_t ptmx_bind_mount;	       /* mount at /dev/ptmx, or NO_MOUNT */
+	char *pts_path;		       /* the "pts" the kernel looks up beside a char node */
+	enum ptmx_route route;
+	struct instance *serving;
+	size_t serving_mount;	   /* the mount through which the serving instance is reached */
+	size_t pts_covering_mount; /* ROUTE_PTS_COVERED: the mount that hides devpts */
+};
+
+int analysis_new(const struct snapshot *snap, struct analysis **ret);
+/* The snapshot's nodes changed (were added, and so may have moved), its mounts did not: redo
+ * what depends on the nodes, the route of /dev/ptmx. Cheaper than a new analysis. */
+int analysis_update_nodes(struct analysis *a);
+struct analysis *analysis_free(struct analysis *a);
+DEFINE_POINTER_CLEANUP(struct analysis, analysis_free)
+
+void devpts_options_parse(const char *super_options, struct devpts_options *ret);
+/* The option string a remount needs to keep everything of o: a devpts remount resets every
+ * option it is not given (mode to 600, ptmxmode to 000, max to the limit), through mount(2) and
+ * fsconfig() alike. Default values are left out. Returns a malloc'ed string or NULL. */
+char *devpts_options_format(const struct devpts_options *o);
+/* The mounts that every fact of the analysis and every check depends on, as ascending indices
+ * into the table: devpts mounts, whatever is at /dev/ptmx or at the pts directory the kernel
+ * looks in, and everything their reachability depends on (parents, mounts stacked on them,
+ * siblings hiding them). An analysis of a table of only these mounts, in the same order, gives
+ * the same findings. */
+int analysis_relevant_mounts(const struct analysis *a, size_t **ret, size_t *ret_n);
+struct instance *analysis_find_instance(const struct analysis *a, dev_t dev);
+const char *ptmx_kind_to_string(enum ptmx_kind k);
+
+#define PTMX_PATH	"/dev/ptmx"
+#define PTMX_RDEV_MAJOR 5
+#define PTMX_RDEV_MINOR 2
+/* Unix98 pty slaves use majors 136..143, 256 minors each. */
+#define PTY_SLAVE_MAJOR_FIRST 136
+#define PTY_SLAVE_MAJOR_LAST  143

@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The check catalog (spec/checks.md) and the findings it produces. One table
+ * (catalog.c) holds every check's id, severity, texts, MESSAGE_ID and
+ * function; the CLI, the man page, the journal catalog and the JSON output
+ * all read it. Check functions are pure: analysis in, findings out.
+ */
+#pragma once
+
+#include <json-c/json.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "analysis/analysis.h"
+
+enum severity {
+	SEVERITY_INFO,
+	SEVERITY_WARNING,
+	SEVERITY_CRITICAL,
+	_SEVERITY_MAX,
+};
+
+const char *severity_to_string(enum severity s);
+int severity_from_string(const char *s);
+
+/* What the configuration may change about what counts as healthy. */
+struct check_policy {
+	bool pin_mode; /* Mode= pinned: only this slave mode is healthy */
+	mode_t mode;
+};
+
+struct finding {
+	const struct check_info *check;
+	enum severity severity;
+	char *summary;	  /* one line, specific to this host */
+	char *remedy;	  /* exact command(s) for a person, or NULL */
+	char *mountpoint; /* where it applies, or NULL */
+	unsigned *mount_ids;
+	size_t n_mount_ids;
+	dev_t *devices;
+	size_t n_devices;
+	json_object *evidence; /* owned */
+};
+
+struct findings {
+	struct finding *items;
+	size_t n_items, allocated;
+};
+
+struct check_context {
+	const struct analysis *a;
+	const struct snapshot *snap;
+	const struct check_policy *policy;
+};
+
+typedef int (*check_fn)(const struct check_context *ctx, const struct check_info *info,
+			struct findings *out);
+
+struct check_info {
+	const char *id;
+	enum severity severity;
+	const char *message_id; /* 32 hex digits, the journal catalog key */
+	const char *summary;
+	const char *explanation;
+	const char *remedy;
+	bool repairable;
+	bool transition; /* raised by the daemon on a change, never by a one-shot audit */
+	check_fn run;
+};
+
+extern const struct check_info check_catalog[];
+extern const size_t check_catalog_size;
+const struct check_info *check_find(const char *id);
+
+/* Run every check; findings come out sorted (severity, then id, then first mount id). */
+int checks_run(const struct analysis *a, const struct check_policy *policy, struct findings *out);
+
+/* Add a finding; takes ownership of evidence (also on failure). */
+struct finding *findings_add(struct findings *f, const struct check_info *info,
+			     enum severity severity, json_object *evidence);
+int finding_add_mount(struct finding *f, unsigned mount_id, dev_t dev);
+void findings_sort(struct findings *f);
+/* Drop (and free) findings below min. */
+void findings_filter(struct findings *f, enum severity min);
+void findings_clear(struct findings *f);
+enum severity findings_worst(const struct findings *f, bool *any);

@@ -1,0 +1,136 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Pieces every subcommand shares: option errors, formats, loading input, colour. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "pipeline/conf.h"
+#include "probe/probe.h"
+#include "util/log.h"
+#include "util/util.h"
+
+#define SNAPSHOT_MAX (256u << 20)
+
+uint64_t now_usec(clockid_t clock)
+{
+	struct timespec ts;
+
+	clock_gettime(clock, &ts);
+	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
+
+/* getopt_long with our own messages: every usage error exits 3 naming the option. */
+int bad_option(const char *cmd, int c, char **argv)
+{
+	if (c == ':')
+		log_error("%s: option '%s' needs a value", cmd, argv[optind - 1]);
+	else
+		log_error("%s: unknown option '%s' (see ptsguard --help)", cmd, argv[optind - 1]);
+	return -EINVAL;
+}
+
+int parse_format(const char *cmd, const char *s, bool allow_prometheus, enum format *ret)
+{
+	if (streq(s, "text"))
+		*ret = FORMAT_TEXT;
+	else if (streq(s, "json"))
+		*ret = FORMAT_JSON;
+	else if (allow_prometheus && streq(s, "prometheus"))
+		*ret = FORMAT_PROMETHEUS;
+	else {
+		log_error("%s: unknown format '%s' (expected text, json%s)", cmd, s,
+			  allow_prometheus ? " or prometheus" : "");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int load_snapshot_file(const char *path, struct snapshot **ret)
+{
+	_cleanup_free_ char *text = NULL;
+	struct load_error err = { { 0 } };
+	size_t size;
+	int r;
+
+	if (streq(path, "-"))
+		r = read_full_fd(STDIN_FILENO, SNAPSHOT_MAX, &text, &size);
+	else
+		r = read_full_file(path, SNAPSHOT_MAX, &text, &size);
+	if (r == -EFBIG)
+		return log_error("%s: snapshot larger than %u MiB", path, SNAPSHOT_MAX >> 20),
+		       -EINVAL;
+	if (r < 0)
+		return log_error_errno(r, "%s: cannot read snapshot", path);
+	r = snapshot_parse(text, size, ret, &err);
+	if (r == -EINVAL) {
+		log_error("%s: invalid snapshot: %s", streq(path, "-") ? "<stdin>" : path,
+			  err.message);
+		return r;
+	}
+	if (r < 0)
+		return log_error_errno(r, "%s: cannot load snapshot", path);
+	return 0;
+}
+
+int probe_live(const struct probe_options *opts, struct snapshot **ret,
+	       struct analysis **ret_analysis)
+{
+	struct parse_error err;
+	int r = probe_snapshot(opts, ret, ret_analysis, &err);
+
+	if (r == -EINVAL && err.line)
+		log_error("/proc/self/mountinfo line %u: %s", err.line, err.message);
+	else if (r < 0)
+		log_error_errno(r, "cannot probe the system");
+	return r;
+}
+
+int write_output(const char *cmd, const char *path, const char *text, bool make_dir)
+{
+	int r = 0;
+
+	if (!path || streq(path, "-")) {
+		if (fputs(text, stdout) < 0 || fflush(stdout) != 0)
+			r = errno > 0 ? -errno : -EIO;
+	} else {
+		if (make_dir)
+			r = mkdir_parent(path);
+		if (r >= 0)
+			r = write_file_atomic(path, text, strlen(text), 0644);
+	}
+	if (r < 0)
+		log_error_errno(r, "%s: cannot write %s", cmd,
+				!path || streq(path, "-") ? "to standard output" : path);
+	return r;
+}
+
+int load_config(const char *cmd, const char *path, struct config **ret)
+{
+	struct config_error err;
+	int r = config_load(path, ret, &err);
+
+	if (r >= 0)
+		return 0;
+	if (r != -EINVAL && r != -ENOENT)
+		log_error_errno(r, "%s: cannot load the configuration", cmd);
+	else if (err.file[0] && err.line)
+		log_error("%s: %s:%u: %s", cmd, err.file, err.line, err.message);
+	else if (err.file[0])
+		log_error("%s: %s: %s", cmd, err.file, err.message);
+	else
+		log_error("%s: configuration: %s", cmd, err.message);
+	return r;
+}
+
+bool want_color(bool no_color)
+{
+	const char *term = getenv("TERM");
+
+	return !no_color && isatty(STDOUT_FILENO) && !getenv("NO_COLOR") &&
+	       !(term && streq(term, "dumb"));
+}

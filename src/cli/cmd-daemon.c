@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* `ptsguard daemon [--config FILE]`: the command line of the service. */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "daemon/daemon.h"
+#include "util/log.h"
+
+static void daemon_help(void)
+{
+	printf("Usage: ptsguard daemon [--config FILE]\n"
+	       "\n"
+	       "Watch devpts and /dev/ptmx: audit at start, then on every mount table change,\n"
+	       "udev event for ptmx and change of /dev/ptmx or /dev/pts; journal each\n"
+	       "transition of a finding and keep the report in the state file.\n"
+	       "\n"
+	       "Options:\n"
+	       "  -c --config FILE   read only this configuration file (default: the vendor\n"
+	       "                     file, /etc/ptsguard/ptsguard.conf and the drop-ins)\n"
+	       "  -h --help          show this help\n"
+	       "\n"
+	       "SIGHUP reloads the configuration; SIGTERM stops. See ptsguard.conf(5).\n");
+}
+
+int cmd_daemon(int argc, char **argv)
+{
+	static const struct option options[] = {
+		{ "config", required_argument, NULL, 'c' },
+		{ "help", no_argument, NULL, 'h' },
+		{},
+	};
+	_cleanup_(daemon_freep) struct daemon *d = NULL;
+	struct daemon_options opts = { 0 };
+	sigset_t mask;
+	int c, r;
+
+	while ((c = getopt_long(argc, argv, ":hc:", options, NULL)) >= 0) {
+		switch (c) {
+		case 'c':
+			opts.config_path = optarg;
+			break;
+		case 'h':
+			daemon_help();
+			return EXIT_SUCCESS;
+		case ':':
+			log_error("daemon: option '%s' needs a value", argv[optind - 1]);
+			return EXIT_FAILURE;
+		default:
+			log_error("daemon: unknown option '%s' (see ptsguard daemon --help)",
+				  argv[optind - 1]);
+			return EXIT_FAILURE;
+		}
+	}
+	if (optind < argc) {
+		log_error("daemon: unexpected argument '%s'", argv[optind]);
+		return EXIT_FAILURE;
+	}
+
+	/* Signals are handled in the event loop (signalfd): block them before anything else. */
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGHUP);
+	if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0) {
+		log_error_errno(-errno, "daemon: cannot block signals");
+		return EXIT_FAILURE;
+	}
+
+	r = daemon_new(&opts, &d);
+	if (r < 0)
+		return EXIT_FAILURE;
+	r = daemon_run(d);
+	return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
+}

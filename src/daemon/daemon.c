@@ -1,0 +1,1544 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <errno.h>
+#include <fcntl.h>
+#include <libmount.h>
+#include <libudev.h>
+#include <malloc.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/inotify.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/uio.h>
+#include <systemd/sd-daemon.h>
+#include <systemd/sd-event.h>
+#include <systemd/sd-journal.h>
+#include <syslog.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "analysis/analysis.h"
+#include "checks/checks.h"
+#include "pipeline/conf.h"
+#include "daemon/daemon.h"
+#include "report/journal.h"
+#include "probe/mounttrack.h"
+#include "probe/probe.h"
+#include "repair/repair.h"
+#include "report/report.h"
+#include "probe/snapshot.h"
+#include "util/json-util.h"
+#include "util/util.h"
+
+#define USEC_PER_SEC  1000000ULL
+#define USEC_PER_MSEC 1000ULL
+
+/* The audit timer may fire this late; the coalescing window is counted in milliseconds. */
+#define AUDIT_TIMER_ACCURACY_USEC (1 * USEC_PER_MSEC)
+/* The Prometheus textfile is rewritten when the findings change, else at most this often. */
+#define PROMETHEUS_REFRESH_USEC (1 * USEC_PER_SEC)
+#define UDEV_RECEIVE_BUFFER	(128 * 1024)
+
+/* Entries of /dev that matter: the multiplexer, and the directory its devpts is found in. */
+#define DEV_WATCH_MASK                                                                             \
+	(IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_ATTRIB | IN_ONLYDIR |            \
+	 IN_EXCL_UNLINK)
+#define PTS_WATCH_MASK DEV_WATCH_MASK
+
+/* What an audit is scheduled for: it decides how soon. */
+enum audit_reason {
+	REASON_MOUNT = 1 << 0,
+	REASON_UDEV = 1 << 1,
+	REASON_PTS = 1 << 2,  /* inotify: an entry of /dev/pts, or /dev/pts itself */
+	REASON_PTMX = 1 << 3, /* inotify: the ptmx entry of /dev */
+	REASON_RELOAD = 1 << 4,
+	REASON_HOLDERS = 1 << 5, /* the last scan for holders of covered instances is too old */
+};
+
+/* udev replaces or chmods /dev/ptmx while it runs its rules and sends its event after: a change
+ * of the node always waits one window, so that the event that explains it is seen with it. */
+#define REASONS_WAIT_FOR_WINDOW REASON_PTMX
+
+/* Recurring failures are logged once each, until the operation succeeds again. */
+enum failure {
+	FAILURE_AUDIT,
+	FAILURE_JOURNAL,
+	FAILURE_STATE_FILE,
+	FAILURE_PROMETHEUS,
+	FAILURE_WATCH_DEV,
+	FAILURE_WATCH_PTS,
+	FAILURE_TIMER,
+	_FAILURE_MAX,
+};
+
+struct udev_seen {
+	bool valid;
+	char action[32];
+	unsigned long long seqnum;
+};
+
+/* What /dev/ptmx is, as far as ptmx-replaced cares: kind and target, not mode or owner. */
+struct ptmx_state {
+	bool valid;
+	enum ptmx_kind kind;
+	enum node_type type;
+	mode_t mode;
+	char *target; /* symlink target as read */
+	bool has_rdev;
+	dev_t rdev; /* of the char node open() ends at */
+	bool has_instance;
+	dev_t instance; /* bind mount: the devpts instance the node belongs to */
+};
+
+/* The last scan for processes holding ptys of covered instances (probe_holders()). */
+struct holder_cache {
+	bool valid;
+	dev_t *covered; /* the instances covered then, in analysis order */
+	size_t n_covered;
+	struct snapshot *found; /* holders and holders_skipped only */
+	uint64_t scanned_at;
+};
+
+struct watch {
+	const char *path;
+	uint32_t mask;
+	int wd;
+	dev_t dev;
+	ino_t ino;
+};
+
+struct daemon {
+	uint64_t detected_total[_SEVERITY_MAX]; /* Prometheus ptsguard_findings_total */
+	sd_event *event;
+	sd_event_source *sigterm_source, *sigint_source, *sighup_source;
+	sd_event_source *mount_source, *udev_source, *inotify_source, *audit_timer;
+	sd_event_source *tracker_source, *refresh_timer, *holder_timer;
+
+	struct libmnt_monitor *mount_monitor;
+	struct mount_tracker *tracker; /* NULL: every mount change re-reads the whole table */
+	struct udev *udev;
+	struct udev_monitor *udev_monitor;
+	int inotify_fd;
+	struct watch dev_watch, pts_watch;
+
+	char *config_path;
+	struct config *config;
+
+	uint64_t last_audit_start, last_audit_usec;
+	bool last_audit_full;  /* it read the whole table (always, without the tracker) */
+	uint64_t last_refresh; /* the tracker's last re-read of the followed mounts */
+	uint64_t n_audits, n_mount_events, n_udev_events, n_inotify_events, n_fanotify_wakeups;
+
+	struct holder_cache holders;
+	struct findings findings; /* of the last audit, Ignore= applied */
+	/* Repair hook: keys (finding_key()) of findings journaled as repaired. When such a finding
+	 * is gone at the next audit, no "resolved" entry follows the "repaired" one. */
+	char **repaired_keys;
+
+	struct ptmx_state ptmx_baseline; /* /dev/ptmx at start or reload */
+	bool ptmx_baseline_broken;	 /* it was missing or not a device then */
+	struct ptmx_state ptmx_replaced; /* what it was replaced with, while it differs */
+	struct udev_seen replaced_udev;	 /* the udev event that came with that replacement */
+	struct udev_seen udev_window;	 /* the last ptmx udev event since the last audit */
+
+	char *failures[_FAILURE_MAX]; /* the failure last logged, per operation */
+	char *status;
+	char *prometheus_signature;
+	uint64_t prometheus_written;
+};
+
+static uint64_t now_usec(clockid_t clock)
+{
+	struct timespec ts;
+
+	clock_gettime(clock, &ts);
+	return (uint64_t)ts.tv_sec * USEC_PER_SEC + (uint64_t)ts.tv_nsec / 1000;
+}
+
+/* ---- logging: the journal when there is one (with fields), else standard error ---- */
+
+_printf_(3, 4) static void daemon_log(int priority, const char *const *fields, const char *fmt, ...)
+{
+	_cleanup_free_ char *msg = NULL, *message = NULL, *prio = NULL;
+	struct iovec iov[16];
+	size_t n = 0;
+	va_list ap;
+	int r;
+
+	va_start(ap, fmt);
+	r = vasprintf(&msg, fmt, ap);
+	va_end(ap);
+	if (r < 0)
+		return;
+	/* A person running it in a terminal reads the terminal; a service's stderr is the journal
+	 * anyway, but through sd_journal the entry carries its fields. */
+	if (!journal_available() || isatty(STDERR_FILENO)) {
+		fprintf(stderr, "ptsguard: %s\n", msg);
+		return;
+	}
+	if (asprintf(&message, "MESSAGE=%s", msg) < 0 ||
+	    asprintf(&prio, "PRIORITY=%d", priority) < 0)
+		return;
+	iov[n++] = (struct iovec){ message, strlen(message) };
+	iov[n++] = (struct iovec){ prio, strlen(prio) };
+	for (const char *const *f = fields; f && *f && n < ELEMENTSOF(iov); f++)
+		iov[n++] = (struct iovec){ (void *)*f, strlen(*f) };
+	if (sd_journal_sendv(iov, (int)n) < 0)
+		fprintf(stderr, "ptsguard: %s\n", msg);
+}
+
+#define log_info(...)	 daemon_log(LOG_INFO, NULL, __VA_ARGS__)
+#define log_warning(...) daemon_log(LOG_WARNING, NULL, __VA_ARGS__)
+#define log_err(...)	 daemon_log(LOG_ERR, NULL, __VA_ARGS__)
+
+/* Log a failure once, not on every audit while it lasts. */
+_printf_(3, 4) static void daemon_fail(struct daemon *d, enum failure what, const char *fmt, ...)
+{
+	char *msg;
+	va_list ap;
+	int r;
+
+	va_start(ap, fmt);
+	r = vasprintf(&msg, fmt, ap);
+	va_end(ap);
+	if (r < 0)
+		return;
+	if (streq(msg, d->failures[what])) {
+		free(msg);
+		return;
+	}
+	log_err("%s", msg);
+	free(d->failures[what]);
+	d->failures[what] = msg;
+}
+
+/* The operation worked: its next failure is logged again. */
+static void daemon_ok(struct daemon *d, enum failure what)
+{
+	free(d->failures[what]);
+	d->failures[what] = NULL;
+}
+
+static void log_config_error(const struct config_error *err, int r, const char *what)
+{
+	char file_field[4200], line_field[32];
+	const char *fields[] = { file_field, line_field, NULL };
+
+	if (r != -EINVAL && r != -ENOENT) {
+		log_err("%s: cannot load the configuration: %s", what, strerror(-r));
+		return;
+	}
+	snprintf(file_field, sizeof(file_field), "CONFIG_FILE=%s", err->file);
+	snprintf(line_field, sizeof(line_field), "CONFIG_LINE=%u", err->line);
+	if (err->file[0] && err->line)
+		daemon_log(LOG_ERR, fields, "%s:%u: %s; %s", err->file, err->line, err->message,
+			   what);
+	else if (err->file[0])
+		daemon_log(LOG_ERR, fields, "%s: %s; %s", err->file, err->message, what);
+	else
+		log_err("configuration: %s; %s", err->message, what);
+}
+
+static void log_config_loaded(const struct config *c, const char *verb)
+{
+	_cleanup_free_ char *files = NULL, *ignored = NULL;
+	char *p;
+	size_t size;
+	FILE *f;
+
+	f = open_memstream(&files, &size);
+	if (!f)
+		return;
+	for (char **s = c->sources; s && *s; s++)
+		fprintf(f, "%s%s", s == c->sources ? "" : ", ", *s);
+	if (fclose(f) != 0)
+		return;
+	f = open_memstream(&ignored, &size);
+	if (!f)
+		return;
+	for (char **s = c->ignore_checks; s && *s; s++)
+		fprintf(f, " %s", *s);
+	for (char **s = c->ignore_mountpoints; s && *s; s++)
+		fprintf(f, " %s", *s);
+	if (fclose(f) != 0)
+		return;
+	p = ignored[0] ? ignored + 1 : ignored;
+	log_info("%s configuration from %s: TTYGroup=%s Mode=%s Policy=%s CreatePtmx=%s "
+		 "MountEvents=%s CoalesceMSec=%llu AuditCPUPercent=%u HolderRescanSec=%llu "
+		 "StateFile=%s PrometheusFile=%s Ignore=%s",
+		 verb, files[0] ? files : "built-in defaults", c->tty_group ?: "tty",
+		 !c->check_policy.pin_mode		 ? "620|600"
+		 : (c->check_policy.mode & 0777) == 0600 ? "600"
+							 : "620",
+		 repair_policy_to_string(c->repair_policy), c->ptmx_symlink ? "symlink" : "node",
+		 mount_events_to_string(c->mount_events),
+		 (unsigned long long)(c->coalesce_usec / USEC_PER_MSEC), c->audit_cpu_percent,
+		 (unsigned long long)(c->holder_rescan_usec / USEC_PER_SEC),
+		 c->state_file ?: "(none)", c->prometheus_file ?: "(none)", p[0] ? p : "(none)");
+}
+
+/* ---- /dev/ptmx as ptmx-replaced sees it ---- */
+
+static void ptmx_state_done(struct ptmx_state *s)
+{
+	free(s->target);
+	*s = (struct ptmx_state){ 0 };
+}
+
+static int ptmx_state_from(const struct analysis *a, struct ptmx_state *ret)
+{
+	const struct node *n = a->ptmx, *fin = a->ptmx_final;
+	struct ptmx_state s = { .valid = true, .kind = a->ptmx_kind, .type = NODE_MISSING };
+
+	if (n) {
+		s.type = n->type;
+		s.mode = n->mode;
+		if (n->type == NODE_SYMLINK && n->target) {
+			s.target = strdup(n->target);
+			if (!s.target)
+				return -ENOMEM;
+		}
+	}
+	if (fin && fin->type == NODE_CHAR) {
+		s.has_rdev = true;
+		s.rdev = fin->rdev;
+	}
+	if (a->ptmx_kind == PTMX_BIND && a->ptmx_bind_mount != NO_MOUNT) {
+		s.has_instance = true;
+		s.instance = a->snap->mounts->entries[a->ptmx_bind_mount].dev;
+	}
+	*ret = s;
+	return 0;
+}
+
+static bool ptmx_state_equal(const struct ptmx_state *x, const struct ptmx_state *y)
+{
+	return x->kind == y->kind && x->type == y->type && streq_ptr(x->target, y->target) &&
+	       x->has_rdev == y->has_rdev && (!x->has_rdev || x->rdev == y->rdev) &&
+	       x->has_instance == y->has_instance &&
+	       (!x->has_instance || x->instance == y->instance);
+}
+
+static json_object *ptmx_state_json(const struct ptmx_state *s)
+{
+	json_object *o = json_object_new_object();
+	bool present = s->type != NODE_MISSING;
+
+	json_object_object_add(o, "kind", json_object_new_string(ptmx_kind_to_string(s->kind)));
+	json_object_object_add(o, "type", json_object_new_string(node_type_to_string(s->type)));
+	json_object_object_add(o, "mode", present ? json_new_mode(s->mode) : NULL);
+	json_object_object_add(o, "rdev", s->has_rdev ? json_new_devnum(s->rdev) : NULL);
+	json_object_object_add(o, "target", json_new_string_or_null(s->target));
+	json_object_object_add(o, "instance",
+			       s->has_instance ? json_new_devnum(s->instance) : NULL);
+	return o;
+}
+
+static char *ptmx_state_describe(const struct ptmx_state *s)
+{
+	char dev[24];
+	char *t = NULL;
+	int r;
+
+	switch (s->kind) {
+	case PTMX_CHAR:
+		r = asprintf(&t, "a character node %s", format_devnum(s->rdev, dev));
+		break;
+	case PTMX_SYMLINK:
+		r = asprintf(&t, "a symlink to %s", s->target ?: "?");
+		break;
+	case PTMX_BIND:
+		r = asprintf(&t, "a bind mount of the ptmx of devpts %s",
+			     s->has_instance ? format_devnum(s->instance, dev) : "?");
+		break;
+	case PTMX_MISSING:
+		r = asprintf(&t, "missing");
+		break;
+	default:
+		r = s->type == NODE_SYMLINK ? asprintf(&t, "a symlink to %s", s->target ?: "?")
+					    : asprintf(&t, "a %s", node_type_to_string(s->type));
+		break;
+	}
+	return r < 0 ? NULL : t;
+}
+
+/* How a person puts the baseline back. */
+static char *ptmx_state_remedy(const struct ptmx_state *before, const struct check_info *info)
+{
+	char *t = NULL;
+	int r;
+
+	if (before->kind == PTMX_CHAR && before->has_rdev)
+		r = asprintf(
+		    &t, "mknod -m %04o /dev/ptmx.new c %u %u && mv -T /dev/ptmx.new /dev/ptmx",
+		    (unsigned)(before->mode & 07777), major(before->rdev), minor(before->rdev));
+	else if (before->kind == PTMX_SYMLINK && before->target)
+		r = asprintf(&t, "ln -s %s /dev/ptmx.new && mv -T /dev/ptmx.new /dev/ptmx",
+			     before->target);
+	else
+		r = asprintf(&t, "%s", info->remedy);
+	return r < 0 ? NULL : t;
+}
+
+static json_object *udev_seen_json(const struct udev_seen *u)
+{
+	json_object *o;
+
+	if (!u->valid)
+		return NULL;
+	o = json_object_new_object();
+	json_object_object_add(o, "action", json_object_new_string(u->action));
+	json_object_object_add(o, "seqnum", json_object_new_uint64(u->seqnum));
+	return o;
+}
+
+/*
+ * ptmx-replaced: /dev/ptmx differs in kind or target from the baseline (what it was when the
+ * daemon started or was last reloaded, or when it was first fixed after being missing or broken).
+ * The finding lasts while it differs; each new replacement records the udev event seen in its
+ * coalescing window, if there was one.
+ */
+static int daemon_check_ptmx(struct daemon *d, const struct analysis *a, struct findings *out)
+{
+	const struct check_info *info = check_find("ptmx-replaced");
+	struct finding probe = { .check = info, .mountpoint = (char *)PTMX_PATH }, *f;
+	_cleanup_free_ char *before = NULL, *after = NULL;
+	bool broken = a->route == ROUTE_MISSING || a->route == ROUTE_NOT_DEVICE;
+	struct ptmx_state cur;
+	json_object *ev;
+	int r;
+
+	r = ptmx_state_from(a, &cur);
+	if (r < 0)
+		return r;
+	/* Fixing a missing or broken /dev/ptmx is not a replacement: the fix becomes the
+	 * reference. */
+	if (!d->ptmx_baseline.valid || (d->ptmx_baseline_broken && !broken)) {
+		ptmx_state_done(&d->ptmx_baseline);
+		ptmx_state_done(&d->ptmx_replaced);
+		d->replaced_udev = (struct udev_seen){ 0 };
+		d->ptmx_baseline = cur;
+		d->ptmx_baseline_broken = broken;
+		return 0;
+	}
+	if (ptmx_state_equal(&cur, &d->ptmx_baseline)) {
+		ptmx_state_done(&cur);
+		ptmx_state_done(&d->ptmx_replaced);
+		d->replaced_udev = (struct udev_seen){ 0 };
+		return 0;
+	}
+	if (!d->ptmx_replaced.valid || !ptmx_state_equal(&cur, &d->ptmx_replaced)) {
+		ptmx_state_done(&d->ptmx_replaced);
+		d->ptmx_replaced = cur;
+		d->replaced_udev = d->udev_window;
+	} else
+		ptmx_state_done(&cur);
+
+	if (!info || config_ignores(d->config, &probe))
+		return 0;
+
+	ev = json_object_new_object();
+	json_object_object_add(ev, "path", json_object_new_string(PTMX_PATH));
+	json_object_object_add(ev, "before", ptmx_state_json(&d->ptmx_baseline));
+	json_object_object_add(ev, "after", ptmx_state_json(&d->ptmx_replaced));
+	json_object_object_add(ev, "udev_event", udev_seen_json(&d->replaced_udev));
+	f = findings_add(out, info, info->severity, ev);
+	if (!f)
+		return -ENOMEM;
+	before = ptmx_state_describe(&d->ptmx_baseline);
+	after = ptmx_state_describe(&d->ptmx_replaced);
+	if (!before || !after)
+		return -ENOMEM;
+	if (asprintf(&f->summary, "%s was replaced: it was %s, it is now %s", PTMX_PATH, before,
+		     after) < 0) {
+		f->summary = NULL;
+		return -ENOMEM;
+	}
+	f->remedy = ptmx_state_remedy(&d->ptmx_baseline, info);
+	f->mountpoint = strdup(PTMX_PATH);
+	if (!f->remedy || !f->mountpoint)
+		return -ENOMEM;
+	return 0;
+}
+
+/* ---- one audit ---- */
+
+/* Drop the findings the configuration ignores. */
+/* What identifies a finding across audits: the check, where, and the first mount. */
+static char *finding_key(const struct finding *f)
+{
+	char *k;
+
+	if (asprintf(&k, "%s\t%s\t%u", f->check->id, f->mountpoint ?: "",
+		     f->n_mount_ids ? f->mount_ids[0] : 0) < 0)
+		return NULL;
+	return k;
+}
+
+static bool key_in(char *const *keys, size_t n, const char *key)
+{
+	for (size_t i = 0; i < n; i++)
+		if (streq(keys[i], key))
+			return true;
+	return false;
+}
+
+static void free_keys(char **keys, size_t n)
+{
+	for (size_t i = 0; keys && i < n; i++)
+		free(keys[i]);
+	free(keys);
+}
+
+static int findings_keys(const struct findings *f, char ***ret)
+{
+	char **keys = calloc(f->n_items ?: 1, sizeof(char *));
+
+	if (!keys)
+		return -ENOMEM;
+	for (size_t i = 0; i < f->n_items; i++) {
+		keys[i] = finding_key(&f->items[i]);
+		if (!keys[i]) {
+			free_keys(keys, i);
+			return -ENOMEM;
+		}
+	}
+	*ret = keys;
+	return 0;
+}
+
+/* ptmx-replaced is raised anew when /dev/ptmx is replaced again while it differs. */
+static bool same_occurrence(const struct finding *x, const struct finding *y)
+{
+	json_object *ax, *ay;
+
+	if (x->severity != y->severity)
+		return false;
+	if (!streq(x->check->id, "ptmx-replaced"))
+		return true;
+	if (!json_object_object_get_ex(x->evidence, "after", &ax) ||
+	    !json_object_object_get_ex(y->evidence, "after", &ay))
+		return false;
+	return json_object_equal(ax, ay);
+}
+
+static void log_transition(struct daemon *d, const struct finding *f, enum transition t)
+{
+	char action[64], seqnum[64];
+	const char *extra[3] = { NULL };
+	json_object *u, *v;
+	int r;
+
+	if (t == TRANSITION_DETECTED && f->severity < _SEVERITY_MAX)
+		d->detected_total[f->severity]++;
+	if (streq(f->check->id, "ptmx-replaced") &&
+	    json_object_object_get_ex(f->evidence, "udev_event", &u) && u) {
+		size_t n = 0;
+
+		if (json_object_object_get_ex(u, "action", &v)) {
+			snprintf(action, sizeof(action), "PTSGUARD_UDEV_ACTION=%s",
+				 json_object_get_string(v));
+			extra[n++] = action;
+		}
+		if (json_object_object_get_ex(u, "seqnum", &v)) {
+			snprintf(seqnum, sizeof(seqnum), "PTSGUARD_UDEV_SEQNUM=%s",
+				 json_object_get_string(v));
+			extra[n++] = seqnum;
+		}
+	}
+	r = journal_log_finding(f, t, NULL, extra);
+	if (r >= 0)
+		daemon_ok(d, FAILURE_JOURNAL);
+	else
+		daemon_fail(d, FAILURE_JOURNAL, "Failed to log %s %s: %s", f->check->id,
+			    transition_to_string(t), strerror(-r));
+}
+
+/* One journal entry per transition between the previous audit's findings and these. */
+static int daemon_log_transitions(struct daemon *d, const struct findings *now)
+{
+	const struct findings *before = &d->findings;
+	char **keys_before = NULL, **keys_now = NULL;
+	size_t n_repaired = 0;
+	int r;
+
+	r = findings_keys(before, &keys_before);
+	if (r < 0)
+		return r;
+	r = findings_keys(now, &keys_now);
+	if (r < 0) {
+		free_keys(keys_before, before->n_items);
+		return r;
+	}
+	while (d->repaired_keys && d->repaired_keys[n_repaired])
+		n_repaired++;
+
+	for (size_t i = 0; i < before->n_items; i++)
+		if (!key_in(keys_now, now->n_items, keys_before[i]) &&
+		    !key_in(d->repaired_keys, n_repaired, keys_before[i]))
+			log_transition(d, &before->items[i], TRANSITION_RESOLVED);
+
+	for (size_t i = 0; i < now->n_items; i++) {
+		bool seen = false;
+
+		for (size_t j = 0; !seen && j < before->n_items; j++)
+			seen = streq(keys_now[i], keys_before[j]) &&
+			       same_occurrence(&now->items[i], &before->items[j]);
+		if (!seen)
+			log_transition(d, &now->items[i], TRANSITION_DETECTED);
+	}
+
+	/* A repaired finding that is still (or again) present is tracked like any other. */
+	for (size_t i = 0; i < n_repaired; i++)
+		free(d->repaired_keys[i]);
+	free(d->repaired_keys);
+	d->repaired_keys = NULL;
+
+	free_keys(keys_before, before->n_items);
+	free_keys(keys_now, now->n_items);
+	return 0;
+}
+
+/* "id/severity" of every finding: the Prometheus file is rewritten at once when it changes. */
+static char *findings_signature(const struct findings *f)
+{
+	char *s = NULL;
+	size_t size;
+	FILE *m = open_memstream(&s, &size);
+
+	if (!m)
+		return NULL;
+	FOREACH_ARRAY (i, f->items, f->n_items)
+		fprintf(m, "%s/%s ", i->check->id, severity_to_string(i->severity));
+	if (fclose(m) != 0) {
+		free(s);
+		return NULL;
+	}
+	return s;
+}
+
+static void daemon_write_outputs(struct daemon *d, const struct report *rep)
+{
+	const struct config *c = d->config;
+	int r;
+
+	if (c->state_file) {
+		json_object *o = report_to_json(rep);
+		_cleanup_free_ char *text = json_to_text(o, 1);
+
+		json_object_put(o);
+		r = text ? mkdir_parent(c->state_file) : -ENOMEM;
+		if (r >= 0)
+			r = write_file_atomic(c->state_file, text, strlen(text), 0644);
+		if (r >= 0)
+			daemon_ok(d, FAILURE_STATE_FILE);
+		else
+			daemon_fail(d, FAILURE_STATE_FILE, "Failed to write %s: %s", c->state_file,
+				    strerror(-r));
+	}
+
+	if (c->prometheus_file) {
+		_cleanup_free_ char *sig = findings_signature(rep->findings), *text = NULL;
+		uint64_t now = now_usec(CLOCK_MONOTONIC);
+		size_t size = 0;
+		FILE *m;
+
+		if (sig && streq(sig, d->prometheus_signature) &&
+		    now - d->prometheus_written < PROMETHEUS_REFRESH_USEC)
+			return;
+		m = open_memstream(&text, &size);
+		if (!m)
+			return;
+		r = report_write_prometheus(m, rep);
+		if (fclose(m) != 0 && r >= 0)
+			r = -ENOMEM;
+		if (r >= 0)
+			r = mkdir_parent(c->prometheus_file);
+		if (r >= 0)
+			r = write_file_atomic(c->prometheus_file, text, size, 0644);
+		if (r < 0) {
+			daemon_fail(d, FAILURE_PROMETHEUS, "Failed to write %s: %s",
+				    c->prometheus_file, strerror(-r));
+			return;
+		}
+		daemon_ok(d, FAILURE_PROMETHEUS);
+		free(d->prometheus_signature);
+		d->prometheus_signature = TAKE_PTR(sig);
+		d->prometheus_written = now;
+	}
+}
+
+static char *status_text(const struct findings *f)
+{
+	size_t counts[_SEVERITY_MAX] = { 0 };
+	char *s;
+
+	if (f->n_items == 0)
+		return strdup("No findings");
+	FOREACH_ARRAY (i, f->items, f->n_items)
+		counts[i->severity]++;
+	if (asprintf(&s, "Findings: %zu critical, %zu warning, %zu info", counts[SEVERITY_CRITICAL],
+		     counts[SEVERITY_WARNING], counts[SEVERITY_INFO]) < 0)
+		return NULL;
+	return s;
+}
+
+/* STATUS= when it changed; READY=1 with it after the first audit. */
+static void daemon_notify_status(struct daemon *d, bool ready)
+{
+	_cleanup_free_ char *s = status_text(&d->findings);
+
+	if (!s)
+		return;
+	if (ready)
+		sd_notifyf(false, "READY=1\nSTATUS=%s", s);
+	else if (!streq(s, d->status))
+		sd_notifyf(false, "STATUS=%s", s);
+	free(d->status);
+	d->status = TAKE_PTR(s);
+}
+
+/* (Re)watch a directory when what its path leads to changed (a mount on top, a new /dev). */
+static void watch_update(struct daemon *d, struct watch *w)
+{
+	struct stat st;
+	int wd;
+
+	if (d->inotify_fd < 0)
+		return;
+	if (stat(w->path, &st) < 0 || !S_ISDIR(st.st_mode)) {
+		if (w->wd >= 0)
+			(void)inotify_rm_watch(d->inotify_fd, w->wd);
+		w->wd = -1;
+		return;
+	}
+	if (w->wd >= 0 && st.st_dev == w->dev && st.st_ino == w->ino)
+		return;
+	wd = inotify_add_watch(d->inotify_fd, w->path, w->mask);
+	if (wd < 0) {
+		daemon_fail(d, w == &d->dev_watch ? FAILURE_WATCH_DEV : FAILURE_WATCH_PTS,
+			    "Failed to watch %s: %m", w->path);
+		return;
+	}
+	daemon_ok(d, w == &d->dev_watch ? FAILURE_WATCH_DEV : FAILURE_WATCH_PTS);
+	if (w->wd >= 0 && w->wd != wd)
+		(void)inotify_rm_watch(d->inotify_fd, w->wd);
+	w->wd = wd;
+	w->dev = st.st_dev;
+	w->ino = st.st_ino;
+}
+
+/* One look at the system: what the sinks and the repair policy work from. */
+struct audit {
+	struct snapshot *snap;
+	struct analysis *a;
+	struct findings findings; /* sorted, Ignore= applied, ptmx-replaced added */
+};
+
+static void audit_done(struct audit *x)
+{
+	findings_clear(&x->findings);
+	x->a = analysis_free(x->a);
+	x->snap = snapshot_free(x->snap);
+}
+
+static void daemon_stop_tracking(struct daemon *d, const char *why, int err);
+static int daemon_apply_mount_events(struct daemon *d);
+
+/* Fire once at usec (CLOCK_MONOTONIC). */
+static int arm_timer(sd_event_source *s, uint64_t usec)
+{
+	int r = sd_event_source_set_time(s, usec);
+
+	return r < 0 ? r : sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
+}
+
+static void holder_cache_clear(struct holder_cache *c)
+{
+	free(c->covered);
+	snapshot_free(c->found);
+	*c = (struct holder_cache){ 0 };
+}
+
+static int copy_holders(struct snapshot *to, const struct snapshot *from)
+{
+	FOREACH_ARRAY (h, from->holders, from->n_holders)
+		if (snapshot_add_holder(to, h) < 0)
+			return -ENOMEM;
+	to->holders_scanned = true;
+	to->holders_skipped = from->holders_skipped;
+	return 0;
+}
+
+/*
+ * Holders of covered instances. A scan reads every open fd on the host, about 10 us each: a
+ * second at 100,000 fds. So the daemon reuses its last scan while the same instances are
+ * covered and the scan is younger than HolderRescanSec=, and a timer audits again when it
+ * expires (only while an instance is covered): what holds a covered instance is seen within
+ * that time, and a finding about it is resolved within it.
+ */
+static int daemon_holders(struct daemon *d, struct snapshot *s, const struct analysis *a)
+{
+	struct holder_cache *c = &d->holders;
+	uint64_t now = now_usec(CLOCK_MONOTONIC), due;
+	_cleanup_free_ dev_t *covered = calloc(a->n_instances ?: 1, sizeof(dev_t));
+	size_t n = 0;
+	int r;
+
+	if (!covered)
+		return -ENOMEM;
+	FOREACH_ARRAY (in, a->instances, a->n_instances)
+		if (in->covered)
+			covered[n++] = in->dev;
+	if (n == 0) {
+		holder_cache_clear(c);
+		(void)sd_event_source_set_enabled(d->holder_timer, SD_EVENT_OFF);
+		return 0;
+	}
+	if (c->valid && c->n_covered == n && memcmp(c->covered, covered, n * sizeof(dev_t)) == 0 &&
+	    now < c->scanned_at + d->config->holder_rescan_usec)
+		return copy_holders(s, c->found);
+
+	r = probe_holders(s, a, "/proc");
+	if (r < 0 && r != -ENOENT)
+		return r;
+	holder_cache_clear(c);
+	c->found = snapshot_new();
+	if (!c->found || copy_holders(c->found, s) < 0)
+		return -ENOMEM;
+	c->covered = TAKE_PTR(covered);
+	c->n_covered = n;
+	c->scanned_at = now;
+	c->valid = true;
+	due = now + d->config->holder_rescan_usec;
+	r = arm_timer(d->holder_timer, due);
+	if (r < 0)
+		daemon_fail(d, FAILURE_TIMER, "Failed to arm the holder timer: %s", strerror(-r));
+	return 0;
+}
+
+/* Probe, analyse, run the checks, drop what Ignore= ignores, compare /dev/ptmx. Logs failures.
+ * With the tracker, the probe audits the followed mounts alone unless a full read is due. */
+static int daemon_collect(struct daemon *d, struct audit *ret)
+{
+	struct probe_options po = { .need_unique_ids = d->tracker != NULL, .skip_holders = true };
+	struct parse_error perr;
+	int r;
+
+	d->last_audit_full = true;
+	if (d->tracker) {
+		r = mount_tracker_table(d->tracker, &po.mounts);
+		if (r == -ENOMEM)
+			return daemon_fail(d, FAILURE_AUDIT, "Cannot audit: %s", strerror(-r)), r;
+		d->last_audit_full = r != 0;
+	}
+	r = probe_snapshot(&po, &ret->snap, &ret->a, &perr);
+	if (r == -EINVAL && perr.line)
+		daemon_fail(d, FAILURE_AUDIT, "Cannot audit: /proc/self/mountinfo line %u: %s",
+			    perr.line, perr.message);
+	else if (r < 0)
+		daemon_fail(d, FAILURE_AUDIT, "Cannot audit: %s", strerror(-r));
+	if (r < 0)
+		return r;
+
+	if (d->tracker) {
+		int k = mount_tracker_follow(d->tracker, ret->a);
+
+		if (k == -ENOMEM)
+			r = k;
+		else if (k < 0)
+			daemon_stop_tracking(d, "cannot follow the relevant mounts", k);
+	}
+	if (r >= 0)
+		r = daemon_holders(d, ret->snap, ret->a);
+	if (r >= 0)
+		r = config_checks_run(d->config, ret->snap, ret->a, &ret->findings);
+	if (r >= 0)
+		r = daemon_check_ptmx(d, ret->a, &ret->findings);
+	if (r < 0) {
+		daemon_fail(d, FAILURE_AUDIT, "Cannot audit: %s", strerror(-r));
+		return r;
+	}
+	findings_sort(&ret->findings);
+	return 0;
+}
+
+/*
+ * Repair the repairable findings that are new in this audit (one that failed is not retried on
+ * every wake-up: our own remount is a mount event too), journal each outcome, re-probe, and
+ * journal the transitions from what was found to what is left, leaving that in *now.
+ */
+static int daemon_repair(struct daemon *d, struct audit *now)
+{
+	_cleanup_(audit_done) struct audit after = { 0 };
+	struct repair_plan plan = { 0 };
+	struct repair_options ro = {
+		.verify_uid = 65534,
+		.verify_gid = 65534,
+		.policy = &d->config->check_policy,
+		.tty_gid = now->snap->tty_gid,
+		.repairable_only = true,
+		.ptmx_symlink = d->config->ptmx_symlink,
+	};
+	struct findings fresh = { 0 };
+	size_t n_repaired = 0;
+	int r;
+
+	/* Only the repairable findings the previous audit did not have. */
+	FOREACH_ARRAY (f, now->findings.items, now->findings.n_items) {
+		_cleanup_free_ char *key = finding_key(f);
+		bool seen = false;
+
+		if (!key)
+			return -ENOMEM;
+		FOREACH_ARRAY (b, d->findings.items, d->findings.n_items) {
+			_cleanup_free_ char *kb = finding_key(b);
+			seen = seen || (kb && streq(kb, key));
+		}
+		if (!seen && f->check->repairable &&
+		    GROW(fresh.items, fresh.allocated, fresh.n_items + 1) >= 0)
+			fresh.items[fresh.n_items++] = *f; /* borrowed: freed with now */
+	}
+	if (fresh.n_items == 0) {
+		free(fresh.items);
+		return 0;
+	}
+	r = repair_plan(now->a, &fresh, &ro, &plan);
+	if (r >= 0)
+		r = repair_act(&plan, &ro);
+	if (r >= 0)
+		r = daemon_collect(d, &after);
+	if (r < 0)
+		goto out;
+	repair_confirm(&plan, &after.findings);
+
+	free(d->repaired_keys);
+	d->repaired_keys = calloc(plan.n_actions + 1, sizeof(char *));
+	FOREACH_ARRAY (a, plan.actions, plan.n_actions) {
+		bool done = a->result == ACTION_DONE;
+
+		r = journal_log_finding(a->finding,
+					done ? TRANSITION_REPAIRED : TRANSITION_REPAIR_FAILED,
+					a->detail, NULL);
+		if (r < 0)
+			daemon_fail(d, FAILURE_JOURNAL, "Failed to log a repair: %s", strerror(-r));
+		if (done && d->repaired_keys)
+			d->repaired_keys[n_repaired++] = finding_key(a->finding);
+	}
+
+	/* What the repair left is now the state: log the transitions from this audit to it. */
+	findings_clear(&d->findings);
+	d->findings = now->findings;
+	now->findings = (struct findings){ 0 };
+	r = daemon_log_transitions(d, &after.findings);
+	if (r >= 0) {
+		struct audit tmp = *now;
+		*now = after;
+		after = tmp;
+	}
+out:
+	free(fresh.items);
+	repair_plan_clear(&plan);
+	return r;
+}
+
+static int daemon_audit(struct daemon *d)
+{
+	_cleanup_(audit_done) struct audit now = { 0 };
+	uint64_t t0 = now_usec(CLOCK_MONOTONIC);
+	struct report rep;
+	int r;
+
+	d->n_audits++;
+	d->last_audit_start = t0;
+
+	r = daemon_collect(d, &now);
+	if (r < 0)
+		goto done;
+	daemon_ok(d, FAILURE_AUDIT);
+
+	r = daemon_log_transitions(d, &now.findings);
+	if (r < 0)
+		goto done;
+
+	/* Policy=safe: repair what just appeared, then report the world as repair left it. */
+	if (d->config->repair_policy == REPAIR_POLICY_SAFE) {
+		r = daemon_repair(d, &now);
+		if (r < 0)
+			goto done;
+	}
+
+	findings_clear(&d->findings);
+	d->findings = now.findings;
+	now.findings = (struct findings){ 0 };
+
+	rep = (struct report){
+		.snap = now.snap,
+		.a = now.a,
+		.findings = &d->findings,
+		.source = "live",
+		.generated_at = now_usec(CLOCK_REALTIME),
+		.duration = (double)(now_usec(CLOCK_MONOTONIC) - t0) / 1e6,
+		.detected_total = d->detected_total,
+	};
+	daemon_write_outputs(d, &rep);
+	daemon_notify_status(d, false);
+
+done:
+	d->udev_window = (struct udev_seen){ 0 };
+	watch_update(d, &d->dev_watch);
+	watch_update(d, &d->pts_watch);
+	d->last_audit_usec = now_usec(CLOCK_MONOTONIC) - t0;
+	/* A whole table was just freed: give its pages back rather than keep the peak. */
+	if (d->last_audit_full)
+		(void)malloc_trim(0);
+	return r;
+}
+
+/*
+ * Coalescing: the first event after a quiet window is audited at once (at idle a finding is
+ * journaled one audit after the change); events within the window after an audit are handled by
+ * one audit at its end, so a burst costs one audit per window. The rate limit: an audit starts
+ * no sooner after the previous one than its cost allows within AuditCPUPercent= of one CPU, so a
+ * mount storm on a huge table costs bounded CPU.
+ */
+static void daemon_schedule_audit(struct daemon *d, unsigned reason)
+{
+	uint64_t now, due, next;
+	int r;
+
+	r = sd_event_source_get_enabled(d->audit_timer, NULL);
+	if (r > 0)
+		return;
+	now = now_usec(CLOCK_MONOTONIC);
+	if (reason & REASONS_WAIT_FOR_WINDOW)
+		due = now + d->config->coalesce_usec;
+	else {
+		due = now;
+		if (d->n_audits > 0) {
+			next = d->last_audit_start + d->config->coalesce_usec;
+			if (due < next)
+				due = next;
+		}
+	}
+	/* The cost of reading the whole table says nothing of an audit of the followed mounts. */
+	if (d->n_audits > 0 &&
+	    !(d->last_audit_full && d->tracker && !mount_tracker_needs_full(d->tracker))) {
+		next =
+		    d->last_audit_start + d->last_audit_usec * 100 / d->config->audit_cpu_percent;
+		if (due < next)
+			due = next;
+	}
+	r = arm_timer(d->audit_timer, due);
+	if (r < 0) {
+		/* Never lose an audit: do it now rather than not at all. */
+		daemon_fail(d, FAILURE_TIMER, "Failed to arm the audit timer: %s", strerror(-r));
+		(void)daemon_audit(d);
+		return;
+	}
+	daemon_ok(d, FAILURE_TIMER);
+}
+
+/*
+ * With the tracker, attach and detach come as fanotify events: what else wakes the mountinfo
+ * poll and matters is a remount or a change of options of a followed mount. The tracker re-reads
+ * its few mounts to tell; like audits, the first wake-up after a quiet window is handled at once
+ * and those within the window after a re-read by one at its end, so that the poll firing for
+ * every mount of a storm costs a re-read per window, not per mount.
+ */
+static void daemon_refresh(struct daemon *d)
+{
+	int r;
+
+	d->last_refresh = now_usec(CLOCK_MONOTONIC);
+	r = mount_tracker_refresh(d->tracker);
+	if (r < 0)
+		daemon_stop_tracking(d, "cannot re-read the followed mounts", r);
+	else if (r > 0)
+		daemon_schedule_audit(d, REASON_MOUNT);
+}
+
+static int on_holder_timer(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	daemon_schedule_audit(userdata, REASON_HOLDERS);
+	return 0;
+}
+
+static int on_refresh_timer(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	struct daemon *d = userdata;
+
+	if (d->tracker)
+		daemon_refresh(d);
+	return 0;
+}
+
+static void daemon_schedule_refresh(struct daemon *d)
+{
+	uint64_t now = now_usec(CLOCK_MONOTONIC), due = d->last_refresh + d->config->coalesce_usec;
+	int r;
+
+	if (sd_event_source_get_enabled(d->refresh_timer, NULL) > 0)
+		return;
+	if (d->last_refresh == 0 || due <= now) {
+		daemon_refresh(d);
+		return;
+	}
+	r = arm_timer(d->refresh_timer, due);
+	if (r < 0) {
+		daemon_fail(d, FAILURE_TIMER, "Failed to arm the refresh timer: %s", strerror(-r));
+		daemon_refresh(d);
+	}
+}
+
+/* ---- event handlers ---- */
+
+static int on_audit_timer(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	(void)daemon_audit(userdata);
+	return 0;
+}
+
+static int on_mount_change(sd_event_source *s, int fd, uint32_t revents, void *userdata)
+{
+	struct daemon *d = userdata;
+	unsigned n = 0;
+	int r;
+
+	while ((r = mnt_monitor_next_change(d->mount_monitor, NULL, NULL)) == 0)
+		n++;
+	if (r < 0) {
+		/* The fd stays readable: carrying on would spin, and mount changes are what the
+		 * daemon is for. Let the service manager restart it. */
+		log_err("Failed to read the mount monitor: %s", strerror(-r));
+		return sd_event_exit(d->event, r);
+	}
+	d->n_mount_events += n;
+	if (d->tracker)
+		daemon_schedule_refresh(d);
+	else
+		daemon_schedule_audit(d, REASON_MOUNT);
+	return 0;
+}
+
+static int on_mount_events(sd_event_source *s, int fd, uint32_t revents, void *userdata)
+{
+	struct daemon *d = userdata;
+	int r;
+
+	d->n_fanotify_wakeups++;
+	r = mount_tracker_read_events(d->tracker);
+	if (r < 0)
+		daemon_stop_tracking(d, "cannot read fanotify mount events", r);
+	if (r != 0)
+		daemon_schedule_audit(d, REASON_MOUNT);
+	return 0;
+}
+
+static int on_udev_event(sd_event_source *s, int fd, uint32_t revents, void *userdata)
+{
+	struct daemon *d = userdata;
+	struct udev_device *dev;
+
+	while ((dev = udev_monitor_receive_device(d->udev_monitor))) {
+		const char *action = udev_device_get_action(dev) ?: "?";
+		unsigned long long seqnum = udev_device_get_seqnum(dev);
+		char action_field[64], seqnum_field[64];
+		const char *fields[] = { action_field, seqnum_field, NULL };
+
+		if (!streq(udev_device_get_sysname(dev), "ptmx") ||
+		    !streq(udev_device_get_subsystem(dev), "tty")) {
+			udev_device_unref(dev);
+			continue;
+		}
+		snprintf(action_field, sizeof(action_field), "PTSGUARD_UDEV_ACTION=%s", action);
+		snprintf(seqnum_field, sizeof(seqnum_field), "PTSGUARD_UDEV_SEQNUM=%llu", seqnum);
+		daemon_log(LOG_INFO, fields, "udev: %s event for ptmx (seqnum %llu), auditing",
+			   action, seqnum);
+		d->udev_window.valid = true;
+		snprintf(d->udev_window.action, sizeof(d->udev_window.action), "%s", action);
+		d->udev_window.seqnum = seqnum;
+		d->n_udev_events++;
+		udev_device_unref(dev);
+		daemon_schedule_audit(d, REASON_UDEV);
+	}
+	return 0;
+}
+
+static int on_inotify(sd_event_source *s, int fd, uint32_t revents, void *userdata)
+{
+	struct daemon *d = userdata;
+	union {
+		struct inotify_event ev;
+		char raw[4096];
+	} buf;
+	unsigned reasons = 0;
+
+	for (;;) {
+		ssize_t n = read(fd, &buf, sizeof(buf));
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			int r = -errno;
+
+			if (r == -EAGAIN)
+				break;
+			/* Still readable: carrying on would spin. Let the service manager restart
+			 * the daemon. */
+			log_err("Failed to read inotify events: %s", strerror(-r));
+			return sd_event_exit(d->event, r);
+		}
+		for (char *p = buf.raw; p < buf.raw + n;) {
+			const struct inotify_event *e = (const struct inotify_event *)p;
+
+			if (e->mask & IN_Q_OVERFLOW)
+				reasons |= REASON_PTMX | REASON_PTS;
+			else if (e->wd == d->pts_watch.wd)
+				reasons |= REASON_PTS;
+			else if (e->wd == d->dev_watch.wd && e->len && streq(e->name, "ptmx"))
+				reasons |= REASON_PTMX;
+			else if (e->wd == d->dev_watch.wd && e->len && streq(e->name, "pts"))
+				reasons |= REASON_PTS;
+			if (e->mask & IN_IGNORED) {
+				/* The directory went away (unmounted, removed): watch anew. */
+				if (e->wd == d->dev_watch.wd)
+					d->dev_watch.wd = -1;
+				if (e->wd == d->pts_watch.wd)
+					d->pts_watch.wd = -1;
+				reasons |= REASON_PTS;
+			}
+			p += sizeof(struct inotify_event) + e->len;
+		}
+	}
+	if (reasons) {
+		d->n_inotify_events++;
+		daemon_schedule_audit(d, reasons);
+	}
+	return 0;
+}
+
+static int daemon_reload(struct daemon *d)
+{
+	_cleanup_(config_freep) struct config *c = NULL;
+	struct config_error err;
+	int r;
+
+	sd_notifyf(false, "RELOADING=1\nMONOTONIC_USEC=%llu",
+		   (unsigned long long)now_usec(CLOCK_MONOTONIC));
+	r = config_load(d->config_path, &c, &err);
+	if (r < 0) {
+		log_config_error(&err, r, "keeping the previous configuration");
+	} else {
+		config_free(d->config);
+		d->config = TAKE_PTR(c);
+		log_config_loaded(d->config, "Reloaded");
+		holder_cache_clear(&d->holders);
+		if (d->tracker)
+			mount_tracker_forget(d->tracker);
+		if (daemon_apply_mount_events(d) < 0)
+			log_warning("Carrying on with what tracks mount changes now");
+		/* Newly ignored findings leave quietly: nothing was resolved. */
+		(void)config_drop_ignored(d->config, &d->findings);
+		/* What /dev/ptmx is now becomes the reference for ptmx-replaced. */
+		ptmx_state_done(&d->ptmx_baseline);
+		ptmx_state_done(&d->ptmx_replaced);
+		d->replaced_udev = (struct udev_seen){ 0 };
+		free(d->prometheus_signature);
+		d->prometheus_signature = NULL;
+		daemon_schedule_audit(d, REASON_RELOAD);
+	}
+	daemon_notify_status(d, true);
+	return r;
+}
+
+static int on_signal(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata)
+{
+	struct daemon *d = userdata;
+
+	if (si->ssi_signo == SIGHUP) {
+		(void)daemon_reload(d);
+		return 0;
+	}
+	sd_notify(false, "STOPPING=1\nSTATUS=Stopping");
+	log_info(
+	    "Stopping after %llu audits (wake-ups: %llu mount table, %llu fanotify, %llu udev, "
+	    "%llu inotify)",
+	    (unsigned long long)d->n_audits, (unsigned long long)d->n_mount_events,
+	    (unsigned long long)d->n_fanotify_wakeups, (unsigned long long)d->n_udev_events,
+	    (unsigned long long)d->n_inotify_events);
+	if (d->tracker) {
+		struct mount_tracker_stats st;
+
+		mount_tracker_get_stats(d->tracker, &st);
+		log_info("Mount tracking: %llu mount events, %llu relevant, %llu full reads of the "
+			 "table, %llu re-reads of the %zu followed mounts",
+			 (unsigned long long)st.events, (unsigned long long)st.relevant,
+			 (unsigned long long)st.full_reads, (unsigned long long)st.refreshes,
+			 st.followed);
+	}
+	return sd_event_exit(sd_event_source_get_event(s), 0);
+}
+
+/* ---- setup and teardown ---- */
+
+static int add_described(int r, sd_event_source *s, const char *description)
+{
+	if (r < 0)
+		return r;
+	return sd_event_source_set_description(s, description);
+}
+
+/* A one-shot CLOCK_MONOTONIC timer, off until armed. */
+static int add_timer(struct daemon *d, sd_event_source **ret, sd_event_time_handler_t handler,
+		     const char *description)
+{
+	int r = sd_event_add_time(d->event, ret, CLOCK_MONOTONIC, UINT64_MAX,
+				  AUDIT_TIMER_ACCURACY_USEC, handler, d);
+
+	r = add_described(r, *ret, description);
+	return r < 0 ? r : sd_event_source_set_enabled(*ret, SD_EVENT_OFF);
+}
+
+static int daemon_setup_mount_monitor(struct daemon *d)
+{
+	int fd, r;
+
+	d->mount_monitor = mnt_new_monitor();
+	if (!d->mount_monitor)
+		return log_err("Failed to create the mount monitor"), -ENOMEM;
+	r = mnt_monitor_enable_kernel(d->mount_monitor, true);
+	if (r < 0)
+		return log_err("Failed to enable the kernel mount monitor: %s", strerror(-r)), r;
+	fd = mnt_monitor_get_fd(d->mount_monitor);
+	if (fd < 0)
+		return log_err("Failed to get the mount monitor fd: %s", strerror(-fd)), fd;
+	r = sd_event_add_io(d->event, &d->mount_source, fd, EPOLLIN, on_mount_change, d);
+	r = add_described(r, d->mount_source, "mount-monitor");
+	if (r < 0)
+		return log_err("Failed to watch the mount table: %s", strerror(-r)), r;
+	return 0;
+}
+
+static void daemon_stop_tracking(struct daemon *d, const char *why, int err)
+{
+	if (!d->tracker)
+		return;
+	log_warning("Incremental mount tracking stopped (%s: %s): re-reading the whole mount table "
+		    "on every change from now on",
+		    why, strerror(-err));
+	d->tracker_source = sd_event_source_disable_unref(d->tracker_source);
+	d->tracker = mount_tracker_free(d->tracker);
+	daemon_schedule_audit(d, REASON_MOUNT);
+}
+
+/* MountEvents=: start or stop the tracker (at start and on reload). With auto, a kernel or a
+ * seccomp filter that does not allow fanotify mount events or statmount() means mountinfo. */
+static int daemon_apply_mount_events(struct daemon *d)
+{
+	enum mount_events want = d->config->mount_events;
+	int r;
+
+	if (want == MOUNT_EVENTS_MOUNTINFO) {
+		if (d->tracker)
+			daemon_stop_tracking(d, "MountEvents=mountinfo", -ECANCELED);
+		return 0;
+	}
+	if (d->tracker)
+		return 0;
+	r = mount_tracker_new(&d->tracker);
+	if (r >= 0) {
+		r = sd_event_add_io(d->event, &d->tracker_source, mount_tracker_fd(d->tracker),
+				    EPOLLIN, on_mount_events, d);
+		r = add_described(r, d->tracker_source, "fanotify-mount-events");
+		if (r < 0) {
+			d->tracker_source = sd_event_source_disable_unref(d->tracker_source);
+			d->tracker = mount_tracker_free(d->tracker);
+		}
+	}
+	if (r >= 0) {
+		log_info("Tracking mounts incrementally through fanotify mount events");
+		return 0;
+	}
+	if (r == -ENOMEM || want == MOUNT_EVENTS_FANOTIFY)
+		return log_err("MountEvents=%s: cannot listen to fanotify mount events: %s",
+			       mount_events_to_string(want), strerror(-r)),
+		       r;
+	log_info(
+	    "Incremental mount tracking is not available here (%s): re-reading the whole mount "
+	    "table on every change",
+	    strerror(-r));
+	return 0;
+}
+
+/* udev and inotify are optional (see daemon_new()): they log at warning level. */
+static int daemon_setup_udev_monitor(struct daemon *d)
+{
+	int fd, r;
+
+	d->udev = udev_new();
+	if (!d->udev)
+		return log_warning("Failed to create a udev context"), -ENOMEM;
+	d->udev_monitor = udev_monitor_new_from_netlink(d->udev, "udev");
+	if (!d->udev_monitor) {
+		r = errno > 0 ? -errno : -ENOMEM;
+		return log_warning("Failed to create the udev monitor: %s", strerror(-r)), r;
+	}
+	r = udev_monitor_filter_add_match_subsystem_devtype(d->udev_monitor, "tty", NULL);
+	if (r >= 0)
+		r = udev_monitor_enable_receiving(d->udev_monitor);
+	if (r < 0)
+		return log_warning("Failed to listen to udev: %s", strerror(-r)), r;
+	(void)udev_monitor_set_receive_buffer_size(d->udev_monitor, UDEV_RECEIVE_BUFFER);
+	fd = udev_monitor_get_fd(d->udev_monitor);
+	r = sd_event_add_io(d->event, &d->udev_source, fd, EPOLLIN, on_udev_event, d);
+	r = add_described(r, d->udev_source, "udev-monitor");
+	if (r < 0)
+		return log_warning("Failed to watch udev events: %s", strerror(-r)), r;
+	return 0;
+}
+
+static int daemon_setup_inotify(struct daemon *d)
+{
+	int r;
+
+	d->inotify_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	if (d->inotify_fd < 0) {
+		r = -errno;
+		return log_warning("Failed to create an inotify instance: %s", strerror(-r)), r;
+	}
+	d->dev_watch = (struct watch){ .path = "/dev", .mask = DEV_WATCH_MASK, .wd = -1 };
+	d->pts_watch = (struct watch){ .path = "/dev/pts", .mask = PTS_WATCH_MASK, .wd = -1 };
+	r = sd_event_add_io(d->event, &d->inotify_source, d->inotify_fd, EPOLLIN, on_inotify, d);
+	r = add_described(r, d->inotify_source, "dev-inotify");
+	if (r < 0) {
+		d->inotify_source = sd_event_source_disable_unref(d->inotify_source);
+		close(d->inotify_fd);
+		d->inotify_fd = -EBADF;
+		return log_warning("Failed to watch /dev: %s", strerror(-r)), r;
+	}
+	watch_update(d, &d->dev_watch);
+	watch_update(d, &d->pts_watch);
+	return 0;
+}
+
+int daemon_new(const struct daemon_options *opts, struct daemon **ret)
+{
+	_cleanup_(daemon_freep) struct daemon *d = calloc(1, sizeof(*d));
+	struct config_error err;
+	int r;
+
+	if (!d)
+		return log_err("Out of memory"), -ENOMEM;
+	d->inotify_fd = -EBADF;
+	d->dev_watch.wd = d->pts_watch.wd = -1;
+	if (opts->config_path) {
+		d->config_path = strdup(opts->config_path);
+		if (!d->config_path)
+			return -ENOMEM;
+	}
+	r = config_load(d->config_path, &d->config, &err);
+	if (r < 0) {
+		log_config_error(&err, r, "not starting");
+		return r;
+	}
+	log_config_loaded(d->config, "Loaded");
+
+	r = sd_event_new(&d->event);
+	if (r < 0)
+		return log_err("Failed to create the event loop: %s", strerror(-r)), r;
+
+	r = sd_event_add_signal(d->event, &d->sigterm_source, SIGTERM, on_signal, d);
+	r = add_described(r, d->sigterm_source, "signal-term");
+	if (r >= 0)
+		r = sd_event_add_signal(d->event, &d->sigint_source, SIGINT, on_signal, d);
+	r = add_described(r, d->sigint_source, "signal-int");
+	if (r >= 0)
+		r = sd_event_add_signal(d->event, &d->sighup_source, SIGHUP, on_signal, d);
+	r = add_described(r, d->sighup_source, "signal-hup");
+	if (r < 0)
+		return log_err("Failed to handle signals: %s", strerror(-r)), r;
+
+	r = add_timer(d, &d->audit_timer, on_audit_timer, "audit-timer");
+	if (r >= 0)
+		r = add_timer(d, &d->refresh_timer, on_refresh_timer, "refresh-timer");
+	if (r >= 0)
+		r = add_timer(d, &d->holder_timer, on_holder_timer, "holder-timer");
+	if (r < 0)
+		return log_err("Failed to create the timers: %s", strerror(-r)), r;
+
+	/* Watch first, then audit: a change between the two is seen, never missed. The mount table
+	 * is what matters most; without udev (a container) or inotify (its limits reached) the
+	 * daemon still sees every mount change, so it carries on. */
+	r = daemon_setup_mount_monitor(d);
+	if (r < 0)
+		return r;
+	r = daemon_apply_mount_events(d);
+	if (r < 0)
+		return r;
+	if (daemon_setup_udev_monitor(d) < 0)
+		log_warning("Continuing without udev events for ptmx");
+	if (daemon_setup_inotify(d) < 0)
+		log_warning("Continuing without watching /dev/ptmx and /dev/pts: only mount table "
+			    "changes and udev events trigger audits");
+
+	r = sd_event_set_watchdog(d->event, true);
+	if (r < 0)
+		return log_err("Failed to enable the watchdog: %s", strerror(-r)), r;
+
+	*ret = TAKE_PTR(d);
+	return 0;
+}
+
+int daemon_run(struct daemon *d)
+{
+	int r;
+
+	(void)daemon_audit(d);
+	daemon_notify_status(d, true);
+	r = sd_event_loop(d->event);
+	if (r < 0)
+		return log_err("Event loop failed: %s", strerror(-r)), r;
+	return 0;
+}
+
+struct daemon *daemon_free(struct daemon *d)
+{
+	if (!d)
+		return NULL;
+	sd_event_source_disable_unref(d->sigterm_source);
+	sd_event_source_disable_unref(d->sigint_source);
+	sd_event_source_disable_unref(d->sighup_source);
+	sd_event_source_disable_unref(d->mount_source);
+	sd_event_source_disable_unref(d->tracker_source);
+	sd_event_source_disable_unref(d->udev_source);
+	sd_event_source_disable_unref(d->inotify_source);
+	sd_event_source_disable_unref(d->audit_timer);
+	sd_event_source_disable_unref(d->refresh_timer);
+	sd_event_source_disable_unref(d->holder_timer);
+	sd_event_unref(d->event);
+	mnt_unref_monitor(d->mount_monitor);
+	mount_tracker_free(d->tracker);
+	udev_monitor_unref(d->udev_monitor);
+	udev_unref(d->udev);
+	if (d->inotify_fd >= 0)
+		close(d->inotify_fd);
+	holder_cache_clear(&d->holders);
+	findings_clear(&d->findings);
+	for (char **k = d->repaired_keys; k && *k; k++)
+		free(*k);
+	free(d->repaired_keys);
+	ptmx_state_done(&d->ptmx_baseline);
+	ptmx_state_done(&d->ptmx_replaced);
+	config_free(d->config);
+	free(d->config_path);
+	for (size_t i = 0; i < _FAILURE_MAX; i++)
+		free(d->failures[i]);
+	free(d->status);
+	free(d->prometheus_signature);
+	free(d);
+	return NULL;
+}

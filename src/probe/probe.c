@@ -1,0 +1,545 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <glob.h>
+#include <grp.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include "analysis/analysis.h"
+#include "probe/probe.h"
+#include "probe/statmount.h"
+#include "util/util.h"
+
+#define MOUNTINFO_MAX (256u << 20) /* far beyond any real table; bounds a hostile one */
+#define FSTAB_MAX     (4u << 20)
+
+const char *const pt_chown_paths[] = {
+	"/usr/lib/pt_chown",
+	"/usr/libexec/pt_chown",
+	"/usr/lib64/pt_chown",
+	"/usr/lib/misc/pt_chown",
+	"/usr/libexec/glibc/pt_chown",
+	"/lib/pt_chown",
+	"/usr/lib/*/pt_chown", /* multiarch: /usr/lib/x86_64-linux-gnu/pt_chown */
+	"/lib/*/pt_chown",
+	NULL,
+};
+
+static enum node_type type_of(mode_t m)
+{
+	if (S_ISCHR(m))
+		return NODE_CHAR;
+	if (S_ISLNK(m))
+		return NODE_SYMLINK;
+	if (S_ISDIR(m))
+		return NODE_DIR;
+	if (S_ISREG(m))
+		return NODE_FILE;
+	return NODE_OTHER;
+}
+
+/* lstat path into a new node; a path that vanished is recorded as missing. */
+static int stat_new_node(struct snapshot *s, const char *path)
+{
+	struct node *n = snapshot_add_node(s, path);
+	struct stat st;
+
+	if (!n)
+		return -ENOMEM;
+	if (lstat(path, &st) < 0) {
+		n->type = NODE_MISSING;
+		return 0;
+	}
+	n->type = type_of(st.st_mode);
+	n->mode = st.st_mode & 07777;
+	n->uid = st.st_uid;
+	n->gid = st.st_gid;
+	n->rdev = st.st_rdev;
+	n->dev = st.st_dev;
+	n->ino = st.st_ino;
+	if (n->type == NODE_SYMLINK) {
+		char buf[PATH_MAX];
+		ssize_t l = readlink(path, buf, sizeof(buf) - 1);
+
+		if (l >= 0) {
+			buf[l] = 0;
+			n->target = strdup(buf);
+			if (!n->target)
+				return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+/* The same, once per path. */
+static int add_node(struct snapshot *s, const char *path)
+{
+	if (snapshot_find_node(s, path))
+		return 0;
+	return stat_new_node(s, path);
+}
+
+/* /dev/ptmx and every hop of its symlink chain, the way open() walks it. */
+static int probe_ptmx(struct snapshot *s)
+{
+	_cleanup_free_ char *cur = strdup(PTMX_PATH);
+	int r;
+
+	if (!cur)
+		return -ENOMEM;
+	for (int hops = 0; hops < 8; hops++) {
+		const struct node *n;
+		char *next;
+
+		r = add_node(s, cur);
+		if (r < 0)
+			return r;
+		n = snapshot_find_node(s, cur);
+		if (n->type != NODE_SYMLINK || !n->target)
+			break;
+		next = path_resolve_lexical(cur, n->target);
+		if (!next)
+			return -ENOMEM;
+		free(cur);
+		cur = next;
+	}
+	return 0;
+}
+
+static int compare_paths(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* ptmx inside and beside every devpts mountpoint, each path once (hosts with thousands of
+ * devpts instances: sort and skip repeats rather than search the node list each time). */
+static int probe_mountpoints(struct snapshot *s)
+{
+	const struct mount_table *t = s->mounts;
+	char **paths = NULL;
+	size_t n = 0, allocated = 0, before = s->n_nodes;
+	int r = 0;
+
+	for (size_t i = 0; i < t->n_entries && r == 0; i++) {
+		_cleanup_free_ char *dir = NULL;
+
+		if (!streq(t->entries[i].fstype, "devpts"))
+			continue;
+		dir = path_dirname(t->entries[i].mountpoint);
+		if (GROW(paths, allocated, n + 2) < 0 || !dir) {
+			r = -ENOMEM;
+			break;
+		}
+		paths[n] = path_join(t->entries[i].mountpoint, "ptmx");
+		paths[n + 1] = path_join(dir, "ptmx");
+		if (!paths[n] || !paths[n + 1])
+			r = -ENOMEM;
+		n += 2;
+	}
+	if (r == 0 && n > 0)
+		qsort(paths, n, sizeof(char *), compare_paths);
+	for (size_t i = 0; i < n && r == 0; i++) {
+		bool seen = i > 0 && streq(paths[i], paths[i - 1]);
+
+		/* only the few nodes of the ptmx chain were there before */
+		for (size_t k = 0; k < before && !seen; k++)
+			seen = streq(s->nodes[k].path, paths[i]);
+		if (!seen)
+			r = stat_new_node(s, paths[i]);
+	}
+	for (size_t i = 0; i < n; i++)
+		free(paths[i]);
+	free(paths);
+	return r;
+}
+
+static int probe_slaves(struct snapshot *s, const struct analysis *a)
+{
+	const struct mount_entry *e;
+	DIR *d;
+	struct dirent *de;
+	int r = 0;
+
+	if (!a->serving || a->serving_mount == NO_MOUNT)
+		return 0;
+	e = &s->mounts->entries[a->serving_mount];
+	d = opendir(e->mountpoint);
+	if (!d)
+		return 0; /* reported through the checks' view of the nodes, not an error */
+	while ((de = readdir(d))) {
+		_cleanup_free_ char *p = NULL;
+		unsigned idx;
+
+		if (parse_uint(de->d_name, &idx) < 0)
+			continue;
+		p = path_join(e->mountpoint, de->d_name);
+		if (!p) {
+			r = -ENOMEM;
+			break;
+		}
+		/* Slaves are unique by construction: no lookup before adding. */
+		r = stat_new_node(s, p);
+		if (r < 0)
+			break;
+	}
+	closedir(d);
+	return r;
+}
+
+static bool dev_in(dev_t dev, const dev_t *set, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (set[i] == dev)
+			return true;
+	return false;
+}
+
+static bool holder_seen(const struct snapshot *s, size_t from, dev_t dev, unsigned index)
+{
+	for (size_t i = from; i < s->n_holders; i++)
+		if (s->holders[i].dev == dev && s->holders[i].index == index)
+			return true;
+	return false;
+}
+
+/* tty-index of a pty master, from /proc/<pid>/fdinfo/<fd>. */
+static int master_index(int pid_dir, const char *fd, unsigned *ret)
+{
+	char path[300], buf[1024];
+	_cleanup_close_ int f = -EBADF;
+	ssize_t l;
+	char *p;
+
+	snprintf(path, sizeof(path), "fdinfo/%s", fd);
+	f = openat(pid_dir, path, O_RDONLY | O_CLOEXEC);
+	if (f < 0)
+		return -errno;
+	l = read(f, buf, sizeof(buf) - 1);
+	if (l < 0)
+		return -errno;
+	buf[l] = 0;
+	p = strstr(buf, "tty-index:");
+	if (!p || sscanf(p + 10, "%u", ret) != 1)
+		return -ENOENT;
+	return 0;
+}
+
+/* Only a refusal means a process we could not inspect; anything else (ENOENT, ESRCH, a zombie
+ * half gone) is a process that exited while we looked. */
+static int not_allowed(int err)
+{
+	return err == EACCES || err == EPERM ? -err : 0;
+}
+
+static int scan_process(struct snapshot *s, int proc_fd, const char *pid_name, const dev_t *devs,
+			size_t n_devs)
+{
+	_cleanup_close_ int pid_dir = -EBADF, fd_dir = -EBADF;
+	_cleanup_free_ char *comm = NULL;
+	DIR *d;
+	struct dirent *de;
+	unsigned pid;
+	size_t first;
+
+	if (parse_uint(pid_name, &pid) < 0)
+		return 0;
+	pid_dir = openat(proc_fd, pid_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (pid_dir < 0)
+		return not_allowed(errno); /* exited meanwhile: not an error */
+	fd_dir = openat(pid_dir, "fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd_dir < 0)
+		return not_allowed(errno);
+	d = fdopendir(fd_dir);
+	if (!d)
+		return -errno;
+	fd_dir = -EBADF; /* owned by d */
+	first = s->n_holders;
+	while ((de = readdir(d))) {
+		struct stat st;
+		unsigned index;
+		struct holder *h;
+
+		if (de->d_name[0] == '.')
+			continue;
+		/* stat() follows the magic link to the open file itself, whatever its path. */
+		if (fstatat(dirfd(d), de->d_name, &st, 0) < 0 || !S_ISCHR(st.st_mode) ||
+		    !dev_in(st.st_dev, devs, n_devs))
+			continue;
+		if (major(st.st_rdev) >= PTY_SLAVE_MAJOR_FIRST &&
+		    major(st.st_rdev) <= PTY_SLAVE_MAJOR_LAST)
+			index =
+			    (major(st.st_rdev) - PTY_SLAVE_MAJOR_FIRST) * 256 + minor(st.st_rdev);
+		else if (major(st.st_rdev) == PTMX_RDEV_MAJOR &&
+			 minor(st.st_rdev) == PTMX_RDEV_MINOR) {
+			if (master_index(pid_dir, de->d_name, &index) < 0)
+				continue;
+		} else
+			continue;
+
+		if (!comm) {
+			_cleanup_close_ int cf = openat(pid_dir, "comm", O_RDONLY | O_CLOEXEC);
+			char buf[64] = "";
+			ssize_t l = cf >= 0 ? read(cf, buf, sizeof(buf) - 1) : -1;
+
+			buf[l > 0 ? l : 0] = 0;
+			buf[strcspn(buf, "\n")] = 0;
+			comm = strdup(buf);
+			if (!comm)
+				break;
+		}
+		/* A process holding both ends (or several fds) of one pty counts once. */
+		if (holder_seen(s, first, st.st_dev, index))
+			continue;
+		if (GROW(s->holders, s->allocated_holders, s->n_holders + 1) < 0)
+			break;
+		h = &s->holders[s->n_holders];
+		*h = (struct holder){ .pid = (pid_t)pid, .dev = st.st_dev, .index = index };
+		h->comm = strdup(comm);
+		if (!h->comm)
+			break;
+		s->n_holders++;
+	}
+	closedir(d);
+	return 0;
+}
+
+/* Only when a covered instance exists (the common case stays cheap). */
+int probe_holders(struct snapshot *s, const struct analysis *a, const char *proc)
+{
+	_cleanup_free_ dev_t *devs = NULL;
+	_cleanup_close_ int proc_fd = -EBADF;
+	size_t n = 0;
+	DIR *d;
+	struct dirent *de;
+
+	devs = calloc(a->n_instances ?: 1, sizeof(dev_t));
+	if (!devs)
+		return -ENOMEM;
+	FOREACH_ARRAY (in, a->instances, a->n_instances)
+		if (in->covered)
+			devs[n++] = in->dev;
+	if (n == 0)
+		return 0;
+
+	s->holders_scanned = true;
+	proc_fd = open(proc, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (proc_fd < 0)
+		return -errno;
+	d = opendir(proc);
+	if (!d)
+		return -errno;
+	while ((de = readdir(d))) {
+		int r = scan_process(s, proc_fd, de->d_name, devs, n);
+
+		if (r == -ENOMEM) {
+			closedir(d);
+			return r;
+		}
+		if (r < 0)
+			s->holders_skipped++;
+	}
+	closedir(d);
+	return 0;
+}
+
+static int probe_helpers(struct snapshot *s)
+{
+	for (const char *const *p = pt_chown_paths; *p; p++) {
+		glob_t g = { 0 };
+
+		if (glob(*p, GLOB_NOSORT, NULL, &g) != 0) {
+			globfree(&g);
+			continue;
+		}
+		for (size_t i = 0; i < g.gl_pathc; i++) {
+			struct setuid_helper *h;
+			struct stat st;
+			bool seen = false;
+
+			if (lstat(g.gl_pathv[i], &st) < 0 || !S_ISREG(st.st_mode))
+				continue;
+			FOREACH_ARRAY (o, s->helpers, s->n_helpers)
+				seen = seen || streq(o->path, g.gl_pathv[i]);
+			if (seen)
+				continue;
+			if (GROW(s->helpers, s->allocated_helpers, s->n_helpers + 1) < 0) {
+				globfree(&g);
+				return -ENOMEM;
+			}
+			h = &s->helpers[s->n_helpers];
+			*h = (struct setuid_helper){ .mode = st.st_mode & 07777, .uid = st.st_uid };
+			h->path = strdup(g.gl_pathv[i]);
+			if (!h->path) {
+				globfree(&g);
+				return -ENOMEM;
+			}
+			s->n_helpers++;
+		}
+		globfree(&g);
+	}
+	return 0;
+}
+
+/* The initramfs hook's record, if this boot has one; what the checks need of it (not its
+ * embedded snapshot). A record that is not JSON is ignored: it must never stop an audit. */
+static void probe_initramfs_record(struct snapshot *s)
+{
+	_cleanup_free_ char *text = NULL;
+	json_object *o, *kept;
+
+	if (read_full_file(INITRAMFS_RECORD_PATH, 64u << 20, &text, NULL) < 0)
+		return;
+	o = json_tokener_parse(text);
+	if (!o || !json_object_is_type(o, json_type_object)) {
+		json_object_put(o);
+		return;
+	}
+	kept = json_object_new_object();
+	json_object_object_foreach(o, key, value)
+	{
+		if (!streq(key, "snapshot"))
+			json_object_object_add(kept, key, json_object_get(value));
+	}
+	json_object_put(o);
+	s->initramfs = kept;
+}
+
+static void probe_kernel(struct snapshot *s)
+{
+	struct stat self, init;
+
+	(void)read_long_file("/proc/sys/kernel/pty/max", &s->pty_max);
+	(void)read_long_file("/proc/sys/kernel/pty/reserve", &s->pty_reserve);
+	(void)read_long_file("/proc/sys/kernel/pty/nr", &s->pty_nr);
+	if (read_long_file("/proc/sys/user/max_user_namespaces", &s->user_namespaces_max) < 0)
+		s->user_namespaces_max = 0;
+	/* Instances mounted outside the initial mount namespace cannot use kernel.pty.reserve. */
+	s->initial_mount_ns = stat("/proc/self/ns/mnt", &self) < 0 ||
+			      stat("/proc/1/ns/mnt", &init) < 0 || self.st_ino == init.st_ino;
+}
+
+static int probe_identity(struct snapshot *s)
+{
+	struct utsname u;
+	struct group grp, *res = NULL;
+	char buf[4096];
+
+	if (uname(&u) < 0)
+		return -errno;
+	s->hostname = strdup(u.nodename);
+	s->kernel_release = strdup(u.release);
+	if (!s->hostname || !s->kernel_release)
+		return -ENOMEM;
+	/* Group tty, as grantpt() and the kernel's users understand it; 5 when NSS has none. */
+	if (getgrnam_r("tty", &grp, buf, sizeof(buf), &res) == 0 && res)
+		s->tty_gid = res->gr_gid;
+	else
+		s->tty_gid = 5;
+	return 0;
+}
+
+/* listmount()/statmount() where that is cheaper (statmount.h: slaves of big peer groups, where
+ * mountinfo turns quadratic); the text otherwise, and whenever the text itself is wanted. Any
+ * error of the kernel path but ENOMEM falls back to the text. */
+static int probe_mounts(struct snapshot *s, const struct probe_options *opts,
+			struct parse_error *err)
+{
+	struct mount_table *t = NULL;
+	char *text = NULL;
+	size_t size;
+	int r;
+
+	if (opts->mounts) {
+		snapshot_set_mount_table(s, opts->mounts);
+		return 0;
+	}
+	if (!opts->need_mountinfo_text && (opts->need_unique_ids || mount_table_prefer_kernel())) {
+		r = mount_table_from_kernel(&t);
+		if (r >= 0) {
+			snapshot_set_mount_table(s, t);
+			return 0;
+		}
+		if (r == -ENOMEM)
+			return r;
+	}
+	r = read_full_file("/proc/self/mountinfo", MOUNTINFO_MAX, &text, &size);
+	if (r < 0)
+		return r;
+	if (opts->need_mountinfo_text)
+		return snapshot_set_mountinfo(s, text, size, err);
+	/* Nobody wants the text itself: parse it in place, not a copy of it. */
+	r = mount_table_parse_owned(text, size, &t, err);
+	if (r < 0)
+		return r;
+	snapshot_set_mount_table(s, t);
+	return 0;
+}
+
+int probe_snapshot(const struct probe_options *opts, struct snapshot **ret,
+		   struct analysis **ret_analysis, struct parse_error *err)
+{
+	static const struct probe_options defaults = { 0 };
+	_cleanup_(snapshot_freep) struct snapshot *s = NULL;
+	_cleanup_(analysis_freep) struct analysis *a = NULL;
+	int r;
+
+	opts = opts ?: &defaults;
+	*err = (struct parse_error){ 0 };
+	s = snapshot_new();
+	if (!s) {
+		mount_table_free(opts->mounts);
+		return -ENOMEM;
+	}
+
+	r = probe_mounts(s, opts, err);
+	if (r < 0)
+		return r;
+	r = probe_identity(s);
+	if (r < 0)
+		return r;
+	probe_kernel(s);
+
+	r = read_full_file("/etc/fstab", FSTAB_MAX, &s->fstab, NULL);
+	if (r < 0 && r != -ENOENT)
+		s->fstab = NULL; /* unreadable fstab: nothing to say about it */
+
+	if ((r = probe_ptmx(s)) < 0 || (r = probe_mountpoints(s)) < 0)
+		return r;
+
+	/* What the kernel would serve decides which slaves and holders matter. Adding nodes below
+	 * may move s->nodes: from here on only a's instances and mount indices are used. */
+	r = analysis_new(s, &a);
+	if (r < 0)
+		return r;
+	if (a->pts_path && (r = add_node(s, a->pts_path)) < 0)
+		return r;
+	r = probe_slaves(s, a);
+	if (r < 0)
+		return r;
+	if (!opts->skip_holders) {
+		r = probe_holders(s, a, "/proc");
+		if (r < 0 && r != -ENOENT)
+			return r;
+	}
+	r = probe_helpers(s);
+	if (r < 0)
+		return r;
+	probe_initramfs_record(s);
+
+	if (ret_analysis) {
+		r = analysis_update_nodes(a);
+		if (r < 0)
+			return r;
+		*ret_analysis = TAKE_PTR(a);
+	}
+	*ret = TAKE_PTR(s);
+	return 0;
+}

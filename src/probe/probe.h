@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * probe: the only code that reads the live system (DESIGN.md). It fills a
+ * struct snapshot and nothing else: mountinfo, the ptmx nodes, the serving
+ * instance's slaves, sysctls, the tty group, fstab, pt_chown helpers, and the
+ * holders of covered devpts instances (only when one exists).
+ */
+#pragma once
+
+#include "analysis/analysis.h"
+#include "probe/mountinfo.h"
+#include "probe/snapshot.h"
+
+struct probe_options {
+	bool skip_holders;	  /* never scan /proc/<pid>/fd */
+	bool need_mountinfo_text; /* snapshot, initramfs-record: keep the raw text */
+	bool need_unique_ids;	  /* the daemon's tracker: listmount()/statmount(), where usable */
+	/* The daemon's tracker: audit these mounts (taken over) instead of reading the table. */
+	struct mount_table *mounts;
+};
+
+/* On -EINVAL, *err names the mountinfo line at fault. The analysis the probe made of the
+ * snapshot comes with it when ret_analysis is not NULL (it points into *ret). */
+int probe_snapshot(const struct probe_options *opts, struct snapshot **ret,
+		   struct analysis **ret_analysis, struct parse_error *err);
+
+/* Scan proc (normally "/proc") for processes holding ptys of the covered instances of a, into
+ * s->holders; nothing when no instance is covered. About 10 us an open fd, whatever it is:
+ * a second on a host with 100,000 open fds. */
+int probe_holders(struct snapshot *s, const struct analysis *a, const char *proc);
+
+/* Where the initramfs hook leaves its record; /run survives switch-root. */
+#define INITRAMFS_RECORD_PATH "/run/ptsguard/initramfs.json"
+
+/* Known places of glibc's setuid grantpt helper. */
+extern const char *const pt_chown_paths[];

@@ -1,0 +1,556 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/sysmacros.h>
+
+#include "probe/snapshot.h"
+#include "util/json-util.h"
+#include "util/util.h"
+
+#define SNAPSHOT_SCHEMA "ptsguard.snapshot/1"
+
+static const char *const node_type_names[_NODE_TYPE_MAX] = {
+	[NODE_MISSING] = "missing", [NODE_CHAR] = "char", [NODE_SYMLINK] = "symlink",
+	[NODE_DIR] = "dir",	    [NODE_FILE] = "file", [NODE_OTHER] = "other",
+};
+
+const char *node_type_to_string(enum node_type t)
+{
+	return t < _NODE_TYPE_MAX ? node_type_names[t] : NULL;
+}
+
+int node_type_from_string(const char *s)
+{
+	for (int i = 0; i < _NODE_TYPE_MAX; i++)
+		if (streq(s, node_type_names[i]))
+			return i;
+	return -EINVAL;
+}
+
+struct snapshot *snapshot_new(void)
+{
+	struct snapshot *s = calloc(1, sizeof(*s));
+
+	if (s)
+		s->tty_gid = 5;
+	return s;
+}
+
+struct snapshot *snapshot_free(struct snapshot *s)
+{
+	if (!s)
+		return NULL;
+	free(s->hostname);
+	free(s->kernel_release);
+	free(s->mountinfo);
+	mount_table_free(s->mounts);
+	free(s->fstab);
+	FOREACH_ARRAY (n, s->nodes, s->n_nodes) {
+		free(n->path);
+		free(n->target);
+	}
+	free(s->nodes);
+	FOREACH_ARRAY (h, s->holders, s->n_holders)
+		free(h->comm);
+	free(s->holders);
+	FOREACH_ARRAY (h, s->helpers, s->n_helpers)
+		free(h->path);
+	free(s->helpers);
+	json_object_put(s->initramfs);
+	free(s);
+	return NULL;
+}
+
+int snapshot_set_mountinfo(struct snapshot *s, char *text, size_t size, struct parse_error *err)
+{
+	struct mount_table *t = NULL;
+	int r;
+
+	free(s->mountinfo);
+	s->mountinfo = text;
+	s->mountinfo_size = size;
+	s->mounts = mount_table_free(s->mounts);
+	r = mount_table_parse(text, size, &t, err);
+	if (r < 0)
+		return r;
+	s->mounts = t;
+	return 0;
+}
+
+void snapshot_set_mount_table(struct snapshot *s, struct mount_table *t)
+{
+	free(s->mountinfo);
+	s->mountinfo = NULL;
+	s->mountinfo_size = 0;
+	mount_table_free(s->mounts);
+	s->mounts = t;
+}
+
+struct node *snapshot_add_node(struct snapshot *s, const char *path)
+{
+	struct node *n;
+
+	if (GROW(s->nodes, s->allocated_nodes, s->n_nodes + 1) < 0)
+		return NULL;
+	n = &s->nodes[s->n_nodes];
+	*n = (struct node){ .type = NODE_MISSING };
+	n->path = strdup(path);
+	if (!n->path)
+		return NULL;
+	s->n_nodes++;
+	return n;
+}
+
+const struct node *snapshot_find_node(const struct snapshot *s, const char *path)
+{
+	FOREACH_ARRAY (n, s->nodes, s->n_nodes)
+		if (streq(n->path, path))
+			return n;
+	return NULL;
+}
+
+/* ---- writing ---- */
+
+json_object *snapshot_to_json(const struct snapshot *s)
+{
+	json_object *root = json_object_new_object(), *k = json_object_new_object();
+	json_object *nodes = json_object_new_array(), *holders = json_object_new_array();
+	json_object *helpers = json_object_new_array();
+
+	json_object_object_add(root, "schema", json_object_new_string(SNAPSHOT_SCHEMA));
+	json_object_object_add(root, "hostname", json_object_new_string(s->hostname ?: ""));
+	json_object_object_add(k, "release", json_object_new_string(s->kernel_release ?: ""));
+	json_object_object_add(k, "user_namespaces_max",
+			       json_object_new_int64(s->user_namespaces_max));
+	json_object_object_add(k, "pty_max", json_object_new_int64(s->pty_max));
+	json_object_object_add(k, "pty_reserve", json_object_new_int64(s->pty_reserve));
+	json_object_object_add(k, "pty_nr", json_object_new_int64(s->pty_nr));
+	json_object_object_add(k, "initial_mount_ns", json_object_new_boolean(s->initial_mount_ns));
+	json_object_object_add(root, "kernel", k);
+	json_object_object_add(root, "tty_gid", json_object_new_int64(s->tty_gid));
+	json_object_object_add(
+	    root, "mountinfo",
+	    json_object_new_string_len(s->mountinfo ?: "", (int)s->mountinfo_size));
+	json_object_object_add(root, "fstab", json_new_string_or_null(s->fstab));
+
+	FOREACH_ARRAY (n, s->nodes, s->n_nodes) {
+		json_object *o = json_object_new_object();
+		bool present = n->type != NODE_MISSING;
+
+		json_object_object_add(o, "path", json_object_new_string(n->path));
+		json_object_object_add(o, "type",
+				       json_object_new_string(node_type_to_string(n->type)));
+		json_object_object_add(o, "mode", present ? json_new_mode(n->mode) : NULL);
+		json_object_object_add(o, "uid", present ? json_object_new_int64(n->uid) : NULL);
+		json_object_object_add(o, "gid", present ? json_object_new_int64(n->gid) : NULL);
+		json_object_object_add(o, "rdev",
+				       n->type == NODE_CHAR ? json_new_devnum(n->rdev) : NULL);
+		json_object_object_add(o, "dev", present ? json_new_devnum(n->dev) : NULL);
+		json_object_object_add(o, "target", json_new_string_or_null(n->target));
+		if (present && n->ino)
+			json_object_object_add(o, "ino", json_object_new_int64((int64_t)n->ino));
+		json_object_array_add(nodes, o);
+	}
+	json_object_object_add(root, "nodes", nodes);
+
+	FOREACH_ARRAY (h, s->holders, s->n_holders) {
+		json_object *o = json_object_new_object();
+
+		json_object_object_add(o, "pid", json_object_new_int64(h->pid));
+		json_object_object_add(o, "comm", json_object_new_string(h->comm ?: ""));
+		json_object_object_add(o, "dev", json_new_devnum(h->dev));
+		json_object_object_add(o, "index", json_object_new_int64(h->index));
+		json_object_array_add(holders, o);
+	}
+	json_object_object_add(root, "holders", holders);
+	json_object_object_add(root, "holders_scanned",
+			       json_object_new_boolean(s->holders_scanned));
+	json_object_object_add(root, "holders_skipped", json_object_new_int64(s->holders_skipped));
+
+	FOREACH_ARRAY (h, s->helpers, s->n_helpers) {
+		json_object *o = json_object_new_object();
+
+		json_object_object_add(o, "path", json_object_new_string(h->path));
+		json_object_object_add(o, "mode", json_new_mode(h->mode));
+		json_object_object_add(o, "uid", json_object_new_int64(h->uid));
+		json_object_array_add(helpers, o);
+	}
+	json_object_object_add(root, "setuid_helpers", helpers);
+	if (s->initramfs)
+		json_object_object_add(root, "initramfs", json_object_get(s->initramfs));
+	return root;
+}
+
+/* ---- reading ---- */
+
+_printf_(2, 3) static int load_fail(struct load_error *err, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err->message, sizeof(err->message), fmt, ap);
+	va_end(ap);
+	return -EINVAL;
+}
+
+static const char *json_type_word(json_type t)
+{
+	switch (t) {
+	case json_type_string:
+		return "a string";
+	case json_type_int:
+		return "an integer";
+	case json_type_object:
+		return "an object";
+	case json_type_array:
+		return "an array";
+	case json_type_boolean:
+		return "true or false";
+	default:
+		return "a value";
+	}
+}
+
+enum { REQUIRED = 0, OPTIONAL = 1, NULLABLE = 2 };
+
+/* Fetch obj[key] of the given type. *ret is NULL for an allowed null or an absent optional key. */
+static int get(json_object *obj, const char *where, const char *key, json_type type, int flags,
+	       json_object **ret, struct load_error *err)
+{
+	json_object *v = NULL;
+	char name[256];
+
+	snprintf(name, sizeof(name), "%s%s%s", where, *where ? "." : "", key);
+	*ret = NULL;
+	if (!json_object_object_get_ex(obj, key, &v)) {
+		if (flags & OPTIONAL)
+			return 0;
+		return load_fail(err, "missing key '%s'", name);
+	}
+	if (!v) {
+		if (flags & (NULLABLE | OPTIONAL))
+			return 0;
+		return load_fail(err, "key '%s' must not be null", name);
+	}
+	if (!json_object_is_type(v, type))
+		return load_fail(err, "key '%s': expected %s", name, json_type_word(type));
+	*ret = v;
+	return 0;
+}
+
+static int get_string(json_object *obj, const char *where, const char *key, int flags,
+		      const char **ret, struct load_error *err)
+{
+	json_object *v;
+	int r = get(obj, where, key, json_type_string, flags, &v, err);
+
+	if (r < 0)
+		return r;
+	*ret = v ? json_object_get_string(v) : NULL;
+	return 0;
+}
+
+static int get_long(json_object *obj, const char *where, const char *key, long min, long max,
+		    int flags, long *ret, struct load_error *err)
+{
+	json_object *v;
+	int64_t x;
+	int r = get(obj, where, key, json_type_int, flags, &v, err);
+
+	if (r < 0 || !v)
+		return r;
+	x = json_object_get_int64(v);
+	if (x < min || x > max)
+		return load_fail(err, "key '%s%s%s': %lld is out of range", where,
+				 *where ? "." : "", key, (long long)x);
+	*ret = (long)x;
+	return 0;
+}
+
+static int get_mode(json_object *obj, const char *where, const char *key, int flags, mode_t *ret,
+		    struct load_error *err)
+{
+	const char *s;
+	int r = get_string(obj, where, key, flags, &s, err);
+
+	if (r < 0 || !s)
+		return r;
+	if (parse_mode(s, ret) < 0)
+		return load_fail(err, "key '%s.%s': \"%s\" is not an octal mode", where, key, s);
+	return 0;
+}
+
+static int get_dev(json_object *obj, const char *where, const char *key, int flags, dev_t *ret,
+		   struct load_error *err)
+{
+	const char *s;
+	int r = get_string(obj, where, key, flags, &s, err);
+
+	if (r < 0 || !s)
+		return r;
+	if (parse_devnum(s, ret) < 0)
+		return load_fail(err, "key '%s.%s': \"%s\" is not MAJOR:MINOR", where, key, s);
+	return 0;
+}
+
+static int load_node(json_object *o, const char *where, struct snapshot *s, struct load_error *err)
+{
+	const char *path, *type, *target;
+	struct node *n;
+	long uid = 0, gid = 0, ino = 0;
+	int t, r, need;
+
+	if (!json_object_is_type(o, json_type_object))
+		return load_fail(err, "key '%s': expected an object", where);
+	r = get_string(o, where, "path", REQUIRED, &path, err);
+	if (r < 0)
+		return r;
+	r = get_string(o, where, "type", REQUIRED, &type, err);
+	if (r < 0)
+		return r;
+	t = node_type_from_string(type);
+	if (t < 0)
+		return load_fail(err,
+				 "key '%s.type': \"%s\" is not one of char, symlink, dir, file, "
+				 "missing, other",
+				 where, type);
+	n = snapshot_add_node(s, path);
+	if (!n)
+		return -ENOMEM;
+	n->type = t;
+	need = t == NODE_MISSING ? NULLABLE : REQUIRED;
+	if ((r = get_mode(o, where, "mode", need, &n->mode, err)) < 0 ||
+	    (r = get_long(o, where, "uid", 0, UINT32_MAX, need, &uid, err)) < 0 ||
+	    (r = get_long(o, where, "gid", 0, UINT32_MAX, need, &gid, err)) < 0 ||
+	    (r = get_dev(o, where, "rdev", t == NODE_CHAR ? REQUIRED : NULLABLE | OPTIONAL,
+			 &n->rdev, err)) < 0 ||
+	    (r = get_dev(o, where, "dev", need | OPTIONAL, &n->dev, err)) < 0 ||
+	    (r = get_string(o, where, "target", t == NODE_SYMLINK ? REQUIRED : NULLABLE | OPTIONAL,
+			    &target, err)) < 0)
+		return r;
+	if ((r = get_long(o, where, "ino", 0, LONG_MAX, OPTIONAL, &ino, err)) < 0)
+		return r;
+	n->ino = (ino_t)ino;
+	n->uid = (uid_t)uid;
+	n->gid = (gid_t)gid;
+	if (target && !(n->target = strdup(target)))
+		return -ENOMEM;
+	return 0;
+}
+
+int snapshot_add_holder(struct snapshot *s, const struct holder *h)
+{
+	char *comm = strdup(h->comm);
+
+	if (!comm || GROW(s->holders, s->allocated_holders, s->n_holders + 1) < 0) {
+		free(comm);
+		return -ENOMEM;
+	}
+	s->holders[s->n_holders] = *h;
+	s->holders[s->n_holders++].comm = comm;
+	return 0;
+}
+
+static int load_holder(json_object *o, const char *where, struct snapshot *s,
+		       struct load_error *err)
+{
+	struct holder h;
+	const char *comm;
+	long pid, index;
+	dev_t dev;
+	int r;
+
+	if (!json_object_is_type(o, json_type_object))
+		return load_fail(err, "key '%s': expected an object", where);
+	if ((r = get_long(o, where, "pid", 1, INT32_MAX, REQUIRED, &pid, err)) < 0 ||
+	    (r = get_string(o, where, "comm", REQUIRED, &comm, err)) < 0 ||
+	    (r = get_dev(o, where, "dev", REQUIRED, &dev, err)) < 0 ||
+	    (r = get_long(o, where, "index", 0, UINT32_MAX, REQUIRED, &index, err)) < 0)
+		return r;
+	h = (struct holder){
+		.pid = (pid_t)pid,
+		.comm = (char *)comm, /* copied */
+		.dev = dev,
+		.index = (unsigned)index,
+	};
+	return snapshot_add_holder(s, &h);
+}
+
+static int load_helper(json_object *o, const char *where, struct snapshot *s,
+		       struct load_error *err)
+{
+	struct setuid_helper *h;
+	const char *path;
+	long uid;
+	int r;
+
+	if (!json_object_is_type(o, json_type_object))
+		return load_fail(err, "key '%s': expected an object", where);
+	if (GROW(s->helpers, s->allocated_helpers, s->n_helpers + 1) < 0)
+		return -ENOMEM;
+	h = &s->helpers[s->n_helpers];
+	*h = (struct setuid_helper){ 0 };
+	if ((r = get_string(o, where, "path", REQUIRED, &path, err)) < 0 ||
+	    (r = get_mode(o, where, "mode", REQUIRED, &h->mode, err)) < 0 ||
+	    (r = get_long(o, where, "uid", 0, UINT32_MAX, REQUIRED, &uid, err)) < 0)
+		return r;
+	h->uid = (uid_t)uid;
+	if (!(h->path = strdup(path)))
+		return -ENOMEM;
+	s->n_helpers++;
+	return 0;
+}
+
+typedef int (*load_item_fn)(json_object *o, const char *where, struct snapshot *s,
+			    struct load_error *err);
+
+static int load_array(json_object *root, const char *key, load_item_fn fn, struct snapshot *s,
+		      struct load_error *err)
+{
+	json_object *a;
+	int r = get(root, "", key, json_type_array, REQUIRED, &a, err);
+
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < json_object_array_length(a); i++) {
+		char where[64];
+
+		snprintf(where, sizeof(where), "%s[%zu]", key, i);
+		r = fn(json_object_array_get_idx(a, i), where, s, err);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+int snapshot_from_json(json_object *root, struct snapshot **ret, struct load_error *err)
+{
+	_cleanup_(snapshot_freep) struct snapshot *s = NULL;
+	const char *schema, *hostname, *release, *mountinfo, *fstab;
+	json_object *kernel, *v;
+	struct parse_error perr;
+	char *text;
+	long gid;
+	int r;
+
+	if (!json_object_is_type(root, json_type_object))
+		return load_fail(err, "the top level must be a JSON object");
+	s = snapshot_new();
+	if (!s)
+		return -ENOMEM;
+
+	r = get_string(root, "", "schema", REQUIRED, &schema, err);
+	if (r < 0)
+		return r;
+	if (strncmp(schema, SNAPSHOT_SCHEMA, strlen(SNAPSHOT_SCHEMA)) != 0)
+		return load_fail(err, "key 'schema': \"%s\" is not %s", schema, SNAPSHOT_SCHEMA);
+	if ((r = get_string(root, "", "hostname", REQUIRED, &hostname, err)) < 0 ||
+	    (r = get(root, "", "kernel", json_type_object, REQUIRED, &kernel, err)) < 0 ||
+	    (r = get_string(kernel, "kernel", "release", REQUIRED, &release, err)) < 0 ||
+	    (r = get_long(kernel, "kernel", "user_namespaces_max", 0, INT32_MAX, REQUIRED,
+			  &s->user_namespaces_max, err)) < 0 ||
+	    (r = get_long(kernel, "kernel", "pty_max", 0, INT32_MAX, REQUIRED, &s->pty_max, err)) <
+		0 ||
+	    (r = get_long(kernel, "kernel", "pty_reserve", 0, INT32_MAX, REQUIRED, &s->pty_reserve,
+			  err)) < 0 ||
+	    (r = get_long(kernel, "kernel", "pty_nr", 0, INT32_MAX, REQUIRED, &s->pty_nr, err)) <
+		0 ||
+	    (r = get(kernel, "kernel", "initial_mount_ns", json_type_boolean, OPTIONAL, &v, err)) <
+		0)
+		return r;
+	s->initial_mount_ns = v ? json_object_get_boolean(v) : true;
+	if ((r = get_long(root, "", "tty_gid", 0, UINT32_MAX, REQUIRED, &gid, err)) < 0 ||
+	    (r = get_string(root, "", "mountinfo", REQUIRED, &mountinfo, err)) < 0 ||
+	    (r = get_string(root, "", "fstab", NULLABLE, &fstab, err)) < 0)
+		return r;
+	s->tty_gid = (gid_t)gid;
+	if (!(s->hostname = strdup(hostname)) || !(s->kernel_release = strdup(release)))
+		return -ENOMEM;
+	if (fstab && !(s->fstab = strdup(fstab)))
+		return -ENOMEM;
+
+	text = strdup(mountinfo);
+	if (!text)
+		return -ENOMEM;
+	r = snapshot_set_mountinfo(s, text, strlen(text), &perr);
+	if (r == -EINVAL) {
+		if (perr.line)
+			return load_fail(err, "key 'mountinfo': line %u: %s", perr.line,
+					 perr.message);
+		return load_fail(err, "key 'mountinfo': %s", perr.message);
+	}
+	if (r < 0)
+		return r;
+
+	if ((r = load_array(root, "nodes", load_node, s, err)) < 0 ||
+	    (r = load_array(root, "holders", load_holder, s, err)) < 0 ||
+	    (r = load_array(root, "setuid_helpers", load_helper, s, err)) < 0 ||
+	    (r = get(root, "", "holders_skipped", json_type_int, OPTIONAL, &v, err)) < 0)
+		return r;
+	if (v)
+		s->holders_skipped = (unsigned)json_object_get_int64(v);
+	if ((r = get(root, "", "holders_scanned", json_type_boolean, OPTIONAL, &v, err)) < 0)
+		return r;
+	s->holders_scanned = v ? json_object_get_boolean(v) : s->n_holders > 0;
+	if ((r = get(root, "", "initramfs", json_type_object, OPTIONAL, &v, err)) < 0)
+		return r;
+	s->initramfs = json_object_get(v);
+
+	*ret = TAKE_PTR(s);
+	return 0;
+}
+
+int snapshot_parse(const char *text, size_t size, struct snapshot **ret, struct load_error *err)
+{
+	json_tokener *tok;
+	json_object *root;
+	enum json_tokener_error jerr;
+	size_t consumed;
+	int r;
+
+	if (size == 0)
+		return load_fail(err, "empty file, expected a JSON snapshot");
+	if (size > INT32_MAX)
+		return load_fail(err, "file too large");
+	if (memchr(text, 0, size))
+		return load_fail(err, "NUL byte at offset %zu: not a JSON snapshot",
+				 (size_t)((const char *)memchr(text, 0, size) - text));
+	tok = json_tokener_new_ex(64);
+	if (!tok)
+		return -ENOMEM;
+	root = json_tokener_parse_ex(tok, text, (int)size);
+	jerr = json_tokener_get_error(tok);
+	consumed = json_tokener_get_parse_end(tok);
+	json_tokener_free(tok);
+
+	if (!root || jerr != json_tokener_success) {
+		unsigned line = 1, col = 1;
+
+		for (size_t i = 0; i < consumed && i < size; i++) {
+			if (text[i] == '\n') {
+				line++;
+				col = 1;
+			} else
+				col++;
+		}
+		json_object_put(root);
+		if (jerr == json_tokener_continue)
+			return load_fail(err, "line %u: unexpected end of file (truncated JSON)",
+					 line);
+		return load_fail(err, "line %u, column %u: %s", line, col,
+				 json_tokener_error_desc(jerr));
+	}
+	for (size_t i = consumed; i < size; i++)
+		if (text[i] != ' ' && text[i] != '\n' && text[i] != '\t' && text[i] != '\r') {
+			json_object_put(root);
+			return load_fail(err, "trailing data after the JSON object at offset %zu",
+					 i);
+		}
+	r = snapshot_from_json(root, ret, err);
+	json_object_put(root);
+	return r;
+}

@@ -1,0 +1,107 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * struct snapshot: everything the checks read, as plain data (DESIGN.md).
+ * probe.c fills one from the live system; snapshot_load() reads the JSON form
+ * of spec/interface.md and validates it; snapshot_to_json() writes it.
+ */
+#pragma once
+
+#include <json-c/json.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "probe/mountinfo.h"
+#include "util/macro.h"
+
+enum node_type {
+	NODE_MISSING,
+	NODE_CHAR,
+	NODE_SYMLINK,
+	NODE_DIR,
+	NODE_FILE,
+	NODE_OTHER,
+	_NODE_TYPE_MAX,
+};
+
+struct node {
+	char *path;
+	enum node_type type;
+	mode_t mode; /* permission bits and setuid/setgid/sticky; 0 when missing */
+	uid_t uid;
+	gid_t gid;
+	dev_t rdev;
+	dev_t dev;    /* device of the filesystem holding the node */
+	ino_t ino;    /* 0 when unknown (optional in JSON); repair checks it did not change */
+	char *target; /* symlink target, as read */
+};
+
+struct holder {
+	pid_t pid;
+	char *comm;
+	dev_t dev; /* the devpts instance */
+	unsigned index;
+};
+
+struct setuid_helper {
+	char *path;
+	mode_t mode;
+	uid_t uid;
+};
+
+struct snapshot {
+	char *hostname;
+	char *kernel_release;
+	long user_namespaces_max;
+	long pty_max, pty_reserve, pty_nr;
+	bool
+	    initial_mount_ns; /* optional in JSON: was the snapshot taken in the initial mount ns */
+	gid_t tty_gid;
+
+	char *mountinfo;
+	size_t mountinfo_size;
+	struct mount_table *mounts; /* parsed mountinfo */
+	char *fstab;		    /* NULL when there is none */
+
+	struct node *nodes;
+	size_t n_nodes, allocated_nodes;
+	struct holder *holders;
+	size_t n_holders, allocated_holders;
+	unsigned holders_skipped; /* processes whose fds could not be read */
+	bool holders_scanned;
+	struct setuid_helper *helpers;
+	size_t n_helpers, allocated_helpers;
+
+	/* The initramfs hook's record (ptsguard.initramfs/1) without its embedded snapshot, or
+	 * NULL: which devpts instances the initramfs made and what it predicted. Optional. */
+	json_object *initramfs;
+};
+
+struct snapshot *snapshot_new(void);
+struct snapshot *snapshot_free(struct snapshot *s);
+DEFINE_POINTER_CLEANUP(struct snapshot, snapshot_free)
+
+/* Set the raw mountinfo text and parse it (takes ownership of text). */
+int snapshot_set_mountinfo(struct snapshot *s, char *text, size_t size, struct parse_error *err);
+
+/* Use a table read another way (listmount/statmount): no raw text then. Takes ownership. */
+void snapshot_set_mount_table(struct snapshot *s, struct mount_table *t);
+
+/* Append a node (copies path and target). Returns the node or NULL on OOM. */
+struct node *snapshot_add_node(struct snapshot *s, const char *path);
+const struct node *snapshot_find_node(const struct snapshot *s, const char *path);
+/* Append a copy of h (comm copied). */
+int snapshot_add_holder(struct snapshot *s, const struct holder *h);
+
+const char *node_type_to_string(enum node_type t);
+int node_type_from_string(const char *s);
+
+/* Errors while loading name the key (or the line of the embedded mountinfo). */
+struct load_error {
+	char message[512];
+};
+
+int snapshot_from_json(json_object *root, struct snapshot **ret, struct load_error *err);
+/* Parse text (a whole file) into a snapshot; JSON syntax errors name line and column. */
+int snapshot_parse(const char *text, size_t size, struct snapshot **ret, struct load_error *err);
+json_object *snapshot_to_json(const struct snapshot *s);

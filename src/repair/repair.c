@@ -1,0 +1,716 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "analysis/boot.h"
+#include "probe/mountinfo.h"
+#include "repair/repair.h"
+#include "util/json-util.h"
+#include "util/util.h"
+#include "repair/verify.h"
+
+#define MOUNTINFO_MAX (256u << 20)
+
+static const char *const result_names[_ACTION_RESULT_MAX] = {
+	[ACTION_PLANNED] = "planned",
+	[ACTION_DONE] = "done",
+	[ACTION_REFUSED] = "refused",
+	[ACTION_FAILED] = "failed",
+};
+
+const char *action_result_to_string(enum action_result r)
+{
+	return r < _ACTION_RESULT_MAX ? result_names[r] : NULL;
+}
+
+void repair_plan_clear(struct repair_plan *p)
+{
+	FOREACH_ARRAY (a, p->actions, p->n_actions) {
+		free(a->command);
+		free(a->detail);
+		free(a->path);
+	}
+	free(p->actions);
+	*p = (struct repair_plan){ 0 };
+}
+
+/* Record an outcome; returns 0 so callers can `return outcome(...)`. */
+_printf_(3, 4) static int outcome(struct repair_action *a, enum action_result r, const char *fmt,
+				  ...)
+{
+	va_list ap;
+
+	a->result = r;
+	free(a->detail);
+	va_start(ap, fmt);
+	if (vasprintf(&a->detail, fmt, ap) < 0)
+		a->detail = NULL;
+	va_end(ap);
+	return 0;
+}
+
+static struct repair_action *add_action(struct repair_plan *p, const struct finding *f,
+					enum action_kind kind)
+{
+	struct repair_action *a;
+
+	if (GROW(p->actions, p->allocated, p->n_actions + 1) < 0)
+		return NULL;
+	a = &p->actions[p->n_actions++];
+	*a = (struct repair_action){ .finding = f, .kind = kind, .result = ACTION_PLANNED };
+	return a;
+}
+
+static bool wanted(const struct repair_options *o, const char *id)
+{
+	if (!o->only)
+		return true;
+	for (char **i = o->only; *i; i++)
+		if (streq(*i, id))
+			return true;
+	return false;
+}
+
+/* The devpts options a remount should set, from the options it has now. */
+static struct devpts_options target_options(const struct repair_action *a,
+					    const struct devpts_options *now,
+					    const struct repair_options *o)
+{
+	struct devpts_options t = *now;
+
+	if (a->fix_owner) {
+		t.has_gid = true;
+		t.gid = o->tty_gid;
+		if (o->policy && o->policy->pin_mode)
+			t.mode = o->policy->mode & 0777;
+		else if ((now->mode & 0777) != 0620 && (now->mode & 0777) != 0600)
+			t.mode = a->healthy_mode ?: 0620;
+	}
+	if (a->fix_ptmx)
+		t.ptmxmode = 0666;
+	return t;
+}
+
+static int remount_command(struct repair_action *a, const struct devpts_options *now,
+			   const struct repair_options *o)
+{
+	struct devpts_options t = target_options(a, now, o);
+	_cleanup_free_ char *opts = devpts_options_format(&t);
+
+	if (!opts)
+		return -ENOMEM;
+	return set_printf(&a->command, "mount -o remount,%s %s", opts, a->path);
+}
+
+static int plan_remount(struct repair_plan *p, const struct analysis *an, const struct finding *f,
+			const struct repair_options *o, bool owner, bool ptmx)
+{
+	const struct mount_entry *e;
+	struct repair_action *a;
+
+	if (!an->serving || an->serving_mount == NO_MOUNT)
+		return 0;
+	e = &an->snap->mounts->entries[an->serving_mount];
+	a = add_action(p, f, ACTION_REMOUNT);
+	if (!a || !(a->path = strdup(e->mountpoint)))
+		return -ENOMEM;
+	a->mount_id = e->id;
+	a->dev = e->dev;
+	a->fix_owner = owner;
+	a->fix_ptmx = ptmx;
+	/* The spec's order: pinned, current if healthy, as last seen healthy, else 620. What the
+	 * initramfs recorded for this very instance is the last healthy state we know of. */
+	{
+		json_object *rec = initramfs_instance(an->snap, e->dev), *opts;
+		struct devpts_options then;
+
+		if (rec && json_object_object_get_ex(rec, "options", &opts) &&
+		    json_object_is_type(opts, json_type_string)) {
+			devpts_options_parse(json_object_get_string(opts), &then);
+			if (then.has_gid &&
+			    ((then.mode & 0777) == 0620 || (then.mode & 0777) == 0600))
+				a->healthy_mode = then.mode & 0777;
+		}
+	}
+	if (!an->reachable[an->serving_mount])
+		return outcome(a, ACTION_REFUSED,
+			       "mount %u is covered: ptsguard never touches a covered instance",
+			       e->id);
+	return remount_command(a, &an->serving->options, o);
+}
+
+static int plan_slaves(struct repair_plan *p, const struct analysis *an, const struct finding *f,
+		       const struct repair_options *o)
+{
+	const struct mount_entry *e;
+
+	if (!an->serving || an->serving_mount == NO_MOUNT)
+		return 0;
+	e = &an->snap->mounts->entries[an->serving_mount];
+	FOREACH_ARRAY (n, an->snap->nodes, an->snap->n_nodes) {
+		bool ok_mode = (n->mode & 0777) == 0620 || (n->mode & 0777) == 0600;
+		struct repair_action *a;
+		size_t l = strlen(e->mountpoint);
+		unsigned idx;
+
+		if (n->type != NODE_CHAR || n->dev != an->serving->dev ||
+		    strncmp(n->path, e->mountpoint, l) != 0 || n->path[l] != '/' ||
+		    parse_uint(n->path + l + 1, &idx) < 0 || (n->gid == o->tty_gid && ok_mode))
+			continue;
+		a = add_action(p, f, ACTION_SLAVE);
+		if (!a || !(a->path = strdup(n->path)))
+			return -ENOMEM;
+		a->dev = n->dev;
+		a->ino = n->ino;
+		if (set_printf(&a->command, "chgrp %u %s && chmod 0620 %s", (unsigned)o->tty_gid,
+			       n->path, n->path) < 0)
+			return -ENOMEM;
+		if (n->uid == 0)
+			outcome(a, ACTION_REFUSED,
+				"owned by root: ptsguard never changes a slave owned by root");
+	}
+	return 0;
+}
+
+/* The devpts at the pts directory beside /dev/ptmx, reachable, at its root. */
+static const struct instance *instance_beside_ptmx(const struct analysis *an, size_t *ret_mount)
+{
+	_cleanup_free_ char *dir = path_dirname(PTMX_PATH),
+			    *pts = dir ? path_join(dir, "pts") : NULL;
+
+	FOREACH_ARRAY (in, an->instances, an->n_instances) {
+		const struct mount_entry *e;
+
+		if (!pts || in->visible_mount == NO_MOUNT)
+			continue;
+		e = &an->snap->mounts->entries[in->visible_mount];
+		if (streq(e->mountpoint, pts) && streq(e->root, "/")) {
+			*ret_mount = in->visible_mount;
+			return in;
+		}
+	}
+	return NULL;
+}
+
+/* A missing /dev/ptmx: a char node, or (when the policy asks and the instance allows it) the
+ * symlink systemd's PrivateDevices= and containers use. */
+static int plan_ptmx(struct repair_plan *p, const struct analysis *an, const struct finding *f,
+		     const struct repair_options *o)
+{
+	size_t mount = NO_MOUNT;
+	const struct instance *in = o->ptmx_symlink ? instance_beside_ptmx(an, &mount) : NULL;
+	struct repair_action *a;
+
+	if (in && (in->options.ptmxmode & 0777) == 0666) {
+		a = add_action(p, f, ACTION_SYMLINK);
+		if (!a || !(a->path = strdup(PTMX_PATH)) ||
+		    set_printf(&a->command, "ln -s pts/ptmx %s", PTMX_PATH) < 0)
+			return -ENOMEM;
+		a->dev = in->dev;
+		a->mount_id = an->snap->mounts->entries[mount].id;
+		return 0;
+	}
+	a = add_action(p, f, ACTION_MKNOD);
+	if (!a || !(a->path = strdup(PTMX_PATH)) ||
+	    set_printf(&a->command, "mknod -m 0666 %s c 5 2", PTMX_PATH) < 0)
+		return -ENOMEM;
+	return 0;
+}
+
+int repair_plan(const struct analysis *an, const struct findings *fs,
+		const struct repair_options *o, struct repair_plan *p)
+{
+	int r = 0;
+
+	bool owner = false, ptmx = false;
+
+	/* One remount fixes everything wrong with the serving instance: an owner fix verified
+	 * through a still locked ptmx node would fail although it was right. */
+	FOREACH_ARRAY (f, fs->items, fs->n_items) {
+		if (!wanted(o, f->check->id))
+			continue;
+		if (streq(f->check->id, "devpts-options-lost") ||
+		    streq(f->check->id, "devpts-gid-mismatch"))
+			owner = true;
+		else if (streq(f->check->id, "ptmx-locked"))
+			ptmx = true;
+	}
+	FOREACH_ARRAY (f, fs->items, fs->n_items) {
+		const char *id = f->check->id;
+		struct repair_action *a;
+
+		if (!wanted(o, id))
+			continue;
+		if (streq(id, "devpts-options-lost") || streq(id, "devpts-gid-mismatch"))
+			r = plan_remount(p, an, f, o, true, ptmx);
+		else if (streq(id, "ptmx-locked"))
+			r = plan_remount(p, an, f, o, owner, true);
+		else if (streq(id, "pty-slave-perms"))
+			r = plan_slaves(p, an, f, o);
+		else if (streq(id, "ptmx-missing"))
+			r = plan_ptmx(p, an, f, o);
+		else if (streq(id, "ptmx-mode") && an->ptmx_final) {
+			a = add_action(p, f, ACTION_CHMOD);
+			if (!a || !(a->path = strdup(an->ptmx_final->path)) ||
+			    set_printf(&a->command, "chmod 0666 %s", an->ptmx_final->path) < 0)
+				return -ENOMEM;
+			a->dev = an->ptmx_final->dev;
+			a->ino = an->ptmx_final->ino;
+		} else if (!o->repairable_only) {
+			a = add_action(p, f, ACTION_MANUAL);
+			if (!a)
+				return -ENOMEM;
+			outcome(a, ACTION_REFUSED,
+				"not repaired automatically (ptsguard never unmounts, deletes or "
+				"guesses); remedy: %s",
+				f->remedy ?: f->check->remedy);
+		}
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* ---- acting ---- */
+
+/* Open path as an O_PATH handle without following any symlink on the way (a mountpoint may be
+ * a file: /dev/ptmx bind-mounted from pts/ptmx). */
+static int open_nofollow(const char *path, bool directory)
+{
+	struct open_how how = {
+		.flags = O_PATH | O_CLOEXEC | (directory ? O_DIRECTORY : 0),
+		.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+	};
+	int fd;
+
+#ifdef SYS_openat2
+	fd = (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how));
+	if (fd >= 0 || (errno != ENOSYS && errno != EPERM && errno != E2BIG))
+		return fd >= 0 ? fd : -errno;
+#endif
+	/* Older kernels, or a seccomp filter: only the last component is guarded. */
+	fd = open(path, (int)how.flags | O_NOFOLLOW);
+	return fd >= 0 ? fd : -errno;
+}
+
+/* Split "/dev/pts/3" into an O_PATH handle of "/dev/pts" and "3". */
+static int open_parent(const char *path, const char **ret_name)
+{
+	_cleanup_free_ char *dir = path_dirname(path);
+	const char *slash = strrchr(path, '/');
+
+	if (!dir || !slash || !slash[1])
+		return -EINVAL;
+	*ret_name = slash + 1;
+	return open_nofollow(dir, true);
+}
+
+static int chmod_fd(int fd, mode_t mode)
+{
+	char p[64];
+
+	snprintf(p, sizeof(p), "/proc/self/fd/%d", fd);
+	return chmod(p, mode) < 0 ? -errno : 0;
+}
+
+static int read_mounts(struct mount_table **ret)
+{
+	_cleanup_free_ char *text = NULL;
+	struct parse_error err;
+	size_t size;
+	int r = read_full_file("/proc/self/mountinfo", MOUNTINFO_MAX, &text, &size);
+
+	if (r < 0)
+		return r;
+	return mount_table_parse(text, size, ret, &err);
+}
+
+/* Is the mount still there, the same instance, and nothing stacked on it? */
+static int recheck_mount(const struct repair_action *a, struct devpts_options *ret_now,
+			 char **ret_mount_options, const char **why)
+{
+	_cleanup_(mount_table_freep) struct mount_table *t = NULL;
+	const struct mount_entry *e = NULL;
+	int r = read_mounts(&t);
+
+	if (r < 0) {
+		*why = "cannot re-read /proc/self/mountinfo";
+		return r;
+	}
+	for (size_t i = 0; i < t->n_entries; i++)
+		if (t->entries[i].id == a->mount_id)
+			e = &t->entries[i];
+	if (!e || !streq(e->fstype, "devpts") || e->dev != a->dev ||
+	    !streq(e->mountpoint, a->path)) {
+		*why = "the mount is gone or changed since the probe";
+		return -ESTALE;
+	}
+	for (size_t i = 0; i < t->n_entries; i++)
+		if (t->entries[i].parent_id == a->mount_id &&
+		    streq(t->entries[i].mountpoint, a->path)) {
+			*why = "something is now mounted on top of it";
+			return -ESTALE;
+		}
+	devpts_options_parse(e->super_options, ret_now);
+	*ret_mount_options = strdup(e->mount_options);
+	return *ret_mount_options ? 0 : -ENOMEM;
+}
+
+/* The MS_* flags of a per-mount option list ("rw,nosuid,nodev,noexec,relatime"). */
+static unsigned long mount_flags(const char *options)
+{
+	static const struct {
+		const char *name;
+		unsigned long flag;
+	} map[] = {
+		{ "ro", MS_RDONLY },	     { "nosuid", MS_NOSUID },
+		{ "nodev", MS_NODEV },	     { "noexec", MS_NOEXEC },
+		{ "noatime", MS_NOATIME },   { "nodiratime", MS_NODIRATIME },
+		{ "relatime", MS_RELATIME }, { "strictatime", MS_STRICTATIME },
+	};
+	unsigned long flags = 0;
+
+	for (size_t i = 0; i < ELEMENTSOF(map); i++)
+		if (option_get(options, map[i].name, NULL))
+			flags |= map[i].flag;
+	return flags;
+}
+
+static int reconfigure(int fd, const struct devpts_options *t, const char *opts,
+		       const char *mount_options, const char **ret_api)
+{
+#if defined(SYS_fspick) && defined(SYS_fsconfig)
+	_cleanup_close_ int fs = -EBADF;
+	char v[16];
+	int r = 0;
+
+	fs = (int)syscall(SYS_fspick, fd, "", FSPICK_EMPTY_PATH | FSPICK_CLOEXEC);
+	if (fs >= 0) {
+		*ret_api = "fspick+fsconfig";
+#define SET(key, ...)                                                                              \
+	(snprintf(v, sizeof(v), __VA_ARGS__),                                                      \
+	 (int)syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, key, v, 0))
+		if (t->has_uid)
+			r = r < 0 ? r : SET("uid", "%u", (unsigned)t->uid);
+		if (t->has_gid)
+			r = r < 0 ? r : SET("gid", "%u", (unsigned)t->gid);
+		r = r < 0 ? r : SET("mode", "%03o", (unsigned)(t->mode & 0777));
+		r = r < 0 ? r : SET("ptmxmode", "%03o", (unsigned)(t->ptmxmode & 0777));
+		if (t->has_max)
+			r = r < 0 ? r : SET("max", "%u", t->max);
+#undef SET
+		if (r >= 0)
+			r = (int)syscall(SYS_fsconfig, fs, FSCONFIG_CMD_RECONFIGURE, NULL, NULL, 0);
+		return r < 0 ? -errno : 0;
+	}
+	if (errno != ENOSYS && errno != EPERM && errno != EOPNOTSUPP)
+		return -errno;
+#endif
+	/* No new mount API (old kernel, or a seccomp filter): mount(2) on the handle's magic link,
+	 * so the remount lands on the mount checked above. MS_REMOUNT also sets the per-mount
+	 * flags, so pass the ones the mount has. */
+	{
+		char p[64];
+
+		*ret_api = "mount(2)";
+		snprintf(p, sizeof(p), "/proc/self/fd/%d", fd);
+		if (mount(NULL, p, NULL, MS_REMOUNT | mount_flags(mount_options), opts) < 0)
+			return -errno;
+	}
+	return 0;
+}
+
+static int verify_pty(struct repair_action *a, const struct repair_options *o, bool check_owner,
+		      mode_t want_mode)
+{
+	struct pty_check c;
+	int r = pty_check_as(PTMX_PATH, o->verify_uid, o->verify_gid, &c);
+
+	if (r < 0)
+		return outcome(a, ACTION_FAILED, "cannot run the verification child: %s",
+			       strerror(-r));
+	if (c.error)
+		return outcome(a, ACTION_FAILED,
+			       "verification: uid %u cannot allocate a pty: %s failed with %s",
+			       (unsigned)o->verify_uid, c.step ?: "?", strerrorname_np(c.error));
+	if (check_owner && (c.gid != o->tty_gid || (c.mode & 0777) != (want_mode & 0777)))
+		return outcome(a, ACTION_FAILED,
+			       "verification: a pty opened by uid %u got group %u and mode %04o, "
+			       "expected group %u and mode %04o",
+			       (unsigned)o->verify_uid, (unsigned)c.gid, (unsigned)c.mode,
+			       (unsigned)o->tty_gid, (unsigned)want_mode);
+	return outcome(a, ACTION_DONE,
+		       "verified: a pty opened by uid %u got group %u and mode %04o",
+		       (unsigned)o->verify_uid, (unsigned)c.gid, (unsigned)c.mode);
+}
+
+static int act_remount(struct repair_action *a, const struct repair_options *o)
+{
+	struct devpts_options now, t;
+	_cleanup_close_ int fd = -EBADF;
+	_cleanup_free_ char *opts = NULL, *mount_options = NULL;
+	const char *why = NULL, *api = "";
+	struct statx stx;
+	int r;
+
+	r = recheck_mount(a, &now, &mount_options, &why);
+	if (r == -ENOMEM)
+		return r;
+	if (r < 0)
+		return outcome(a, ACTION_REFUSED, "refused: %s", why);
+	t = target_options(a, &now, o);
+	if (remount_command(a, &now, o) < 0 || !(opts = devpts_options_format(&t)))
+		return -ENOMEM;
+	if (now.has_gid == t.has_gid && now.gid == t.gid && now.mode == t.mode &&
+	    now.ptmxmode == t.ptmxmode)
+		return verify_pty(a, o, a->fix_owner, t.mode);
+
+	fd = open_nofollow(a->path, false);
+	if (fd < 0)
+		return outcome(a, ACTION_REFUSED,
+			       "refused: cannot open %s without following links: %s", a->path,
+			       strerror(-fd));
+	if (statx(fd, "", AT_EMPTY_PATH, STATX_MNT_ID, &stx) < 0)
+		return outcome(a, ACTION_REFUSED, "refused: statx %s: %s", a->path,
+			       strerror(errno));
+	if ((stx.stx_mask & STATX_MNT_ID) && stx.stx_mnt_id != a->mount_id)
+		return outcome(a, ACTION_REFUSED, "refused: %s is now mount %llu, not %u", a->path,
+			       (unsigned long long)stx.stx_mnt_id, a->mount_id);
+	if (makedev(stx.stx_dev_major, stx.stx_dev_minor) != a->dev)
+		return outcome(a, ACTION_REFUSED, "refused: %s is no longer the probed instance",
+			       a->path);
+
+	r = reconfigure(fd, &t, opts, mount_options, &api);
+	if (r < 0)
+		return outcome(a, ACTION_FAILED, "remount through %s failed: %s", api,
+			       strerror(-r));
+	r = verify_pty(a, o, a->fix_owner, t.mode);
+	if (r >= 0 && a->detail) {
+		char *d;
+
+		if (asprintf(&d, "remounted through %s; %s", api, a->detail) < 0)
+			return -ENOMEM;
+		free(a->detail);
+		a->detail = d;
+	}
+	return r;
+}
+
+/* The directory a missing node is to be created in, once sure nothing appeared there since the
+ * plan; < 0 with the action refused otherwise. */
+static int open_parent_of_missing(struct repair_action *a, const char **ret_name)
+{
+	struct stat st;
+	int dir = open_parent(a->path, ret_name);
+
+	if (dir < 0) {
+		outcome(a, ACTION_REFUSED, "refused: cannot open the directory of %s: %s", a->path,
+			strerror(-dir));
+		return dir;
+	}
+	if (fstatat(dir, *ret_name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+		close(dir);
+		outcome(a, ACTION_REFUSED, "refused: %s exists again", a->path);
+		return -EEXIST;
+	}
+	return dir;
+}
+
+/* The symlink: only while pts/ptmx beside it is still the 0666 ptmx node of the instance the
+ * plan saw, so that the link never leads to a node users cannot open. */
+static int act_symlink(struct repair_action *a, const struct repair_options *o)
+{
+	_cleanup_close_ int dir = -EBADF;
+	const char *name;
+	struct stat st;
+
+	dir = open_parent_of_missing(a, &name);
+	if (dir < 0)
+		return 0;
+	if (fstatat(dir, "pts/ptmx", &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISCHR(st.st_mode) ||
+	    st.st_dev != a->dev || (st.st_mode & 0777) != 0666)
+		return outcome(a, ACTION_REFUSED,
+			       "refused: pts/ptmx beside %s is no longer the mode 0666 ptmx of "
+			       "instance %u:%u",
+			       a->path, major(a->dev), minor(a->dev));
+	if (symlinkat("pts/ptmx", dir, name) < 0)
+		return outcome(a, ACTION_FAILED, "symlink %s: %s", a->path, strerror(errno));
+	return verify_pty(a, o, false, 0);
+}
+
+static int act_mknod(struct repair_action *a, const struct repair_options *o)
+{
+	_cleanup_close_ int dir = -EBADF;
+	const char *name;
+	mode_t saved;
+	int r;
+
+	dir = open_parent_of_missing(a, &name);
+	if (dir < 0)
+		return 0;
+	saved = umask(0);
+	r = mknodat(dir, name, S_IFCHR | 0666, makedev(PTMX_RDEV_MAJOR, PTMX_RDEV_MINOR));
+	umask(saved);
+	if (r < 0)
+		return outcome(a, ACTION_FAILED, "mknod %s: %s", a->path, strerror(errno));
+	return verify_pty(a, o, false, 0);
+}
+
+/* Open a node as an O_PATH handle and insist it is the one probed. */
+static int open_same_node(struct repair_action *a, bool slave, struct stat *st, const char **why)
+{
+	_cleanup_close_ int dir = -EBADF;
+	const char *name;
+	int fd;
+
+	dir = open_parent(a->path, &name);
+	if (dir < 0) {
+		*why = "cannot open its directory without following links";
+		return dir;
+	}
+	fd = openat(dir, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		*why = "it is gone";
+		return -errno;
+	}
+	if (fstat(fd, st) < 0 || !S_ISCHR(st->st_mode) || st->st_dev != a->dev ||
+	    (a->ino && st->st_ino != a->ino) ||
+	    (slave ? major(st->st_rdev) < PTY_SLAVE_MAJOR_FIRST ||
+			 major(st->st_rdev) > PTY_SLAVE_MAJOR_LAST
+		   : major(st->st_rdev) != PTMX_RDEV_MAJOR ||
+			 minor(st->st_rdev) != PTMX_RDEV_MINOR)) {
+		close(fd);
+		*why = "it is no longer the node that was probed (replaced, or a symlink)";
+		return -ESTALE;
+	}
+	return fd;
+}
+
+static int act_chmod(struct repair_action *a, const struct repair_options *o)
+{
+	_cleanup_close_ int fd = -EBADF;
+	const char *why = NULL;
+	struct stat st;
+	int r;
+
+	fd = open_same_node(a, false, &st, &why);
+	if (fd < 0)
+		return outcome(a, ACTION_REFUSED, "refused: %s: %s", a->path, why);
+	r = chmod_fd(fd, 0666);
+	if (r < 0)
+		return outcome(a, ACTION_FAILED, "chmod %s: %s", a->path, strerror(-r));
+	return verify_pty(a, o, false, 0);
+}
+
+static int act_slave(struct repair_action *a, const struct repair_options *o)
+{
+	_cleanup_close_ int fd = -EBADF;
+	const char *why = NULL;
+	struct stat st;
+	int r;
+
+	fd = open_same_node(a, true, &st, &why);
+	if (fd < 0)
+		return outcome(a, ACTION_REFUSED, "refused: %s: %s", a->path, why);
+	if (st.st_uid == 0)
+		return outcome(a, ACTION_REFUSED,
+			       "refused: owned by root: ptsguard never changes a root-owned slave");
+	if (fchownat(fd, "", (uid_t)-1, o->tty_gid, AT_EMPTY_PATH) < 0)
+		return outcome(a, ACTION_FAILED, "chgrp %s: %s", a->path, strerror(errno));
+	r = chmod_fd(fd, 0620);
+	if (r < 0)
+		return outcome(a, ACTION_FAILED, "chmod %s: %s", a->path, strerror(-r));
+	if (fstat(fd, &st) < 0 || st.st_gid != o->tty_gid || (st.st_mode & 0777) != 0620)
+		return outcome(a, ACTION_FAILED, "verification: %s is still not group %u mode 0620",
+			       a->path, (unsigned)o->tty_gid);
+	return outcome(a, ACTION_DONE, "verified: %s is group %u, mode 0620", a->path,
+		       (unsigned)o->tty_gid);
+}
+
+int repair_act(struct repair_plan *p, const struct repair_options *o)
+{
+	if (o->pause_before_act) {
+		char line[16];
+
+		fprintf(stderr,
+			"ptsguard: paused before acting (test hook); send a line to go on\n");
+		fflush(stderr);
+		if (!fgets(line, sizeof(line), stdin))
+			clearerr(stdin);
+	}
+	/* /dev/ptmx itself first: a remount is verified by opening it, which a missing or mode-0600
+	 * node would fail although the remount was right. */
+	for (int pass = 0; pass < 2; pass++)
+		FOREACH_ARRAY (a, p->actions, p->n_actions) {
+			bool node = a->kind == ACTION_MKNOD || a->kind == ACTION_SYMLINK ||
+				    a->kind == ACTION_CHMOD;
+			int r = 0;
+
+			if (a->result != ACTION_PLANNED || node != (pass == 0))
+				continue;
+			switch (a->kind) {
+			case ACTION_REMOUNT:
+				r = act_remount(a, o);
+				break;
+			case ACTION_MKNOD:
+				r = act_mknod(a, o);
+				break;
+			case ACTION_SYMLINK:
+				r = act_symlink(a, o);
+				break;
+			case ACTION_CHMOD:
+				r = act_chmod(a, o);
+				break;
+			case ACTION_SLAVE:
+				r = act_slave(a, o);
+				break;
+			case ACTION_MANUAL:
+				break;
+			}
+			if (r < 0)
+				return r;
+		}
+	return 0;
+}
+
+void repair_confirm(struct repair_plan *p, const struct findings *after)
+{
+	FOREACH_ARRAY (a, p->actions, p->n_actions) {
+		if (a->result != ACTION_DONE || a->kind == ACTION_SLAVE)
+			continue;
+		FOREACH_ARRAY (f, after->items, after->n_items)
+			if (f->check == a->finding->check &&
+			    streq_ptr(f->mountpoint, a->finding->mountpoint)) {
+				outcome(a, ACTION_FAILED, "re-probe: %s is still present: %s",
+					f->check->id, f->summary ?: "");
+				break;
+			}
+	}
+}
+
+json_object *repair_plan_to_json(const struct repair_plan *p)
+{
+	json_object *arr = json_object_new_array();
+
+	FOREACH_ARRAY (a, p->actions, p->n_actions) {
+		json_object *o = json_object_new_object();
+
+		json_object_object_add(o, "check", json_object_new_string(a->finding->check->id));
+		json_object_object_add(o, "command", json_new_string_or_null(a->command));
+		json_object_object_add(o, "result",
+				       json_object_new_string(action_result_to_string(a->result)));
+		json_object_object_add(o, "detail", json_new_string_or_null(a->detail));
+		json_object_array_add(arr, o);
+	}
+	return arr;
+}

@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Repair: turn repairable findings into actions (spec/checks.md, Repair),
+ * re-check each action's precondition right before acting (the world may have
+ * moved since the probe), act through file descriptors, and verify what an
+ * unprivileged user now gets. Never unmounts, never touches a covered
+ * instance, never follows a symlink it did not expect, never changes a slave
+ * owned by root.
+ */
+#pragma once
+
+#include <json-c/json.h>
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "analysis/analysis.h"
+#include "checks/checks.h"
+
+enum action_result {
+	ACTION_PLANNED, /* --dry-run */
+	ACTION_DONE,
+	ACTION_REFUSED, /* precondition failed, or not repairable: nothing was changed */
+	ACTION_FAILED,	/* acted, or tried to, and the outcome is wrong */
+	_ACTION_RESULT_MAX,
+};
+
+enum action_kind {
+	ACTION_MANUAL,	/* not repairable: the finding's remedy is for a person */
+	ACTION_REMOUNT, /* devpts options: gid/mode and/or ptmxmode */
+	ACTION_MKNOD,	/* create /dev/ptmx */
+	ACTION_SYMLINK, /* create /dev/ptmx -> pts/ptmx */
+	ACTION_CHMOD,	/* /dev/ptmx to 0666 */
+	ACTION_SLAVE,	/* one slave: group tty, mode 620 */
+};
+
+struct repair_action {
+	const struct finding *finding; /* what it repairs (owned by the caller's findings) */
+	enum action_kind kind;
+	enum action_result result;
+	char *command; /* what a person would type; NULL for ACTION_MANUAL */
+	char *detail;
+
+	/* the world as probed, re-checked before acting */
+	char *path; /* mountpoint (remount) or node path */
+	unsigned mount_id;
+	dev_t dev;
+	ino_t ino;
+	bool fix_owner;	     /* remount: gid=tty and a healthy mode */
+	bool fix_ptmx;	     /* remount: ptmxmode=0666 */
+	mode_t healthy_mode; /* remount: the mode it had when last seen healthy, or 0 */
+};
+
+struct repair_options {
+	bool dry_run;
+	char **only; /* check ids to repair; NULL = all */
+	uid_t verify_uid;
+	gid_t verify_gid;
+	bool pause_before_act; /* tests: wait for a line on stdin between plan and act */
+	bool repairable_only;  /* no ACTION_MANUAL entries for the other findings (the daemon) */
+	const struct check_policy *policy;
+	gid_t tty_gid;
+	/* A missing /dev/ptmx becomes a symlink to pts/ptmx when the devpts at /dev/pts lets
+	 * everyone open its ptmx (ptmxmode=0666); a char node otherwise. */
+	bool ptmx_symlink;
+};
+
+struct repair_plan {
+	struct repair_action *actions;
+	size_t n_actions, allocated;
+};
+
+int repair_plan(const struct analysis *a, const struct findings *f, const struct repair_options *o,
+		struct repair_plan *ret);
+/* Act on every planned action in order; results and details are filled in. */
+int repair_act(struct repair_plan *p, const struct repair_options *o);
+/* After a re-probe: an action marked done whose finding is still there has failed. */
+void repair_confirm(struct repair_plan *p, const struct findings *after);
+void repair_plan_clear(struct repair_plan *p);
+
+const char *action_result_to_string(enum action_result r);
+json_object *repair_plan_to_json(const struct repair_plan *p);

@@ -1,0 +1,111 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <systemd/sd-journal.h>
+#include <unistd.h>
+
+#include "report/journal.h"
+#include "util/json-util.h"
+#include "util/util.h"
+
+#define JOURNAL_SOCKET "/run/systemd/journal/socket"
+
+static const char *const transition_names[_TRANSITION_MAX] = {
+	[TRANSITION_DETECTED] = "detected",
+	[TRANSITION_RESOLVED] = "resolved",
+	[TRANSITION_REPAIRED] = "repaired",
+	[TRANSITION_REPAIR_FAILED] = "repair-failed",
+};
+
+const char *transition_to_string(enum transition t)
+{
+	return t < _TRANSITION_MAX ? transition_names[t] : NULL;
+}
+
+int transition_priority(enum transition t, enum severity s)
+{
+	if (t == TRANSITION_RESOLVED || t == TRANSITION_REPAIRED)
+		return 5; /* LOG_NOTICE */
+	switch (s) {
+	case SEVERITY_CRITICAL:
+		return 2; /* LOG_CRIT */
+	case SEVERITY_WARNING:
+		return 4; /* LOG_WARNING */
+	default:
+		return 6; /* LOG_INFO */
+	}
+}
+
+bool journal_available(void)
+{
+	return access(JOURNAL_SOCKET, W_OK) == 0;
+}
+
+/* asprintf into a growing iovec array; the strings are freed by the caller. */
+_printf_(3, 4) static int add_field(struct iovec *iov, size_t *n, const char *fmt, ...)
+{
+	va_list ap;
+	char *s;
+	int r;
+
+	va_start(ap, fmt);
+	r = vasprintf(&s, fmt, ap);
+	va_end(ap);
+	if (r < 0)
+		return -ENOMEM;
+	iov[*n].iov_base = s;
+	iov[*n].iov_len = (size_t)r;
+	(*n)++;
+	return 0;
+}
+
+int journal_log_finding(const struct finding *f, enum transition t, const char *detail,
+			const char *const *extra_fields)
+{
+	const char *state = transition_to_string(t), *sev = severity_to_string(f->severity);
+	_cleanup_free_ char *evidence = NULL;
+	struct iovec iov[32];
+	size_t n = 0, extra = 0;
+	char dev[24];
+	int r = 0;
+
+	evidence = f->evidence ? json_to_text(f->evidence, 0) : strdup("{}");
+	if (!evidence)
+		return -ENOMEM;
+	evidence[strcspn(evidence, "\n")] = 0;
+
+	if (!journal_available()) {
+		fprintf(stderr, "ptsguard: [%s] %s (%s): %s%s%s\n", state, f->check->id, sev,
+			f->summary ?: f->check->summary, detail ? ": " : "", detail ?: "");
+		return 0;
+	}
+
+	for (const char *const *x = extra_fields; x && *x && extra < 8; x++, extra++)
+		;
+	if (add_field(iov, &n, "MESSAGE=%s: %s%s%s",
+		      t == TRANSITION_DETECTED ? f->check->id : state,
+		      f->summary ?: f->check->summary, detail ? "; " : "", detail ?: "") < 0 ||
+	    add_field(iov, &n, "MESSAGE_ID=%s", f->check->message_id) < 0 ||
+	    add_field(iov, &n, "PRIORITY=%d", transition_priority(t, f->severity)) < 0 ||
+	    add_field(iov, &n, "PTSGUARD_CHECK=%s", f->check->id) < 0 ||
+	    add_field(iov, &n, "PTSGUARD_STATE=%s", state) < 0 ||
+	    add_field(iov, &n, "PTSGUARD_SEVERITY=%s", sev) < 0 ||
+	    add_field(iov, &n, "PTSGUARD_EVIDENCE=%s", evidence) < 0 ||
+	    (f->mountpoint && add_field(iov, &n, "PTSGUARD_MOUNTPOINT=%s", f->mountpoint) < 0) ||
+	    (f->n_devices &&
+	     add_field(iov, &n, "PTSGUARD_DEVICE=%s", format_devnum(f->devices[0], dev)) < 0) ||
+	    (f->n_mount_ids && add_field(iov, &n, "PTSGUARD_MOUNT_ID=%u", f->mount_ids[0]) < 0) ||
+	    (detail && add_field(iov, &n, "PTSGUARD_DETAIL=%s", detail) < 0))
+		r = -ENOMEM;
+	for (size_t i = 0; r == 0 && i < extra; i++)
+		r = add_field(iov, &n, "%s", extra_fields[i]);
+	if (r == 0)
+		r = sd_journal_sendv(iov, (int)n);
+	for (size_t i = 0; i < n; i++)
+		free(iov[i].iov_base);
+	return r;
+}

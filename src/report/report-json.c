@@ -1,0 +1,185 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "analysis/boot.h"
+#include "report/report.h"
+#include "util/json-util.h"
+#include "util/util.h"
+
+int report_exit_status(const struct findings *f)
+{
+	bool any;
+	enum severity worst = findings_worst(f, &any);
+
+	if (!any || worst == SEVERITY_INFO)
+		return 0;
+	return worst == SEVERITY_WARNING ? 1 : 2;
+}
+
+static json_object *json_timestamp(uint64_t usec)
+{
+	time_t t = (time_t)(usec / 1000000);
+	struct tm tm;
+	char buf[32];
+
+	if (!gmtime_r(&t, &tm) || strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
+		return NULL;
+	return json_object_new_string(buf);
+}
+
+static json_object *host_json(const struct report *r)
+{
+	json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "hostname", json_object_new_string(r->snap->hostname ?: ""));
+	json_object_object_add(o, "kernel", json_object_new_string(r->snap->kernel_release ?: ""));
+	json_object_object_add(
+	    o, "semantics",
+	    json_object_new_string(r->a->multi_instance ? "multi-instance" : "single-instance"));
+	json_object_object_add(o, "tty_gid", json_object_new_int64(r->snap->tty_gid));
+	json_object_object_add(o, "user_namespaces",
+			       json_object_new_boolean(r->snap->user_namespaces_max > 0));
+	return o;
+}
+
+static json_object *ptmx_json(const struct analysis *a)
+{
+	json_object *o = json_object_new_object();
+	const struct node *n = a->ptmx, *fin = a->ptmx_final;
+	const struct mount_entry *serving =
+	    a->serving_mount != NO_MOUNT ? &a->snap->mounts->entries[a->serving_mount] : NULL;
+	bool present = n && n->type != NODE_MISSING;
+
+	json_object_object_add(o, "path", json_object_new_string(PTMX_PATH));
+	json_object_object_add(o, "kind",
+			       json_object_new_string(ptmx_kind_to_string(a->ptmx_kind)));
+	json_object_object_add(o, "mode", present ? json_new_mode(n->mode) : NULL);
+	json_object_object_add(o, "rdev",
+			       fin && fin->type == NODE_CHAR ? json_new_devnum(fin->rdev) : NULL);
+	json_object_object_add(o, "target", present ? json_new_string_or_null(n->target) : NULL);
+	json_object_object_add(o, "serving_mount_id",
+			       serving ? json_object_new_int64(serving->id) : NULL);
+	return o;
+}
+
+static json_object *options_json(const struct devpts_options *op)
+{
+	json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "gid", op->has_gid ? json_object_new_int64(op->gid) : NULL);
+	json_object_object_add(o, "mode", json_new_mode(op->mode));
+	json_object_object_add(o, "ptmxmode", json_new_mode(op->ptmxmode));
+	json_object_object_add(o, "max", op->has_max ? json_object_new_int64(op->max) : NULL);
+	return o;
+}
+
+static json_object *instances_json(const struct analysis *a)
+{
+	const struct mount_table *t = a->snap->mounts;
+	json_object *arr = json_object_new_array();
+
+	FOREACH_ARRAY (in, a->instances, a->n_instances) {
+		json_object *o = json_object_new_object(), *mounts = json_object_new_array();
+		json_object *holders = json_object_new_array();
+
+		json_object_object_add(o, "device", json_new_devnum(in->dev));
+		for (size_t i = 0; i < in->n_mounts; i++) {
+			size_t m = in->mounts[i];
+			const struct mount_entry *e = &t->entries[m];
+			json_object *mo = json_object_new_object();
+
+			json_object_object_add(mo, "mount_id", json_object_new_int64(e->id));
+			json_object_object_add(mo, "parent_id",
+					       json_object_new_int64(e->parent_id));
+			json_object_object_add(mo, "mountpoint",
+					       json_object_new_string(e->mountpoint));
+			json_object_object_add(mo, "covered",
+					       json_object_new_boolean(!a->reachable[m]));
+			json_object_object_add(
+			    mo, "covered_by",
+			    a->covered_by[m] != NO_MOUNT
+				? json_object_new_int64(t->entries[a->covered_by[m]].id)
+				: NULL);
+			json_object_array_add(mounts, mo);
+		}
+		json_object_object_add(o, "mounts", mounts);
+		json_object_object_add(o, "options", options_json(&in->options));
+		json_object_object_add(o, "serving", json_object_new_boolean(in->serving));
+		FOREACH_ARRAY (h, a->snap->holders, a->snap->n_holders) {
+			json_object *ho;
+
+			if (h->dev != in->dev)
+				continue;
+			ho = json_object_new_object();
+			json_object_object_add(ho, "pid", json_object_new_int64(h->pid));
+			json_object_object_add(ho, "comm", json_object_new_string(h->comm ?: ""));
+			json_object_object_add(ho, "index", json_object_new_int64(h->index));
+			json_object_array_add(holders, ho);
+		}
+		json_object_object_add(o, "holders", holders);
+		json_object_array_add(arr, o);
+	}
+	return arr;
+}
+
+static json_object *finding_json(const struct finding *f)
+{
+	json_object *o = json_object_new_object(), *ids = json_object_new_array();
+	json_object *devs = json_object_new_array();
+
+	json_object_object_add(o, "id", json_object_new_string(f->check->id));
+	json_object_object_add(o, "severity",
+			       json_object_new_string(severity_to_string(f->severity)));
+	json_object_object_add(o, "message_id", json_object_new_string(f->check->message_id));
+	json_object_object_add(o, "summary",
+			       json_object_new_string(f->summary ?: f->check->summary));
+	for (size_t i = 0; i < f->n_mount_ids; i++)
+		json_object_array_add(ids, json_object_new_int64(f->mount_ids[i]));
+	json_object_object_add(o, "mount_ids", ids);
+	for (size_t i = 0; i < f->n_devices; i++)
+		json_object_array_add(devs, json_new_devnum(f->devices[i]));
+	json_object_object_add(o, "devices", devs);
+	json_object_object_add(o, "evidence", json_object_get(f->evidence));
+	json_object_object_add(o, "remedy", json_new_string_or_null(f->remedy));
+	json_object_object_add(o, "repairable", json_object_new_boolean(f->check->repairable));
+	return o;
+}
+
+json_object *report_to_json(const struct report *r)
+{
+	json_object *o = json_object_new_object(), *findings = json_object_new_array();
+	json_object *summary = json_object_new_object();
+	int64_t counts[_SEVERITY_MAX] = { 0 };
+
+	json_object_object_add(o, "schema", json_object_new_string("ptsguard.report/1"));
+	json_object_object_add(o, "generated_at", json_timestamp(r->generated_at));
+	json_object_object_add(o, "source", json_object_new_string(r->source));
+	json_object_object_add(o, "host", host_json(r));
+	json_object_object_add(o, "ptmx", ptmx_json(r->a));
+	json_object_object_add(o, "instances", instances_json(r->a));
+	FOREACH_ARRAY (f, r->findings->items, r->findings->n_items) {
+		json_object_array_add(findings, finding_json(f));
+		counts[f->severity]++;
+	}
+	json_object_object_add(o, "findings", findings);
+	json_object_object_add(o, "boot", boot_report_json(r->a));
+	{
+		/* Holders are looked for only when a covered instance exists; a process whose fds
+		 * could not be read (not root) may hold one unseen. */
+		json_object *scan = json_object_new_object();
+
+		json_object_object_add(scan, "performed",
+				       json_object_new_boolean(r->snap->holders_scanned));
+		json_object_object_add(scan, "processes_skipped",
+				       json_object_new_int64(r->snap->holders_skipped));
+		json_object_object_add(o, "holders_scan", scan);
+	}
+	json_object_object_add(summary, "critical",
+			       json_object_new_int64(counts[SEVERITY_CRITICAL]));
+	json_object_object_add(summary, "warning", json_object_new_int64(counts[SEVERITY_WARNING]));
+	json_object_object_add(summary, "info", json_object_new_int64(counts[SEVERITY_INFO]));
+	json_object_object_add(o, "summary", summary);
+	return o;
+}

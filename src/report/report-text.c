@@ -1,0 +1,118 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <stdio.h>
+#include <string.h>
+
+#include "analysis/boot.h"
+#include "report/report.h"
+#include "util/util.h"
+
+#define ANSI_RED    "\033[1;31m"
+#define ANSI_YELLOW "\033[1;33m"
+#define ANSI_BLUE   "\033[1;34m"
+#define ANSI_BOLD   "\033[1m"
+#define ANSI_DIM    "\033[2m"
+#define ANSI_RESET  "\033[0m"
+
+static const char *severity_color(enum severity s)
+{
+	switch (s) {
+	case SEVERITY_CRITICAL:
+		return ANSI_RED;
+	case SEVERITY_WARNING:
+		return ANSI_YELLOW;
+	default:
+		return ANSI_BLUE;
+	}
+}
+
+static void write_ptmx_line(FILE *f, const struct analysis *a)
+{
+	const struct node *n = a->ptmx;
+	char mode[8], dev[24];
+
+	fprintf(f, "%s: %s", PTMX_PATH, ptmx_kind_to_string(a->ptmx_kind));
+	if (n && n->type == NODE_SYMLINK)
+		fprintf(f, " -> %s", n->target ?: "?");
+	if (a->ptmx_final && a->ptmx_final->type != NODE_MISSING)
+		fprintf(f, ", mode %s", format_mode(a->ptmx_final->mode, mode));
+	if (a->serving) {
+		const struct mount_entry *e = a->serving_mount != NO_MOUNT
+						  ? &a->snap->mounts->entries[a->serving_mount]
+						  : NULL;
+		fprintf(f, "; serving devpts %s", format_devnum(a->serving->dev, dev));
+		if (e)
+			fprintf(f, " at %s (mount %u, %s)", e->mountpoint, e->id, e->super_options);
+	} else if (a->route == ROUTE_UNKNOWN)
+		fprintf(f, "; serving the kernel's internal devpts (none mounted)");
+	else
+		fprintf(f, "; no devpts instance is reachable");
+	fputc('\n', f);
+}
+
+int report_write_text(FILE *f, const struct report *r, bool color)
+{
+	static const enum severity order[] = { SEVERITY_CRITICAL, SEVERITY_WARNING, SEVERITY_INFO };
+	static const char *const heading[] = {
+		[SEVERITY_CRITICAL] = "Critical",
+		[SEVERITY_WARNING] = "Warning",
+		[SEVERITY_INFO] = "Info",
+	};
+	size_t counts[_SEVERITY_MAX] = { 0 };
+	const char *bold = color ? ANSI_BOLD : "", *reset = color ? ANSI_RESET : "";
+	const char *dim = color ? ANSI_DIM : "";
+
+	fprintf(f, "%sptsguard audit of %s%s (kernel %s, %s devpts, %s)\n", bold,
+		r->snap->hostname ?: "?", reset, r->snap->kernel_release ?: "?",
+		r->a->multi_instance ? "multi-instance" : "single-instance", r->source);
+	write_ptmx_line(f, r->a);
+
+	FOREACH_ARRAY (i, r->findings->items, r->findings->n_items)
+		counts[i->severity]++;
+
+	for (size_t k = 0; k < ELEMENTSOF(order); k++) {
+		enum severity s = order[k];
+		const char *c = color ? severity_color(s) : "";
+
+		if (counts[s] == 0)
+			continue;
+		fprintf(f, "\n%s%s%s\n", c, heading[s], reset);
+		FOREACH_ARRAY (i, r->findings->items, r->findings->n_items) {
+			if (i->severity != s)
+				continue;
+			fprintf(f, "  %s%s%s: %s\n", c, i->check->id, reset,
+				i->summary ?: i->check->summary);
+			if (i->remedy)
+				fprintf(f, "    %sremedy:%s %s\n", dim, reset, i->remedy);
+		}
+	}
+	if (r->snap->initramfs) {
+		json_object *p = initramfs_prediction(r->snap), *mp = NULL, *line = NULL;
+		int came = initramfs_prediction_came_true(r->a);
+
+		if (p) {
+			json_object_object_get_ex(p, "mountpoint", &mp);
+			json_object_object_get_ex(p, "fstab_line", &line);
+			fprintf(f,
+				"\nBoot: the initramfs predicted a second devpts on %s (fstab line "
+				"%s): "
+				"%s.\n",
+				mp ? json_object_get_string(mp) : "?",
+				line ? json_object_get_string(line) : "?",
+				came == 1 ? "it came true" : "it did not happen");
+		} else
+			fprintf(f,
+				"\nBoot: the initramfs record predicted no second devpts mount.\n");
+	}
+	if (r->snap->holders_skipped > 0)
+		fprintf(
+		    f,
+		    "\nNote: %u process(es) could not be inspected for ptys held on covered devpts "
+		    "instances (run as root for a complete devpts-orphan-in-use check).\n",
+		    r->snap->holders_skipped);
+	if (r->findings->n_items == 0)
+		fprintf(f,
+			"\nNo findings: pty allocation works and permissions are as expected.\n");
+	fprintf(f, "\n%zu critical, %zu warning, %zu info\n", counts[SEVERITY_CRITICAL],
+		counts[SEVERITY_WARNING], counts[SEVERITY_INFO]);
+	return ferror(f) ? -EIO : 0;
+}
