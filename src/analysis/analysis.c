@@ -203,55 +203,6 @@ static int compute_reachability(struct analysis *a, const struct child_index *ci
 	return 0;
 }
 
-void devpts_options_parse(const char *opts, struct devpts_options *ret)
-{
-	_cleanup_free_ char *gid = NULL, *uid = NULL, *mode = NULL, *ptmxmode = NULL, *max = NULL;
-	unsigned v;
-
-	*ret = (struct devpts_options){ .mode = 0600, .ptmxmode = 0000 };
-	if (option_get(opts, "gid", &gid) && parse_uint(gid, &v) == 0) {
-		ret->has_gid = true;
-		ret->gid = v;
-	}
-	if (option_get(opts, "uid", &uid) && parse_uint(uid, &v) == 0) {
-		ret->has_uid = true;
-		ret->uid = v;
-	}
-	if (option_get(opts, "mode", &mode))
-		(void)parse_mode(mode, &ret->mode);
-	if (option_get(opts, "ptmxmode", &ptmxmode))
-		(void)parse_mode(ptmxmode, &ret->ptmxmode);
-	if (option_get(opts, "max", &max) && parse_uint(max, &v) == 0) {
-		ret->has_max = true;
-		ret->max = v;
-	}
-}
-
-char *devpts_options_format(const struct devpts_options *o)
-{
-	char buf[160] = "", *p = buf;
-	size_t left = sizeof(buf);
-
-#define APPEND(...)                                                                                \
-	do {                                                                                       \
-		int _n = snprintf(p, left, "%s", p == buf ? "" : ",");                             \
-		p += _n, left -= (size_t)_n;                                                       \
-		_n = snprintf(p, left, __VA_ARGS__);                                               \
-		p += _n, left -= (size_t)_n;                                                       \
-	} while (0)
-	if (o->has_uid)
-		APPEND("uid=%u", (unsigned)o->uid);
-	if (o->has_gid)
-		APPEND("gid=%u", (unsigned)o->gid);
-	APPEND("mode=%03o", (unsigned)(o->mode & 0777));
-	if (o->ptmxmode & 0777)
-		APPEND("ptmxmode=%03o", (unsigned)(o->ptmxmode & 0777));
-	if (o->has_max)
-		APPEND("max=%u", o->max);
-#undef APPEND
-	return strdup(buf);
-}
-
 static size_t dev_slot(const struct analysis *a, dev_t dev)
 {
 	uint64_t h = (uint64_t)dev * 0x9e3779b97f4a7c15ULL;

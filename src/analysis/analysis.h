@@ -12,20 +12,10 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "analysis/devpts-options.h"
 #include "probe/snapshot.h"
 
 #define NO_MOUNT ((size_t)-1)
-
-struct devpts_options {
-	bool has_gid;
-	gid_t gid;
-	bool has_uid;
-	uid_t uid;
-	mode_t mode;	 /* slave mode; 0600 when not given */
-	mode_t ptmxmode; /* mode of pts/ptmx; 0000 when not given */
-	bool has_max;
-	unsigned max;
-};
 
 struct instance {
 	dev_t dev;
@@ -88,11 +78,6 @@ int analysis_update_nodes(struct analysis *a);
 struct analysis *analysis_free(struct analysis *a);
 DEFINE_POINTER_CLEANUP(struct analysis, analysis_free)
 
-void devpts_options_parse(const char *super_options, struct devpts_options *ret);
-/* The option string a remount needs to keep everything of o: a devpts remount resets every
- * option it is not given (mode to 600, ptmxmode to 000, max to the limit), through mount(2) and
- * fsconfig() alike. Default values are left out. Returns a malloc'ed string or NULL. */
-char *devpts_options_format(const struct devpts_options *o);
 /* The mounts that every fact of the analysis and every check depends on, as ascending indices
  * into the table: devpts mounts, whatever is at /dev/ptmx or at the pts directory the kernel
  * looks in, and everything their reachability depends on (parents, mounts stacked on them,

@@ -82,3 +82,23 @@ json_object *boot_report_json(const struct analysis *a)
 			       came < 0 ? NULL : json_object_new_boolean(came == 1));
 	return o;
 }
+
+mode_t initramfs_healthy_mode(const struct snapshot *s, dev_t dev)
+{
+	json_object *rec = initramfs_instance(s, dev);
+	const char *opts = rec ? get_str(rec, "options") : NULL;
+	struct devpts_options then;
+
+	if (!opts)
+		return 0;
+	devpts_options_parse(opts, &then);
+	if (!then.has_gid || !devpts_mode_healthy(NULL, then.mode))
+		return 0;
+	return then.mode & 0777;
+}
+
+mode_t instance_wanted_mode(const struct snapshot *s, const struct instance *in,
+			    const struct check_policy *policy)
+{
+	return devpts_mode_wanted(policy, in->options.mode, initramfs_healthy_mode(s, in->dev));
+}

@@ -14,6 +14,16 @@
 /* The record's instance with this device, or NULL (also without a record). Borrowed. */
 json_object *initramfs_instance(const struct snapshot *s, dev_t dev);
 
+/* The slave mode the record saw on this instance when its options were healthy (gid= set, mode
+ * 620 or 600): what the instance had before something at boot changed it. 0 when unknown. */
+mode_t initramfs_healthy_mode(const struct snapshot *s, dev_t dev);
+
+/* The slave mode the instance should have under policy: pinned; else its mode if healthy; else
+ * as the record last saw it healthy; else 620. What a remount sets, and what a slave of it is
+ * given. */
+mode_t instance_wanted_mode(const struct snapshot *s, const struct instance *in,
+			    const struct check_policy *policy);
+
 /* The record's prediction of a second devpts mount, or NULL when none was made. Borrowed. */
 json_object *initramfs_prediction(const struct snapshot *s);
 

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The check catalog (spec/checks.md) and the findings it produces. One table
- * (catalog.c) holds every check's id, severity, texts, MESSAGE_ID and
- * function; the CLI, the man page, the journal catalog and the JSON output
- * all read it. Check functions are pure: analysis in, findings out.
+ * The check catalog and the findings it produces. Each check is one module (src/checks/<id>.c)
+ * that holds all it knows: its catalog row (id, severity, texts, MESSAGE_ID), its check function,
+ * the remedy it writes, the repair it allows and any journal fields of its own. catalog.c lists
+ * the modules in catalog order; the CLI, the man page, the journal catalog, the JSON output and
+ * repair all read the rows, and nothing outside src/checks compares a check's id. Check
+ * functions are pure: analysis in, findings out.
  */
 #pragma once
 
@@ -24,10 +26,15 @@ enum severity {
 const char *severity_to_string(enum severity s);
 int severity_from_string(const char *s);
 
-/* What the configuration may change about what counts as healthy. */
-struct check_policy {
-	bool pin_mode; /* Mode= pinned: only this slave mode is healthy */
-	mode_t mode;
+/* What repair may do about a check's findings (docs/checks.md, Repair). The repair module
+ * carries each kind out; a check names its kind in its row. */
+enum repair_kind {
+	REPAIR_NONE,	    /* the remedy is for a person */
+	REPAIR_REMOUNT,	    /* remount the serving instance: owner (gid, mode) and ptmxmode */
+	REPAIR_CREATE_PTMX, /* create the missing /dev/ptmx (node, or pts/ptmx link) */
+	REPAIR_CHMOD_PTMX,  /* /dev/ptmx to 0666 */
+	REPAIR_SLAVES,	    /* group tty and a healthy mode on slaves a user owns */
+	_REPAIR_KIND_MAX,
 };
 
 struct finding {
@@ -64,12 +71,21 @@ struct check_info {
 	const char *summary;
 	const char *explanation;
 	const char *remedy;
-	bool repairable;
+	const char *severity_note; /* when the severity depends on the host, how; or NULL */
+	enum repair_kind repair;
+	/* A remount for this check fixes the instance's owner (gid=, mode=) or its ptmxmode=. */
+	bool remount_owner, remount_ptmx;
 	bool transition; /* raised by the daemon on a change, never by a one-shot audit */
-	check_fn run;
+	check_fn run;	 /* NULL for a transition: its module has its own entry point */
 };
 
-extern const struct check_info check_catalog[];
+static inline bool check_repairable(const struct check_info *c)
+{
+	return c->repair != REPAIR_NONE;
+}
+
+/* Every check, in catalog order (the order of `ptsguard checks` and of the man page). */
+extern const struct check_info *const check_catalog[];
 extern const size_t check_catalog_size;
 const struct check_info *check_find(const char *id);
 

@@ -40,13 +40,14 @@ static int man_checks(void)
 	    "and *wall*(1) need *mesg y*).\n\n"
 	    "# CHECKS\n\n");
 	for (size_t i = 0; i < check_catalog_size; i++) {
-		const struct check_info *c = &check_catalog[i];
+		const struct check_info *c = check_catalog[i];
 
 		printf("## %s\n\n", c->id);
-		printf("Severity: *%s*%s%s. MESSAGE\\_ID=%s\n\n", severity_to_string(c->severity),
-		       streq(c->id, "pt-chown-setuid") ? " (warning when user namespaces are off)"
-						       : "",
-		       c->repairable ? "; repairable by *ptsguard repair*" : "", c->message_id);
+		printf("Severity: *%s*%s%s%s%s. MESSAGE\\_ID=%s\n\n",
+		       severity_to_string(c->severity), c->severity_note ? " (" : "",
+		       c->severity_note ?: "", c->severity_note ? ")" : "",
+		       check_repairable(c) ? "; repairable by *ptsguard repair*" : "",
+		       c->message_id);
 		scd(c->summary);
 		printf(".\n\n");
 		scd(c->explanation);
@@ -95,7 +96,7 @@ static int catalog(void)
 	       "# The ptsguard journal catalog, generated from the check table by gen-docs.\n"
 	       "# Install into the catalog directory and run journalctl --update-catalog.\n");
 	for (size_t i = 0; i < check_catalog_size; i++) {
-		const struct check_info *c = &check_catalog[i];
+		const struct check_info *c = check_catalog[i];
 
 		printf("\n-- %s\n", c->message_id);
 		printf("Subject: %s\n", c->summary);
@@ -109,7 +110,7 @@ static int catalog(void)
 		catalog_wrapped(c->explanation);
 		printf("\nRemedy:\n");
 		catalog_wrapped(c->remedy);
-		if (c->repairable)
+		if (check_repairable(c))
 			printf("\n\"ptsguard repair --check %s\" applies this remedy, and so does\n"
 			       "the daemon with [Repair] Policy=safe.\n",
 			       c->id);

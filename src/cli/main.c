@@ -262,7 +262,7 @@ static int cmd_checks(int argc, char **argv)
 		_cleanup_free_ char *text = NULL;
 
 		for (size_t i = 0; i < check_catalog_size; i++) {
-			const struct check_info *ci = &check_catalog[i];
+			const struct check_info *ci = check_catalog[i];
 			json_object *o = json_object_new_object();
 
 			json_object_object_add(o, "id", json_object_new_string(ci->id));
@@ -273,7 +273,7 @@ static int cmd_checks(int argc, char **argv)
 					       json_object_new_string(ci->message_id));
 			json_object_object_add(o, "summary", json_object_new_string(ci->summary));
 			json_object_object_add(o, "repairable",
-					       json_object_new_boolean(ci->repairable));
+					       json_object_new_boolean(check_repairable(ci)));
 			json_object_object_add(o, "daemon_only",
 					       json_object_new_boolean(ci->transition));
 			json_object_object_add(o, "explanation",
@@ -289,9 +289,9 @@ static int cmd_checks(int argc, char **argv)
 	} else {
 		printf("%-24s %-9s %-10s %s\n", "ID", "SEVERITY", "REPAIR", "SUMMARY");
 		for (size_t i = 0; i < check_catalog_size; i++) {
-			const struct check_info *ci = &check_catalog[i];
+			const struct check_info *ci = check_catalog[i];
 			printf("%-24s %-9s %-10s %s\n", ci->id, severity_to_string(ci->severity),
-			       ci->repairable	? "yes"
+			       check_repairable(ci)	? "yes"
 			       : ci->transition ? "(daemon)"
 						: "no",
 			       ci->summary);
@@ -345,11 +345,11 @@ static int cmd_explain(int argc, char **argv)
 	if (!ci) {
 		fprintf(stderr, "ptsguard: explain: unknown check '%s'. Known checks:\n", argv[1]);
 		for (size_t i = 0; i < check_catalog_size; i++)
-			fprintf(stderr, "  %s\n", check_catalog[i].id);
+			fprintf(stderr, "  %s\n", check_catalog[i]->id);
 		return EXIT_UNKNOWN;
 	}
 	printf("%s (%s%s%s)\n", ci->id, severity_to_string(ci->severity),
-	       ci->repairable ? ", repairable" : "",
+	       check_repairable(ci) ? ", repairable" : "",
 	       ci->transition ? ", raised by the daemon" : "");
 	print_wrapped(ci->summary, "  ");
 	putchar('\n');

@@ -195,7 +195,7 @@ static int parse_mode_pin(struct config *c, const char *v, char msg[static 512])
 		c->check_policy = (struct check_policy){ 0 };
 		return 0;
 	}
-	if (parse_mode(v, &mode) < 0 || (mode != 0620 && mode != 0600))
+	if (parse_mode(v, &mode) < 0 || !devpts_mode_healthy(NULL, mode))
 		return bad(msg, "Mode=%s: expected 620 or 600 (or empty for either)", v);
 	c->check_policy = (struct check_policy){ .pin_mode = true, .mode = mode };
 	return 0;

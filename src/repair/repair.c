@@ -81,35 +81,29 @@ static bool wanted(const struct repair_options *o, const char *id)
 	return false;
 }
 
-/* The devpts options a remount should set, from the options it has now. */
+/* The devpts options a remount should set, from the options it has now: the rule every remedy
+ * follows too (analysis/devpts-options.h). */
 static struct devpts_options target_options(const struct repair_action *a,
 					    const struct devpts_options *now,
 					    const struct repair_options *o)
 {
-	struct devpts_options t = *now;
+	struct devpts_fix fix = a->fix;
 
-	if (a->fix_owner) {
-		t.has_gid = true;
-		t.gid = o->tty_gid;
-		if (o->policy && o->policy->pin_mode)
-			t.mode = o->policy->mode & 0777;
-		else if ((now->mode & 0777) != 0620 && (now->mode & 0777) != 0600)
-			t.mode = a->healthy_mode ?: 0620;
-	}
-	if (a->fix_ptmx)
-		t.ptmxmode = 0666;
-	return t;
+	fix.tty_gid = o->tty_gid;
+	fix.policy = o->policy;
+	return devpts_options_target(now, &fix);
 }
 
 static int remount_command(struct repair_action *a, const struct devpts_options *now,
 			   const struct repair_options *o)
 {
-	struct devpts_options t = target_options(a, now, o);
-	_cleanup_free_ char *opts = devpts_options_format(&t);
+	struct devpts_fix fix = a->fix;
 
-	if (!opts)
-		return -ENOMEM;
-	return set_printf(&a->command, "mount -o remount,%s %s", opts, a->path);
+	fix.tty_gid = o->tty_gid;
+	fix.policy = o->policy;
+	free(a->command);
+	a->command = devpts_remount_command(now, &fix, a->path);
+	return a->command ? 0 : -ENOMEM;
 }
 
 static int plan_remount(struct repair_plan *p, const struct analysis *an, const struct finding *f,
@@ -126,22 +120,10 @@ static int plan_remount(struct repair_plan *p, const struct analysis *an, const 
 		return -ENOMEM;
 	a->mount_id = e->id;
 	a->dev = e->dev;
-	a->fix_owner = owner;
-	a->fix_ptmx = ptmx;
-	/* The spec's order: pinned, current if healthy, as last seen healthy, else 620. What the
-	 * initramfs recorded for this very instance is the last healthy state we know of. */
-	{
-		json_object *rec = initramfs_instance(an->snap, e->dev), *opts;
-		struct devpts_options then;
-
-		if (rec && json_object_object_get_ex(rec, "options", &opts) &&
-		    json_object_is_type(opts, json_type_string)) {
-			devpts_options_parse(json_object_get_string(opts), &then);
-			if (then.has_gid &&
-			    ((then.mode & 0777) == 0620 || (then.mode & 0777) == 0600))
-				a->healthy_mode = then.mode & 0777;
-		}
-	}
+	a->fix.owner = owner;
+	a->fix.ptmx = ptmx;
+	/* What the initramfs recorded for this very instance is the last healthy state we know. */
+	a->fix.last_healthy = initramfs_healthy_mode(an->snap, e->dev);
 	if (!an->reachable[an->serving_mount])
 		return outcome(a, ACTION_REFUSED,
 			       "mount %u is covered: ptsguard never touches a covered instance",
@@ -153,12 +135,15 @@ static int plan_slaves(struct repair_plan *p, const struct analysis *an, const s
 		       const struct repair_options *o)
 {
 	const struct mount_entry *e;
+	mode_t mode;
 
 	if (!an->serving || an->serving_mount == NO_MOUNT)
 		return 0;
 	e = &an->snap->mounts->entries[an->serving_mount];
+	/* The mode the instance gives new ptys once repaired: the one the remedy names too. */
+	mode = instance_wanted_mode(an->snap, an->serving, o->policy);
 	FOREACH_ARRAY (n, an->snap->nodes, an->snap->n_nodes) {
-		bool ok_mode = (n->mode & 0777) == 0620 || (n->mode & 0777) == 0600;
+		bool ok_mode = devpts_mode_healthy(o->policy, n->mode);
 		struct repair_action *a;
 		size_t l = strlen(e->mountpoint);
 		unsigned idx;
@@ -172,8 +157,9 @@ static int plan_slaves(struct repair_plan *p, const struct analysis *an, const s
 			return -ENOMEM;
 		a->dev = n->dev;
 		a->ino = n->ino;
-		if (set_printf(&a->command, "chgrp %u %s && chmod 0620 %s", (unsigned)o->tty_gid,
-			       n->path, n->path) < 0)
+		a->mode = mode;
+		if (set_printf(&a->command, "chgrp %u %s && chmod 0%03o %s", (unsigned)o->tty_gid,
+			       n->path, (unsigned)mode, n->path) < 0)
 			return -ENOMEM;
 		if (n->uid == 0)
 			outcome(a, ACTION_REFUSED,
@@ -230,43 +216,46 @@ static int plan_ptmx(struct repair_plan *p, const struct analysis *an, const str
 int repair_plan(const struct analysis *an, const struct findings *fs,
 		const struct repair_options *o, struct repair_plan *p)
 {
-	int r = 0;
-
 	bool owner = false, ptmx = false;
+	int r = 0;
 
 	/* One remount fixes everything wrong with the serving instance: an owner fix verified
 	 * through a still locked ptmx node would fail although it was right. */
 	FOREACH_ARRAY (f, fs->items, fs->n_items) {
-		if (!wanted(o, f->check->id))
+		if (!wanted(o, f->check->id) || f->check->repair != REPAIR_REMOUNT)
 			continue;
-		if (streq(f->check->id, "devpts-options-lost") ||
-		    streq(f->check->id, "devpts-gid-mismatch"))
-			owner = true;
-		else if (streq(f->check->id, "ptmx-locked"))
-			ptmx = true;
+		owner = owner || f->check->remount_owner;
+		ptmx = ptmx || f->check->remount_ptmx;
 	}
 	FOREACH_ARRAY (f, fs->items, fs->n_items) {
-		const char *id = f->check->id;
 		struct repair_action *a;
 
-		if (!wanted(o, id))
+		if (!wanted(o, f->check->id))
 			continue;
-		if (streq(id, "devpts-options-lost") || streq(id, "devpts-gid-mismatch"))
-			r = plan_remount(p, an, f, o, true, ptmx);
-		else if (streq(id, "ptmx-locked"))
-			r = plan_remount(p, an, f, o, owner, true);
-		else if (streq(id, "pty-slave-perms"))
+		switch (f->check->repair) {
+		case REPAIR_REMOUNT:
+			r = plan_remount(p, an, f, o, owner, ptmx);
+			break;
+		case REPAIR_SLAVES:
 			r = plan_slaves(p, an, f, o);
-		else if (streq(id, "ptmx-missing"))
+			break;
+		case REPAIR_CREATE_PTMX:
 			r = plan_ptmx(p, an, f, o);
-		else if (streq(id, "ptmx-mode") && an->ptmx_final) {
+			break;
+		case REPAIR_CHMOD_PTMX:
+			if (!an->ptmx_final)
+				break;
 			a = add_action(p, f, ACTION_CHMOD);
 			if (!a || !(a->path = strdup(an->ptmx_final->path)) ||
 			    set_printf(&a->command, "chmod 0666 %s", an->ptmx_final->path) < 0)
 				return -ENOMEM;
 			a->dev = an->ptmx_final->dev;
 			a->ino = an->ptmx_final->ino;
-		} else if (!o->repairable_only) {
+			break;
+		case REPAIR_NONE:
+		default:
+			if (o->repairable_only)
+				break;
 			a = add_action(p, f, ACTION_MANUAL);
 			if (!a)
 				return -ENOMEM;
@@ -473,7 +462,7 @@ static int act_remount(struct repair_action *a, const struct repair_options *o)
 		return -ENOMEM;
 	if (now.has_gid == t.has_gid && now.gid == t.gid && now.mode == t.mode &&
 	    now.ptmxmode == t.ptmxmode)
-		return verify_pty(a, o, a->fix_owner, t.mode);
+		return verify_pty(a, o, a->fix.owner, t.mode);
 
 	fd = open_nofollow(a->path, false);
 	if (fd < 0)
@@ -494,7 +483,7 @@ static int act_remount(struct repair_action *a, const struct repair_options *o)
 	if (r < 0)
 		return outcome(a, ACTION_FAILED, "remount through %s failed: %s", api,
 			       strerror(-r));
-	r = verify_pty(a, o, a->fix_owner, t.mode);
+	r = verify_pty(a, o, a->fix.owner, t.mode);
 	if (r >= 0 && a->detail) {
 		char *d;
 
@@ -627,14 +616,14 @@ static int act_slave(struct repair_action *a, const struct repair_options *o)
 			       "refused: owned by root: ptsguard never changes a root-owned slave");
 	if (fchownat(fd, "", (uid_t)-1, o->tty_gid, AT_EMPTY_PATH) < 0)
 		return outcome(a, ACTION_FAILED, "chgrp %s: %s", a->path, strerror(errno));
-	r = chmod_fd(fd, 0620);
+	r = chmod_fd(fd, a->mode);
 	if (r < 0)
 		return outcome(a, ACTION_FAILED, "chmod %s: %s", a->path, strerror(-r));
-	if (fstat(fd, &st) < 0 || st.st_gid != o->tty_gid || (st.st_mode & 0777) != 0620)
-		return outcome(a, ACTION_FAILED, "verification: %s is still not group %u mode 0620",
-			       a->path, (unsigned)o->tty_gid);
-	return outcome(a, ACTION_DONE, "verified: %s is group %u, mode 0620", a->path,
-		       (unsigned)o->tty_gid);
+	if (fstat(fd, &st) < 0 || st.st_gid != o->tty_gid || (st.st_mode & 0777) != a->mode)
+		return outcome(a, ACTION_FAILED, "verification: %s is still not group %u mode %04o",
+			       a->path, (unsigned)o->tty_gid, (unsigned)a->mode);
+	return outcome(a, ACTION_DONE, "verified: %s is group %u, mode %04o", a->path,
+		       (unsigned)o->tty_gid, (unsigned)a->mode);
 }
 
 int repair_act(struct repair_plan *p, const struct repair_options *o)

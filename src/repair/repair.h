@@ -45,9 +45,9 @@ struct repair_action {
 	unsigned mount_id;
 	dev_t dev;
 	ino_t ino;
-	bool fix_owner;	     /* remount: gid=tty and a healthy mode */
-	bool fix_ptmx;	     /* remount: ptmxmode=0666 */
-	mode_t healthy_mode; /* remount: the mode it had when last seen healthy, or 0 */
+	struct devpts_fix
+	    fix;     /* remount: what it fixes (tty gid and policy come from the options) */
+	mode_t mode; /* slave: the mode it is given */
 };
 
 struct repair_options {

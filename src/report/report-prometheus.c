@@ -17,7 +17,7 @@ int report_write_prometheus(FILE *f, const struct report *r)
 	      "# TYPE ptsguard_finding gauge\n",
 	      f);
 	for (size_t c = 0; c < check_catalog_size; c++) {
-		const struct check_info *info = &check_catalog[c];
+		const struct check_info *info = check_catalog[c];
 		enum severity sev = info->severity;
 		int present = 0;
 

@@ -656,6 +656,59 @@ def slave_perms(sc):
     expect_unprivileged_pty(sc, dev, "0620")
 
 
+@case("config-mode-pinned-slaves")
+def config_mode_pinned_slaves(sc):
+    # Mode=600 pinned, a devpts without gid= and two users' slaves in their own group: the report
+    # names one mode everywhere (the remount and the chmod of the slaves), and repair sets it.
+    # Before the devpts options module, pty-slave-perms said `chmod 0620` and repair set 0620.
+    fd, conf = tempfile.mkstemp(prefix="ptsguard-repair-", suffix=".conf")
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write("[Devpts]\nMode=600\n")
+        setup(sc)
+        sc.mount_devpts("/dev/pts", "mode=600")
+        users = [sc.hold(unprivileged=True)[1] for _ in range(2)]
+        if [u["index"] for u in users] != [0, 1]:
+            raise SetupError("unexpected ptys: %s" % users)
+        dev = pts_device()
+
+        audit = sc.run_ptsguard("audit", "--json", "--config", conf)
+        report = sc._parse_report(audit, "ptsguard audit --json --config")
+        remedies = {f.get("id"): f.get("remedy") for f in report.get("findings", [])}
+        slaves = re.fullmatch(r"chgrp 5 (\S+ \S+) && chmod 0600 \1", remedies.pop("pty-slave-perms", "") or "")
+        sc.check.eq(
+            sorted(slaves.group(1).split()) if slaves else remedies,
+            ["/dev/pts/0", "/dev/pts/1"],
+            "pty-slave-perms remedy under Mode=600: chgrp 5 SLAVES && chmod 0600 SLAVES",
+        )
+        sc.check.eq(
+            remedies,
+            {"devpts-options-lost": "mount -o remount,gid=5,mode=600 /dev/pts"},
+            "the other remedies under Mode=600",
+        )
+        f = sc.finding(report, "devpts-options-lost")
+        if f is not None:
+            sc.check.eq(f.get("evidence", {}).get("expected_modes"), ["0600"], "expected_modes under Mode=600")
+
+        report, status, err = run_repair(sc, "--config", conf)
+        expect_actions(
+            sc,
+            report,
+            [("devpts-options-lost", "mount -o remount,gid=5,mode=600 /dev/pts", "done")]
+            + [("pty-slave-perms", "chgrp 5 /dev/pts/%d && chmod 0600 /dev/pts/%d" % (i, i), "done") for i in (0, 1)],
+        )
+        for i in (0, 1):
+            sc.check.eq(
+                owner_mode("/dev/pts/%d" % i),
+                {"uid": UNPRIVILEGED_UID, "gid": TTY_GID, "mode": "0600"},
+                "/dev/pts/%d after repair" % i,
+            )
+        expect_findings(sc, report, status, [])
+        expect_unprivileged_pty(sc, dev, "0600")
+    finally:
+        os.unlink(conf)
+
+
 # ---------------------------------------------------------------------------
 # --dry-run and idempotence
 
@@ -681,7 +734,8 @@ def dry_run(sc):
         [
             ("devpts-options-lost", "mount -o remount,gid=5,mode=600 /dev/pts", "planned"),
             ("ptmx-mode", "chmod 0666 /dev/ptmx", "planned"),
-            ("pty-slave-perms", "chgrp 5 /dev/pts/0 && chmod 0620 /dev/pts/0", "planned"),
+            # The slave gets the mode the remount keeps for new ptys (600), not a second rule's 620.
+            ("pty-slave-perms", "chgrp 5 /dev/pts/0 && chmod 0600 /dev/pts/0", "planned"),
         ],
     )
     sc.check.eq(report.get("findings"), audit.get("findings"), "findings of --dry-run vs audit")

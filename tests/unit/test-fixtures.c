@@ -191,8 +191,8 @@ static void test_fixture(const char *path)
 	for (size_t i = 0; i < json_object_array_length(want_findings); i++) {
 		const struct check_info *ci = check_find(json_object_get_string(
 		    json_object_object_get(json_object_array_get_idx(want_findings, i), "id")));
-		if (ci)
-			seen[ci - check_catalog] = true;
+		for (size_t c = 0; ci && c < check_catalog_size; c++)
+			seen[c] = seen[c] || check_catalog[c] == ci;
 	}
 	CHECK_MSG(json_subset(want_findings, findings, "findings", path), "%s: findings differ",
 		  path);
@@ -274,8 +274,8 @@ int main(int argc, char **argv)
 
 	/* Every check that a one-shot audit can raise is exercised by some fixture. */
 	for (size_t i = 0; i < check_catalog_size; i++)
-		CHECK_MSG(seen[i] || check_catalog[i].transition, "no fixture raises %s",
-			  check_catalog[i].id);
+		CHECK_MSG(seen[i] || check_catalog[i]->transition, "no fixture raises %s",
+			  check_catalog[i]->id);
 	printf("%zu fixtures\n", n);
 	return test_result("test-fixtures");
 }

@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The options of a devpts instance, and the one rule of what healthy options are. A slave mode
+ * is healthy when it is 620 (the traditional value) or 600 (systemd 258's default), or exactly
+ * the mode the configuration pins (Mode=). The remedy text of every check and every repair
+ * action derive the options they set from here, so a report and a repair never disagree.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+struct devpts_options {
+	bool has_gid;
+	gid_t gid;
+	bool has_uid;
+	uid_t uid;
+	mode_t mode;	 /* slave mode; 0600 when not given */
+	mode_t ptmxmode; /* mode of pts/ptmx; 0000 when not given */
+	bool has_max;
+	unsigned max;
+};
+
+/* What the configuration may change about what counts as healthy ([Devpts] Mode=). */
+struct check_policy {
+	bool pin_mode; /* Mode= pinned: only this slave mode is healthy */
+	mode_t mode;
+};
+
+/* The traditional slave mode: what is set when nothing better is known. */
+#define DEVPTS_MODE_DEFAULT 0620
+
+void devpts_options_parse(const char *super_options, struct devpts_options *ret);
+/* The option string a remount needs to keep everything of o: a devpts remount resets every
+ * option it is not given (mode to 600, ptmxmode to 000, max to the limit), through mount(2) and
+ * fsconfig() alike. Default values are left out. Returns a malloc'ed string or NULL. */
+char *devpts_options_format(const struct devpts_options *o);
+
+/* The healthy slave modes under policy (may be NULL), most usual first; returns how many. */
+size_t devpts_modes_healthy(const struct check_policy *policy, mode_t ret[static 2]);
+/* Is mode (permission bits) a healthy slave mode? policy may be NULL. */
+bool devpts_mode_healthy(const struct check_policy *policy, mode_t mode);
+/* The slave mode to set: the pinned one; else current when healthy; else last_healthy (the mode
+ * the instance had when last seen healthy, 0 when unknown) when healthy; else 620. */
+mode_t devpts_mode_wanted(const struct check_policy *policy, mode_t current, mode_t last_healthy);
+
+/* What a remount must fix. */
+struct devpts_fix {
+	bool owner; /* gid= the tty group, and a healthy mode */
+	bool ptmx;  /* ptmxmode=0666, so that a pts/ptmx symlink or bind opens for everyone */
+	gid_t tty_gid;
+	const struct check_policy *policy; /* may be NULL */
+	mode_t last_healthy;		   /* 0 when unknown */
+};
+
+/* The options after a remount of an instance that has now: what fix asks, the rest kept. */
+struct devpts_options devpts_options_target(const struct devpts_options *now,
+					    const struct devpts_fix *fix);
+/* "mount -o remount,OPTIONS MOUNTPOINT" for those target options, malloc'ed, or NULL. */
+char *devpts_remount_command(const struct devpts_options *now, const struct devpts_fix *fix,
+			     const char *mountpoint);

@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * What the check modules share, and only they (src/checks/<id>.c): the catalog rows they define,
+ * and the pieces of evidence, remedies and lookups more than one check writes the same way.
+ */
+#pragma once
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/sysmacros.h>
+
+#include "analysis/boot.h"
+#include "checks/checks.h"
+#include "util/json-util.h"
+#include "util/util.h"
+
+/* At most this many items in a list inside evidence; the full count is given beside it. */
+#define EVIDENCE_LIST_MAX 64
+
+/* The catalog rows, one per module. */
+extern const struct check_info check_ptmx_missing, check_ptmx_not_device, check_ptmx_mode,
+    check_ptmx_no_devpts, check_ptmx_locked, check_ptmx_replaced, check_pts_covered,
+    check_devpts_options_lost, check_devpts_gid_mismatch, check_devpts_overmount,
+    check_devpts_orphan_in_use, check_devpts_shared_instance, check_devpts_foreign_defaults,
+    check_pty_slave_perms, check_pt_chown_setuid, check_pty_capacity, check_fstab_devpts_options,
+    check_kernel_single_instance;
+
+/* The mount at index i of the snapshot's table, or NULL for NO_MOUNT. */
+const struct mount_entry *check_mount_at(const struct analysis *a, size_t i);
+/* {mount_id, mountpoint, device, fstype, options} of mount i, or NULL for NO_MOUNT. */
+json_object *check_json_mount(const struct analysis *a, size_t i);
+/* The id of the mount the serving instance is reached through; 0 when there is none (and
+ * finding_add_mount() records no mount id for 0). */
+unsigned check_serving_mount_id(const struct analysis *a);
+/* Where the serving instance is mounted; "/dev/pts" when it is reached through no mount. */
+const char *check_serving_mountpoint(const struct analysis *a);
+/* Is this node a pty slave of the instance dev mounted at mp? Sets *index. */
+bool check_node_is_slave(const struct node *n, const char *mp, dev_t dev, unsigned *index);
+/* "character device", "symlink", ... for a person; "missing" for NULL. */
+const char *check_describe_node(const struct node *n);
+/* "620/600", or the pinned mode: the slave modes the policy accepts, for summaries. */
+const char *check_healthy_modes(const struct check_policy *p, char buf[static 8]);
+
+/* The evidence of a finding about the serving instance's options (in mounted at mp). */
+json_object *check_options_evidence(const struct check_context *ctx, const struct instance *in,
+				    const char *mp);
+/* The remount that fixes what the check's row says a remount fixes (remount_owner,
+ * remount_ptmx) and keeps every other option of in, mounted at mp: the options repair sets. */
+int check_set_remount_remedy(struct finding *f, const struct check_context *ctx,
+			     const struct instance *in, const char *mp,
+			     const struct check_info *info);

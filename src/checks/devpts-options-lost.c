@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "checks/check.h"
+
+static int devpts_options_lost(const struct check_context *ctx, const struct check_info *info,
+			       struct findings *out)
+{
+	const struct analysis *a = ctx->a;
+	const struct instance *in = a->serving;
+	const char *mp = check_serving_mountpoint(a);
+	bool mode_ok;
+	char mode[8];
+	struct finding *f;
+	int r;
+
+	if (a->route != ROUTE_OK || !in)
+		return 0;
+	mode_ok = devpts_mode_healthy(ctx->policy, in->options.mode);
+	if (in->options.has_gid && mode_ok)
+		return 0;
+	f = findings_add(out, info, info->severity, check_options_evidence(ctx, in, mp));
+	if (!f || finding_add_mount(f, check_serving_mount_id(a), in->dev) < 0)
+		return -ENOMEM;
+	format_mode(in->options.mode, mode);
+	if (!in->options.has_gid && !mode_ok)
+		r = set_printf(
+		    &f->summary,
+		    "devpts at %s has no gid= and mode %s: new ptys get the creator's group "
+		    "and a mode other users can use",
+		    mp, mode);
+	else if (!in->options.has_gid)
+		r = set_printf(
+		    &f->summary,
+		    "devpts at %s has no gid= option: new ptys get the creator's group, not "
+		    "tty",
+		    mp);
+	else
+		r = set_printf(&f->summary, "devpts at %s has mode=%s: new ptys get mode %s", mp,
+			       mode, mode);
+	if (r < 0 || check_set_remount_remedy(f, ctx, in, mp, info) < 0 ||
+	    set_printf(&f->mountpoint, "%s", mp) < 0)
+		return -ENOMEM;
+	return 0;
+}
+
+const struct check_info check_devpts_options_lost = {
+	.id = "devpts-options-lost",
+	.severity = SEVERITY_CRITICAL,
+	.message_id = "5908099010dc42dc8d236a30d092440e",
+	.summary = "the serving devpts instance lacks gid=tty or a safe mode",
+	.explanation = "The devpts instance that serves /dev/ptmx has no gid= option, or a slave "
+		       "mode other than 620 or 600 (or the mode the configuration pins). New ptys "
+		       "get the creating process's group or a mode that lets other users read or "
+		       "write someone's terminal: write, wall and mesg break or open the terminal "
+		       "to the wrong people (mosh#700, firejail#351). Since glibc 2.33 nothing in "
+		       "user space corrects it: grantpt() only asks the kernel.",
+	.remedy = "mount -o remount,gid=5,mode=620 /dev/pts",
+	.repair = REPAIR_REMOUNT,
+	.remount_owner = true,
+	.run = devpts_options_lost,
+};

@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "checks/check.h"
+
+static int devpts_overmount(const struct check_context *ctx, const struct check_info *info,
+			    struct findings *out)
+{
+	const struct analysis *a = ctx->a;
+	const struct mount_table *t = ctx->snap->mounts;
+
+	for (size_t top = 0; top < t->n_entries; top++) {
+		const struct mount_entry *e = &t->entries[top];
+		size_t chain[64], n = 0, n_devpts = 0, cur;
+		const struct mount_entry *from_initramfs = NULL;
+		json_object *ev, *stack;
+		struct finding *f;
+
+		if (a->stacked_on[top] != NO_MOUNT)
+			continue;
+		/* Walk down from the top of this stack to its bottom. */
+		for (cur = top; cur != NO_MOUNT && n < ELEMENTSOF(chain);) {
+			size_t p = a->parent[cur];
+
+			chain[n++] = cur;
+			n_devpts += streq(t->entries[cur].fstype, "devpts");
+			if (p == NO_MOUNT || !streq(t->entries[p].mountpoint, e->mountpoint) ||
+			    a->stacked_on[p] != cur)
+				break;
+			cur = p;
+		}
+		if (n_devpts < 2)
+			continue;
+
+		stack = json_object_new_array();
+		ev = json_object_new_object();
+		json_object_object_add(ev, "mountpoint", json_object_new_string(e->mountpoint));
+		json_object_object_add(ev, "stack", stack);
+		f = findings_add(out, info, info->severity, ev);
+		if (!f)
+			return -ENOMEM;
+		for (size_t i = n; i-- > 0;) {
+			const struct mount_entry *m = &t->entries[chain[i]];
+			json_object *jm = check_json_mount(a, chain[i]);
+
+			/* Born in the initramfs (the hook's record knows its device)? */
+			if (streq(m->fstype, "devpts") && initramfs_instance(ctx->snap, m->dev)) {
+				json_object_object_add(jm, "origin",
+						       json_object_new_string("initramfs"));
+				if (!from_initramfs)
+					from_initramfs = m;
+			}
+			json_object_array_add(stack, jm);
+			if (streq(m->fstype, "devpts") && finding_add_mount(f, m->id, m->dev) < 0)
+				return -ENOMEM;
+		}
+		if ((from_initramfs && from_initramfs != e
+			 ? set_printf(
+			       &f->summary,
+			       "%zu devpts mounts are stacked on %s: mount %u was mounted in "
+			       "the initramfs and moved here, mount %u mounted on top of it "
+			       "after switch-root",
+			       n_devpts, e->mountpoint, from_initramfs->id, e->id)
+			 : set_printf(
+			       &f->summary,
+			       "%zu devpts mounts are stacked on %s; only the top one (mount "
+			       "%u) is reachable",
+			       n_devpts, e->mountpoint, e->id)) < 0 ||
+		    set_printf(
+			&f->remedy,
+			"find what mounts devpts twice at boot (fstab and initramfs or init "
+			"scripts) and drop one; then, once nothing holds the covered instance: "
+			"umount %s",
+			e->mountpoint) < 0 ||
+		    set_printf(&f->mountpoint, "%s", e->mountpoint) < 0)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+const struct check_info check_devpts_overmount = {
+	.id = "devpts-overmount",
+	.severity = SEVERITY_WARNING,
+	.message_id = "e21ed20fd98349989c744ade7035adb3",
+	.summary = "devpts mounts are stacked on one mountpoint",
+	.explanation = "Two or more devpts mounts sit on one mountpoint; only the top one is "
+		       "reachable. This is the CentOS 6 pattern (the initramfs devpts is moved to "
+		       "/dev/pts, then mount -a mounts another on top) and Slackware 14.1's. Since "
+		       "Linux 4.7 each is a separate instance: ptys opened before the second "
+		       "mount live on the covered one.",
+	.remedy = "remove the second devpts mount at boot (fstab or init script); once "
+		  "nothing holds the covered instance: umount /dev/pts (unmounts the top "
+		  "only if it is the duplicate)",
+	.run = devpts_overmount,
+};

@@ -1,0 +1,127 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <ctype.h>
+
+#include "checks/check.h"
+
+const struct mount_entry *check_mount_at(const struct analysis *a, size_t i)
+{
+	return i == NO_MOUNT ? NULL : &a->snap->mounts->entries[i];
+}
+
+json_object *check_json_mount(const struct analysis *a, size_t i)
+{
+	const struct mount_entry *e = check_mount_at(a, i);
+	json_object *o;
+
+	if (!e)
+		return NULL;
+	o = json_object_new_object();
+	json_object_object_add(o, "mount_id", json_object_new_int64(e->id));
+	json_object_object_add(o, "mountpoint", json_object_new_string(e->mountpoint));
+	json_object_object_add(o, "device", json_new_devnum(e->dev));
+	json_object_object_add(o, "fstype", json_object_new_string(e->fstype));
+	json_object_object_add(o, "options", json_object_new_string(e->super_options));
+	return o;
+}
+
+unsigned check_serving_mount_id(const struct analysis *a)
+{
+	const struct mount_entry *e = check_mount_at(a, a->serving_mount);
+	return e ? e->id : 0;
+}
+
+const char *check_serving_mountpoint(const struct analysis *a)
+{
+	const struct mount_entry *e = check_mount_at(a, a->serving_mount);
+	return e ? e->mountpoint : "/dev/pts";
+}
+
+bool check_node_is_slave(const struct node *n, const char *mp, dev_t dev, unsigned *index)
+{
+	size_t l = strlen(mp);
+	const char *name;
+
+	if (n->type != NODE_CHAR || n->dev != dev || strncmp(n->path, mp, l) != 0)
+		return false;
+	name = n->path + l;
+	if (l > 1 || mp[0] != '/') {
+		if (*name != '/')
+			return false;
+		name++;
+	}
+	if (!isdigit((unsigned char)*name) || strchr(name, '/'))
+		return false;
+	return parse_uint(name, index) == 0;
+}
+
+const char *check_describe_node(const struct node *n)
+{
+	if (!n)
+		return "missing";
+	switch (n->type) {
+	case NODE_CHAR:
+		return "character device";
+	case NODE_SYMLINK:
+		return "symlink";
+	case NODE_DIR:
+		return "directory";
+	case NODE_FILE:
+		return "regular file";
+	case NODE_MISSING:
+		return "missing";
+	default:
+		return "special file";
+	}
+}
+
+json_object *check_options_evidence(const struct check_context *ctx, const struct instance *in,
+				    const char *mp)
+{
+	const struct mount_entry *e = check_mount_at(ctx->a, ctx->a->serving_mount);
+	json_object *ev = json_object_new_object(), *modes = json_object_new_array();
+
+	json_object_object_add(ev, "mountpoint", json_object_new_string(mp));
+	json_object_object_add(ev, "mount_id", e ? json_object_new_int64(e->id) : NULL);
+	json_object_object_add(ev, "device", json_new_devnum(in->dev));
+	json_object_object_add(ev, "options", json_object_new_string(e ? e->super_options : ""));
+	json_object_object_add(ev, "gid",
+			       in->options.has_gid ? json_object_new_int64(in->options.gid) : NULL);
+	json_object_object_add(ev, "mode", json_new_mode(in->options.mode));
+	json_object_object_add(ev, "expected_gid", json_object_new_int64(ctx->snap->tty_gid));
+	mode_t healthy[2];
+	size_t n = devpts_modes_healthy(ctx->policy, healthy);
+
+	for (size_t i = 0; i < n; i++)
+		json_object_array_add(modes, json_new_mode(healthy[i]));
+	json_object_object_add(ev, "expected_modes", modes);
+	return ev;
+}
+
+const char *check_healthy_modes(const struct check_policy *p, char buf[static 8])
+{
+	mode_t healthy[2];
+	size_t n = devpts_modes_healthy(p, healthy);
+
+	if (n == 1)
+		snprintf(buf, 8, "%03o", (unsigned)healthy[0]);
+	else
+		snprintf(buf, 8, "%03o/%03o", (unsigned)healthy[0], (unsigned)healthy[1]);
+	return buf;
+}
+
+int check_set_remount_remedy(struct finding *f, const struct check_context *ctx,
+			     const struct instance *in, const char *mp,
+			     const struct check_info *info)
+{
+	struct devpts_fix fix = {
+		.owner = info->remount_owner,
+		.ptmx = info->remount_ptmx,
+		.tty_gid = ctx->snap->tty_gid,
+		.policy = ctx->policy,
+		.last_healthy = initramfs_healthy_mode(ctx->snap, in->dev),
+	};
+
+	free(f->remedy);
+	f->remedy = devpts_remount_command(&in->options, &fix, mp);
+	return f->remedy ? 0 : -ENOMEM;
+}

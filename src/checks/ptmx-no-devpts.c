@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "checks/check.h"
+
+static int ptmx_no_devpts(const struct check_context *ctx, const struct check_info *info,
+			  struct findings *out)
+{
+	const struct analysis *a = ctx->a;
+	const struct node *pts;
+	struct finding *f;
+	json_object *ev;
+	const char *state;
+
+	if (a->route != ROUTE_NO_DEVPTS)
+		return 0;
+	pts = snapshot_find_node(ctx->snap, a->pts_path);
+	state = !pts			    ? "unknown"
+		: pts->type == NODE_DIR	    ? "empty directory"
+		: pts->type == NODE_MISSING ? "missing"
+					    : check_describe_node(pts);
+	ev = json_object_new_object();
+	json_object_object_add(ev, "ptmx", json_object_new_string(a->ptmx_final->path));
+	json_object_object_add(ev, "pts", json_object_new_string(a->pts_path));
+	json_object_object_add(ev, "pts_state", json_object_new_string(state));
+	f = findings_add(out, info, info->severity, ev);
+	if (!f ||
+	    set_printf(&f->summary,
+		       "nothing devpts is mounted at %s (%s): every open of %s fails with ENODEV",
+		       a->pts_path, state, a->ptmx_final->path) < 0 ||
+	    set_printf(&f->remedy,
+		       "mkdir -p %s && mount -t devpts -o gid=%u,mode=620,ptmxmode=000 devpts %s",
+		       a->pts_path, (unsigned)ctx->snap->tty_gid, a->pts_path) < 0 ||
+	    set_printf(&f->mountpoint, "%s", a->pts_path) < 0)
+		return -ENOMEM;
+	return 0;
+}
+
+const struct check_info check_ptmx_no_devpts = {
+	.id = "ptmx-no-devpts",
+	.severity = SEVERITY_CRITICAL,
+	.message_id = "390770a5284b479f8621682585dc1a01",
+	.summary = "no devpts is mounted beside /dev/ptmx",
+	.explanation = "Since Linux 4.7 a /dev/ptmx character node finds its devpts instance by "
+		       "looking up \"pts\" in its own directory. Nothing devpts is mounted there "
+		       "(or the directory is missing), so every open of /dev/ptmx fails with "
+		       "ENODEV.",
+	.remedy = "mkdir -p /dev/pts && mount -t devpts -o gid=5,mode=620,ptmxmode=000 devpts "
+		  "/dev/pts",
+	.run = ptmx_no_devpts,
+};
