@@ -20,7 +20,9 @@ static int pty_slave_perms(const struct check_context *ctx, const struct check_i
 		return 0;
 	want = instance_wanted_mode(s, in, ctx->policy);
 	FOREACH_ARRAY (node, s->nodes, s->n_nodes) {
-		bool mode_ok = devpts_mode_healthy(ctx->policy, node->mode);
+		/* Any healthy mode will do for an existing slave, pinned Mode= or not: the pin is
+		 * about the options new ptys get. */
+		bool mode_ok = devpts_mode_healthy(NULL, node->mode);
 		json_object *o;
 
 		if (!check_node_is_slave(node, e->mountpoint, in->dev, &idx) ||
@@ -60,7 +62,7 @@ static int pty_slave_perms(const struct check_context *ctx, const struct check_i
 		       "%zu pty slave(s) under %s are not group %u with mode %s: created while "
 		       "the devpts options were wrong",
 		       n, e->mountpoint, (unsigned)s->tty_gid,
-		       check_healthy_modes(ctx->policy, modes)) < 0 ||
+		       check_healthy_modes(NULL, modes)) < 0 ||
 	    set_printf(&f->remedy, "chgrp %u %s%s && chmod 0%03o %s%s", (unsigned)s->tty_gid, paths,
 		       n > 8 ? " ..." : "", (unsigned)want, paths, n > 8 ? " ..." : "") < 0 ||
 	    set_printf(&f->mountpoint, "%s", e->mountpoint) < 0)

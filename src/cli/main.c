@@ -291,9 +291,9 @@ static int cmd_checks(int argc, char **argv)
 		for (size_t i = 0; i < check_catalog_size; i++) {
 			const struct check_info *ci = check_catalog[i];
 			printf("%-24s %-9s %-10s %s\n", ci->id, severity_to_string(ci->severity),
-			       check_repairable(ci)	? "yes"
-			       : ci->transition ? "(daemon)"
-						: "no",
+			       check_repairable(ci) ? "yes"
+			       : ci->transition	    ? "(daemon)"
+						    : "no",
 			       ci->summary);
 		}
 	}

@@ -143,7 +143,8 @@ static json_object *finding_json(const struct finding *f)
 	json_object_object_add(o, "devices", devs);
 	json_object_object_add(o, "evidence", json_object_get(f->evidence));
 	json_object_object_add(o, "remedy", json_new_string_or_null(f->remedy));
-	json_object_object_add(o, "repairable", json_object_new_boolean(check_repairable(f->check)));
+	json_object_object_add(o, "repairable",
+			       json_object_new_boolean(check_repairable(f->check)));
 	return o;
 }
 
