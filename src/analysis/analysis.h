@@ -13,7 +13,7 @@
 #include <sys/types.h>
 
 #include "analysis/devpts-options.h"
-#include "probe/snapshot.h"
+#include "snapshot/snapshot.h"
 
 #define NO_MOUNT ((size_t)-1)
 

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "analysis/devpts-options.h"
-#include "probe/mountinfo.h"
+#include "snapshot/mountinfo.h"
 #include "util/util.h"
 
 void devpts_options_parse(const char *opts, struct devpts_options *ret)

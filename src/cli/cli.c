@@ -77,14 +77,15 @@ int load_snapshot_file(const char *path, struct snapshot **ret)
 	return 0;
 }
 
-int probe_live(const struct probe_options *opts, struct snapshot **ret,
-	       struct analysis **ret_analysis)
+int run_audit(const struct audit_target *t, const struct config *c, struct audit_result *ret)
 {
 	struct parse_error err;
-	int r = probe_snapshot(opts, ret, ret_analysis, &err);
+	int r = audit_run(t, c, ret, &err);
 
 	if (r == -EINVAL && err.line)
 		log_error("/proc/self/mountinfo line %u: %s", err.line, err.message);
+	else if (r < 0 && t->snapshot)
+		log_error_errno(r, "audit failed");
 	else if (r < 0)
 		log_error_errno(r, "cannot probe the system");
 	return r;

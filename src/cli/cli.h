@@ -8,8 +8,9 @@
 
 #include "checks/checks.h"
 #include "pipeline/conf.h"
+#include "pipeline/pipeline.h"
 #include "probe/probe.h"
-#include "probe/snapshot.h"
+#include "snapshot/snapshot.h"
 
 #define EXIT_UNKNOWN 3 /* could not run: bad usage, bad input, internal error */
 
@@ -20,9 +21,8 @@ uint64_t now_usec(clockid_t clock);
 int bad_option(const char *cmd, int c, char **argv);
 int parse_format(const char *cmd, const char *s, bool allow_prometheus, enum format *ret);
 int load_snapshot_file(const char *path, struct snapshot **ret);
-/* Probe the live system; opts may be NULL. Logs what went wrong. */
-int probe_live(const struct probe_options *opts, struct snapshot **ret,
-	       struct analysis **ret_analysis);
+/* The audit pipeline (pipeline/pipeline.h); logs what went wrong. */
+int run_audit(const struct audit_target *t, const struct config *c, struct audit_result *ret);
 /* Write text to path, replaced atomically with mode 0644 (creating its directory first when
  * make_dir), or to standard output when path is NULL or "-". Logs what went wrong. */
 int write_output(const char *cmd, const char *path, const char *text, bool make_dir);

@@ -27,7 +27,7 @@
 #include "cli/cli.h"
 #include "probe/probe.h"
 #include "report/report.h"
-#include "probe/snapshot.h"
+#include "snapshot/snapshot.h"
 #include "util/json-util.h"
 #include "util/log.h"
 #include "util/util.h"
@@ -487,8 +487,16 @@ int cmd_initramfs(int argc, char **argv)
 	}
 	strip_trailing_slashes(newroot);
 
-	if (probe_live(&(struct probe_options){ .need_mountinfo_text = true }, &snap, NULL) < 0)
-		return EXIT_UNKNOWN;
+	{
+		struct audit_result res;
+
+		if (run_audit(&(struct audit_target){ .probe.need_mountinfo_text = true,
+						      .snapshot_only = true },
+			      NULL, &res) < 0)
+			return EXIT_UNKNOWN;
+		snap = TAKE_PTR(res.snap);
+		audit_result_done(&res);
+	}
 
 	/* The checks read the new root's fstab: it is what the boot goes on with. */
 	fstab_path = path_join(newroot, "etc/fstab");

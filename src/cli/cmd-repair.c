@@ -36,13 +36,15 @@ static void audit_state_clear(struct audit_state *s)
 
 static int audit_live(struct audit_state *s, const struct config *c)
 {
-	int r = probe_live(NULL, &s->snap, &s->a);
+	struct audit_result res;
+	int r = run_audit(&(struct audit_target){ 0 }, c, &res);
 
-	if (r >= 0)
-		r = config_checks_run(c, s->snap, s->a, &s->findings);
 	if (r < 0)
-		log_error_errno(r, "audit failed");
-	return r;
+		return r;
+	s->snap = res.snap;
+	s->a = res.a;
+	s->findings = res.findings;
+	return 0;
 }
 
 static int resolve_user(const char *name, uid_t *uid, gid_t *gid)

@@ -20,7 +20,7 @@
 #include "daemon/daemon.h"
 #include "probe/probe.h"
 #include "report/report.h"
-#include "probe/snapshot.h"
+#include "snapshot/snapshot.h"
 #include "util/json-util.h"
 #include "util/log.h"
 #include "util/util.h"
@@ -67,11 +67,10 @@ static int cmd_audit(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{},
 	};
-	_cleanup_(snapshot_freep) struct snapshot *snap = NULL;
-	_cleanup_(analysis_freep) struct analysis *a = NULL;
+	_cleanup_(audit_result_done) struct audit_result res = { 0 };
 	_cleanup_(config_freep) struct config *config = NULL;
+	struct audit_target target = { 0 };
 	const char *config_path = NULL;
-	struct findings findings = { 0 };
 	enum format format = FORMAT_TEXT;
 	const char *snapshot_path = NULL;
 	enum severity min_severity = SEVERITY_INFO;
@@ -128,26 +127,18 @@ static int cmd_audit(int argc, char **argv)
 		r = config_new_default(&config);
 	if (r < 0)
 		return EXIT_UNKNOWN;
-	r = snapshot_path ? load_snapshot_file(snapshot_path, &snap) : probe_live(NULL, &snap, &a);
-	if (r < 0)
+	if (snapshot_path && load_snapshot_file(snapshot_path, &target.snapshot) < 0)
 		return EXIT_UNKNOWN;
-	if (!a)
-		r = analysis_new(snap, &a);
-	if (r >= 0)
-		r = config_checks_run(config, snap, a, &findings);
-	if (r < 0) {
-		log_error_errno(r, "audit failed");
-		findings_clear(&findings);
+	if (run_audit(&target, config, &res) < 0)
 		return EXIT_UNKNOWN;
-	}
 
 	/* --min-severity drops findings below it from the output and the exit status alike. */
-	findings_filter(&findings, min_severity);
+	findings_filter(&res.findings, min_severity);
 
 	rep = (struct report){
-		.snap = snap,
-		.a = a,
-		.findings = &findings,
+		.snap = res.snap,
+		.a = res.a,
+		.findings = &res.findings,
 		.source = snapshot_path ? "snapshot" : "live",
 		.generated_at = now_usec(CLOCK_REALTIME),
 		.duration = (double)(now_usec(CLOCK_MONOTONIC) - t0) / 1e6,
@@ -174,8 +165,7 @@ static int cmd_audit(int argc, char **argv)
 	}
 	if (r >= 0 && fflush(stdout) != 0)
 		r = -errno;
-	c = report_exit_status(&findings);
-	findings_clear(&findings);
+	c = report_exit_status(&res.findings);
 	if (r < 0) {
 		log_error_errno(r, "cannot write the report");
 		return EXIT_UNKNOWN;
@@ -190,7 +180,7 @@ static int cmd_snapshot(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{},
 	};
-	_cleanup_(snapshot_freep) struct snapshot *snap = NULL;
+	_cleanup_(audit_result_done) struct audit_result res = { 0 };
 	_cleanup_free_ char *text = NULL;
 	const char *output = NULL;
 	json_object *o;
@@ -213,9 +203,11 @@ static int cmd_snapshot(int argc, char **argv)
 		log_error("snapshot: unexpected argument '%s'", argv[optind]);
 		return EXIT_UNKNOWN;
 	}
-	if (probe_live(&(struct probe_options){ .need_mountinfo_text = true }, &snap, NULL) < 0)
+	if (run_audit(
+		&(struct audit_target){ .probe.need_mountinfo_text = true, .snapshot_only = true },
+		NULL, &res) < 0)
 		return EXIT_UNKNOWN;
-	o = snapshot_to_json(snap);
+	o = snapshot_to_json(res.snap);
 	text = json_to_text(o, 1);
 	json_object_put(o);
 	if (!text) {

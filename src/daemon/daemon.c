@@ -23,13 +23,14 @@
 #include "analysis/analysis.h"
 #include "checks/checks.h"
 #include "pipeline/conf.h"
+#include "pipeline/pipeline.h"
 #include "daemon/daemon.h"
 #include "report/journal.h"
 #include "probe/mounttrack.h"
 #include "probe/probe.h"
 #include "repair/repair.h"
 #include "report/report.h"
-#include "probe/snapshot.h"
+#include "snapshot/snapshot.h"
 #include "util/json-util.h"
 #include "util/util.h"
 
@@ -822,20 +823,30 @@ static int daemon_holders(struct daemon *d, struct snapshot *s, const struct ana
 
 /* Probe, analyse, run the checks, drop what Ignore= ignores, compare /dev/ptmx. Logs failures.
  * With the tracker, the probe audits the followed mounts alone unless a full read is due. */
+static int daemon_holders_cb(void *userdata, struct snapshot *s, const struct analysis *a)
+{
+	return daemon_holders(userdata, s, a);
+}
+
 static int daemon_collect(struct daemon *d, struct audit *ret)
 {
-	struct probe_options po = { .need_unique_ids = d->tracker != NULL, .skip_holders = true };
+	struct audit_target t = {
+		.probe = { .need_unique_ids = d->tracker != NULL },
+		.holders = daemon_holders_cb,
+		.userdata = d,
+	};
+	struct audit_result res;
 	struct parse_error perr;
 	int r;
 
 	d->last_audit_full = true;
 	if (d->tracker) {
-		r = mount_tracker_table(d->tracker, &po.mounts);
+		r = mount_tracker_table(d->tracker, &t.probe.mounts);
 		if (r == -ENOMEM)
 			return daemon_fail(d, FAILURE_AUDIT, "Cannot audit: %s", strerror(-r)), r;
 		d->last_audit_full = r != 0;
 	}
-	r = probe_snapshot(&po, &ret->snap, &ret->a, &perr);
+	r = audit_run(&t, d->config, &res, &perr);
 	if (r == -EINVAL && perr.line)
 		daemon_fail(d, FAILURE_AUDIT, "Cannot audit: /proc/self/mountinfo line %u: %s",
 			    perr.line, perr.message);
@@ -843,6 +854,9 @@ static int daemon_collect(struct daemon *d, struct audit *ret)
 		daemon_fail(d, FAILURE_AUDIT, "Cannot audit: %s", strerror(-r));
 	if (r < 0)
 		return r;
+	ret->snap = res.snap;
+	ret->a = res.a;
+	ret->findings = res.findings;
 
 	if (d->tracker) {
 		int k = mount_tracker_follow(d->tracker, ret->a);
@@ -852,10 +866,6 @@ static int daemon_collect(struct daemon *d, struct audit *ret)
 		else if (k < 0)
 			daemon_stop_tracking(d, "cannot follow the relevant mounts", k);
 	}
-	if (r >= 0)
-		r = daemon_holders(d, ret->snap, ret->a);
-	if (r >= 0)
-		r = config_checks_run(d->config, ret->snap, ret->a, &ret->findings);
 	if (r >= 0)
 		r = daemon_check_ptmx(d, ret->a, &ret->findings);
 	if (r < 0) {

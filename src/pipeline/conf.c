@@ -681,19 +681,6 @@ int config_drop_ignored(const struct config *c, struct findings *f)
 	return 0;
 }
 
-int config_checks_run(const struct config *c, struct snapshot *s, const struct analysis *a,
-		      struct findings *ret)
-{
-	int r;
-
-	if (c->has_tty_gid)
-		s->tty_gid = c->tty_gid;
-	r = checks_run(a, &c->check_policy, ret);
-	if (r >= 0)
-		r = config_drop_ignored(c, ret);
-	return r;
-}
-
 bool config_ignores(const struct config *c, const struct finding *f)
 {
 	for (char **id = c->ignore_checks; id && *id; id++)

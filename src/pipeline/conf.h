@@ -84,11 +84,6 @@ DEFINE_POINTER_CLEANUP(struct config, config_free)
 bool config_ignores(const struct config *c, const struct finding *f);
 /* Remove (and free) the findings config_ignores(). */
 int config_drop_ignored(const struct config *c, struct findings *f);
-/* The checks as the configuration has them (audit, repair, the daemon): its TTYGroup= (set into
- * s, which a analyses), Mode= and [Ignore]. */
-int config_checks_run(const struct config *c, struct snapshot *s, const struct analysis *a,
-		      struct findings *ret);
-
 const char *repair_policy_to_string(enum repair_policy p);
 const char *mount_events_to_string(enum mount_events m);
 

@@ -25,7 +25,7 @@
 #include <stdint.h>
 
 #include "analysis/analysis.h"
-#include "probe/mountinfo.h"
+#include "snapshot/mountinfo.h"
 #include "util/macro.h"
 
 struct mount_tracker;

@@ -426,7 +426,7 @@ static void probe_kernel(struct snapshot *s)
 			      stat("/proc/1/ns/mnt", &init) < 0 || self.st_ino == init.st_ino;
 }
 
-static int probe_identity(struct snapshot *s)
+static int probe_identity(struct snapshot *s, const struct probe_options *opts)
 {
 	struct utsname u;
 	struct group grp, *res = NULL;
@@ -438,8 +438,11 @@ static int probe_identity(struct snapshot *s)
 	s->kernel_release = strdup(u.release);
 	if (!s->hostname || !s->kernel_release)
 		return -ENOMEM;
-	/* Group tty, as grantpt() and the kernel's users understand it; 5 when NSS has none. */
-	if (getgrnam_r("tty", &grp, buf, sizeof(buf), &res) == 0 && res)
+	/* The configuration's TTYGroup=, else group tty as grantpt() and the kernel's users
+	 * understand it; 5 when NSS has none. */
+	if (opts->has_tty_gid)
+		s->tty_gid = opts->tty_gid;
+	else if (getgrnam_r("tty", &grp, buf, sizeof(buf), &res) == 0 && res)
 		s->tty_gid = res->gr_gid;
 	else
 		s->tty_gid = 5;
@@ -483,12 +486,10 @@ static int probe_mounts(struct snapshot *s, const struct probe_options *opts,
 	return 0;
 }
 
-int probe_snapshot(const struct probe_options *opts, struct snapshot **ret,
-		   struct analysis **ret_analysis, struct parse_error *err)
+int probe_base(const struct probe_options *opts, struct snapshot **ret, struct parse_error *err)
 {
 	static const struct probe_options defaults = { 0 };
 	_cleanup_(snapshot_freep) struct snapshot *s = NULL;
-	_cleanup_(analysis_freep) struct analysis *a = NULL;
 	int r;
 
 	opts = opts ?: &defaults;
@@ -502,7 +503,7 @@ int probe_snapshot(const struct probe_options *opts, struct snapshot **ret,
 	r = probe_mounts(s, opts, err);
 	if (r < 0)
 		return r;
-	r = probe_identity(s);
+	r = probe_identity(s, opts);
 	if (r < 0)
 		return r;
 	probe_kernel(s);
@@ -513,18 +514,21 @@ int probe_snapshot(const struct probe_options *opts, struct snapshot **ret,
 
 	if ((r = probe_ptmx(s)) < 0 || (r = probe_mountpoints(s)) < 0)
 		return r;
+	*ret = TAKE_PTR(s);
+	return 0;
+}
 
-	/* What the kernel would serve decides which slaves and holders matter. Adding nodes below
-	 * may move s->nodes: from here on only a's instances and mount indices are used. */
-	r = analysis_new(s, &a);
-	if (r < 0)
-		return r;
+int probe_details(const struct probe_options *opts, struct snapshot *s, const struct analysis *a)
+{
+	int r;
+
+	/* Adding nodes may move s->nodes: only a's instances and mount indices are used here. */
 	if (a->pts_path && (r = add_node(s, a->pts_path)) < 0)
 		return r;
 	r = probe_slaves(s, a);
 	if (r < 0)
 		return r;
-	if (!opts->skip_holders) {
+	if (!opts || !opts->skip_holders) {
 		r = probe_holders(s, a, "/proc");
 		if (r < 0 && r != -ENOENT)
 			return r;
@@ -533,13 +537,5 @@ int probe_snapshot(const struct probe_options *opts, struct snapshot **ret,
 	if (r < 0)
 		return r;
 	probe_initramfs_record(s);
-
-	if (ret_analysis) {
-		r = analysis_update_nodes(a);
-		if (r < 0)
-			return r;
-		*ret_analysis = TAKE_PTR(a);
-	}
-	*ret = TAKE_PTR(s);
 	return 0;
 }

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * probe: the only code that reads the live system (DESIGN.md). It fills a
+ * probe: the only code that reads the live system (docs/architecture.md). It fills a
  * struct snapshot and nothing else: mountinfo, the ptmx nodes, the serving
  * instance's slaves, sysctls, the tty group, fstab, pt_chown helpers, and the
  * holders of covered devpts instances (only when one exists).
@@ -8,8 +8,8 @@
 #pragma once
 
 #include "analysis/analysis.h"
-#include "probe/mountinfo.h"
-#include "probe/snapshot.h"
+#include "snapshot/mountinfo.h"
+#include "snapshot/snapshot.h"
 
 struct probe_options {
 	bool skip_holders;	  /* never scan /proc/<pid>/fd */
@@ -17,12 +17,21 @@ struct probe_options {
 	bool need_unique_ids;	  /* the daemon's tracker: listmount()/statmount(), where usable */
 	/* The daemon's tracker: audit these mounts (taken over) instead of reading the table. */
 	struct mount_table *mounts;
+	/* The tty group as the configuration resolved it (TTYGroup=); else the probe looks up
+	 * group "tty". */
+	bool has_tty_gid;
+	gid_t tty_gid;
 };
 
-/* On -EINVAL, *err names the mountinfo line at fault. The analysis the probe made of the
- * snapshot comes with it when ret_analysis is not NULL (it points into *ret). */
-int probe_snapshot(const struct probe_options *opts, struct snapshot **ret,
-		   struct analysis **ret_analysis, struct parse_error *err);
+/* The first pass: the mount table, hostname and kernel, the tty group, fstab, /dev/ptmx and the
+ * ptmx nodes of the devpts mountpoints: what an analysis needs to say which instance serves
+ * /dev/ptmx. On -EINVAL, *err names the mountinfo line at fault. */
+int probe_base(const struct probe_options *opts, struct snapshot **ret, struct parse_error *err);
+/* The second pass, once a analysed s: the pts directory the kernel looks in, the serving
+ * instance's slaves, the holders of covered instances (unless opts->skip_holders), the setuid
+ * helpers and the initramfs record. It adds nodes to s, so a's node pointers must be renewed
+ * afterwards (analysis_update_nodes()). */
+int probe_details(const struct probe_options *opts, struct snapshot *s, const struct analysis *a);
 
 /* Scan proc (normally "/proc") for processes holding ptys of the covered instances of a, into
  * s->holders; nothing when no instance is covered. About 10 us an open fd, whatever it is:

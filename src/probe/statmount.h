@@ -13,7 +13,7 @@
  */
 #pragma once
 
-#include "probe/mountinfo.h"
+#include "snapshot/mountinfo.h"
 
 /*
  * Enumerate the caller's mount namespace. A negative errno means "read

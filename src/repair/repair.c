@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "analysis/boot.h"
-#include "probe/mountinfo.h"
+#include "snapshot/mountinfo.h"
 #include "repair/repair.h"
 #include "util/json-util.h"
 #include "util/util.h"

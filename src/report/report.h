@@ -12,7 +12,7 @@
 
 #include "analysis/analysis.h"
 #include "checks/checks.h"
-#include "probe/snapshot.h"
+#include "snapshot/snapshot.h"
 
 struct report {
 	const struct snapshot *snap;

@@ -47,7 +47,7 @@
 #include <sys/wait.h>
 #include <time.h>
 
-#include "probe/mountinfo.h"
+#include "snapshot/mountinfo.h"
 #include "probe/statmount-abi.h"
 #include "probe/statmount.h"
 #include "util/util.h"

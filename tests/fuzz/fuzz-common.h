@@ -10,7 +10,7 @@
 #include "analysis/analysis.h"
 #include "checks/checks.h"
 #include "report/report.h"
-#include "probe/snapshot.h"
+#include "snapshot/snapshot.h"
 #include "util/json-util.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -15,7 +15,7 @@
 #include "analysis/analysis.h"
 #include "checks/checks.h"
 #include "report/report.h"
-#include "probe/snapshot.h"
+#include "snapshot/snapshot.h"
 #include "test.h"
 #include "util/json-util.h"
 #include "util/util.h"

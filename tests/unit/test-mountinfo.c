@@ -9,7 +9,7 @@
 #include <libmount.h>
 #include <stdio.h>
 
-#include "probe/mountinfo.h"
+#include "snapshot/mountinfo.h"
 #include "test.h"
 #include "util/util.h"
 

@@ -7,7 +7,7 @@
 
 #include "analysis/analysis.h"
 #include "checks/checks.h"
-#include "probe/snapshot.h"
+#include "snapshot/snapshot.h"
 #include "test.h"
 #include "util/util.h"
 

@@ -32,7 +32,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "probe/mountinfo.h"
+#include "snapshot/mountinfo.h"
 #include "probe/statmount-abi.h"
 #include "probe/statmount.h"
 #include "test.h"

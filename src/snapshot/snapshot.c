@@ -7,7 +7,7 @@
 #include <string.h>
 #include <sys/sysmacros.h>
 
-#include "probe/snapshot.h"
+#include "snapshot/snapshot.h"
 #include "util/json-util.h"
 #include "util/util.h"
 

@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#include "probe/mountinfo.h"
+#include "snapshot/mountinfo.h"
 #include "util/macro.h"
 
 enum node_type {

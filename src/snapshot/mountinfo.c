@@ -15,7 +15,7 @@
 #include <string.h>
 #include <sys/sysmacros.h>
 
-#include "probe/mountinfo.h"
+#include "snapshot/mountinfo.h"
 #include "util/util.h"
 
 struct mount_table *mount_table_free(struct mount_table *t)

@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The audit pipeline, the one way every command and the daemon turn a system into findings: a
+ * target (the live system, or a snapshot taken elsewhere) and a resolved configuration in; the
+ * snapshot, its analysis and the findings out.
+ *
+ *   configuration -> probe_base -> analysis -> probe_details -> checks -> [Ignore]
+ *
+ * The configuration is applied before anything is read (TTYGroup= is the tty group the probe
+ * records); the analysis of the first pass says which instance serves /dev/ptmx, and so which
+ * slaves and holders the second pass reads. For a snapshot the probe passes are skipped. It
+ * never logs: the caller says what went wrong.
+ */
+#pragma once
+
+#include "checks/checks.h"
+#include "pipeline/conf.h"
+#include "probe/probe.h"
+
+struct audit_target {
+	/* A snapshot to audit (taken over, also on failure), or NULL for the live system. */
+	struct snapshot *snapshot;
+	/* The live system: what to read. probe.mounts is taken over, also on failure. */
+	struct probe_options probe;
+	/* When set, called instead of the /proc scan for holders of covered instances (the
+	 * daemon keeps a scan for a while); probe.skip_holders is implied. */
+	int (*holders)(void *userdata, struct snapshot *s, const struct analysis *a);
+	void *userdata;
+	/* Stop once the snapshot is complete and analysed: no checks (snapshot,
+	 * initramfs-record). */
+	bool snapshot_only;
+};
+
+struct audit_result {
+	struct snapshot *snap;
+	struct analysis *a;
+	struct findings findings;
+};
+
+/* Run the pipeline; c may be NULL (the built-in defaults). On -EINVAL from the live mount table,
+ * *err names the mountinfo line at fault. On failure *ret is left empty. */
+int audit_run(const struct audit_target *t, const struct config *c, struct audit_result *ret,
+	      struct parse_error *err);
+void audit_result_done(struct audit_result *r);
