@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
@@ -15,14 +14,6 @@
 #include "util/util.h"
 
 #define SNAPSHOT_MAX (256u << 20)
-
-uint64_t now_usec(clockid_t clock)
-{
-	struct timespec ts;
-
-	clock_gettime(clock, &ts);
-	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
-}
 
 /* getopt_long with our own messages: every usage error exits 3 naming the option. */
 int bad_option(const char *cmd, int c, char **argv)
