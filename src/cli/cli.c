@@ -103,18 +103,15 @@ int write_output(const char *cmd, const char *path, const char *text, bool make_
 int load_config(const char *cmd, const char *path, struct config **ret)
 {
 	struct config_error err;
+	char text[CONFIG_ERROR_TEXT_MAX];
 	int r = config_load(path, ret, &err);
 
 	if (r >= 0)
 		return 0;
 	if (r != -EINVAL && r != -ENOENT)
 		log_error_errno(r, "%s: cannot load the configuration", cmd);
-	else if (err.file[0] && err.line)
-		log_error("%s: %s:%u: %s", cmd, err.file, err.line, err.message);
-	else if (err.file[0])
-		log_error("%s: %s: %s", cmd, err.file, err.message);
 	else
-		log_error("%s: configuration: %s", cmd, err.message);
+		log_error("%s: %s", cmd, config_error_format(&err, text));
 	return r;
 }
 
