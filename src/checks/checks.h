@@ -48,6 +48,9 @@ struct finding {
 	dev_t *devices;
 	size_t n_devices;
 	json_object *evidence; /* owned */
+	/* Fields its journal entries carry besides the common ones, "KEY=value", NULL-terminated;
+	 * or NULL. One allocation holding the strings too: free() releases it. */
+	char **journal_fields;
 };
 
 struct findings {

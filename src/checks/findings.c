@@ -33,6 +33,7 @@ static void finding_done(struct finding *f)
 	free(f->mountpoint);
 	free(f->mount_ids);
 	free(f->devices);
+	free(f->journal_fields); /* one block, the strings inside */
 	json_object_put(f->evidence);
 }
 

@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
@@ -15,14 +14,6 @@
 #include "util/util.h"
 
 #define SNAPSHOT_MAX (256u << 20)
-
-uint64_t now_usec(clockid_t clock)
-{
-	struct timespec ts;
-
-	clock_gettime(clock, &ts);
-	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
-}
 
 /* getopt_long with our own messages: every usage error exits 3 naming the option. */
 int bad_option(const char *cmd, int c, char **argv)
@@ -113,18 +104,15 @@ int write_output(const char *cmd, const char *path, const char *text, bool make_
 int load_config(const char *cmd, const char *path, struct config **ret)
 {
 	struct config_error err;
+	char text[CONFIG_ERROR_TEXT_MAX];
 	int r = config_load(path, ret, &err);
 
 	if (r >= 0)
 		return 0;
 	if (r != -EINVAL && r != -ENOENT)
 		log_error_errno(r, "%s: cannot load the configuration", cmd);
-	else if (err.file[0] && err.line)
-		log_error("%s: %s:%u: %s", cmd, err.file, err.line, err.message);
-	else if (err.file[0])
-		log_error("%s: %s: %s", cmd, err.file, err.message);
 	else
-		log_error("%s: configuration: %s", cmd, err.message);
+		log_error("%s: %s", cmd, config_error_format(&err, text));
 	return r;
 }
 

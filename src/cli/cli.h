@@ -3,20 +3,18 @@
 #pragma once
 
 #include <stdbool.h>
-#include <stdint.h>
-#include <time.h>
 
 #include "checks/checks.h"
 #include "pipeline/conf.h"
 #include "pipeline/pipeline.h"
 #include "probe/probe.h"
 #include "snapshot/snapshot.h"
+#include "util/clock.h"
 
 #define EXIT_UNKNOWN 3 /* could not run: bad usage, bad input, internal error */
 
 enum format { FORMAT_TEXT, FORMAT_JSON, FORMAT_PROMETHEUS };
 
-uint64_t now_usec(clockid_t clock);
 /* Report a getopt_long error ('?' or ':') for cmd; returns -EINVAL. */
 int bad_option(const char *cmd, int c, char **argv);
 int parse_format(const char *cmd, const char *s, bool allow_prometheus, enum format *ret);

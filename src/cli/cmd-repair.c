@@ -15,6 +15,7 @@
 #include "checks/checks.h"
 #include "cli/cli.h"
 #include "report/journal.h"
+#include "repair/outcomes.h"
 #include "repair/repair.h"
 #include "report/report.h"
 #include "util/json-util.h"
@@ -72,15 +73,15 @@ static int resolve_user(const char *name, uid_t *uid, gid_t *gid)
 
 static void journal_outcomes(const struct repair_plan *p)
 {
-	FOREACH_ARRAY (a, p->actions, p->n_actions) {
-		int r;
+	_cleanup_(transitions_clear) struct transitions outcomes = { 0 };
+	int r = repair_outcomes(p, &outcomes);
 
-		if (a->kind == ACTION_MANUAL || a->result == ACTION_PLANNED)
-			continue;
-		r = journal_log_finding(a->finding,
-					a->result == ACTION_DONE ? TRANSITION_REPAIRED
-								 : TRANSITION_REPAIR_FAILED,
-					a->detail, NULL);
+	if (r < 0) {
+		log_error_errno(r, "cannot write to the journal");
+		return;
+	}
+	FOREACH_ARRAY (e, outcomes.items, outcomes.n_items) {
+		r = journal_log_transition(e);
 		if (r < 0)
 			log_error_errno(r, "cannot write to the journal");
 	}

@@ -22,26 +22,28 @@
 
 #include "analysis/analysis.h"
 #include "checks/checks.h"
+#include "checks/ptmx-replaced.h"
 #include "pipeline/conf.h"
 #include "pipeline/pipeline.h"
 #include "daemon/daemon.h"
-#include "report/journal.h"
+#include "daemon/holder-cache.h"
+#include "pipeline/conf.h"
 #include "probe/mounttrack.h"
 #include "probe/probe.h"
+#include "repair/outcomes.h"
 #include "repair/repair.h"
+#include "report/journal.h"
+#include "report/outputs.h"
 #include "report/report.h"
+#include "report/transitions.h"
 #include "snapshot/snapshot.h"
+#include "util/clock.h"
 #include "util/json-util.h"
 #include "util/util.h"
 
-#define USEC_PER_SEC  1000000ULL
-#define USEC_PER_MSEC 1000ULL
-
 /* The audit timer may fire this late; the coalescing window is counted in milliseconds. */
 #define AUDIT_TIMER_ACCURACY_USEC (1 * USEC_PER_MSEC)
-/* The Prometheus textfile is rewritten when the findings change, else at most this often. */
-#define PROMETHEUS_REFRESH_USEC (1 * USEC_PER_SEC)
-#define UDEV_RECEIVE_BUFFER	(128 * 1024)
+#define UDEV_RECEIVE_BUFFER	  (128 * 1024)
 
 /* Entries of /dev that matter: the multiplexer, and the directory its devpts is found in. */
 #define DEV_WATCH_MASK                                                                             \
@@ -73,34 +75,6 @@ enum failure {
 	FAILURE_WATCH_PTS,
 	FAILURE_TIMER,
 	_FAILURE_MAX,
-};
-
-struct udev_seen {
-	bool valid;
-	char action[32];
-	unsigned long long seqnum;
-};
-
-/* What /dev/ptmx is, as far as ptmx-replaced cares: kind and target, not mode or owner. */
-struct ptmx_state {
-	bool valid;
-	enum ptmx_kind kind;
-	enum node_type type;
-	mode_t mode;
-	char *target; /* symlink target as read */
-	bool has_rdev;
-	dev_t rdev; /* of the char node open() ends at */
-	bool has_instance;
-	dev_t instance; /* bind mount: the devpts instance the node belongs to */
-};
-
-/* The last scan for processes holding ptys of covered instances (probe_holders()). */
-struct holder_cache {
-	bool valid;
-	dev_t *covered; /* the instances covered then, in analysis order */
-	size_t n_covered;
-	struct snapshot *found; /* holders and holders_skipped only */
-	uint64_t scanned_at;
 };
 
 struct watch {
@@ -139,25 +113,13 @@ struct daemon {
 	 * is gone at the next audit, no "resolved" entry follows the "repaired" one. */
 	char **repaired_keys;
 
-	struct ptmx_state ptmx_baseline; /* /dev/ptmx at start or reload */
-	bool ptmx_baseline_broken;	 /* it was missing or not a device then */
-	struct ptmx_state ptmx_replaced; /* what it was replaced with, while it differs */
-	struct udev_seen replaced_udev;	 /* the udev event that came with that replacement */
-	struct udev_seen udev_window;	 /* the last ptmx udev event since the last audit */
+	struct ptmx_replaced ptmx;	    /* /dev/ptmx against its baseline */
+	struct ptmx_udev_event udev_window; /* the last ptmx udev event since the last audit */
 
 	char *failures[_FAILURE_MAX]; /* the failure last logged, per operation */
 	char *status;
-	char *prometheus_signature;
-	uint64_t prometheus_written;
+	struct prometheus_file prometheus;
 };
-
-static uint64_t now_usec(clockid_t clock)
-{
-	struct timespec ts;
-
-	clock_gettime(clock, &ts);
-	return (uint64_t)ts.tv_sec * USEC_PER_SEC + (uint64_t)ts.tv_nsec / 1000;
-}
 
 /* ---- logging: the journal when there is one (with fields), else standard error ---- */
 
@@ -225,7 +187,7 @@ static void daemon_ok(struct daemon *d, enum failure what)
 
 static void log_config_error(const struct config_error *err, int r, const char *what)
 {
-	char file_field[4200], line_field[32];
+	char file_field[4200], line_field[32], text[CONFIG_ERROR_TEXT_MAX];
 	const char *fields[] = { file_field, line_field, NULL };
 
 	if (r != -EINVAL && r != -ENOENT) {
@@ -234,13 +196,8 @@ static void log_config_error(const struct config_error *err, int r, const char *
 	}
 	snprintf(file_field, sizeof(file_field), "CONFIG_FILE=%s", err->file);
 	snprintf(line_field, sizeof(line_field), "CONFIG_LINE=%u", err->line);
-	if (err->file[0] && err->line)
-		daemon_log(LOG_ERR, fields, "%s:%u: %s; %s", err->file, err->line, err->message,
-			   what);
-	else if (err->file[0])
-		daemon_log(LOG_ERR, fields, "%s: %s; %s", err->file, err->message, what);
-	else
-		log_err("configuration: %s; %s", err->message, what);
+	daemon_log(LOG_ERR, err->file[0] ? fields : NULL, "%s; %s", config_error_format(err, text),
+		   what);
 }
 
 static void log_config_loaded(const struct config *c, const char *verb)
@@ -281,344 +238,48 @@ static void log_config_loaded(const struct config *c, const char *verb)
 		 c->state_file ?: "(none)", c->prometheus_file ?: "(none)", p[0] ? p : "(none)");
 }
 
-/* ---- /dev/ptmx as ptmx-replaced sees it ---- */
-
-static void ptmx_state_done(struct ptmx_state *s)
-{
-	free(s->target);
-	*s = (struct ptmx_state){ 0 };
-}
-
-static int ptmx_state_from(const struct analysis *a, struct ptmx_state *ret)
-{
-	const struct node *n = a->ptmx, *fin = a->ptmx_final;
-	struct ptmx_state s = { .valid = true, .kind = a->ptmx_kind, .type = NODE_MISSING };
-
-	if (n) {
-		s.type = n->type;
-		s.mode = n->mode;
-		if (n->type == NODE_SYMLINK && n->target) {
-			s.target = strdup(n->target);
-			if (!s.target)
-				return -ENOMEM;
-		}
-	}
-	if (fin && fin->type == NODE_CHAR) {
-		s.has_rdev = true;
-		s.rdev = fin->rdev;
-	}
-	if (a->ptmx_kind == PTMX_BIND && a->ptmx_bind_mount != NO_MOUNT) {
-		s.has_instance = true;
-		s.instance = a->snap->mounts->entries[a->ptmx_bind_mount].dev;
-	}
-	*ret = s;
-	return 0;
-}
-
-static bool ptmx_state_equal(const struct ptmx_state *x, const struct ptmx_state *y)
-{
-	return x->kind == y->kind && x->type == y->type && streq_ptr(x->target, y->target) &&
-	       x->has_rdev == y->has_rdev && (!x->has_rdev || x->rdev == y->rdev) &&
-	       x->has_instance == y->has_instance &&
-	       (!x->has_instance || x->instance == y->instance);
-}
-
-static json_object *ptmx_state_json(const struct ptmx_state *s)
-{
-	json_object *o = json_object_new_object();
-	bool present = s->type != NODE_MISSING;
-
-	json_object_object_add(o, "kind", json_object_new_string(ptmx_kind_to_string(s->kind)));
-	json_object_object_add(o, "type", json_object_new_string(node_type_to_string(s->type)));
-	json_object_object_add(o, "mode", present ? json_new_mode(s->mode) : NULL);
-	json_object_object_add(o, "rdev", s->has_rdev ? json_new_devnum(s->rdev) : NULL);
-	json_object_object_add(o, "target", json_new_string_or_null(s->target));
-	json_object_object_add(o, "instance",
-			       s->has_instance ? json_new_devnum(s->instance) : NULL);
-	return o;
-}
-
-static char *ptmx_state_describe(const struct ptmx_state *s)
-{
-	char dev[24];
-	char *t = NULL;
-	int r;
-
-	switch (s->kind) {
-	case PTMX_CHAR:
-		r = asprintf(&t, "a character node %s", format_devnum(s->rdev, dev));
-		break;
-	case PTMX_SYMLINK:
-		r = asprintf(&t, "a symlink to %s", s->target ?: "?");
-		break;
-	case PTMX_BIND:
-		r = asprintf(&t, "a bind mount of the ptmx of devpts %s",
-			     s->has_instance ? format_devnum(s->instance, dev) : "?");
-		break;
-	case PTMX_MISSING:
-		r = asprintf(&t, "missing");
-		break;
-	default:
-		r = s->type == NODE_SYMLINK ? asprintf(&t, "a symlink to %s", s->target ?: "?")
-					    : asprintf(&t, "a %s", node_type_to_string(s->type));
-		break;
-	}
-	return r < 0 ? NULL : t;
-}
-
-/* How a person puts the baseline back. */
-static char *ptmx_state_remedy(const struct ptmx_state *before, const struct check_info *info)
-{
-	char *t = NULL;
-	int r;
-
-	if (before->kind == PTMX_CHAR && before->has_rdev)
-		r = asprintf(
-		    &t, "mknod -m %04o /dev/ptmx.new c %u %u && mv -T /dev/ptmx.new /dev/ptmx",
-		    (unsigned)(before->mode & 07777), major(before->rdev), minor(before->rdev));
-	else if (before->kind == PTMX_SYMLINK && before->target)
-		r = asprintf(&t, "ln -s %s /dev/ptmx.new && mv -T /dev/ptmx.new /dev/ptmx",
-			     before->target);
-	else
-		r = asprintf(&t, "%s", info->remedy);
-	return r < 0 ? NULL : t;
-}
-
-static json_object *udev_seen_json(const struct udev_seen *u)
-{
-	json_object *o;
-
-	if (!u->valid)
-		return NULL;
-	o = json_object_new_object();
-	json_object_object_add(o, "action", json_object_new_string(u->action));
-	json_object_object_add(o, "seqnum", json_object_new_uint64(u->seqnum));
-	return o;
-}
-
-/*
- * ptmx-replaced: /dev/ptmx differs in kind or target from the baseline (what it was when the
- * daemon started or was last reloaded, or when it was first fixed after being missing or broken).
- * The finding lasts while it differs; each new replacement records the udev event seen in its
- * coalescing window, if there was one.
- */
-static int daemon_check_ptmx(struct daemon *d, const struct analysis *a, struct findings *out)
-{
-	const struct check_info *info = check_find("ptmx-replaced");
-	struct finding probe = { .check = info, .mountpoint = (char *)PTMX_PATH }, *f;
-	_cleanup_free_ char *before = NULL, *after = NULL;
-	bool broken = a->route == ROUTE_MISSING || a->route == ROUTE_NOT_DEVICE;
-	struct ptmx_state cur;
-	json_object *ev;
-	int r;
-
-	r = ptmx_state_from(a, &cur);
-	if (r < 0)
-		return r;
-	/* Fixing a missing or broken /dev/ptmx is not a replacement: the fix becomes the
-	 * reference. */
-	if (!d->ptmx_baseline.valid || (d->ptmx_baseline_broken && !broken)) {
-		ptmx_state_done(&d->ptmx_baseline);
-		ptmx_state_done(&d->ptmx_replaced);
-		d->replaced_udev = (struct udev_seen){ 0 };
-		d->ptmx_baseline = cur;
-		d->ptmx_baseline_broken = broken;
-		return 0;
-	}
-	if (ptmx_state_equal(&cur, &d->ptmx_baseline)) {
-		ptmx_state_done(&cur);
-		ptmx_state_done(&d->ptmx_replaced);
-		d->replaced_udev = (struct udev_seen){ 0 };
-		return 0;
-	}
-	if (!d->ptmx_replaced.valid || !ptmx_state_equal(&cur, &d->ptmx_replaced)) {
-		ptmx_state_done(&d->ptmx_replaced);
-		d->ptmx_replaced = cur;
-		d->replaced_udev = d->udev_window;
-	} else
-		ptmx_state_done(&cur);
-
-	if (!info || config_ignores(d->config, &probe))
-		return 0;
-
-	ev = json_object_new_object();
-	json_object_object_add(ev, "path", json_object_new_string(PTMX_PATH));
-	json_object_object_add(ev, "before", ptmx_state_json(&d->ptmx_baseline));
-	json_object_object_add(ev, "after", ptmx_state_json(&d->ptmx_replaced));
-	json_object_object_add(ev, "udev_event", udev_seen_json(&d->replaced_udev));
-	f = findings_add(out, info, info->severity, ev);
-	if (!f)
-		return -ENOMEM;
-	before = ptmx_state_describe(&d->ptmx_baseline);
-	after = ptmx_state_describe(&d->ptmx_replaced);
-	if (!before || !after)
-		return -ENOMEM;
-	if (asprintf(&f->summary, "%s was replaced: it was %s, it is now %s", PTMX_PATH, before,
-		     after) < 0) {
-		f->summary = NULL;
-		return -ENOMEM;
-	}
-	f->remedy = ptmx_state_remedy(&d->ptmx_baseline, info);
-	f->mountpoint = strdup(PTMX_PATH);
-	if (!f->remedy || !f->mountpoint)
-		return -ENOMEM;
-	return 0;
-}
-
 /* ---- one audit ---- */
 
-/* Drop the findings the configuration ignores. */
-/* What identifies a finding across audits: the check, where, and the first mount. */
-static char *finding_key(const struct finding *f)
+static void repaired_keys_clear(struct daemon *d)
 {
-	char *k;
-
-	if (asprintf(&k, "%s\t%s\t%u", f->check->id, f->mountpoint ?: "",
-		     f->n_mount_ids ? f->mount_ids[0] : 0) < 0)
-		return NULL;
-	return k;
+	for (char **k = d->repaired_keys; k && *k; k++)
+		free(*k);
+	free(d->repaired_keys);
+	d->repaired_keys = NULL;
 }
 
-static bool key_in(char *const *keys, size_t n, const char *key)
+/* Journal one transition; count what was detected for ptsguard_findings_total. */
+static void log_transition(struct daemon *d, const struct transition_event *e)
 {
-	for (size_t i = 0; i < n; i++)
-		if (streq(keys[i], key))
-			return true;
-	return false;
-}
-
-static void free_keys(char **keys, size_t n)
-{
-	for (size_t i = 0; keys && i < n; i++)
-		free(keys[i]);
-	free(keys);
-}
-
-static int findings_keys(const struct findings *f, char ***ret)
-{
-	char **keys = calloc(f->n_items ?: 1, sizeof(char *));
-
-	if (!keys)
-		return -ENOMEM;
-	for (size_t i = 0; i < f->n_items; i++) {
-		keys[i] = finding_key(&f->items[i]);
-		if (!keys[i]) {
-			free_keys(keys, i);
-			return -ENOMEM;
-		}
-	}
-	*ret = keys;
-	return 0;
-}
-
-/* ptmx-replaced is raised anew when /dev/ptmx is replaced again while it differs. */
-static bool same_occurrence(const struct finding *x, const struct finding *y)
-{
-	json_object *ax, *ay;
-
-	if (x->severity != y->severity)
-		return false;
-	if (!streq(x->check->id, "ptmx-replaced"))
-		return true;
-	if (!json_object_object_get_ex(x->evidence, "after", &ax) ||
-	    !json_object_object_get_ex(y->evidence, "after", &ay))
-		return false;
-	return json_object_equal(ax, ay);
-}
-
-static void log_transition(struct daemon *d, const struct finding *f, enum transition t)
-{
-	char action[64], seqnum[64];
-	const char *extra[3] = { NULL };
-	json_object *u, *v;
+	const struct finding *f = e->finding;
 	int r;
 
-	if (t == TRANSITION_DETECTED && f->severity < _SEVERITY_MAX)
+	if (e->transition == TRANSITION_DETECTED && f->severity < _SEVERITY_MAX)
 		d->detected_total[f->severity]++;
-	if (streq(f->check->id, "ptmx-replaced") &&
-	    json_object_object_get_ex(f->evidence, "udev_event", &u) && u) {
-		size_t n = 0;
-
-		if (json_object_object_get_ex(u, "action", &v)) {
-			snprintf(action, sizeof(action), "PTSGUARD_UDEV_ACTION=%s",
-				 json_object_get_string(v));
-			extra[n++] = action;
-		}
-		if (json_object_object_get_ex(u, "seqnum", &v)) {
-			snprintf(seqnum, sizeof(seqnum), "PTSGUARD_UDEV_SEQNUM=%s",
-				 json_object_get_string(v));
-			extra[n++] = seqnum;
-		}
-	}
-	r = journal_log_finding(f, t, NULL, extra);
+	r = journal_log_transition(e);
 	if (r >= 0)
 		daemon_ok(d, FAILURE_JOURNAL);
 	else
 		daemon_fail(d, FAILURE_JOURNAL, "Failed to log %s %s: %s", f->check->id,
-			    transition_to_string(t), strerror(-r));
+			    transition_to_string(e->transition), strerror(-r));
 }
 
-/* One journal entry per transition between the previous audit's findings and these. */
+/* One journal entry per transition between the previous audit's findings and these. A finding
+ * journaled as repaired since then leaves without a "resolved" entry. */
 static int daemon_log_transitions(struct daemon *d, const struct findings *now)
 {
-	const struct findings *before = &d->findings;
-	char **keys_before = NULL, **keys_now = NULL;
-	size_t n_repaired = 0;
+	_cleanup_(transitions_clear) struct transitions t = { 0 };
 	int r;
 
-	r = findings_keys(before, &keys_before);
+	r = transitions_diff(&d->findings, now, d->repaired_keys, &t);
 	if (r < 0)
 		return r;
-	r = findings_keys(now, &keys_now);
-	if (r < 0) {
-		free_keys(keys_before, before->n_items);
-		return r;
-	}
-	while (d->repaired_keys && d->repaired_keys[n_repaired])
-		n_repaired++;
-
-	for (size_t i = 0; i < before->n_items; i++)
-		if (!key_in(keys_now, now->n_items, keys_before[i]) &&
-		    !key_in(d->repaired_keys, n_repaired, keys_before[i]))
-			log_transition(d, &before->items[i], TRANSITION_RESOLVED);
-
-	for (size_t i = 0; i < now->n_items; i++) {
-		bool seen = false;
-
-		for (size_t j = 0; !seen && j < before->n_items; j++)
-			seen = streq(keys_now[i], keys_before[j]) &&
-			       same_occurrence(&now->items[i], &before->items[j]);
-		if (!seen)
-			log_transition(d, &now->items[i], TRANSITION_DETECTED);
-	}
+	FOREACH_ARRAY (e, t.items, t.n_items)
+		log_transition(d, e);
 
 	/* A repaired finding that is still (or again) present is tracked like any other. */
-	for (size_t i = 0; i < n_repaired; i++)
-		free(d->repaired_keys[i]);
-	free(d->repaired_keys);
-	d->repaired_keys = NULL;
-
-	free_keys(keys_before, before->n_items);
-	free_keys(keys_now, now->n_items);
+	repaired_keys_clear(d);
 	return 0;
-}
-
-/* "id/severity" of every finding: the Prometheus file is rewritten at once when it changes. */
-static char *findings_signature(const struct findings *f)
-{
-	char *s = NULL;
-	size_t size;
-	FILE *m = open_memstream(&s, &size);
-
-	if (!m)
-		return NULL;
-	FOREACH_ARRAY (i, f->items, f->n_items)
-		fprintf(m, "%s/%s ", i->check->id, severity_to_string(i->severity));
-	if (fclose(m) != 0) {
-		free(s);
-		return NULL;
-	}
-	return s;
 }
 
 static void daemon_write_outputs(struct daemon *d, const struct report *rep)
@@ -627,13 +288,7 @@ static void daemon_write_outputs(struct daemon *d, const struct report *rep)
 	int r;
 
 	if (c->state_file) {
-		json_object *o = report_to_json(rep);
-		_cleanup_free_ char *text = json_to_text(o, 1);
-
-		json_object_put(o);
-		r = text ? mkdir_parent(c->state_file) : -ENOMEM;
-		if (r >= 0)
-			r = write_file_atomic(c->state_file, text, strlen(text), 0644);
+		r = state_file_write(c->state_file, rep);
 		if (r >= 0)
 			daemon_ok(d, FAILURE_STATE_FILE);
 		else
@@ -642,55 +297,20 @@ static void daemon_write_outputs(struct daemon *d, const struct report *rep)
 	}
 
 	if (c->prometheus_file) {
-		_cleanup_free_ char *sig = findings_signature(rep->findings), *text = NULL;
-		uint64_t now = now_usec(CLOCK_MONOTONIC);
-		size_t size = 0;
-		FILE *m;
-
-		if (sig && streq(sig, d->prometheus_signature) &&
-		    now - d->prometheus_written < PROMETHEUS_REFRESH_USEC)
-			return;
-		m = open_memstream(&text, &size);
-		if (!m)
-			return;
-		r = report_write_prometheus(m, rep);
-		if (fclose(m) != 0 && r >= 0)
-			r = -ENOMEM;
-		if (r >= 0)
-			r = mkdir_parent(c->prometheus_file);
-		if (r >= 0)
-			r = write_file_atomic(c->prometheus_file, text, size, 0644);
-		if (r < 0) {
+		r = prometheus_file_update(&d->prometheus, c->prometheus_file, rep,
+					   now_usec(CLOCK_MONOTONIC));
+		if (r < 0)
 			daemon_fail(d, FAILURE_PROMETHEUS, "Failed to write %s: %s",
 				    c->prometheus_file, strerror(-r));
-			return;
-		}
-		daemon_ok(d, FAILURE_PROMETHEUS);
-		free(d->prometheus_signature);
-		d->prometheus_signature = TAKE_PTR(sig);
-		d->prometheus_written = now;
+		else if (r > 0)
+			daemon_ok(d, FAILURE_PROMETHEUS);
 	}
-}
-
-static char *status_text(const struct findings *f)
-{
-	size_t counts[_SEVERITY_MAX] = { 0 };
-	char *s;
-
-	if (f->n_items == 0)
-		return strdup("No findings");
-	FOREACH_ARRAY (i, f->items, f->n_items)
-		counts[i->severity]++;
-	if (asprintf(&s, "Findings: %zu critical, %zu warning, %zu info", counts[SEVERITY_CRITICAL],
-		     counts[SEVERITY_WARNING], counts[SEVERITY_INFO]) < 0)
-		return NULL;
-	return s;
 }
 
 /* STATUS= when it changed; READY=1 with it after the first audit. */
 static void daemon_notify_status(struct daemon *d, bool ready)
 {
-	_cleanup_free_ char *s = status_text(&d->findings);
+	_cleanup_free_ char *s = findings_status_text(&d->findings);
 
 	if (!s)
 		return;
@@ -757,67 +377,24 @@ static int arm_timer(sd_event_source *s, uint64_t usec)
 	return r < 0 ? r : sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
 }
 
-static void holder_cache_clear(struct holder_cache *c)
-{
-	free(c->covered);
-	snapshot_free(c->found);
-	*c = (struct holder_cache){ 0 };
-}
-
-static int copy_holders(struct snapshot *to, const struct snapshot *from)
-{
-	FOREACH_ARRAY (h, from->holders, from->n_holders)
-		if (snapshot_add_holder(to, h) < 0)
-			return -ENOMEM;
-	to->holders_scanned = true;
-	to->holders_skipped = from->holders_skipped;
-	return 0;
-}
-
-/*
- * Holders of covered instances. A scan reads every open fd on the host, about 10 us each: a
- * second at 100,000 fds. So the daemon reuses its last scan while the same instances are
- * covered and the scan is younger than HolderRescanSec=, and a timer audits again when it
- * expires (only while an instance is covered): what holds a covered instance is seen within
- * that time, and a finding about it is resolved within it.
- */
+/* Holders of covered instances, from the holder cache while it applies; a timer audits again
+ * when a fresh scan expires. */
 static int daemon_holders(struct daemon *d, struct snapshot *s, const struct analysis *a)
 {
-	struct holder_cache *c = &d->holders;
-	uint64_t now = now_usec(CLOCK_MONOTONIC), due;
-	_cleanup_free_ dev_t *covered = calloc(a->n_instances ?: 1, sizeof(dev_t));
-	size_t n = 0;
-	int r;
+	uint64_t now = now_usec(CLOCK_MONOTONIC), max_age = d->config->holder_rescan_usec;
+	int r, k;
 
-	if (!covered)
-		return -ENOMEM;
-	FOREACH_ARRAY (in, a->instances, a->n_instances)
-		if (in->covered)
-			covered[n++] = in->dev;
-	if (n == 0) {
-		holder_cache_clear(c);
-		(void)sd_event_source_set_enabled(d->holder_timer, SD_EVENT_OFF);
-		return 0;
-	}
-	if (c->valid && c->n_covered == n && memcmp(c->covered, covered, n * sizeof(dev_t)) == 0 &&
-	    now < c->scanned_at + d->config->holder_rescan_usec)
-		return copy_holders(s, c->found);
-
-	r = probe_holders(s, a, "/proc");
-	if (r < 0 && r != -ENOENT)
-		return r;
-	holder_cache_clear(c);
-	c->found = snapshot_new();
-	if (!c->found || copy_holders(c->found, s) < 0)
-		return -ENOMEM;
-	c->covered = TAKE_PTR(covered);
-	c->n_covered = n;
-	c->scanned_at = now;
-	c->valid = true;
-	due = now + d->config->holder_rescan_usec;
-	r = arm_timer(d->holder_timer, due);
+	r = holder_cache_fill(&d->holders, s, a, "/proc", now, max_age);
 	if (r < 0)
-		daemon_fail(d, FAILURE_TIMER, "Failed to arm the holder timer: %s", strerror(-r));
+		return r;
+	if (r == HOLDERS_NONE_COVERED)
+		(void)sd_event_source_set_enabled(d->holder_timer, SD_EVENT_OFF);
+	if (r == HOLDERS_SCANNED) {
+		k = arm_timer(d->holder_timer, now + max_age);
+		if (k < 0)
+			daemon_fail(d, FAILURE_TIMER, "Failed to arm the holder timer: %s",
+				    strerror(-k));
+	}
 	return 0;
 }
 
@@ -867,7 +444,10 @@ static int daemon_collect(struct daemon *d, struct audit *ret)
 			daemon_stop_tracking(d, "cannot follow the relevant mounts", k);
 	}
 	if (r >= 0)
-		r = daemon_check_ptmx(d, ret->a, &ret->findings);
+		r = ptmx_replaced_check(&d->ptmx, ret->a, &d->udev_window, &ret->findings);
+	/* Ignore= applies to the daemon's own check as to the others. */
+	if (r >= 0)
+		r = config_drop_ignored(d->config, &ret->findings);
 	if (r < 0) {
 		daemon_fail(d, FAILURE_AUDIT, "Cannot audit: %s", strerror(-r));
 		return r;
@@ -894,6 +474,7 @@ static int daemon_repair(struct daemon *d, struct audit *now)
 		.ptmx_symlink = d->config->ptmx_symlink,
 	};
 	struct findings fresh = { 0 };
+	struct transitions outcomes = { 0 };
 	size_t n_repaired = 0;
 	int r;
 
@@ -925,18 +506,21 @@ static int daemon_repair(struct daemon *d, struct audit *now)
 		goto out;
 	repair_confirm(&plan, &after.findings);
 
-	free(d->repaired_keys);
-	d->repaired_keys = calloc(plan.n_actions + 1, sizeof(char *));
-	FOREACH_ARRAY (a, plan.actions, plan.n_actions) {
-		bool done = a->result == ACTION_DONE;
-
-		r = journal_log_finding(a->finding,
-					done ? TRANSITION_REPAIRED : TRANSITION_REPAIR_FAILED,
-					a->detail, NULL);
+	r = repair_outcomes(&plan, &outcomes);
+	if (r < 0)
+		goto out;
+	repaired_keys_clear(d);
+	d->repaired_keys = calloc(outcomes.n_items + 1, sizeof(char *));
+	FOREACH_ARRAY (e, outcomes.items, outcomes.n_items) {
+		r = journal_log_transition(e);
 		if (r < 0)
 			daemon_fail(d, FAILURE_JOURNAL, "Failed to log a repair: %s", strerror(-r));
-		if (done && d->repaired_keys)
-			d->repaired_keys[n_repaired++] = finding_key(a->finding);
+		if (e->transition == TRANSITION_REPAIRED && d->repaired_keys) {
+			char *key = finding_key(e->finding);
+
+			if (key)
+				d->repaired_keys[n_repaired++] = key;
+		}
 	}
 
 	/* What the repair left is now the state: log the transitions from this audit to it. */
@@ -950,6 +534,7 @@ static int daemon_repair(struct daemon *d, struct audit *now)
 		after = tmp;
 	}
 out:
+	transitions_clear(&outcomes);
 	free(fresh.items);
 	repair_plan_clear(&plan);
 	return r;
@@ -998,7 +583,7 @@ static int daemon_audit(struct daemon *d)
 	daemon_notify_status(d, false);
 
 done:
-	d->udev_window = (struct udev_seen){ 0 };
+	d->udev_window = (struct ptmx_udev_event){ 0 };
 	watch_update(d, &d->dev_watch);
 	watch_update(d, &d->pts_watch);
 	d->last_audit_usec = now_usec(CLOCK_MONOTONIC) - t0;
@@ -1254,11 +839,8 @@ static int daemon_reload(struct daemon *d)
 		/* Newly ignored findings leave quietly: nothing was resolved. */
 		(void)config_drop_ignored(d->config, &d->findings);
 		/* What /dev/ptmx is now becomes the reference for ptmx-replaced. */
-		ptmx_state_done(&d->ptmx_baseline);
-		ptmx_state_done(&d->ptmx_replaced);
-		d->replaced_udev = (struct udev_seen){ 0 };
-		free(d->prometheus_signature);
-		d->prometheus_signature = NULL;
+		ptmx_replaced_reset(&d->ptmx);
+		prometheus_file_forget(&d->prometheus);
 		daemon_schedule_audit(d, REASON_RELOAD);
 	}
 	daemon_notify_status(d, true);
@@ -1538,17 +1120,14 @@ struct daemon *daemon_free(struct daemon *d)
 		close(d->inotify_fd);
 	holder_cache_clear(&d->holders);
 	findings_clear(&d->findings);
-	for (char **k = d->repaired_keys; k && *k; k++)
-		free(*k);
-	free(d->repaired_keys);
-	ptmx_state_done(&d->ptmx_baseline);
-	ptmx_state_done(&d->ptmx_replaced);
+	repaired_keys_clear(d);
+	ptmx_replaced_reset(&d->ptmx);
 	config_free(d->config);
 	free(d->config_path);
 	for (size_t i = 0; i < _FAILURE_MAX; i++)
 		free(d->failures[i]);
 	free(d->status);
-	free(d->prometheus_signature);
+	prometheus_file_forget(&d->prometheus);
 	free(d);
 	return NULL;
 }

@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The daemon (spec/interface.md, Daemon). A struct daemon owns the sd-event
- * loop and every source in it: the libmount monitor, the udev monitor, the
- * inotify watches on /dev and /dev/pts, the coalescing timer and the signals.
- * Each burst of events becomes one audit (probe -> checks -> Ignore=), whose
- * findings are diffed against the previous audit's: one journal entry per
- * transition, the state file and the Prometheus textfile rewritten, and the
- * repair policy applied. It raises ptmx-replaced itself, by comparing
- * /dev/ptmx with what it was when the daemon started (or was reloaded).
+ * The daemon: the event loop and its scheduling. A struct daemon owns the
+ * sd-event loop and every source in it: the libmount monitor (or the fanotify
+ * mount tracker), the udev monitor, the inotify watches on /dev and /dev/pts,
+ * the coalescing, refresh and holder timers, and the signals. Each burst of
+ * events becomes one audit (probe -> checks -> Ignore=, plus ptmx-replaced
+ * against its baseline), whose transitions from the previous audit are
+ * journaled; then the repair policy is applied, and the state file, the
+ * Prometheus textfile and STATUS= are brought up to date. What each of those
+ * steps does lives in its own module (report/transitions.h, report/outputs.h,
+ * daemon/holder-cache.h, checks/ptmx-replaced.h); this file decides when.
  */
 #pragma once
 

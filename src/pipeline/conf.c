@@ -693,3 +693,16 @@ bool config_ignores(const struct config *c, const struct finding *f)
 			return true;
 	return false;
 }
+
+const char *config_error_format(const struct config_error *err,
+				char buf[static CONFIG_ERROR_TEXT_MAX])
+{
+	if (err->file[0] && err->line)
+		snprintf(buf, CONFIG_ERROR_TEXT_MAX, "%s:%u: %s", err->file, err->line,
+			 err->message);
+	else if (err->file[0])
+		snprintf(buf, CONFIG_ERROR_TEXT_MAX, "%s: %s", err->file, err->message);
+	else
+		snprintf(buf, CONFIG_ERROR_TEXT_MAX, "configuration: %s", err->message);
+	return buf;
+}

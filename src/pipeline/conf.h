@@ -72,6 +72,12 @@ struct config_error {
 	char message[512];
 };
 
+/* Where and what, for a person: "file:line: message", "file: message", or "configuration:
+ * message" when no file is to blame. Fills buf (CONFIG_ERROR_TEXT_MAX bytes) and returns it. */
+#define CONFIG_ERROR_TEXT_MAX (sizeof(((struct config_error *)0)->file) + 512 + 32)
+const char *config_error_format(const struct config_error *err,
+				char buf[static CONFIG_ERROR_TEXT_MAX]);
+
 /* Load the configuration. path NULL reads the standard locations (vendor dir, /etc, drop-ins;
  * none of them need exist), else exactly that file (which must exist). On -EINVAL (bad content)
  * or -ENOENT (path missing), *err says where and why. */

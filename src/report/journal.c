@@ -14,18 +14,6 @@
 
 #define JOURNAL_SOCKET "/run/systemd/journal/socket"
 
-static const char *const transition_names[_TRANSITION_MAX] = {
-	[TRANSITION_DETECTED] = "detected",
-	[TRANSITION_RESOLVED] = "resolved",
-	[TRANSITION_REPAIRED] = "repaired",
-	[TRANSITION_REPAIR_FAILED] = "repair-failed",
-};
-
-const char *transition_to_string(enum transition t)
-{
-	return t < _TRANSITION_MAX ? transition_names[t] : NULL;
-}
-
 int transition_priority(enum transition t, enum severity s)
 {
 	if (t == TRANSITION_RESOLVED || t == TRANSITION_REPAIRED)
@@ -63,9 +51,12 @@ _printf_(3, 4) static int add_field(struct iovec *iov, size_t *n, const char *fm
 	return 0;
 }
 
-int journal_log_finding(const struct finding *f, enum transition t, const char *detail,
-			const char *const *extra_fields)
+int journal_log_transition(const struct transition_event *e)
 {
+	const struct finding *f = e->finding;
+	const char *const *extra_fields = (const char *const *)f->journal_fields;
+	const char *detail = e->detail;
+	enum transition t = e->transition;
 	const char *state = transition_to_string(t), *sev = severity_to_string(f->severity);
 	_cleanup_free_ char *evidence = NULL;
 	struct iovec iov[32];

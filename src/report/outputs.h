@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The files a long-running audit keeps up to date, and its one-line status:
+ *
+ * - the state file: the JSON report (indented), replaced atomically (a reader
+ *   sees the old report or the new one, never part of one), mode 0644;
+ * - the Prometheus textfile: same atomicity, rewritten at once when the ids or
+ *   severities of the findings changed, else at most once per
+ *   PROMETHEUS_REFRESH_USEC (so the audit's own gauges stay fresh without a
+ *   write per mount event);
+ * - the status text for sd_notify STATUS=.
+ *
+ * Each file's directory is created when missing (not its parents). They
+ * return negative errno and do not log.
+ */
+#pragma once
+
+#include <stdint.h>
+
+#include "checks/checks.h"
+#include "report/report.h"
+
+#define PROMETHEUS_REFRESH_USEC (1000000ULL)
+
+int state_file_write(const char *path, const struct report *rep);
+
+/* What the last write of a textfile was, to tell whether the next one is due. */
+struct prometheus_file {
+	char *signature;  /* findings_signature() of the report written */
+	uint64_t written; /* CLOCK_MONOTONIC, microseconds */
+};
+
+/* Write rep to path unless the last write had the same signature and is younger than
+ * PROMETHEUS_REFRESH_USEC at now (CLOCK_MONOTONIC). 1 written, 0 not due, or negative errno
+ * (then the next call writes). */
+int prometheus_file_update(struct prometheus_file *p, const char *path, const struct report *rep,
+			   uint64_t now);
+/* Make the next update write whatever the findings (and free). */
+void prometheus_file_forget(struct prometheus_file *p);
+
+/* "check/severity " for every finding in order; malloc'ed, NULL on OOM. */
+char *findings_signature(const struct findings *f);
+/* "No findings", or "Findings: N critical, N warning, N info"; malloc'ed, NULL on OOM. */
+char *findings_status_text(const struct findings *f);

@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Transitions of findings, as data: what became true (detected) or stopped
+ * being true (resolved) between two audits, and what a repair did (repaired,
+ * repair-failed). The daemon diffs each audit against the previous one; the
+ * daemon and `ptsguard repair` turn repair outcomes into transitions too, and
+ * both journal them the same way (journal_log_transition()).
+ *
+ * A finding is the same one across audits when its key matches: the check,
+ * its mountpoint and its first mount id (finding_key()). A finding with the
+ * same key is still a new occurrence, detected again, when its severity
+ * changed, or, for a check raised on a change (check_info.transition), when
+ * what the thing changed to (its evidence's "after") differs: the thing was
+ * changed again. Nothing else in the evidence matters.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "checks/checks.h"
+
+enum transition {
+	TRANSITION_DETECTED,
+	TRANSITION_RESOLVED,
+	TRANSITION_REPAIRED,
+	TRANSITION_REPAIR_FAILED,
+	_TRANSITION_MAX,
+};
+
+const char *transition_to_string(enum transition t);
+
+struct transition_event {
+	const struct finding *finding; /* borrowed from the findings it came from */
+	enum transition transition;
+	const char *detail; /* borrowed; what a repair did, or NULL */
+};
+
+struct transitions {
+	struct transition_event *items;
+	size_t n_items, allocated;
+};
+
+/* "check<TAB>mountpoint<TAB>first mount id": malloc'ed, or NULL on OOM. */
+char *finding_key(const struct finding *f);
+/* Are x and y, whose keys match, the same occurrence (see above)? */
+bool finding_same_occurrence(const struct finding *x, const struct finding *y);
+
+/*
+ * Append to *ret the transitions from before to now: first each finding of before whose key is
+ * gone, as resolved, in before's order (except those whose key is in quiet_keys, a
+ * NULL-terminated list or NULL: journaled as repaired already); then each finding of now with
+ * no same occurrence in before, as detected, in now's order. The events borrow the findings.
+ */
+int transitions_diff(const struct findings *before, const struct findings *now,
+		     char *const *quiet_keys, struct transitions *ret);
+int transitions_add(struct transitions *t, const struct finding *f, enum transition transition,
+		    const char *detail);
+void transitions_clear(struct transitions *t);
