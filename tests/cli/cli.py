@@ -40,7 +40,7 @@ SEVERITY_BY_USER_NAMESPACES = {"pt-chown-setuid"}
 
 SUBCOMMANDS = ("audit", "snapshot", "repair", "daemon", "checks", "explain")
 
-# A healthy multi-instance host, written by hand after spec/interface.md.
+# A healthy multi-instance host, written by hand after docs/snapshot.md.
 MOUNTINFO_LINES = [
     "21 1 254:1 / / rw,relatime shared:1 - ext4 /dev/vda1 rw,errors=remount-ro",
     "22 21 0:21 / /proc rw,nosuid,nodev,noexec,relatime shared:12 - proc proc rw",
