@@ -42,6 +42,10 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+
+import testlib  # noqa: E402
+
 EXIT_SKIP = 77
 
 SUITE = "bookworm"
@@ -537,6 +541,9 @@ def test_inside(c, ct):
     except (ValueError, KeyError, TypeError):
         found = None
     log("ptsguard audit --json: exit %d, findings %s" % (r.returncode, found))
+    if found is not None:
+        problems = testlib.report_problems(report)
+        c.ok(not problems, "the report matches docs/schema/report-1.schema.json", "\n".join(problems))
     c.ok(r.returncode == 0 and found is not None and all(s == "info" for _, s in found), "nspawn's devpts setup audits clean (exit 0, info at most)", r.stdout[-2000:] + r.stderr)
 
     # --- the installed units verify; the exposure is printed

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0-or-later
-"""ptsguard command line: bad input is refused cleanly, and the catalog
-commands answer. No root needed.
+"""ptsguard command line: bad input is refused cleanly, the catalog
+commands answer, every check is covered by a fixture, and reports and
+snapshots match their JSON Schemas. No root needed.
 
     cli.py --ptsguard PATH [--version-expected V] CASE [CASE...|all]
     cli.py --list
@@ -9,11 +10,12 @@ commands answer. No root needed.
 
 Every error case must exit with exactly 3 (never a signal), print nothing on
 stdout, and say on stderr what was wrong: the file given, and the key or the
-line at fault. Standard library only.
+line at fault. Standard library and python3-jsonschema.
 """
 
 import argparse
 import copy
+import glob
 import json
 import os
 import re
@@ -23,37 +25,22 @@ import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 
+import testlib  # noqa: E402
 from testlib import case_registry  # noqa: E402
 
 TIMEOUT = 20
 
-# spec/checks.md, contract version 1. Hard-coded on purpose: the test must not
-# depend on the spec being beside the tree.
-CATALOG = {
-    "ptmx-missing": "critical",
-    "ptmx-not-device": "critical",
-    "ptmx-mode": "warning",
-    "ptmx-no-devpts": "critical",
-    "ptmx-locked": "critical",
-    "ptmx-replaced": "warning",
-    "pts-covered": "critical",
-    "devpts-options-lost": "critical",
-    "devpts-gid-mismatch": "warning",
-    "devpts-overmount": "warning",
-    "devpts-orphan-in-use": "critical",
-    "devpts-shared-instance": "warning",
-    "devpts-foreign-defaults": "info",
-    "pty-slave-perms": "warning",
-    "pt-chown-setuid": ("critical", "warning"),  # depends on user namespaces
-    "pty-capacity": "warning",
-    "fstab-devpts-options": "warning",
-    "kernel-single-instance": "info",
-}
-assert len(CATALOG) == 18
+# The check catalog comes from the program (`ptsguard checks --format json`, see
+# Ctx.catalog); the fixtures below hold every check to it.
+FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data", "snapshots")
+
+# Checks whose severity is the catalog's only when user namespaces are enabled, and
+# warning otherwise (the host.user_namespaces of the report says which).
+SEVERITY_BY_USER_NAMESPACES = {"pt-chown-setuid"}
 
 SUBCOMMANDS = ("audit", "snapshot", "repair", "daemon", "checks", "explain")
 
-# A healthy multi-instance host, written by hand after spec/interface.md.
+# A healthy multi-instance host, written by hand after docs/snapshot.md.
 MOUNTINFO_LINES = [
     "21 1 254:1 / / rw,relatime shared:1 - ext4 /dev/vda1 rw,errors=remount-ro",
     "22 21 0:21 / /proc rw,nosuid,nodev,noexec,relatime shared:12 - proc proc rw",
@@ -123,6 +110,14 @@ class Ctx:
         self.ptsguard = ptsguard
         self.version_expected = version_expected
         self.tmpdir = tmpdir
+        self._catalog = None
+
+    @property
+    def catalog(self):
+        """id -> entry, from `ptsguard checks --format json` (checked sound by testlib)."""
+        if self._catalog is None:
+            self._catalog = testlib.catalog(self.ptsguard, Failed)
+        return self._catalog
 
     def run(self, *args, stdin_data=None):
         argv = [self.ptsguard] + list(args)
@@ -191,6 +186,16 @@ def parse_json(r):
         raise Failed("stdout is not JSON (%s)\n%s" % (e, describe(r)))
 
 
+def parse_report(r):
+    """stdout as a report, which must match docs/schema/report-1.schema.json."""
+    return testlib.validate_report(parse_json(r), " ".join(r.argv), Failed)
+
+
+def parse_snapshot(r):
+    """stdout as a snapshot, which must match docs/schema/snapshot-1.schema.json."""
+    return testlib.validate_snapshot(parse_json(r), " ".join(r.argv), Failed)
+
+
 def with_line(lines, number, text):
     lines = list(lines)
     lines[number - 1] = text
@@ -235,7 +240,7 @@ def missing_argument(ctx):
 def explain_unknown(ctx):
     r = ctx.run("explain", "no-such-id")
     # Every known id is listed, so the user can pick the right one.
-    expect_error(r, "no-such-id", *sorted(CATALOG))
+    expect_error(r, "no-such-id", *sorted(ctx.catalog))
 
 
 # ---------------------------------------------------------------------------
@@ -373,7 +378,7 @@ def snapshot_mountinfo_truncated_line(ctx):
 
 def expect_healthy_snapshot_report(r):
     expect_ok(r)
-    report = parse_json(r)
+    report = parse_report(r)
     problems = []
     if report.get("source") != "snapshot":
         problems.append("source is %r, expected 'snapshot'" % report.get("source"))
@@ -427,7 +432,7 @@ def config_audit(ctx, config_text, snap=BASE_SNAPSHOT):
     r = ctx.run("audit", "--snapshot", path, "--config", conf, "--json")
     if r.returncode not in (0, 1, 2):
         raise Failed("audit with --config failed\n" + describe(r))
-    return sorted(f["id"] for f in parse_json(r)["findings"]), r.returncode
+    return sorted(f["id"] for f in parse_report(r)["findings"]), r.returncode
 
 
 @case("config-applied")
@@ -477,43 +482,22 @@ def config_missing(ctx):
 # The catalog commands
 
 
-def catalog_entries(doc):
-    if isinstance(doc, dict):
-        for key in ("checks", "catalog"):
-            if isinstance(doc.get(key), list):
-                return doc[key]
-    if isinstance(doc, list):
-        return doc
-    return None
-
-
 @case("checks-json")
 def checks_json(ctx):
+    # testlib.catalog() refuses an unsound catalog: empty, an id or message id twice, an
+    # unknown severity, a message id that is not 32 hex digits, no summary.
+    cat = ctx.catalog
     r = ctx.run("checks", "--format", "json")
     expect_ok(r)
-    entries = catalog_entries(parse_json(r))
-    if entries is None or not all(isinstance(e, dict) for e in entries):
-        raise Failed("expected a list of check objects (top level or under 'checks')\n" + describe(r))
-    ids = [e.get("id") for e in entries]
     problems = []
-    if sorted(ids) != sorted(CATALOG):
-        problems.append(
-            "ids differ from the catalog:\n  missing: %s\n  extra: %s\n  duplicated: %s"
-            % (
-                sorted(set(CATALOG) - set(ids)),
-                sorted(set(ids) - set(CATALOG)),
-                sorted({i for i in ids if ids.count(i) > 1}),
-            )
-        )
-    for e in entries:
-        want = CATALOG.get(e.get("id"))
-        if want is None:
-            continue
-        allowed = want if isinstance(want, tuple) else (want,)
-        if e.get("severity") not in allowed:
-            problems.append("%s: severity %r, expected %s" % (e.get("id"), e.get("severity"), " or ".join(allowed)))
-        if not isinstance(e.get("summary"), str) or not e["summary"].strip():
-            problems.append("%s: no summary" % e.get("id"))
+    if [e.get("id") for e in parse_json(r)] != list(cat):
+        problems.append("a second `checks --format json` lists other ids or another order")
+    for cid, e in cat.items():
+        for key in ("explanation", "remedy"):
+            if not isinstance(e.get(key), str) or not e[key].strip():
+                problems.append("%s: no %s" % (cid, key))
+    if not testlib.one_shot_ids(cat):
+        problems.append("no check that an audit can report")
     if problems:
         raise Failed("\n".join(problems) + "\n" + describe(r))
 
@@ -522,9 +506,181 @@ def checks_json(ctx):
 def checks_text(ctx):
     r = ctx.run("checks")
     expect_ok(r)
-    missing = [i for i in CATALOG if not re.search(r"(?<![\w-])%s(?![\w-])" % re.escape(i), r.out)]
+    missing = [i for i in ctx.catalog if not re.search(r"(?<![\w-])%s(?![\w-])" % re.escape(i), r.out)]
     if missing:
         raise Failed("`ptsguard checks` does not list %s\n%s" % (missing, describe(r)))
+
+
+def fixture_files():
+    files = sorted(glob.glob(os.path.join(FIXTURES, "*.json")))
+    if not files:
+        raise Failed("no fixtures in %s" % FIXTURES)
+    return files
+
+
+def expected_severity(cat, cid, report):
+    sev = cat[cid]["severity"]
+    if cid in SEVERITY_BY_USER_NAMESPACES and not report["host"]["user_namespaces"]:
+        return "warning"
+    return sev
+
+
+@case("catalog-covered")
+def catalog_covered(ctx):
+    """Every check an audit can report is reported by at least one fixture (and its
+    "_expect" names it); the daemon's transition checks by none. Every finding carries
+    its catalog entry's message id and repairable, and its severity."""
+    cat = ctx.catalog
+    produced = {}  # id -> fixtures
+    expected = set()
+    problems = []
+    for path in fixture_files():
+        name = os.path.basename(path)
+        with open(path) as f:
+            fixture = json.load(f)
+        expected |= {e.get("id") for e in fixture.get("_expect", {}).get("findings", [])}
+        r = ctx.run("audit", "--snapshot", path, "--json")
+        if r.returncode not in (0, 1, 2):
+            raise Failed("audit of fixture %s failed\n%s" % (name, describe(r)))
+        report = parse_report(r)
+        for f in report["findings"]:
+            cid = f["id"]
+            produced.setdefault(cid, []).append(name)
+            if cid not in cat:
+                problems.append("%s: finding %r is not in the catalog" % (name, cid))
+                continue
+            for key in ("message_id", "repairable"):
+                if f[key] != cat[cid][key]:
+                    problems.append("%s: %s of %s is %r, the catalog says %r" % (name, key, cid, f[key], cat[cid][key]))
+            if f["severity"] != expected_severity(cat, cid, report):
+                problems.append("%s: severity of %s is %r, expected %r" % (name, cid, f["severity"], expected_severity(cat, cid, report)))
+    for cid in testlib.one_shot_ids(cat):
+        if cid not in produced:
+            problems.append("%s: no fixture in tests/data/snapshots produces it" % cid)
+        elif cid not in expected:
+            problems.append("%s: produced by %s but no fixture's _expect names it" % (cid, ", ".join(produced[cid])))
+    for cid, e in cat.items():
+        if e["daemon_only"] and cid in produced:
+            problems.append("%s: a daemon transition, yet a one-shot audit of %s reports it" % (cid, ", ".join(produced[cid])))
+    if problems:
+        raise Failed("\n".join(problems))
+
+
+@case("schemas")
+def schemas(ctx):
+    """docs/schema: both are valid schemas; every fixture, a live snapshot and a live
+    report match them; and documents that break the contract are rejected."""
+    import jsonschema
+
+    problems = []
+    for path in (testlib.REPORT_SCHEMA, testlib.SNAPSHOT_SCHEMA):
+        with open(path) as f:
+            schema = json.load(f)
+        try:
+            jsonschema.Draft202012Validator.check_schema(schema)
+        except jsonschema.exceptions.SchemaError as e:
+            problems.append("%s is not a valid 2020-12 schema: %s" % (path, e.message))
+        if schema.get("$schema") != "https://json-schema.org/draft/2020-12/schema":
+            problems.append("%s does not declare draft 2020-12" % path)
+    if problems:
+        raise Failed("\n".join(problems))
+
+    for path in fixture_files():
+        with open(path) as f:
+            problems += testlib.snapshot_problems(json.load(f))
+    problems += testlib.snapshot_problems(BASE_SNAPSHOT)
+
+    # The live host, whatever state it is in.
+    live_snapshot = ctx.run("snapshot")
+    expect_ok(live_snapshot)
+    parse_snapshot(live_snapshot)
+    live = ctx.run("audit", "--json")
+    if live.returncode not in (0, 1, 2):
+        raise Failed("live audit failed\n" + describe(live))
+    report = parse_report(live)
+    path = ctx.snapshot_file("base.json", BASE_SNAPSHOT)
+    r = ctx.run("audit", "--snapshot", path, "--json")
+    expect_ok(r)
+    healthy = parse_report(r)
+
+    # Each mutation breaks the contract; each must be rejected, at the pointer given.
+    def broken(doc, pointer, change):
+        doc = copy.deepcopy(doc)
+        parts = pointer.strip("/").split("/")
+        parent = doc
+        for p in parts[:-1]:
+            parent = parent[int(p)] if isinstance(parent, list) else parent[p]
+        change(parent, int(parts[-1]) if isinstance(parent, list) else parts[-1])
+        return doc
+
+    def drop(parent, key):
+        del parent[key]
+
+    def setter(value):
+        def set_(parent, key):
+            parent[key] = value
+
+        return set_
+
+    finding = {
+        "id": "devpts-options-lost",
+        "severity": "critical",
+        "message_id": "0" * 32,
+        "summary": "a finding",
+        "mount_ids": [24],
+        "devices": ["0:24"],
+        "evidence": {"anything": ["goes", 1]},
+        "remedy": "mount -o remount,gid=5,mode=620 /dev/pts",
+        "repairable": True,
+    }
+    with_finding = copy.deepcopy(healthy)
+    with_finding["findings"] = [finding]
+    with_finding["summary"]["critical"] = 1
+    problems += ["a report with a finding: " + p for p in testlib.report_problems(with_finding)]
+    # Growth at the top level is allowed (namespaces, and what version 1 adds).
+    grown = copy.deepcopy(healthy)
+    grown["x_future"] = {"anything": True}
+    grown["namespaces"] = [{"mntns": 4026532451, "pid": 81234, "pids_total": 12, "container": None, "report": copy.deepcopy(healthy)}]
+    problems += ["a report with namespaces: " + p for p in testlib.report_problems(grown)]
+
+    for what, doc, pointer in (
+        ("report without summary", broken(healthy, "/summary", drop), "(the root)"),
+        ("report without schema", broken(healthy, "/schema", drop), "(the root)"),
+        ("report with a bad schema", broken(healthy, "/schema", setter("ptsguard.report/2")), "/schema"),
+        ("report with a bad severity", broken(with_finding, "/findings/0/severity", setter("major")), "/findings/0/severity"),
+        ("report with a short message id", broken(with_finding, "/findings/0/message_id", setter("abc")), "/findings/0/message_id"),
+        ("report with a bad device", broken(with_finding, "/findings/0/devices/0", setter("0-24")), "/findings/0/devices/0"),
+        ("report with evidence not an object", broken(with_finding, "/findings/0/evidence", setter([])), "/findings/0/evidence"),
+        ("report with an unknown finding key", broken(with_finding, "/findings/0/x", setter(1)), "/findings/0"),
+        ("report with a bad ptmx kind", broken(healthy, "/ptmx/kind", setter("fifo")), "/ptmx/kind"),
+        ("report with a three-digit mode", broken(healthy, "/ptmx/mode", setter("666")), "/ptmx/mode"),
+        ("report with a bad summary count", broken(healthy, "/summary/info", setter(-1)), "/summary/info"),
+        ("namespace report with namespaces", broken(grown, "/namespaces/0/report/namespaces", setter([])), "/namespaces/0/report"),
+        ("snapshot with a bad mode", broken(BASE_SNAPSHOT, "/nodes/0/mode", setter("rw-rw-rw-")), "/nodes/0/mode"),
+        ("snapshot with mode digits 9", broken(BASE_SNAPSHOT, "/nodes/0/mode", setter("0999")), "/nodes/0/mode"),
+        ("snapshot with a bad rdev", broken(BASE_SNAPSHOT, "/nodes/0/rdev", setter("five-two")), "/nodes/0/rdev"),
+        ("snapshot char node without rdev", broken(BASE_SNAPSHOT, "/nodes/0/rdev", drop), "/nodes/0"),
+        ("snapshot without kernel.release", broken(BASE_SNAPSHOT, "/kernel/release", drop), "/kernel"),
+        ("snapshot with tty_gid a string", broken(BASE_SNAPSHOT, "/tty_gid", setter("five")), "/tty_gid"),
+        ("snapshot with a bad node type", broken(BASE_SNAPSHOT, "/nodes/0/type", setter("fifo")), "/nodes/0/type"),
+    ):
+        check = testlib.snapshot_problems if what.startswith("snapshot") else testlib.report_problems
+        got = check(doc)
+        if not got:
+            problems.append("%s: accepted" % what)
+        elif not any(" at %s: " % pointer in g for g in got):
+            problems.append("%s: rejected, but not at %s: %s" % (what, pointer, got))
+    # The same mutation through the harness's entry point fails with the schema and the pointer.
+    try:
+        testlib.validate_report(broken(healthy, "/summary", drop), "the healthy report without summary", Failed)
+        problems.append("validate_report() accepted a report without summary")
+    except Failed as e:
+        if "docs/schema/report-1.schema.json" not in str(e) or "'summary' is a required property" not in str(e):
+            problems.append("validate_report() does not name the schema and the missing key: %s" % e)
+    if report["schema"] != "ptsguard.report/1":
+        problems.append("live report schema %r" % report["schema"])
+    if problems:
+        raise Failed("\n".join(problems))
 
 
 @case("explain-options-lost")
@@ -538,7 +694,7 @@ def explain_options_lost(ctx):
 @case("explain-all")
 def explain_all(ctx):
     problems = []
-    for i in sorted(CATALOG):
+    for i in sorted(ctx.catalog):
         r = ctx.run("explain", i)
         if r.returncode != 0 or len(r.out.strip()) < 40:
             problems.append(describe(r))

@@ -34,6 +34,7 @@ from harness import (  # noqa: E402
     WAIT,
     Skip,
     Udevd,
+    audit_json,
     catalog,
     finding_ids,
     log,
@@ -272,7 +273,7 @@ def case_lifecycle(ptsguard, opts):
     c.true(pings >= 4, "WATCHDOG=1 at least every 200 ms while idle (%d in 1 s)" % pings)
 
     report = wait_state("first audit", lambda r: True)
-    audit = json.loads(run([ptsguard, "audit", "--json"], check=False).stdout)
+    audit = audit_json(ptsguard)
     for key in ("schema", "source", "host", "ptmx", "instances", "findings", "summary"):
         c.eq(report.get(key), audit.get(key), "state file %r equals `audit --json`" % key)
     c.eq(os.stat(STATE_FILE).st_mode & 0o777, 0o644, "state file mode")
@@ -916,7 +917,7 @@ def comparable(findings):
 
 def agree_with_audit(c, ptsguard, what):
     """The daemon's state file comes to hold exactly the findings of a full `ptsguard audit`."""
-    want = comparable(json.loads(run([ptsguard, "audit", "--json"], check=False).stdout)["findings"])
+    want = comparable(audit_json(ptsguard)["findings"])
     try:
         wait_state(what, lambda r: comparable(r["findings"]) == want)
     except Failure:

@@ -399,11 +399,24 @@ class Daemon:
 
 
 def read_state():
+    """The daemon's state file, which must match docs/schema/report-1.schema.json; None
+    while there is none (it is replaced atomically, so never half-written)."""
     try:
         with open(STATE_FILE) as f:
-            return json.load(f)
+            report = json.load(f)
     except (OSError, ValueError):
         return None
+    return testlib.validate_report(report, "the state file " + STATE_FILE, Failure)
+
+
+def audit_json(ptsguard):
+    """`ptsguard audit --json` of the live system, checked against the report schema."""
+    r = run([ptsguard, "audit", "--json"], check=False)
+    try:
+        report = json.loads(r.stdout)
+    except ValueError as e:
+        raise Failure("ptsguard audit --json (exit %d) did not print JSON: %s\nstderr: %s" % (r.returncode, e, r.stderr))
+    return testlib.validate_report(report, "ptsguard audit --json", Failure)
 
 
 def state_inode():
@@ -433,9 +446,8 @@ class Checker(testlib.Checker):
 
 
 def catalog(ptsguard):
-    """id -> catalog entry, from `ptsguard checks --json`."""
-    r = run([ptsguard, "checks", "--json"])
-    return {c["id"]: c for c in json.loads(r.stdout)}
+    """id -> catalog entry, from `ptsguard checks --format json` (testlib.catalog)."""
+    return testlib.catalog(ptsguard, Failure)
 
 
 def main(cases, argv, setup_world=True):

@@ -86,6 +86,7 @@ def user_tree_swap(sc):
     sc.sh(*user, "ln", "-s", "/dev", d)
     out, err = p.communicate("\n", timeout=60)
     rep = json.loads(out)
+    sc.check_schema(rep, "repair --json")
     actions = [(a["check"], a["result"]) for a in rep["actions"]]
     sc.check.eq(actions, [("devpts-options-lost", "refused")], "the remount is refused:\n" + out)
     sc.check.eq(option_line("/dev/pts"), victim_before, "the victim instance is untouched")
@@ -146,7 +147,9 @@ def snapshot_million_mounts(sc):
     log("1,000,000-line snapshot: %d MiB file, exit %d, peak RSS %d MiB" % (size >> 20, r.returncode, rss >> 10))
     sc.check.eq(r.returncode, 0, "a healthy million-mount snapshot audits clean: %s" % r.stderr[-500:])
     if r.returncode == 0:
-        sc.check.eq(json.loads(r.stdout)["findings"], [], "no findings")
+        report = json.loads(r.stdout)
+        sc.check_schema(report, "audit of the million-mount snapshot")
+        sc.check.eq(report["findings"], [], "no findings")
     # bounded: a small multiple of the input, never an unbounded growth
     sc.check.true(rss < RSS_SCALE * (6 * (size >> 10) + 64 * 1024), "peak RSS %d KiB for a %d KiB snapshot" % (rss, size >> 10))
 
@@ -208,7 +211,9 @@ def fd_vanish(sc):
         if r.returncode != 2:
             bad.append((i, r.returncode, r.stderr[-300:]))
             continue
-        ids = {f["id"] for f in json.loads(r.stdout)["findings"]}
+        report = json.loads(r.stdout)
+        sc.check_schema(report, "audit --json during the churn")
+        ids = {f["id"] for f in report["findings"]}
         if "devpts-orphan-in-use" not in ids:
             bad.append((i, "no orphan finding", ids))
     churn.send_signal(signal.SIGTERM)

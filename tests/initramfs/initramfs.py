@@ -33,6 +33,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 
+import testlib  # noqa: E402
 from testlib import Skip, case_registry, log  # noqa: E402
 
 EXIT_SKIP = 77
@@ -352,11 +353,13 @@ def check_record(ctx, result, phase, newroot, dev_move, after_mountpoint):
 
     snap = record.get("snapshot", {})
     check_eq(snap.get("schema"), "ptsguard.snapshot/1", "schema of the embedded snapshot")
+    testlib.validate_snapshot(snap, "the snapshot embedded in the initramfs record", Failure)
     check_eq(snap.get("fstab"), FSTAB_BROKEN, "the snapshot carries the new root's fstab")
     # The snapshot audits elsewhere to the same finding: what the booted system can re-check.
     r = run([ctx.args.ptsguard, "audit", "--json", "--snapshot", "-"], input=json.dumps(snap), ok=False)
     check(r.returncode in (0, 1, 2), "audit of the embedded snapshot failed: %s" % r.stderr)
-    ids = [f["id"] for f in json.loads(r.stdout)["findings"]]
+    report = testlib.validate_report(json.loads(r.stdout), "audit of the embedded snapshot", Failure)
+    ids = [f["id"] for f in report["findings"]]
     check("fstab-devpts-options" in ids, "audit of the embedded snapshot: %r" % ids)
 
     check(all(line.startswith("<") for line in kmsg), "kernel log lines without a level: %r" % kmsg)
@@ -517,6 +520,7 @@ def record_run(ctx, fstab):
     with open(ctx.path("record.json")) as f:
         record = json.load(f)
     check_eq(record["schema"], "ptsguard.initramfs/1", "schema")
+    testlib.validate_snapshot(record.get("snapshot"), "the snapshot in the record", Failure)
     check_eq(record["dev_move"], "pending", "dev_move")
     # The test's devpts moves with the test's /dev; the host's, covered by that /dev, stay.
     moving = [m for i in record["instances"] for m in i["mounts"] if m["after_switch_root"]]
@@ -578,6 +582,7 @@ def record_newroot_missing(ctx):
     check_eq(record["fstab"], {"path": "/nonexistent/etc/fstab", "present": False,
                                "error": "No such file or directory"}, "fstab")
     check_eq(record["dev_move"], "none", "dev_move")
+    testlib.validate_snapshot(record.get("snapshot"), "the snapshot in the record", Failure)
 
 
 @case("record-usage")

@@ -1,13 +1,17 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
-"""What the real-kernel test harnesses share (tests/scenario/harness.py,
-tests/daemon/harness.py): logging, the checker that collects every mismatch
-of a case, and the re-exec into a private mount namespace.
+"""What the test harnesses share: logging, the checker that collects every
+mismatch of a case, the re-exec into a private mount namespace, the check
+catalog as the program states it (`ptsguard checks --format json`), and the
+validation of every report and snapshot against the JSON Schemas in
+docs/schema.
 
-Standard library only.
+Standard library only, except that validating needs python3-jsonschema
+(imported when first used).
 """
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -102,3 +106,148 @@ def enter_private_namespace(argv, marker, tools, needs, error):
     sys.stdout.flush()
     sys.stderr.flush()
     os.execvpe("unshare", ["unshare", "--mount", "--propagation", "private", "--", sys.executable] + argv, env)
+
+
+# --------------------------------------------------------------------------
+# The check catalog, from the program itself
+
+SEVERITIES = ("info", "warning", "critical")
+_catalogs = {}
+
+
+def catalog(ptsguard, error=RuntimeError):
+    """id -> catalog entry (severity, message_id, summary, repairable, daemon_only, ...),
+    read once per process from `ptsguard checks --format json`.
+
+    Raises error unless the catalog is sound: non-empty, unique ids and message ids, a
+    known severity, a 32-hex-digit message id and a summary for every entry."""
+    ptsguard = os.path.abspath(ptsguard)
+    if ptsguard in _catalogs:
+        return _catalogs[ptsguard]
+    argv = [ptsguard, "checks", "--format", "json"]
+    r = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=20)
+    what = " ".join(argv)
+    if r.returncode != 0:
+        raise error("%s: exit status %d\nstderr: %s" % (what, r.returncode, r.stderr))
+    try:
+        entries = json.loads(r.stdout)
+    except ValueError as e:
+        raise error("%s: not JSON (%s)\nstdout: %s" % (what, e, r.stdout))
+    if not isinstance(entries, list) or not entries or not all(isinstance(e, dict) for e in entries):
+        raise error("%s: expected a non-empty list of check objects\nstdout: %s" % (what, r.stdout))
+    problems = []
+    cat = {}
+    message_ids = {}
+    for e in entries:
+        cid = e.get("id")
+        if not isinstance(cid, str) or not re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", cid):
+            problems.append("bad id %r" % (cid,))
+            continue
+        if cid in cat:
+            problems.append("%s: listed twice" % cid)
+        cat[cid] = e
+        if e.get("severity") not in SEVERITIES:
+            problems.append("%s: severity %r" % (cid, e.get("severity")))
+        mid = e.get("message_id")
+        if not isinstance(mid, str) or not re.fullmatch(r"[0-9a-f]{32}", mid):
+            problems.append("%s: message_id %r is not 32 hex digits" % (cid, mid))
+        elif mid in message_ids:
+            problems.append("%s: message_id %s is also %s's" % (cid, mid, message_ids[mid]))
+        else:
+            message_ids[mid] = cid
+        if not isinstance(e.get("summary"), str) or not e["summary"].strip():
+            problems.append("%s: no summary" % cid)
+        for key in ("repairable", "daemon_only"):
+            if not isinstance(e.get(key), bool):
+                problems.append("%s: %s is %r, expected true or false" % (cid, key, e.get(key)))
+    if problems:
+        raise error("%s: the catalog is not sound:\n  %s" % (what, "\n  ".join(problems)))
+    _catalogs[ptsguard] = cat
+    return cat
+
+
+def one_shot_ids(cat):
+    """The ids a single audit can report: all but the daemon's transitions."""
+    return sorted(cid for cid, e in cat.items() if not e["daemon_only"])
+
+
+# --------------------------------------------------------------------------
+# JSON Schemas of the report and the snapshot (docs/schema)
+
+SCHEMA_DIR = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs", "schema"))
+REPORT_SCHEMA = os.path.join(SCHEMA_DIR, "report-1.schema.json")
+SNAPSHOT_SCHEMA = os.path.join(SCHEMA_DIR, "snapshot-1.schema.json")
+_validators = {}
+
+
+class SchemaError(Exception):
+    """A document does not match its schema; the message names the schema file and
+    the JSON pointer of each violation."""
+
+
+def _validator(path):
+    if path not in _validators:
+        try:
+            import jsonschema
+        except ImportError:
+            raise SchemaError("cannot validate against %s: python3-jsonschema is not installed" % path)
+        with open(path) as f:
+            schema = json.load(f)
+        cls = jsonschema.validators.validator_for(schema)
+        cls.check_schema(schema)
+        _validators[path] = cls(schema)
+    return _validators[path]
+
+
+def json_pointer(parts):
+    return "/" + "/".join(str(p).replace("~", "~0").replace("/", "~1") for p in parts) if parts else "(the root)"
+
+
+def schema_problems(doc, schema_path, limit=10):
+    """Every way doc violates the schema at schema_path, one line each; [] when valid."""
+    import jsonschema.exceptions
+
+    out = []
+    errors = sorted(_validator(schema_path).iter_errors(doc), key=lambda e: list(e.absolute_path))
+    for e in errors[:limit]:
+        detail = e
+        if e.context:
+            # anyOf [X, null]: the branch that explains is X's, not "is not of type 'null'".
+            telling = [c for c in e.context if c.validator != "type"]
+            detail = jsonschema.exceptions.best_match(telling or e.context)
+        out.append(
+            "%s at %s: %s (schema keywords %s)"
+            % (
+                os.path.relpath(schema_path, os.path.join(SCHEMA_DIR, "..", "..")),
+                json_pointer(list(detail.absolute_path)),
+                detail.message if len(detail.message) < 300 else detail.message[:300] + "...",
+                json_pointer(list(detail.absolute_schema_path)).replace("(the root)", "/"),
+            )
+        )
+    if len(errors) > limit:
+        out.append("... and %d more" % (len(errors) - limit))
+    return out
+
+
+def report_problems(doc):
+    return schema_problems(doc, REPORT_SCHEMA)
+
+
+def snapshot_problems(doc):
+    return schema_problems(doc, SNAPSHOT_SCHEMA)
+
+
+def validate_report(doc, what="report", error=SchemaError):
+    """Raise error (a SchemaError by default) unless doc is a valid ptsguard.report/1."""
+    problems = report_problems(doc)
+    if problems:
+        raise error("%s does not match its schema:\n  %s" % (what, "\n  ".join(problems)))
+    return doc
+
+
+def validate_snapshot(doc, what="snapshot", error=SchemaError):
+    """Raise error (a SchemaError by default) unless doc is a valid ptsguard.snapshot/1."""
+    problems = snapshot_problems(doc)
+    if problems:
+        raise error("%s does not match its schema:\n  %s" % (what, "\n  ".join(problems)))
+    return doc

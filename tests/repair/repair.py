@@ -273,7 +273,7 @@ def expect_detail(sc, act, *patterns):
 def expect_findings(sc, report, status, ids, label="repair"):
     got = sorted(f.get("id") for f in report.get("findings", []))
     sc.check.eq(got, sorted(ids), "%s: findings left after repair" % label)
-    sc.check.eq(status, exit_status_for(ids), "%s: exit status" % label)
+    sc.check.eq(status, exit_status_for(sc.catalog, ids), "%s: exit status" % label)
 
 
 def expect_outcome_lines(sc, stderr, done=(), failed=()):

@@ -40,38 +40,10 @@ UNPRIVILEGED_GID = 1000
 TTY_GID = 5
 RUN_TIMEOUT = 20
 
-# The catalog of spec/checks.md (contract version 1): id -> default severity.
-# pt-chown-setuid depends on user namespaces and is handled separately.
-CATALOG_SEVERITY = {
-    "ptmx-missing": "critical",
-    "ptmx-not-device": "critical",
-    "ptmx-mode": "warning",
-    "ptmx-no-devpts": "critical",
-    "ptmx-locked": "critical",
-    "ptmx-replaced": "warning",
-    "pts-covered": "critical",
-    "devpts-options-lost": "critical",
-    "devpts-gid-mismatch": "warning",
-    "devpts-overmount": "warning",
-    "devpts-orphan-in-use": "critical",
-    "devpts-shared-instance": "warning",
-    "devpts-foreign-defaults": "info",
-    "pty-slave-perms": "warning",
-    "pt-chown-setuid": None,
-    "pty-capacity": "warning",
-    "fstab-devpts-options": "warning",
-    "kernel-single-instance": "info",
-}
-
-# The repair table of spec/checks.md: the findings ptsguard can repair itself.
-REPAIRABLE = {
-    "devpts-options-lost",
-    "devpts-gid-mismatch",
-    "ptmx-locked",
-    "ptmx-missing",
-    "ptmx-mode",
-    "pty-slave-perms",
-}
+# The check catalog comes from the program (testlib.catalog(), Scenario.catalog).
+# Checks whose severity is the catalog's only when user namespaces are enabled,
+# and warning otherwise.
+SEVERITY_BY_USER_NAMESPACES = {"pt-chown-setuid"}
 
 SEVERITY_RANK = {"critical": 0, "warning": 1, "info": 2}
 FINDING_KEYS = (
@@ -107,16 +79,16 @@ def user_namespaces_enabled():
         return False
 
 
-def expected_severity(check_id):
-    sev = CATALOG_SEVERITY[check_id]
-    if check_id == "pt-chown-setuid":
-        return "critical" if user_namespaces_enabled() else "warning"
+def expected_severity(catalog, check_id):
+    sev = catalog[check_id]["severity"]
+    if check_id in SEVERITY_BY_USER_NAMESPACES and not user_namespaces_enabled():
+        return "warning"
     return sev
 
 
-def exit_status_for(ids):
+def exit_status_for(catalog, ids):
     """The audit exit status the contract gives for these findings."""
-    sevs = {expected_severity(i) for i in ids}
+    sevs = {expected_severity(catalog, i) for i in ids}
     if "critical" in sevs:
         return 2
     if "warning" in sevs:
@@ -200,6 +172,7 @@ class Scenario:
         self.ptsguard = os.path.abspath(ptsguard)
         self.pty_probe_src = os.path.abspath(pty_probe)
         self.check = Checker()
+        self._catalog = None
         self.helpers = []
         self.workdir = None
         self.reports = {}  # "live"/"snapshot" -> (report, exit status)
@@ -386,6 +359,21 @@ class Scenario:
 
     # ---- ptsguard ----
 
+    @property
+    def catalog(self):
+        """id -> entry, from `ptsguard checks --format json` (checked sound by testlib)."""
+        if self._catalog is None:
+            self._catalog = testlib.catalog(self.ptsguard, SetupError)
+        return self._catalog
+
+    def check_schema(self, doc, what, snapshot=False):
+        """A failure for each way doc breaks docs/schema (report-1, or snapshot-1), once each."""
+        problems = testlib.snapshot_problems(doc) if snapshot else testlib.report_problems(doc)
+        for problem in problems:
+            msg = "%s: %s" % (what, problem)
+            if msg not in self.check.failures:
+                self.check.fail(msg)
+
     def run_ptsguard(self, *args):
         return subprocess.run(
             [self.ptsguard] + list(args),
@@ -432,6 +420,7 @@ class Scenario:
         except (OSError, ValueError) as e:
             raise SetupError("the snapshot file is not JSON: %s" % e)
         self.check.eq(snapshot.get("schema"), "ptsguard.snapshot/1", "snapshot schema")
+        self.check_schema(snapshot, "ptsguard snapshot", snapshot=True)
 
         off = self.run_ptsguard("audit", "--snapshot", snap_path, "--json")
         off_report = self._parse_report(off, "ptsguard audit --snapshot --json")
@@ -495,9 +484,11 @@ class Scenario:
     def _daemon_report(self):
         try:
             with open(self.daemon_state) as f:
-                return json.load(f)
+                report = json.load(f)
         except (OSError, ValueError):
             return None  # not written yet; replaced atomically, so never half-written
+        self.check_schema(report, "the daemon's state file " + self.daemon_state)
+        return report
 
     def _wait_daemon(self, good, timeout=None):
         deadline = time.monotonic() + (timeout or self.DAEMON_TIMEOUT)
@@ -544,6 +535,7 @@ class Scenario:
     def validate_report(self, report, status, source):
         c = self.check
         where = "%s report" % source
+        self.check_schema(report, where)
         c.eq(report.get("schema"), "ptsguard.report/1", where + ": schema")
         c.eq(report.get("source"), source, where + ": source")
         findings = report.get("findings")
@@ -554,9 +546,9 @@ class Scenario:
             fid = f.get("id")
             missing = [k for k in FINDING_KEYS if k not in f]
             c.eq(missing, [], "%s: keys missing from finding %s" % (where, fid))
-            if not c.true(fid in CATALOG_SEVERITY, "%s: unknown finding id %r" % (where, fid)):
+            if not c.true(fid in self.catalog, "%s: unknown finding id %r" % (where, fid)):
                 continue
-            c.eq(f.get("severity"), expected_severity(fid), "%s: severity of %s" % (where, fid))
+            c.eq(f.get("severity"), expected_severity(self.catalog, fid), "%s: severity of %s" % (where, fid))
             if f.get("severity") in counts:
                 counts[f["severity"]] += 1
             c.true(
@@ -564,6 +556,7 @@ class Scenario:
                 and re.fullmatch(r"[0-9a-f]{32}", f["message_id"]) is not None,
                 "%s: message_id of %s is not 32 hex digits: %r" % (where, fid, f.get("message_id")),
             )
+            c.eq(f.get("message_id"), self.catalog[fid]["message_id"], "%s: message_id of %s vs the catalog" % (where, fid))
             c.true(
                 isinstance(f.get("summary"), str) and f["summary"].strip() != "",
                 "%s: summary of %s is empty" % (where, fid),
@@ -583,7 +576,7 @@ class Scenario:
                 "%s: devices of %s is not a list of major:minor" % (where, fid),
             )
             c.true(isinstance(f.get("evidence"), dict), "%s: evidence of %s is not an object" % (where, fid))
-            c.eq(f.get("repairable"), fid in REPAIRABLE, "%s: repairable of %s" % (where, fid))
+            c.eq(f.get("repairable"), self.catalog[fid]["repairable"], "%s: repairable of %s" % (where, fid))
         order = [(SEVERITY_RANK.get(f.get("severity"), 9), str(f.get("id"))) for f in findings]
         c.eq(
             [f.get("id") for f in findings],
@@ -605,7 +598,7 @@ class Scenario:
         actual = sorted(f.get("id") for f in report.get("findings", []))
         self.check.eq(actual, sorted(ids), "finding ids")
         status = self.reports["live"][1]
-        self.check.eq(status, exit_status_for(ids), "exit status of audit --json")
+        self.check.eq(status, exit_status_for(self.catalog, ids), "exit status of audit --json")
 
     def finding(self, report, fid):
         for f in report.get("findings", []):

@@ -390,6 +390,7 @@ def stack_audit_unprivileged(sc):
     as_user = ["setpriv", "--reuid=1000", "--regid=1000", "--clear-groups", binary, "audit"]
     r = subprocess.run(as_user + ["--json"], stdin=sc.null, capture_output=True, text=True, timeout=30)
     report = json.loads(r.stdout)
+    sc.check_schema(report, "non-root audit --json")
     ids = sorted(f["id"] for f in report["findings"])
     sc.check.eq(ids, ["devpts-overmount"], "a non-root audit sees the stack but not root's holders")
     scan = report.get("holders_scan", {})
@@ -650,7 +651,7 @@ def pt_chown(sc):
     sc.expect(report, ["pt-chown-setuid"])
     f = sc.finding(report, "pt-chown-setuid")
     if f is not None:
-        sc.check.eq(f.get("severity"), expected_severity("pt-chown-setuid"), "pt-chown-setuid severity")
+        sc.check.eq(f.get("severity"), expected_severity(sc.catalog, "pt-chown-setuid"), "pt-chown-setuid severity")
         sc.check.eq(
             project(f.get("evidence", {}).get("helpers"), ("path", "mode", "uid")),
             [{"path": helper, "mode": "4755", "uid": 0}],
