@@ -6,68 +6,72 @@
 #include <sys/sysmacros.h>
 
 #include "analysis/analysis.h"
+#include "util/hashindex.h"
 #include "util/util.h"
 
 /*
- * Open-addressing index of the mount table, keyed by (parent id, mountpoint):
- * "is something mounted at P inside mount M?" is the question behind both
- * stacking and covering, and must stay O(1) on 50,000-mount tables.
+ * Index of the mount table by (parent id, mountpoint): "is something mounted at P inside mount
+ * M?" is the question behind both stacking and covering, and must stay O(1) on 50,000-mount
+ * tables.
  */
 struct child_index {
-	size_t *slots; /* mount index + 1, 0 = empty */
-	size_t mask;
+	struct hash_index x;
 	const struct mount_table *t;
 };
 
-static int child_index_build(struct child_index *ci, const struct mount_table *t)
+static bool child_is(const struct mount_entry *e, unsigned parent_id, const char *path, size_t len)
 {
-	size_t cap = 16;
-
-	while (cap < t->n_entries * 2)
-		cap *= 2;
-	ci->slots = calloc(cap, sizeof(size_t));
-	if (!ci->slots)
-		return -ENOMEM;
-	ci->mask = cap - 1;
-	ci->t = t;
-	for (size_t i = 0; i < t->n_entries; i++) {
-		const struct mount_entry *e = &t->entries[i];
-		size_t s = hash_path(e->mountpoint, strlen(e->mountpoint), e->parent_id) & ci->mask;
-
-		/* A later duplicate (same parent, same mountpoint) replaces the earlier one: the
-		 * kernel lists mounts in the order they were attached. */
-		for (;; s = (s + 1) & ci->mask) {
-			size_t cur = ci->slots[s];
-			if (cur == 0) {
-				ci->slots[s] = i + 1;
-				break;
-			}
-			if (t->entries[cur - 1].parent_id == e->parent_id &&
-			    streq(t->entries[cur - 1].mountpoint, e->mountpoint)) {
-				ci->slots[s] = i + 1;
-				break;
-			}
-		}
-	}
-	return 0;
+	return e->parent_id == parent_id && strncmp(e->mountpoint, path, len) == 0 &&
+	       e->mountpoint[len] == 0;
 }
 
 static size_t child_index_lookup(const struct child_index *ci, unsigned parent_id, const char *path,
-				 size_t len)
+				 size_t len, struct hash_cursor *c)
 {
-	size_t s = hash_path(path, len, parent_id) & ci->mask;
+	uint64_t h = hash_path(path, len, parent_id);
+	size_t i;
 
-	for (;; s = (s + 1) & ci->mask) {
-		size_t cur = ci->slots[s];
-		const struct mount_entry *e;
+	while ((i = hash_index_next(&ci->x, h, c)) != HASH_INDEX_NONE)
+		if (child_is(&ci->t->entries[i], parent_id, path, len))
+			return i;
+	return NO_MOUNT;
+}
 
-		if (cur == 0)
-			return NO_MOUNT;
-		e = &ci->t->entries[cur - 1];
-		if (e->parent_id == parent_id && strncmp(e->mountpoint, path, len) == 0 &&
-		    e->mountpoint[len] == 0)
-			return cur - 1;
+static size_t child_at(const struct child_index *ci, unsigned parent_id, const char *path,
+		       size_t len)
+{
+	struct hash_cursor c = { 0 };
+
+	return child_index_lookup(ci, parent_id, path, len, &c);
+}
+
+static void child_index_done(struct child_index *ci)
+{
+	hash_index_done(&ci->x);
+}
+
+static int child_index_build(struct child_index *ci, const struct mount_table *t)
+{
+	int r;
+
+	ci->t = t;
+	r = hash_index_reserve(&ci->x, t->n_entries);
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < t->n_entries; i++) {
+		const struct mount_entry *e = &t->entries[i];
+		size_t len = strlen(e->mountpoint);
+		struct hash_cursor c = { 0 };
+
+		/* A later duplicate (same parent, same mountpoint) replaces the earlier one: the
+		 * kernel lists mounts in the order they were attached. */
+		if (child_index_lookup(ci, e->parent_id, e->mountpoint, len, &c) != NO_MOUNT)
+			hash_index_set(&ci->x, &c, i);
+		else if ((r = hash_index_add(&ci->x, hash_path(e->mountpoint, len, e->parent_id),
+					     i)) < 0)
+			return r;
 	}
+	return 0;
 }
 
 static int compare_id(const void *a, const void *b, void *arg)
@@ -124,7 +128,7 @@ static size_t next_sibling_cover(const struct child_index *ci, const struct moun
 
 		if (len <= plen)
 			continue;
-		hit = child_index_lookup(ci, e->parent_id, mp, len);
+		hit = child_at(ci, e->parent_id, mp, len);
 		if (hit != NO_MOUNT) {
 			*pos = p;
 			return hit;
@@ -164,7 +168,7 @@ static int compute_reachability(struct analysis *a, const struct child_index *ci
 		if (p == i)
 			p = NO_MOUNT;
 		parent[i] = p;
-		top = child_index_lookup(ci, e->id, e->mountpoint, strlen(e->mountpoint));
+		top = child_at(ci, e->id, e->mountpoint, strlen(e->mountpoint));
 		a->stacked_on[i] = top == i ? NO_MOUNT : top;
 		sibling[i] = sibling_cover(ci, e, p == NO_MOUNT ? NULL : &t->entries[p]);
 	}
@@ -203,42 +207,29 @@ static int compute_reachability(struct analysis *a, const struct child_index *ci
 	return 0;
 }
 
-static size_t dev_slot(const struct analysis *a, dev_t dev)
-{
-	uint64_t h = (uint64_t)dev * 0x9e3779b97f4a7c15ULL;
-	return (size_t)(h >> 17) & a->instance_mask;
-}
-
 struct instance *analysis_find_instance(const struct analysis *a, dev_t dev)
 {
-	if (!a->instance_slots)
-		return NULL;
-	for (size_t s = dev_slot(a, dev);; s = (s + 1) & a->instance_mask) {
-		size_t i = a->instance_slots[s];
+	struct hash_cursor c = { 0 };
+	size_t i;
 
-		if (i == 0)
-			return NULL;
-		if (a->instances[i - 1].dev == dev)
-			return &a->instances[i - 1];
-	}
+	while ((i = hash_index_next(&a->instances_by_dev, hash_u64(dev), &c)) != HASH_INDEX_NONE)
+		if (a->instances[i].dev == dev)
+			return &a->instances[i];
+	return NULL;
 }
 
 static int collect_instances(struct analysis *a)
 {
 	const struct mount_table *t = a->snap->mounts;
-	size_t allocated = 0;
-
-	size_t n_devpts = 0, cap = 16;
+	size_t allocated = 0, n_devpts = 0;
+	int r;
 
 	/* An index by device: there may be as many instances as mounts (hostile tables). */
 	for (size_t i = 0; i < t->n_entries; i++)
 		n_devpts += streq(t->entries[i].fstype, "devpts");
-	while (cap < n_devpts * 2)
-		cap *= 2;
-	a->instance_slots = calloc(cap, sizeof(size_t));
-	if (!a->instance_slots)
-		return -ENOMEM;
-	a->instance_mask = cap - 1;
+	r = hash_index_reserve(&a->instances_by_dev, n_devpts);
+	if (r < 0)
+		return r;
 
 	for (size_t i = 0; i < t->n_entries; i++) {
 		const struct mount_entry *e = &t->entries[i];
@@ -248,16 +239,14 @@ static int collect_instances(struct analysis *a)
 			continue;
 		in = analysis_find_instance(a, e->dev);
 		if (!in) {
-			size_t slot = dev_slot(a, e->dev);
-
 			if (GROW(a->instances, allocated, a->n_instances + 1) < 0)
 				return -ENOMEM;
+			r = hash_index_add(&a->instances_by_dev, hash_u64(e->dev), a->n_instances);
+			if (r < 0)
+				return r;
 			in = &a->instances[a->n_instances++];
 			*in = (struct instance){ .dev = e->dev, .visible_mount = NO_MOUNT };
 			devpts_options_parse(e->super_options, &in->options);
-			while (a->instance_slots[slot] != 0)
-				slot = (slot + 1) & a->instance_mask;
-			a->instance_slots[slot] = a->n_instances;
 		}
 		if (GROW(in->mounts, in->allocated_mounts, in->n_mounts + 1) < 0)
 			return -ENOMEM;
@@ -270,13 +259,13 @@ static int collect_instances(struct analysis *a)
 	return 0;
 }
 
-static size_t reachable_mount_at(const struct analysis *a, const char *path)
+size_t analysis_mount_at(const struct analysis *a, const char *path)
 {
 	const struct mount_table *t = a->snap->mounts;
 
-	for (size_t i = 0; i < t->n_entries; i++)
-		if (a->reachable[i] && streq(t->entries[i].mountpoint, path))
-			return i;
+	for (size_t i = t->n_entries; i > 0; i--)
+		if (a->reachable[i - 1] && streq(t->entries[i - 1].mountpoint, path))
+			return i - 1;
 	return NO_MOUNT;
 }
 
@@ -336,7 +325,7 @@ static int route_ptmx(struct analysis *a)
 
 	a->ptmx = n;
 	a->route = ROUTE_NOT_DEVICE;
-	a->ptmx_bind_mount = reachable_mount_at(a, PTMX_PATH);
+	a->ptmx_bind_mount = analysis_mount_at(a, PTMX_PATH);
 
 	if (!n || n->type == NODE_MISSING) {
 		a->ptmx_kind = PTMX_MISSING;
@@ -384,7 +373,7 @@ static int route_ptmx(struct analysis *a)
 	a->pts_path = path_join(dir, "pts");
 	if (!a->pts_path)
 		return -ENOMEM;
-	at_pts = reachable_mount_at(a, a->pts_path);
+	at_pts = analysis_mount_at(a, a->pts_path);
 
 	if (!a->multi_instance) {
 		route_single_instance(a, at_pts);
@@ -408,7 +397,7 @@ static int route_ptmx(struct analysis *a)
 int analysis_new(const struct snapshot *snap, struct analysis **ret)
 {
 	_cleanup_(analysis_freep) struct analysis *a = NULL;
-	struct child_index ci = { 0 };
+	_cleanup_(child_index_done) struct child_index ci = { 0 };
 	_cleanup_free_ size_t *by_id = NULL;
 	size_t n;
 	int r;
@@ -435,7 +424,7 @@ int analysis_new(const struct snapshot *snap, struct analysis **ret)
 	if (r < 0)
 		return r;
 	r = compute_reachability(a, &ci, by_id);
-	free(ci.slots);
+	child_index_done(&ci); /* before the instances: a 50,000-mount index is 1 MiB */
 	if (r < 0)
 		return r;
 	r = collect_instances(a);
@@ -473,7 +462,7 @@ int analysis_relevant_mounts(const struct analysis *a, size_t **ret, size_t *ret
 	size_t n = t->n_entries, n_out = 0, n_work = 0;
 	_cleanup_free_ size_t *work = malloc(sizeof(size_t) * (n ?: 1));
 	_cleanup_free_ bool *in = calloc(n ?: 1, sizeof(bool));
-	struct child_index ci = { 0 };
+	_cleanup_(child_index_done) struct child_index ci = { 0 };
 	size_t *out;
 	int r;
 
@@ -509,7 +498,7 @@ int analysis_relevant_mounts(const struct analysis *a, size_t **ret, size_t *ret
 			ADD(hit);
 	}
 #undef ADD
-	free(ci.slots);
+	child_index_done(&ci);
 
 	out = malloc(sizeof(size_t) * (n ?: 1));
 	if (!out)
@@ -533,7 +522,7 @@ struct analysis *analysis_free(struct analysis *a)
 	FOREACH_ARRAY (in, a->instances, a->n_instances)
 		free(in->mounts);
 	free(a->instances);
-	free(a->instance_slots);
+	hash_index_done(&a->instances_by_dev);
 	free(a->pts_path);
 	free(a);
 	return NULL;

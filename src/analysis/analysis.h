@@ -14,6 +14,7 @@
 
 #include "analysis/devpts-options.h"
 #include "snapshot/snapshot.h"
+#include "util/hashindex.h"
 
 #define NO_MOUNT ((size_t)-1)
 
@@ -57,8 +58,7 @@ struct analysis {
 
 	struct instance *instances; /* devpts instances, ordered by first mount */
 	size_t n_instances;
-	size_t *instance_slots; /* index by device: instance index + 1, 0 = empty */
-	size_t instance_mask;
+	struct hash_index instances_by_dev; /* positions in instances, by device */
 
 	enum ptmx_kind ptmx_kind;
 	const struct node *ptmx;       /* lstat of /dev/ptmx, NULL if not probed */
@@ -84,6 +84,10 @@ DEFINE_POINTER_CLEANUP(struct analysis, analysis_free)
  * siblings hiding them). An analysis of a table of only these mounts, in the same order, gives
  * the same findings. */
 int analysis_relevant_mounts(const struct analysis *a, size_t **ret, size_t *ret_n);
+/* The mount that path leads to, when one is mounted right there: the reachable mount at
+ * mountpoint path, the last listed if a hostile table has several (the top of a stack), or
+ * NO_MOUNT. */
+size_t analysis_mount_at(const struct analysis *a, const char *path);
 struct instance *analysis_find_instance(const struct analysis *a, dev_t dev);
 const char *ptmx_kind_to_string(enum ptmx_kind k);
 

@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <ctype.h>
 #include <errno.h>
-#include <grp.h>
 #include <libeconf.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -12,9 +11,10 @@
 
 #include "analysis/analysis.h"
 #include "pipeline/conf.h"
+#include "util/group.h"
+#include "util/limits.h"
+#include "util/strv.h"
 #include "util/util.h"
-
-#define CONFIG_FILE_MAX (1u << 20)
 
 const char config_vendor_dir[] = PTSGUARD_VENDOR_CONFIG_DIR;
 const char config_admin_dir[] = PTSGUARD_ADMIN_CONFIG_DIR;
@@ -38,41 +38,6 @@ const char *repair_policy_to_string(enum repair_policy p)
 const char *mount_events_to_string(enum mount_events m)
 {
 	return m < _MOUNT_EVENTS_MAX ? mount_events_names[m] : NULL;
-}
-
-static void strv_free(char **l)
-{
-	for (char **p = l; p && *p; p++)
-		free(*p);
-	free(l);
-}
-
-static size_t strv_length(char *const *l)
-{
-	size_t n = 0;
-
-	while (l && l[n])
-		n++;
-	return n;
-}
-
-/* Append a copy of s to the NULL-terminated list *l. */
-static int strv_extend(char ***l, const char *s)
-{
-	size_t n = strv_length(*l);
-	char **p, *copy = strdup(s);
-
-	if (!copy)
-		return -ENOMEM;
-	p = realloc(*l, sizeof(char *) * (n + 2));
-	if (!p) {
-		free(copy);
-		return -ENOMEM;
-	}
-	p[n] = copy;
-	p[n + 1] = NULL;
-	*l = p;
-	return 0;
 }
 
 struct config *config_free(struct config *c)
@@ -132,36 +97,6 @@ static int single_line(const char *v, char msg[static 512])
 	return 0;
 }
 
-static int resolve_group(const char *name, gid_t *ret)
-{
-	struct group grp, *res = NULL;
-	_cleanup_free_ char *buf = NULL;
-	size_t size = 1024;
-	unsigned gid;
-	int r;
-
-	if (parse_uint(name, &gid) == 0) {
-		*ret = (gid_t)gid;
-		return 0;
-	}
-	for (;;) {
-		free(buf);
-		buf = malloc(size);
-		if (!buf)
-			return -ENOMEM;
-		r = getgrnam_r(name, &grp, buf, size, &res);
-		if (r != ERANGE || size >= (1u << 20))
-			break;
-		size *= 2;
-	}
-	if (r != 0)
-		return -r;
-	if (!res)
-		return -ESRCH;
-	*ret = res->gr_gid;
-	return 0;
-}
-
 static int parse_tty_group(struct config *c, const char *v, char msg[static 512])
 {
 	int r;
@@ -173,7 +108,7 @@ static int parse_tty_group(struct config *c, const char *v, char msg[static 512]
 	c->has_tty_gid = false;
 	if (is_blank(v))
 		return 0; /* back to the group "tty" of the group database */
-	r = resolve_group(v, &c->tty_gid);
+	r = group_lookup(v, &c->tty_gid);
 	if (r == -ESRCH)
 		return bad(msg, "TTYGroup=%s: no such group", v);
 	if (r < 0)
@@ -256,35 +191,31 @@ static int parse_mount_events(struct config *c, const char *v, char msg[static 5
 static int parse_list(char ***list, const char *v, int (*check)(char *w, char *msg),
 		      char msg[static 512])
 {
-	char **l = NULL;
+	_cleanup_strv_free_ char **l = NULL;
 	const char *p = v ?: "";
 	int r;
 
 	for (;;) {
-		char word[4096];
+		char word[CONFIG_LIST_ITEM_SIZE];
 		size_t n;
 
 		p += strspn(p, " \t\n");
 		n = strcspn(p, " \t\n");
 		if (n == 0)
 			break;
-		if (n >= sizeof(word)) {
-			strv_free(l);
+		if (n >= sizeof(word))
 			return bad(msg, "a list item is longer than %zu bytes", sizeof(word) - 1);
-		}
 		memcpy(word, p, n);
 		word[n] = 0;
 		p += n;
 		r = check(word, msg);
 		if (r == 0)
 			r = strv_extend(&l, word);
-		if (r < 0) {
-			strv_free(l);
+		if (r < 0)
 			return r;
-		}
 	}
 	strv_free(*list);
-	*list = l;
+	*list = TAKE_PTR(l);
 	return 0;
 }
 
@@ -529,7 +460,7 @@ static int apply_file(struct config *c, econf_file *kf, struct config_error *err
 
 	if (!path)
 		return -ENOMEM;
-	r = read_full_file(path, CONFIG_FILE_MAX, &text, NULL);
+	r = read_full_file(path, CONFIG_FILE_SIZE_MAX, &text, NULL);
 	if (r < 0)
 		return fail(err, path, 0, "cannot read the file: %s", strerror(-r)), r;
 
@@ -683,9 +614,8 @@ int config_drop_ignored(const struct config *c, struct findings *f)
 
 bool config_ignores(const struct config *c, const struct finding *f)
 {
-	for (char **id = c->ignore_checks; id && *id; id++)
-		if (streq(*id, f->check->id))
-			return true;
+	if (strv_contains(c->ignore_checks, f->check->id))
+		return true;
 	if (!f->mountpoint)
 		return false;
 	for (char **mp = c->ignore_mountpoints; mp && *mp; mp++)

@@ -10,6 +10,8 @@
 
 #include "probe/mounttrack.h"
 #include "probe/statmount.h"
+#include "util/hashindex.h"
+#include "util/limits.h"
 #include "util/util.h"
 
 /* Linux 6.15's fanotify mount events; Debian 12's headers predate them. Our own names, so that
@@ -25,9 +27,6 @@ struct mt_event_info_mnt { /* struct fanotify_event_info_mnt */
 	struct fanotify_event_info_header hdr;
 	uint64_t mnt_id;
 };
-
-/* A mount whose parent chain is longer than this when it appears asks for a full read. */
-#define PARENT_WALK_MAX 64
 
 struct mount_tracker {
 	int fd;
@@ -235,7 +234,7 @@ static int follow_with_parents(struct mount_tracker *t, const struct mount_peek 
 	for (unsigned depth = 0; r >= 0 && parent != id && !followed(t, parent); depth++) {
 		struct mount_peek up;
 
-		if (depth >= PARENT_WALK_MAX)
+		if (depth >= MOUNT_PARENT_WALK_MAX)
 			return -ELOOP;
 		r = mount_peek(parent, &up);
 		if (r < 0)
@@ -362,8 +361,8 @@ bool mount_tracker_needs_full(const struct mount_tracker *t)
  */
 struct briefs {
 	struct mount_brief *b;
-	size_t n, mask;
-	uint32_t *by_id, *by_child; /* index + 1; 0 empty */
+	size_t n;
+	struct hash_index by_id, by_child; /* positions in b */
 	bool *in;
 	size_t *work, n_work;
 };
@@ -371,51 +370,44 @@ struct briefs {
 static void briefs_done(struct briefs *x)
 {
 	free(x->b);
-	free(x->by_id);
-	free(x->by_child);
+	hash_index_done(&x->by_id);
+	hash_index_done(&x->by_child);
 	free(x->in);
 	free(x->work);
 }
 
-static size_t slot_of(uint64_t a, uint64_t b, size_t mask)
+static uint64_t child_hash(uint64_t parent, uint64_t mountpoint_hash)
 {
-	uint64_t h = (a ^ (b * 0x9e3779b97f4a7c15ULL)) * 0xff51afd7ed558ccdULL;
-
-	return (size_t)(h ^ (h >> 32)) & mask;
+	return hash_u64_pair(parent, mountpoint_hash);
 }
 
 static int briefs_index(struct briefs *x)
 {
-	size_t cap = 16;
+	int r;
 
-	while (cap < x->n * 2)
-		cap *= 2;
-	x->mask = cap - 1;
-	x->by_id = calloc(cap, sizeof(uint32_t));
-	x->by_child = calloc(cap, sizeof(uint32_t));
 	x->in = calloc(x->n ?: 1, sizeof(bool));
 	x->work = malloc(sizeof(size_t) * (x->n ?: 1));
-	if (!x->by_id || !x->by_child || !x->in || !x->work || x->n >= UINT32_MAX)
+	if (!x->in || !x->work || x->n >= UINT32_MAX)
 		return -ENOMEM;
-	for (size_t i = 0; i < x->n; i++) {
-		size_t s = slot_of(x->b[i].id, 0, x->mask);
-
-		while (x->by_id[s])
-			s = (s + 1) & x->mask;
-		x->by_id[s] = (uint32_t)i + 1;
-		s = slot_of(x->b[i].parent, x->b[i].mountpoint_hash, x->mask);
-		while (x->by_child[s])
-			s = (s + 1) & x->mask;
-		x->by_child[s] = (uint32_t)i + 1;
-	}
+	if ((r = hash_index_reserve(&x->by_id, x->n)) < 0 ||
+	    (r = hash_index_reserve(&x->by_child, x->n)) < 0)
+		return r;
+	for (size_t i = 0; i < x->n; i++)
+		if ((r = hash_index_add(&x->by_id, hash_u64(x->b[i].id), i)) < 0 ||
+		    (r = hash_index_add(
+			 &x->by_child, child_hash(x->b[i].parent, x->b[i].mountpoint_hash), i)) < 0)
+			return r;
 	return 0;
 }
 
 static size_t briefs_find(const struct briefs *x, uint64_t id)
 {
-	for (size_t s = slot_of(id, 0, x->mask); x->by_id[s]; s = (s + 1) & x->mask)
-		if (x->b[x->by_id[s] - 1].id == id)
-			return x->by_id[s] - 1;
+	struct hash_cursor c = { 0 };
+	size_t i;
+
+	while ((i = hash_index_next(&x->by_id, hash_u64(id), &c)) != HASH_INDEX_NONE)
+		if (x->b[i].id == id)
+			return i;
 	return NO_MOUNT;
 }
 
@@ -448,9 +440,10 @@ static int briefs_add_if_at(struct briefs *x, size_t i, const char *path, size_t
 static int briefs_add_children(struct briefs *x, uint64_t parent, const char *path, size_t len)
 {
 	uint64_t h = hash_path(path, len, 0);
+	struct hash_cursor c = { 0 };
+	size_t i;
 
-	for (size_t s = slot_of(parent, h, x->mask); x->by_child[s]; s = (s + 1) & x->mask) {
-		size_t i = x->by_child[s] - 1;
+	while ((i = hash_index_next(&x->by_child, child_hash(parent, h), &c)) != HASH_INDEX_NONE) {
 		int r;
 
 		if (x->in[i] || x->b[i].parent != parent || x->b[i].mountpoint_hash != h)

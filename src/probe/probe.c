@@ -3,7 +3,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <glob.h>
-#include <grp.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,10 +15,9 @@
 #include "analysis/analysis.h"
 #include "probe/probe.h"
 #include "probe/statmount.h"
+#include "util/group.h"
+#include "util/limits.h"
 #include "util/util.h"
-
-#define MOUNTINFO_MAX (256u << 20) /* far beyond any real table; bounds a hostile one */
-#define FSTAB_MAX     (4u << 20)
 
 const char *const pt_chown_paths[] = {
 	"/usr/lib/pt_chown",
@@ -395,7 +393,7 @@ static void probe_initramfs_record(struct snapshot *s)
 	_cleanup_free_ char *text = NULL;
 	json_object *o, *kept;
 
-	if (read_full_file(INITRAMFS_RECORD_PATH, 64u << 20, &text, NULL) < 0)
+	if (read_full_file(INITRAMFS_RECORD_PATH, INITRAMFS_RECORD_SIZE_MAX, &text, NULL) < 0)
 		return;
 	o = json_tokener_parse(text);
 	if (!o || !json_object_is_type(o, json_type_object)) {
@@ -429,8 +427,7 @@ static void probe_kernel(struct snapshot *s)
 static int probe_identity(struct snapshot *s, const struct probe_options *opts)
 {
 	struct utsname u;
-	struct group grp, *res = NULL;
-	char buf[4096];
+	gid_t gid;
 
 	if (uname(&u) < 0)
 		return -errno;
@@ -442,10 +439,8 @@ static int probe_identity(struct snapshot *s, const struct probe_options *opts)
 	 * understand it; 5 when NSS has none. */
 	if (opts->has_tty_gid)
 		s->tty_gid = opts->tty_gid;
-	else if (getgrnam_r("tty", &grp, buf, sizeof(buf), &res) == 0 && res)
-		s->tty_gid = res->gr_gid;
 	else
-		s->tty_gid = 5;
+		s->tty_gid = group_lookup(TTY_GROUP_NAME, &gid) >= 0 ? gid : TTY_GID_FALLBACK;
 	return 0;
 }
 
@@ -473,7 +468,7 @@ static int probe_mounts(struct snapshot *s, const struct probe_options *opts,
 		if (r == -ENOMEM)
 			return r;
 	}
-	r = read_full_file("/proc/self/mountinfo", MOUNTINFO_MAX, &text, &size);
+	r = read_full_file("/proc/self/mountinfo", MOUNTINFO_SIZE_MAX, &text, &size);
 	if (r < 0)
 		return r;
 	if (opts->need_mountinfo_text)
@@ -508,7 +503,7 @@ int probe_base(const struct probe_options *opts, struct snapshot **ret, struct p
 		return r;
 	probe_kernel(s);
 
-	r = read_full_file("/etc/fstab", FSTAB_MAX, &s->fstab, NULL);
+	r = read_full_file("/etc/fstab", FSTAB_SIZE_MAX, &s->fstab, NULL);
 	if (r < 0 && r != -ENOENT)
 		s->fstab = NULL; /* unreadable fstab: nothing to say about it */
 

@@ -19,6 +19,8 @@
 
 #include "probe/statmount-abi.h"
 #include "probe/statmount.h"
+#include "util/hashindex.h"
+#include "util/limits.h"
 #include "util/util.h"
 
 /* Everything mountinfo prints but its optional fields: struct mount_entry has no propagation,
@@ -33,7 +35,6 @@
 
 #define LISTMOUNT_BATCH	   4096
 #define STATMOUNT_BUF_INIT (16u << 10) /* a 4,000-byte mountpoint and root fit */
-#define STATMOUNT_BUF_MAX  (64u << 20)
 
 struct strbuf {
 	char *data;
@@ -113,7 +114,7 @@ static int statmount_fetch(uint64_t id, uint64_t mask, struct statmount_reply **
 			break;
 		if (errno != EOVERFLOW)
 			return -errno;
-		if (*size >= STATMOUNT_BUF_MAX)
+		if (*size >= STATMOUNT_BUFFER_SIZE_MAX)
 			return -E2BIG;
 		bigger = realloc(*buf, *size * 2);
 		if (!bigger)

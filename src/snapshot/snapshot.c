@@ -8,6 +8,7 @@
 #include <sys/sysmacros.h>
 
 #include "snapshot/snapshot.h"
+#include "util/group.h"
 #include "util/json-util.h"
 #include "util/util.h"
 
@@ -36,7 +37,7 @@ struct snapshot *snapshot_new(void)
 	struct snapshot *s = calloc(1, sizeof(*s));
 
 	if (s)
-		s->tty_gid = 5;
+		s->tty_gid = TTY_GID_FALLBACK;
 	return s;
 }
 

@@ -12,6 +12,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "util/limits.h"
 #include "util/util.h"
 
 int grow_array(void **array, size_t *allocated, size_t need, size_t elem_size)
@@ -116,7 +117,7 @@ int read_long_file(const char *path, long *ret)
 	long v;
 	int r;
 
-	r = read_full_file(path, 4096, &s, NULL);
+	r = read_full_file(path, SYSCTL_FILE_SIZE_MAX, &s, NULL);
 	if (r < 0)
 		return r;
 	errno = 0;
@@ -180,15 +181,6 @@ void unescape_octal(char *s)
 			*w++ = *p++;
 	}
 	*w = 0;
-}
-
-uint64_t hash_path(const char *path, size_t len, uint64_t seed)
-{
-	uint64_t h = 1469598103934665603ULL ^ seed;
-
-	for (size_t i = 0; i < len; i++)
-		h = (h ^ (unsigned char)path[i]) * 1099511628211ULL;
-	return h ^ (h >> 29);
 }
 
 int mkdir_parent(const char *path)
@@ -293,13 +285,15 @@ char *path_join(const char *dir, const char *name)
 	return p;
 }
 
-bool path_at_or_below(const char *path, const char *prefix)
+const char *path_startswith(const char *path, const char *prefix)
 {
 	size_t n = strlen(prefix);
 
 	if (streq(prefix, "/"))
-		return true;
-	return strncmp(path, prefix, n) == 0 && (path[n] == 0 || path[n] == '/');
+		return path;
+	if (strncmp(path, prefix, n) != 0 || (path[n] != 0 && path[n] != '/'))
+		return NULL;
+	return path + n;
 }
 
 char *path_dirname(const char *path)

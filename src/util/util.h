@@ -22,8 +22,6 @@ int read_long_file(const char *path, long *ret);
 
 /* Write data to path atomically: temp file in the same directory, fsync, rename. */
 int write_file_atomic(const char *path, const char *data, size_t size, mode_t mode);
-/* FNV-1a of path[0..len) started from seed, with a final mix: for hash tables keyed by paths. */
-uint64_t hash_path(const char *path, size_t len, uint64_t seed);
 /* Create the directory path is in (mode 0755) unless it exists; not its parents. */
 int mkdir_parent(const char *path);
 
@@ -50,8 +48,9 @@ bool kernel_at_least(const char *release, unsigned major, unsigned minor);
 char *path_join(const char *dir, const char *name);
 /* Directory part of an absolute path ("/dev/ptmx" -> "/dev", "/ptmx" -> "/"). */
 char *path_dirname(const char *path);
-/* Is path prefix itself or inside it? Both absolute and normalized. */
-bool path_at_or_below(const char *path, const char *prefix);
+/* If path is prefix itself or lies below it, the rest of path after prefix ("" or "/..."; all of
+ * path when prefix is "/"), else NULL. Both absolute and normalized. */
+const char *path_startswith(const char *path, const char *prefix);
 /* Resolve a symlink target against the directory of the link and normalize "." and "..".
  * Purely lexical: nothing on disk is consulted. */
 char *path_resolve_lexical(const char *link_path, const char *target);
@@ -66,6 +65,12 @@ static inline bool streq(const char *a, const char *b)
 {
 	return a && b && __builtin_strcmp(a, b) == 0;
 }
+/* Is path prefix itself or inside it? */
+static inline bool path_at_or_below(const char *path, const char *prefix)
+{
+	return path_startswith(path, prefix) != NULL;
+}
+
 static inline bool streq_ptr(const char *a, const char *b)
 {
 	return (!a && !b) || streq(a, b);

@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <errno.h>
+#include <grp.h>
+#include <stdlib.h>
+
+#include "util/group.h"
+#include "util/limits.h"
+#include "util/util.h"
+
+int group_lookup(const char *name, gid_t *ret)
+{
+	struct group grp, *res = NULL;
+	_cleanup_free_ char *buf = NULL;
+	size_t size = GROUP_BUFFER_SIZE_INIT;
+	unsigned gid;
+	int r;
+
+	if (parse_uint(name, &gid) == 0) {
+		*ret = (gid_t)gid;
+		return 0;
+	}
+	/* A group with many members does not fit a fixed buffer: grow it while the database says
+	 * ERANGE. */
+	for (;;) {
+		free(buf);
+		buf = malloc(size);
+		if (!buf)
+			return -ENOMEM;
+		r = getgrnam_r(name, &grp, buf, size, &res);
+		if (r != ERANGE || size >= GROUP_BUFFER_SIZE_MAX)
+			break;
+		size *= 2;
+	}
+	if (r != 0)
+		return -r;
+	if (!res)
+		return -ESRCH;
+	*ret = res->gr_gid;
+	return 0;
+}

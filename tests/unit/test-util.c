@@ -1,0 +1,234 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The helpers of src/util: the hash index, string lists, the path prefix test and the group
+ * lookup. */
+#include <errno.h>
+#include <grp.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "test.h"
+#include "util/group.h"
+#include "util/hashindex.h"
+#include "util/strv.h"
+#include "util/util.h"
+
+/* Every position added under hash, in the order the index walks them. */
+static size_t walk(const struct hash_index *x, uint64_t hash, size_t *out, size_t max)
+{
+	struct hash_cursor c = { 0 };
+	size_t n = 0, v;
+
+	while ((v = hash_index_next(x, hash, &c)) != HASH_INDEX_NONE)
+		if (n < max)
+			out[n++] = v;
+	return n;
+}
+
+static void test_hash_index_basic(void)
+{
+	struct hash_index x = { 0 };
+	size_t got[4];
+
+	/* An index nothing was added to answers every lookup. */
+	EXPECT_INT(walk(&x, hash_u64(1), got, 4), 0);
+
+	EXPECT_INT(hash_index_add(&x, hash_u64(10), 0), 0);
+	EXPECT_INT(hash_index_add(&x, hash_u64(20), 1), 0);
+	EXPECT_INT(hash_index_add(&x, hash_path("/dev/pts", 8, 0), 2), 0);
+	EXPECT_INT(x.n, 3);
+
+	EXPECT_INT(walk(&x, hash_u64(10), got, 4), 1);
+	EXPECT_INT(got[0], 0);
+	EXPECT_INT(walk(&x, hash_u64(20), got, 4), 1);
+	EXPECT_INT(got[0], 1);
+	EXPECT_INT(walk(&x, hash_path("/dev/pts", 8, 0), got, 4), 1);
+	EXPECT_INT(got[0], 2);
+
+	/* Missing keys: another number, another path, the same path with another seed. */
+	EXPECT_INT(walk(&x, hash_u64(30), got, 4), 0);
+	EXPECT_INT(walk(&x, hash_path("/dev/ptmx", 9, 0), got, 4), 0);
+	EXPECT_INT(walk(&x, hash_path("/dev/pts", 8, 7), got, 4), 0);
+	/* A prefix of a path is another key. */
+	EXPECT(hash_path("/dev/pts", 4, 0) != hash_path("/dev/pts", 8, 0));
+	EXPECT(hash_path("/dev/pts", 4, 0) == hash_path("/dev", 4, 0));
+
+	hash_index_done(&x);
+	EXPECT(x.slots == NULL);
+	EXPECT_INT(x.n, 0);
+	EXPECT_INT(walk(&x, hash_u64(10), got, 4), 0);
+}
+
+static void test_hash_index_collisions(void)
+{
+	struct hash_index x = { 0 };
+	struct hash_cursor c = { 0 };
+	size_t got[8];
+
+	/* Five positions under one hash (keys that collide), with others in between: all are
+	 * walked, the oldest first, and nothing else. */
+	for (size_t i = 0; i < 10; i++)
+		EXPECT_INT(hash_index_add(&x, i % 2 ? hash_u64(i) : 42, i), 0);
+	EXPECT_INT(walk(&x, 42, got, 8), 5);
+	for (size_t k = 0; k < 5; k++)
+		EXPECT_INT(got[k], 2 * k);
+
+	/* Replacing one of them in place. */
+	EXPECT_INT(hash_index_next(&x, 42, &c), 0);
+	EXPECT_INT(hash_index_next(&x, 42, &c), 2);
+	hash_index_set(&x, &c, 7);
+	EXPECT_INT(walk(&x, 42, got, 8), 5);
+	EXPECT_INT(got[0], 0);
+	EXPECT_INT(got[1], 7);
+	EXPECT_INT(got[2], 4);
+
+	/* Hashes equal in the 32 bits a slot keeps still only differ by their keys: the caller
+	 * compares. Both positions are offered for either hash. */
+	hash_index_done(&x);
+	EXPECT_INT(hash_index_add(&x, 0x0000000100000000ULL, 0), 0);
+	EXPECT_INT(hash_index_add(&x, 0x0000000000000001ULL, 1), 0);
+	EXPECT_INT(walk(&x, 0x0000000100000000ULL, got, 8), 2);
+	hash_index_done(&x);
+
+	/* Positions the slots cannot hold. */
+	EXPECT_INT(hash_index_add(&x, 1, (size_t)UINT32_MAX), -E2BIG);
+	EXPECT_INT(x.n, 0);
+	hash_index_done(&x);
+}
+
+static void test_hash_index_growth(void)
+{
+	struct hash_index x = { 0 };
+	const size_t n = 50000;
+	size_t got[4], cap_small;
+	bool ok = true;
+
+	EXPECT_INT(hash_index_add(&x, hash_u64(0), 0), 0);
+	cap_small = x.mask + 1;
+	for (size_t i = 1; i < n; i++)
+		if (hash_index_add(&x, hash_u64(i), i) < 0)
+			ok = false;
+	EXPECT(ok);
+	EXPECT_INT(x.n, n);
+	EXPECT(x.mask + 1 > cap_small);
+	EXPECT(x.mask + 1 >= 2 * n); /* at most half full */
+	for (size_t i = 0; i < n; i++)
+		if (walk(&x, hash_u64(i), got, 4) != 1 || got[0] != i) {
+			CHECK_MSG(false, "position %zu lost when the index grew", i);
+			break;
+		}
+	EXPECT_INT(walk(&x, hash_u64(n), got, 4), 0);
+	hash_index_done(&x);
+
+	/* Growth keeps the order of the positions of one hash. */
+	for (size_t i = 0; i < 1000; i++)
+		EXPECT_INT(hash_index_add(&x, i % 3 ? hash_u64(i) : 0xfffffffeULL, i), 0);
+	{
+		size_t all[400], m = 0, v;
+		struct hash_cursor c = { 0 };
+		bool ordered = true;
+
+		while ((v = hash_index_next(&x, 0xfffffffeULL, &c)) != HASH_INDEX_NONE && m < 400)
+			all[m++] = v;
+		EXPECT_INT(m, 334);
+		for (size_t k = 0; k < m; k++)
+			ordered = ordered && all[k] == 3 * k;
+		EXPECT(ordered);
+	}
+	hash_index_done(&x);
+
+	/* Reserving first: no growth while adding. */
+	EXPECT_INT(hash_index_reserve(&x, 1000), 0);
+	cap_small = x.mask + 1;
+	for (size_t i = 0; i < 1000; i++)
+		EXPECT_INT(hash_index_add(&x, hash_u64(i), i), 0);
+	EXPECT_INT(x.mask + 1, cap_small);
+	hash_index_done(&x);
+}
+
+static void test_strv(void)
+{
+	_cleanup_strv_free_ char **l = NULL;
+	char **empty = NULL;
+
+	EXPECT_INT(strv_length(empty), 0);
+	EXPECT(!strv_contains(empty, "a"));
+	EXPECT(strv_free(empty) == NULL);
+
+	EXPECT_INT(strv_extend(&l, "devpts-covered"), 0);
+	EXPECT_INT(strv_push(&l, strdup("/dev/pts")), 0);
+	EXPECT_INT(strv_extend(&l, ""), 0);
+	EXPECT_INT(strv_length(l), 3);
+	EXPECT_STR(l[0], "devpts-covered");
+	EXPECT_STR(l[1], "/dev/pts");
+	EXPECT_STR(l[2], "");
+	EXPECT(l[3] == NULL);
+	EXPECT(strv_contains(l, "/dev/pts"));
+	EXPECT(strv_contains(l, ""));
+	EXPECT(!strv_contains(l, "/dev"));
+	EXPECT(!strv_contains(l, NULL));
+
+	/* strv_push() of a failed allocation reports it and leaves the list as it was. */
+	EXPECT_INT(strv_push(&l, NULL), -ENOMEM);
+	EXPECT_INT(strv_length(l), 3);
+}
+
+static void test_path_startswith(void)
+{
+	EXPECT_STR(path_startswith("/dev/pts", "/dev/pts"), "");
+	EXPECT_STR(path_startswith("/dev/pts/0", "/dev/pts"), "/0");
+	EXPECT_STR(path_startswith("/dev/pts", "/dev"), "/pts");
+	EXPECT(path_startswith("/dev/ptsx", "/dev/pts") == NULL);
+	EXPECT(path_startswith("/dev", "/dev/pts") == NULL);
+	EXPECT(path_startswith("/devices", "/dev") == NULL);
+	EXPECT(path_startswith("/run", "/dev") == NULL);
+	/* Everything is below the root, and the rest is the whole path. */
+	EXPECT_STR(path_startswith("/dev/pts", "/"), "/dev/pts");
+	EXPECT_STR(path_startswith("/", "/"), "/");
+
+	EXPECT(path_at_or_below("/dev/pts/ptmx", "/dev/pts"));
+	EXPECT(path_at_or_below("/dev/pts", "/dev/pts"));
+	EXPECT(!path_at_or_below("/dev/pts2", "/dev/pts"));
+	EXPECT(path_at_or_below("/anything", "/"));
+}
+
+static void test_group_lookup(void)
+{
+	struct group *gr;
+	gid_t gid = 12345;
+
+	/* The root group exists everywhere, with gid 0. */
+	EXPECT_INT(group_lookup("root", &gid), 0);
+	EXPECT_INT(gid, 0);
+
+	/* A decimal gid is taken as it is, group or not. */
+	EXPECT_INT(group_lookup("5", &gid), 0);
+	EXPECT_INT(gid, 5);
+	EXPECT_INT(group_lookup("4000000", &gid), 0);
+	EXPECT_INT(gid, 4000000);
+
+	/* No such group. */
+	gid = 12345;
+	EXPECT_INT(group_lookup("ptsguard-no-such-group", &gid), -ESRCH);
+	EXPECT_INT(gid, 12345);
+
+	/* tty, when the database has one, agrees with getgrnam(). */
+	gr = getgrnam(TTY_GROUP_NAME);
+	if (gr) {
+		gid_t want = gr->gr_gid;
+
+		EXPECT_INT(group_lookup(TTY_GROUP_NAME, &gid), 0);
+		EXPECT_INT(gid, want);
+	}
+}
+
+int main(void)
+{
+	test_hash_index_basic();
+	test_hash_index_collisions();
+	test_hash_index_growth();
+	test_strv();
+	test_path_startswith();
+	test_group_lookup();
+	return test_result("test-util");
+}
