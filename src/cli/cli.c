@@ -8,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "analysis/analysis.h"
 #include "cli/cli.h"
 #include "pipeline/conf.h"
 #include "probe/probe.h"
@@ -133,4 +134,33 @@ bool want_color(bool no_color)
 
 	return !no_color && isatty(STDOUT_FILENO) && !getenv("NO_COLOR") &&
 	       !(term && streq(term, "dumb"));
+}
+
+void audit_result_clear(struct audit_result *r)
+{
+	findings_clear(&r->findings);
+	r->a = analysis_free(r->a);
+	r->snap = snapshot_free(r->snap);
+}
+
+int run_audit(const struct config *config, const char *snapshot_path, struct audit_result *ret)
+{
+	int r;
+
+	*ret = (struct audit_result){ 0 };
+	r = snapshot_path ? load_snapshot_file(snapshot_path, &ret->snap)
+			  : probe_live(NULL, &ret->snap, &ret->a);
+	if (r < 0) {
+		audit_result_clear(ret);
+		return r;
+	}
+	if (!ret->a)
+		r = analysis_new(ret->snap, &ret->a);
+	if (r >= 0)
+		r = config_checks_run(config, ret->snap, ret->a, &ret->findings);
+	if (r < 0) {
+		findings_clear(&ret->findings);
+		ret->a = analysis_free(ret->a);
+	}
+	return r;
 }
