@@ -131,16 +131,13 @@ static int plan_remount(struct repair_plan *p, const struct analysis *an, const 
 	/* The spec's order: pinned, current if healthy, as last seen healthy, else 620. What the
 	 * initramfs recorded for this very instance is the last healthy state we know of. */
 	{
-		json_object *rec = initramfs_instance(an->snap, e->dev), *opts;
-		struct devpts_options then;
+		const struct initramfs_instance *rec =
+		    initramfs_record_instance(an->snap->initramfs, e->dev);
+		const struct devpts_options *then = rec && rec->options ? &rec->parsed : NULL;
 
-		if (rec && json_object_object_get_ex(rec, "options", &opts) &&
-		    json_object_is_type(opts, json_type_string)) {
-			devpts_options_parse(json_object_get_string(opts), &then);
-			if (then.has_gid &&
-			    ((then.mode & 0777) == 0620 || (then.mode & 0777) == 0600))
-				a->healthy_mode = then.mode & 0777;
-		}
+		if (then && then->has_gid &&
+		    ((then->mode & 0777) == 0620 || (then->mode & 0777) == 0600))
+			a->healthy_mode = then->mode & 0777;
 	}
 	if (!an->reachable[an->serving_mount])
 		return outcome(a, ACTION_REFUSED,

@@ -302,6 +302,14 @@ bool path_at_or_below(const char *path, const char *prefix)
 	return strncmp(path, prefix, n) == 0 && (path[n] == 0 || path[n] == '/');
 }
 
+void path_strip_trailing_slashes(char *path)
+{
+	size_t n = strlen(path);
+
+	while (n > 1 && path[n - 1] == '/')
+		path[--n] = 0;
+}
+
 char *path_dirname(const char *path)
 {
 	const char *slash = strrchr(path, '/');

@@ -52,6 +52,8 @@ char *path_join(const char *dir, const char *name);
 char *path_dirname(const char *path);
 /* Is path prefix itself or inside it? Both absolute and normalized. */
 bool path_at_or_below(const char *path, const char *prefix);
+/* Drop trailing slashes in place, keeping "/" itself. */
+void path_strip_trailing_slashes(char *path);
 /* Resolve a symlink target against the directory of the link and normalize "." and "..".
  * Purely lexical: nothing on disk is consulted. */
 char *path_resolve_lexical(const char *link_path, const char *target);
