@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#include "analysis/devpts-options.h"
+#include "snapshot/devpts-options.h"
 #include "snapshot/snapshot.h"
 #include "util/hashindex.h"
 

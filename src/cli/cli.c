@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "analysis/analysis.h"
 #include "cli/cli.h"
 #include "pipeline/conf.h"
 #include "probe/probe.h"
@@ -68,10 +69,10 @@ int load_snapshot_file(const char *path, struct snapshot **ret)
 	return 0;
 }
 
-int run_audit(const struct audit_target *t, const struct config *c, struct audit_result *ret)
+int run_pipeline(const struct audit_target *t, const struct config *c, struct audit_result *ret)
 {
 	struct parse_error err;
-	int r = audit_run(t, c, ret, &err);
+	int r = pipeline_run(t, c, ret, &err);
 
 	if (r == -EINVAL && err.line)
 		log_error("/proc/self/mountinfo line %u: %s", err.line, err.message);
@@ -80,6 +81,24 @@ int run_audit(const struct audit_target *t, const struct config *c, struct audit
 	else if (r < 0)
 		log_error_errno(r, "cannot probe the system");
 	return r;
+}
+
+int run_audit(const struct config *config, const char *snapshot_path, struct audit_result *ret)
+{
+	struct audit_target t = { 0 };
+
+	*ret = (struct audit_result){ 0 };
+	if (snapshot_path && load_snapshot_file(snapshot_path, &t.snapshot) < 0)
+		return -EINVAL;
+	return run_pipeline(&t, config, ret);
+}
+
+int run_probe(struct audit_result *ret)
+{
+	*ret = (struct audit_result){ 0 };
+	return run_pipeline(
+	    &(struct audit_target){ .probe.need_mountinfo_text = true, .snapshot_only = true },
+	    NULL, ret);
 }
 
 int write_output(const char *cmd, const char *path, const char *text, bool make_dir)

@@ -1,9 +1,15 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* Helpers shared by the subcommands (main.c, cmd-*.c); they log, as the edge does. */
+/*
+ * What the subcommands share. Each command is a cmd-*.c of its own, parse -> run: a parse
+ * function fills a small options struct (usage errors are logged and exit 3), a run function
+ * does the work and returns the exit status; main.c dispatches by name. The helpers here log,
+ * as the edge does.
+ */
 #pragma once
 
 #include <stdbool.h>
 
+#include "analysis/analysis.h"
 #include "checks/checks.h"
 #include "pipeline/conf.h"
 #include "pipeline/pipeline.h"
@@ -19,8 +25,6 @@ enum format { FORMAT_TEXT, FORMAT_JSON, FORMAT_PROMETHEUS };
 int bad_option(const char *cmd, int c, char **argv);
 int parse_format(const char *cmd, const char *s, bool allow_prometheus, enum format *ret);
 int load_snapshot_file(const char *path, struct snapshot **ret);
-/* The audit pipeline (pipeline/pipeline.h); logs what went wrong. */
-int run_audit(const struct audit_target *t, const struct config *c, struct audit_result *ret);
 /* Write text to path, replaced atomically with mode 0644 (creating its directory first when
  * make_dir), or to standard output when path is NULL or "-". Logs what went wrong. */
 int write_output(const char *cmd, const char *path, const char *text, bool make_dir);
@@ -29,5 +33,24 @@ int write_output(const char *cmd, const char *path, const char *text, bool make_
 int load_config(const char *cmd, const char *path, struct config **ret);
 bool want_color(bool no_color);
 
+/* The audit pipeline (pipeline/pipeline.h) for target; logs what went wrong. */
+int run_pipeline(const struct audit_target *t, const struct config *c, struct audit_result *ret);
+/* The audit pipeline over the live system, or the snapshot at
+ * snapshot_path ("-" for standard input), with config's policy, tty group and [Ignore]. Logs
+ * what went wrong. */
+int run_audit(const struct config *config, const char *snapshot_path, struct audit_result *ret);
+/* The live system as a snapshot (with the raw mountinfo text), analysed, not checked. Logs
+ * what went wrong. */
+int run_probe(struct audit_result *ret);
+
+/* main.c: the top-level usage, which --help of audit, snapshot, checks and explain prints. */
+void usage(void);
+
+/* The commands: argv[0] is the command's name. Each returns the exit status. */
+int cmd_audit(int argc, char **argv);
+int cmd_snapshot(int argc, char **argv);
+int cmd_checks(int argc, char **argv);
+int cmd_explain(int argc, char **argv);
 int cmd_repair(int argc, char **argv);
+int cmd_daemon(int argc, char **argv);
 int cmd_initramfs(int argc, char **argv);

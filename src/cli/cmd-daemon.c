@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "cli/cli.h"
 #include "daemon/daemon.h"
 #include "util/log.h"
 
@@ -25,39 +26,46 @@ static void daemon_help(void)
 	       "SIGHUP reloads the configuration; SIGTERM stops. See ptsguard.conf(5).\n");
 }
 
-int cmd_daemon(int argc, char **argv)
+/* 0: run; 1: done (help shown); negative: a usage error, logged. The service's usage errors
+ * exit 1, not 3: systemd reads the status, not a monitoring system. */
+static int daemon_parse(int argc, char **argv, struct daemon_options *ret)
 {
 	static const struct option options[] = {
 		{ "config", required_argument, NULL, 'c' },
 		{ "help", no_argument, NULL, 'h' },
 		{},
 	};
-	_cleanup_(daemon_freep) struct daemon *d = NULL;
-	struct daemon_options opts = { 0 };
-	sigset_t mask;
-	int c, r;
+	int c;
 
+	*ret = (struct daemon_options){ 0 };
 	while ((c = getopt_long(argc, argv, ":hc:", options, NULL)) >= 0) {
 		switch (c) {
 		case 'c':
-			opts.config_path = optarg;
+			ret->config_path = optarg;
 			break;
 		case 'h':
 			daemon_help();
-			return EXIT_SUCCESS;
+			return 1;
 		case ':':
 			log_error("daemon: option '%s' needs a value", argv[optind - 1]);
-			return EXIT_FAILURE;
+			return -EINVAL;
 		default:
 			log_error("daemon: unknown option '%s' (see ptsguard daemon --help)",
 				  argv[optind - 1]);
-			return EXIT_FAILURE;
+			return -EINVAL;
 		}
 	}
 	if (optind < argc) {
 		log_error("daemon: unexpected argument '%s'", argv[optind]);
-		return EXIT_FAILURE;
+		return -EINVAL;
 	}
+	return 0;
+}
+
+static int daemon_run_cmd(const struct daemon_options *opts)
+{
+	_cleanup_(daemon_freep) struct daemon *d = NULL;
+	sigset_t mask;
 
 	/* Signals are handled in the event loop (signalfd): block them before anything else. */
 	sigemptyset(&mask);
@@ -68,10 +76,17 @@ int cmd_daemon(int argc, char **argv)
 		log_error_errno(-errno, "daemon: cannot block signals");
 		return EXIT_FAILURE;
 	}
-
-	r = daemon_new(&opts, &d);
-	if (r < 0)
+	if (daemon_new(opts, &d) < 0)
 		return EXIT_FAILURE;
-	r = daemon_run(d);
-	return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
+	return daemon_run(d) < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
+}
+
+int cmd_daemon(int argc, char **argv)
+{
+	struct daemon_options opts;
+	int r = daemon_parse(argc, argv, &opts);
+
+	if (r != 0)
+		return r > 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+	return daemon_run_cmd(&opts);
 }

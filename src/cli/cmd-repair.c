@@ -22,32 +22,6 @@
 #include "util/log.h"
 #include "util/util.h"
 
-struct audit_state {
-	struct snapshot *snap;
-	struct analysis *a;
-	struct findings findings;
-};
-
-static void audit_state_clear(struct audit_state *s)
-{
-	findings_clear(&s->findings);
-	s->a = analysis_free(s->a);
-	s->snap = snapshot_free(s->snap);
-}
-
-static int audit_live(struct audit_state *s, const struct config *c)
-{
-	struct audit_result res;
-	int r = run_audit(&(struct audit_target){ 0 }, c, &res);
-
-	if (r < 0)
-		return r;
-	s->snap = res.snap;
-	s->a = res.a;
-	s->findings = res.findings;
-	return 0;
-}
-
 static int resolve_user(const char *name, uid_t *uid, gid_t *gid)
 {
 	struct passwd *pw = getpwnam(name);
@@ -112,7 +86,23 @@ static void write_text(const struct repair_plan *p, const struct report *rep, bo
 	report_write_text(stdout, rep, color);
 }
 
-int cmd_repair(int argc, char **argv)
+struct repair_args {
+	bool dry_run, pause_before_act, no_color;
+	char **only; /* --check IDs, NULL-terminated; NULL: all */
+	size_t n_only;
+	enum format format;
+	const char *verify_user;
+	const char *config_path;
+};
+
+static void repair_args_done(struct repair_args *args)
+{
+	free(args->only);
+	args->only = NULL;
+}
+
+/* 0: run; 1: done (help shown); negative: a usage error, logged. */
+static int repair_parse(int argc, char **argv, struct repair_args *ret)
 {
 	static const struct option options[] = {
 		{ "dry-run", no_argument, NULL, 'n' },
@@ -126,24 +116,13 @@ int cmd_repair(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{},
 	};
-	_cleanup_(config_freep) struct config *config = NULL;
-	const char *config_path = NULL;
-	struct audit_state before = { 0 }, after = { 0 };
-	struct repair_plan plan = { 0 };
-	struct repair_options ro = { .verify_uid = 65534, .verify_gid = 65534 };
-	_cleanup_free_ char **only = NULL;
-	size_t n_only = 0;
-	enum format format = FORMAT_TEXT;
-	const char *verify_user = "nobody";
-	bool no_color = false;
-	uint64_t t0 = now_usec(CLOCK_MONOTONIC);
-	struct report rep;
-	int c, r, status = EXIT_UNKNOWN;
+	int c, r;
 
+	*ret = (struct repair_args){ .format = FORMAT_TEXT, .verify_user = "nobody" };
 	while ((c = getopt_long(argc, argv, ":hn", options, NULL)) >= 0) {
 		switch (c) {
 		case 'n':
-			ro.dry_run = true;
+			ret->dry_run = true;
 			break;
 		case 'c': {
 			char **p;
@@ -151,60 +130,112 @@ int cmd_repair(int argc, char **argv)
 			if (!check_find(optarg)) {
 				log_error("repair: unknown check '%s' (see ptsguard checks)",
 					  optarg);
-				return EXIT_UNKNOWN;
+				return -EINVAL;
 			}
-			p = realloc(only, sizeof(char *) * (n_only + 2));
+			p = realloc(ret->only, sizeof(char *) * (ret->n_only + 2));
 			if (!p)
-				return EXIT_UNKNOWN;
-			only = p;
-			only[n_only++] = optarg;
-			only[n_only] = NULL;
+				return -ENOMEM;
+			ret->only = p;
+			ret->only[ret->n_only++] = optarg;
+			ret->only[ret->n_only] = NULL;
 			break;
 		}
 		case 'f':
-			if (parse_format("repair", optarg, false, &format) < 0)
-				return EXIT_UNKNOWN;
+			r = parse_format("repair", optarg, false, &ret->format);
+			if (r < 0)
+				return r;
 			break;
 		case 'j':
-			format = FORMAT_JSON;
+			ret->format = FORMAT_JSON;
 			break;
 		case 'u':
-			verify_user = optarg;
+			ret->verify_user = optarg;
 			break;
 		case 'P':
-			ro.pause_before_act = true;
+			ret->pause_before_act = true;
 			break;
 		case 'C':
-			no_color = true;
+			ret->no_color = true;
 			break;
 		case 'F':
-			config_path = optarg;
+			ret->config_path = optarg;
 			break;
 		case 'h':
 			printf("Usage: ptsguard repair [--dry-run] [--check ID]... [--format "
 			       "text|json]\n"
 			       "                       [--verify-user USER] [--config FILE]\n");
-			return 0;
+			return 1;
 		default:
-			bad_option("repair", c, argv);
-			return EXIT_UNKNOWN;
+			return bad_option("repair", c, argv);
 		}
 	}
 	if (optind < argc) {
 		log_error("repair: unexpected argument '%s'", argv[optind]);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* The live audit repair starts from and verifies with; "audit failed" for anything wrong. */
+static int audit_live(const struct config *c, struct audit_result *ret)
+{
+	int r = run_audit(c, NULL, ret);
+
+	if (r < 0)
+		log_error_errno(r, "audit failed");
+	return r;
+}
+
+static int write_result(const struct repair_plan *plan, const struct audit_result *shown,
+			const struct repair_args *args, uint64_t t0)
+{
+	struct report rep = {
+		.snap = shown->snap,
+		.a = shown->a,
+		.findings = &shown->findings,
+		.source = "live",
+		.generated_at = now_usec(CLOCK_REALTIME),
+		.duration = (double)(now_usec(CLOCK_MONOTONIC) - t0) / 1e6,
+	};
+
+	if (args->format == FORMAT_JSON) {
+		json_object *o = report_to_json(&rep);
+		_cleanup_free_ char *text = NULL;
+
+		json_object_object_add(o, "dry_run", json_object_new_boolean(args->dry_run));
+		json_object_object_add(o, "actions", repair_plan_to_json(plan));
+		text = json_to_text(o, 1);
+		json_object_put(o);
+		if (!text || fputs(text, stdout) < 0)
+			return -EIO;
+	} else
+		write_text(plan, &rep, args->dry_run, want_color(args->no_color));
+	return fflush(stdout) != 0 ? -EIO : 0;
+}
+
+static int repair_run(const struct repair_args *args)
+{
+	_cleanup_(config_freep) struct config *config = NULL;
+	struct audit_result before = { 0 }, after = { 0 };
+	struct repair_plan plan = { 0 };
+	struct repair_options ro = {
+		.dry_run = args->dry_run,
+		.pause_before_act = args->pause_before_act,
+		.only = args->only,
+	};
+	uint64_t t0 = now_usec(CLOCK_MONOTONIC);
+	int r, status = EXIT_UNKNOWN;
+
+	if (resolve_user(args->verify_user, &ro.verify_uid, &ro.verify_gid) < 0) {
+		log_error("repair: unknown user '%s' for --verify-user", args->verify_user);
 		return EXIT_UNKNOWN;
 	}
-	if (resolve_user(verify_user, &ro.verify_uid, &ro.verify_gid) < 0) {
-		log_error("repair: unknown user '%s' for --verify-user", verify_user);
-		return EXIT_UNKNOWN;
-	}
-	ro.only = only;
-	if (load_config("repair", config_path, &config) < 0)
+	if (load_config("repair", args->config_path, &config) < 0)
 		goto out;
 	ro.policy = &config->check_policy;
 	ro.ptmx_symlink = config->ptmx_symlink;
 
-	if (audit_live(&before, config) < 0)
+	if (audit_live(config, &before) < 0)
 		goto out;
 	ro.tty_gid = before.snap->tty_gid;
 	r = repair_plan(before.a, &before.findings, &ro, &plan);
@@ -217,41 +248,27 @@ int cmd_repair(int argc, char **argv)
 
 	/* Verify by a fresh look at the world, and report that state. */
 	if (!ro.dry_run) {
-		if (audit_live(&after, config) < 0)
+		if (audit_live(config, &after) < 0)
 			goto out;
 		repair_confirm(&plan, &after.findings);
 		journal_outcomes(&plan);
 	}
-	{
-		struct audit_state *shown = ro.dry_run ? &before : &after;
-
-		rep = (struct report){
-			.snap = shown->snap,
-			.a = shown->a,
-			.findings = &shown->findings,
-			.source = "live",
-			.generated_at = now_usec(CLOCK_REALTIME),
-			.duration = (double)(now_usec(CLOCK_MONOTONIC) - t0) / 1e6,
-		};
-		if (format == FORMAT_JSON) {
-			json_object *o = report_to_json(&rep);
-			_cleanup_free_ char *text = NULL;
-
-			json_object_object_add(o, "dry_run", json_object_new_boolean(ro.dry_run));
-			json_object_object_add(o, "actions", repair_plan_to_json(&plan));
-			text = json_to_text(o, 1);
-			json_object_put(o);
-			if (!text || fputs(text, stdout) < 0)
-				goto out;
-		} else
-			write_text(&plan, &rep, ro.dry_run, want_color(no_color));
-		if (fflush(stdout) != 0)
-			goto out;
-		status = report_exit_status(&shown->findings);
-	}
+	if (write_result(&plan, ro.dry_run ? &before : &after, args, t0) < 0)
+		goto out;
+	status = report_exit_status(ro.dry_run ? &before.findings : &after.findings);
 out:
 	repair_plan_clear(&plan);
-	audit_state_clear(&before);
-	audit_state_clear(&after);
+	audit_result_done(&before);
+	audit_result_done(&after);
 	return status;
+}
+
+int cmd_repair(int argc, char **argv)
+{
+	_cleanup_(repair_args_done) struct repair_args args = { 0 };
+	int r = repair_parse(argc, argv, &args);
+
+	if (r != 0)
+		return r > 0 ? 0 : EXIT_UNKNOWN;
+	return repair_run(&args);
 }

@@ -423,7 +423,7 @@ static int daemon_collect(struct daemon *d, struct audit *ret)
 			return daemon_fail(d, FAILURE_AUDIT, "Cannot audit: %s", strerror(-r)), r;
 		d->last_audit_full = r != 0;
 	}
-	r = audit_run(&t, d->config, &res, &perr);
+	r = pipeline_run(&t, d->config, &res, &perr);
 	if (r == -EINVAL && perr.line)
 		daemon_fail(d, FAILURE_AUDIT, "Cannot audit: /proc/self/mountinfo line %u: %s",
 			    perr.line, perr.message);

@@ -41,8 +41,8 @@ static int snapshot_stage(const struct audit_target *t, const struct config *c,
 	return r;
 }
 
-int audit_run(const struct audit_target *t, const struct config *c, struct audit_result *ret,
-	      struct parse_error *err)
+int pipeline_run(const struct audit_target *t, const struct config *c, struct audit_result *ret,
+		 struct parse_error *err)
 {
 	struct audit_result res = { 0 };
 	int r;

@@ -39,6 +39,6 @@ struct audit_result {
 
 /* Run the pipeline; c may be NULL (the built-in defaults). On -EINVAL from the live mount table,
  * *err names the mountinfo line at fault. On failure *ret is left empty. */
-int audit_run(const struct audit_target *t, const struct config *c, struct audit_result *ret,
-	      struct parse_error *err);
+int pipeline_run(const struct audit_target *t, const struct config *c, struct audit_result *ret,
+		 struct parse_error *err);
 void audit_result_done(struct audit_result *r);

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "analysis/analysis.h"
+#include "snapshot/initramfs-record.h"
 #include "probe/probe.h"
 #include "probe/statmount.h"
 #include "util/group.h"
@@ -386,28 +387,21 @@ static int probe_helpers(struct snapshot *s)
 	return 0;
 }
 
-/* The initramfs hook's record, if this boot has one; what the checks need of it (not its
- * embedded snapshot). A record that is not JSON is ignored: it must never stop an audit. */
+/* The initramfs hook's record, if this boot has one (its embedded snapshot is not read). A
+ * record that is not JSON or not a valid ptsguard.initramfs/1 is ignored: it must never stop
+ * an audit. */
 static void probe_initramfs_record(struct snapshot *s)
 {
 	_cleanup_free_ char *text = NULL;
-	json_object *o, *kept;
+	struct load_error err;
+	json_object *o;
 
 	if (read_full_file(INITRAMFS_RECORD_PATH, INITRAMFS_RECORD_SIZE_MAX, &text, NULL) < 0)
 		return;
 	o = json_tokener_parse(text);
-	if (!o || !json_object_is_type(o, json_type_object)) {
-		json_object_put(o);
-		return;
-	}
-	kept = json_object_new_object();
-	json_object_object_foreach(o, key, value)
-	{
-		if (!streq(key, "snapshot"))
-			json_object_object_add(kept, key, json_object_get(value));
-	}
+	if (o && initramfs_record_from_json(o, "", &s->initramfs, &err) < 0)
+		s->initramfs = NULL;
 	json_object_put(o);
-	s->initramfs = kept;
 }
 
 static void probe_kernel(struct snapshot *s)

@@ -86,18 +86,18 @@ int report_write_text(FILE *f, const struct report *r, bool color)
 		}
 	}
 	if (r->snap->initramfs) {
-		json_object *p = initramfs_prediction(r->snap), *mp = NULL, *line = NULL;
+		const struct initramfs_prediction *p = initramfs_prediction(r->snap);
 		int came = initramfs_prediction_came_true(r->a);
+		char line[16] = "?";
 
 		if (p) {
-			json_object_object_get_ex(p, "mountpoint", &mp);
-			json_object_object_get_ex(p, "fstab_line", &line);
+			if (p->has_fstab_line)
+				snprintf(line, sizeof(line), "%u", p->fstab_line);
 			fprintf(f,
 				"\nBoot: the initramfs predicted a second devpts on %s (fstab line "
 				"%s): "
 				"%s.\n",
-				mp ? json_object_get_string(mp) : "?",
-				line ? json_object_get_string(line) : "?",
+				p->mountpoint ?: "?", line,
 				came == 1 ? "it came true" : "it did not happen");
 		} else
 			fprintf(f,

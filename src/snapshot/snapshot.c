@@ -7,8 +7,10 @@
 #include <string.h>
 #include <sys/sysmacros.h>
 
+#include "snapshot/initramfs-record.h"
 #include "snapshot/snapshot.h"
 #include "util/group.h"
+#include "util/json-load.h"
 #include "util/json-util.h"
 #include "util/util.h"
 
@@ -61,7 +63,7 @@ struct snapshot *snapshot_free(struct snapshot *s)
 	FOREACH_ARRAY (h, s->helpers, s->n_helpers)
 		free(h->path);
 	free(s->helpers);
-	json_object_put(s->initramfs);
+	initramfs_record_free(s->initramfs);
 	free(s);
 	return NULL;
 }
@@ -182,121 +184,11 @@ json_object *snapshot_to_json(const struct snapshot *s)
 	}
 	json_object_object_add(root, "setuid_helpers", helpers);
 	if (s->initramfs)
-		json_object_object_add(root, "initramfs", json_object_get(s->initramfs));
+		json_object_object_add(root, "initramfs", initramfs_record_to_json(s->initramfs));
 	return root;
 }
 
 /* ---- reading ---- */
-
-_printf_(2, 3) static int load_fail(struct load_error *err, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err->message, sizeof(err->message), fmt, ap);
-	va_end(ap);
-	return -EINVAL;
-}
-
-static const char *json_type_word(json_type t)
-{
-	switch (t) {
-	case json_type_string:
-		return "a string";
-	case json_type_int:
-		return "an integer";
-	case json_type_object:
-		return "an object";
-	case json_type_array:
-		return "an array";
-	case json_type_boolean:
-		return "true or false";
-	default:
-		return "a value";
-	}
-}
-
-enum { REQUIRED = 0, OPTIONAL = 1, NULLABLE = 2 };
-
-/* Fetch obj[key] of the given type. *ret is NULL for an allowed null or an absent optional key. */
-static int get(json_object *obj, const char *where, const char *key, json_type type, int flags,
-	       json_object **ret, struct load_error *err)
-{
-	json_object *v = NULL;
-	char name[256];
-
-	snprintf(name, sizeof(name), "%s%s%s", where, *where ? "." : "", key);
-	*ret = NULL;
-	if (!json_object_object_get_ex(obj, key, &v)) {
-		if (flags & OPTIONAL)
-			return 0;
-		return load_fail(err, "missing key '%s'", name);
-	}
-	if (!v) {
-		if (flags & (NULLABLE | OPTIONAL))
-			return 0;
-		return load_fail(err, "key '%s' must not be null", name);
-	}
-	if (!json_object_is_type(v, type))
-		return load_fail(err, "key '%s': expected %s", name, json_type_word(type));
-	*ret = v;
-	return 0;
-}
-
-static int get_string(json_object *obj, const char *where, const char *key, int flags,
-		      const char **ret, struct load_error *err)
-{
-	json_object *v;
-	int r = get(obj, where, key, json_type_string, flags, &v, err);
-
-	if (r < 0)
-		return r;
-	*ret = v ? json_object_get_string(v) : NULL;
-	return 0;
-}
-
-static int get_long(json_object *obj, const char *where, const char *key, long min, long max,
-		    int flags, long *ret, struct load_error *err)
-{
-	json_object *v;
-	int64_t x;
-	int r = get(obj, where, key, json_type_int, flags, &v, err);
-
-	if (r < 0 || !v)
-		return r;
-	x = json_object_get_int64(v);
-	if (x < min || x > max)
-		return load_fail(err, "key '%s%s%s': %lld is out of range", where,
-				 *where ? "." : "", key, (long long)x);
-	*ret = (long)x;
-	return 0;
-}
-
-static int get_mode(json_object *obj, const char *where, const char *key, int flags, mode_t *ret,
-		    struct load_error *err)
-{
-	const char *s;
-	int r = get_string(obj, where, key, flags, &s, err);
-
-	if (r < 0 || !s)
-		return r;
-	if (parse_mode(s, ret) < 0)
-		return load_fail(err, "key '%s.%s': \"%s\" is not an octal mode", where, key, s);
-	return 0;
-}
-
-static int get_dev(json_object *obj, const char *where, const char *key, int flags, dev_t *ret,
-		   struct load_error *err)
-{
-	const char *s;
-	int r = get_string(obj, where, key, flags, &s, err);
-
-	if (r < 0 || !s)
-		return r;
-	if (parse_devnum(s, ret) < 0)
-		return load_fail(err, "key '%s.%s': \"%s\" is not MAJOR:MINOR", where, key, s);
-	return 0;
-}
 
 static int load_node(json_object *o, const char *where, struct snapshot *s, struct load_error *err)
 {
@@ -307,10 +199,10 @@ static int load_node(json_object *o, const char *where, struct snapshot *s, stru
 
 	if (!json_object_is_type(o, json_type_object))
 		return load_fail(err, "key '%s': expected an object", where);
-	r = get_string(o, where, "path", REQUIRED, &path, err);
+	r = json_get_string(o, where, "path", JSON_REQUIRED, &path, err);
 	if (r < 0)
 		return r;
-	r = get_string(o, where, "type", REQUIRED, &type, err);
+	r = json_get_string(o, where, "type", JSON_REQUIRED, &type, err);
 	if (r < 0)
 		return r;
 	t = node_type_from_string(type);
@@ -323,17 +215,19 @@ static int load_node(json_object *o, const char *where, struct snapshot *s, stru
 	if (!n)
 		return -ENOMEM;
 	n->type = t;
-	need = t == NODE_MISSING ? NULLABLE : REQUIRED;
-	if ((r = get_mode(o, where, "mode", need, &n->mode, err)) < 0 ||
-	    (r = get_long(o, where, "uid", 0, UINT32_MAX, need, &uid, err)) < 0 ||
-	    (r = get_long(o, where, "gid", 0, UINT32_MAX, need, &gid, err)) < 0 ||
-	    (r = get_dev(o, where, "rdev", t == NODE_CHAR ? REQUIRED : NULLABLE | OPTIONAL,
-			 &n->rdev, err)) < 0 ||
-	    (r = get_dev(o, where, "dev", need | OPTIONAL, &n->dev, err)) < 0 ||
-	    (r = get_string(o, where, "target", t == NODE_SYMLINK ? REQUIRED : NULLABLE | OPTIONAL,
-			    &target, err)) < 0)
+	need = t == NODE_MISSING ? JSON_NULLABLE : JSON_REQUIRED;
+	if ((r = json_get_mode(o, where, "mode", need, &n->mode, err)) < 0 ||
+	    (r = json_get_long(o, where, "uid", 0, UINT32_MAX, need, &uid, err)) < 0 ||
+	    (r = json_get_long(o, where, "gid", 0, UINT32_MAX, need, &gid, err)) < 0 ||
+	    (r = json_get_dev(o, where, "rdev",
+			      t == NODE_CHAR ? JSON_REQUIRED : JSON_NULLABLE | JSON_OPTIONAL,
+			      &n->rdev, err)) < 0 ||
+	    (r = json_get_dev(o, where, "dev", need | JSON_OPTIONAL, &n->dev, err)) < 0 ||
+	    (r = json_get_string(o, where, "target",
+				 t == NODE_SYMLINK ? JSON_REQUIRED : JSON_NULLABLE | JSON_OPTIONAL,
+				 &target, err)) < 0)
 		return r;
-	if ((r = get_long(o, where, "ino", 0, LONG_MAX, OPTIONAL, &ino, err)) < 0)
+	if ((r = json_get_long(o, where, "ino", 0, LONG_MAX, JSON_OPTIONAL, &ino, err)) < 0)
 		return r;
 	n->ino = (ino_t)ino;
 	n->uid = (uid_t)uid;
@@ -367,10 +261,10 @@ static int load_holder(json_object *o, const char *where, struct snapshot *s,
 
 	if (!json_object_is_type(o, json_type_object))
 		return load_fail(err, "key '%s': expected an object", where);
-	if ((r = get_long(o, where, "pid", 1, INT32_MAX, REQUIRED, &pid, err)) < 0 ||
-	    (r = get_string(o, where, "comm", REQUIRED, &comm, err)) < 0 ||
-	    (r = get_dev(o, where, "dev", REQUIRED, &dev, err)) < 0 ||
-	    (r = get_long(o, where, "index", 0, UINT32_MAX, REQUIRED, &index, err)) < 0)
+	if ((r = json_get_long(o, where, "pid", 1, INT32_MAX, JSON_REQUIRED, &pid, err)) < 0 ||
+	    (r = json_get_string(o, where, "comm", JSON_REQUIRED, &comm, err)) < 0 ||
+	    (r = json_get_dev(o, where, "dev", JSON_REQUIRED, &dev, err)) < 0 ||
+	    (r = json_get_long(o, where, "index", 0, UINT32_MAX, JSON_REQUIRED, &index, err)) < 0)
 		return r;
 	h = (struct holder){
 		.pid = (pid_t)pid,
@@ -395,9 +289,9 @@ static int load_helper(json_object *o, const char *where, struct snapshot *s,
 		return -ENOMEM;
 	h = &s->helpers[s->n_helpers];
 	*h = (struct setuid_helper){ 0 };
-	if ((r = get_string(o, where, "path", REQUIRED, &path, err)) < 0 ||
-	    (r = get_mode(o, where, "mode", REQUIRED, &h->mode, err)) < 0 ||
-	    (r = get_long(o, where, "uid", 0, UINT32_MAX, REQUIRED, &uid, err)) < 0)
+	if ((r = json_get_string(o, where, "path", JSON_REQUIRED, &path, err)) < 0 ||
+	    (r = json_get_mode(o, where, "mode", JSON_REQUIRED, &h->mode, err)) < 0 ||
+	    (r = json_get_long(o, where, "uid", 0, UINT32_MAX, JSON_REQUIRED, &uid, err)) < 0)
 		return r;
 	h->uid = (uid_t)uid;
 	if (!(h->path = strdup(path)))
@@ -413,7 +307,7 @@ static int load_array(json_object *root, const char *key, load_item_fn fn, struc
 		      struct load_error *err)
 {
 	json_object *a;
-	int r = get(root, "", key, json_type_array, REQUIRED, &a, err);
+	int r = json_get(root, "", key, json_type_array, JSON_REQUIRED, &a, err);
 
 	if (r < 0)
 		return r;
@@ -444,29 +338,29 @@ int snapshot_from_json(json_object *root, struct snapshot **ret, struct load_err
 	if (!s)
 		return -ENOMEM;
 
-	r = get_string(root, "", "schema", REQUIRED, &schema, err);
+	r = json_get_string(root, "", "schema", JSON_REQUIRED, &schema, err);
 	if (r < 0)
 		return r;
 	if (strncmp(schema, SNAPSHOT_SCHEMA, strlen(SNAPSHOT_SCHEMA)) != 0)
 		return load_fail(err, "key 'schema': \"%s\" is not %s", schema, SNAPSHOT_SCHEMA);
-	if ((r = get_string(root, "", "hostname", REQUIRED, &hostname, err)) < 0 ||
-	    (r = get(root, "", "kernel", json_type_object, REQUIRED, &kernel, err)) < 0 ||
-	    (r = get_string(kernel, "kernel", "release", REQUIRED, &release, err)) < 0 ||
-	    (r = get_long(kernel, "kernel", "user_namespaces_max", 0, INT32_MAX, REQUIRED,
-			  &s->user_namespaces_max, err)) < 0 ||
-	    (r = get_long(kernel, "kernel", "pty_max", 0, INT32_MAX, REQUIRED, &s->pty_max, err)) <
-		0 ||
-	    (r = get_long(kernel, "kernel", "pty_reserve", 0, INT32_MAX, REQUIRED, &s->pty_reserve,
-			  err)) < 0 ||
-	    (r = get_long(kernel, "kernel", "pty_nr", 0, INT32_MAX, REQUIRED, &s->pty_nr, err)) <
-		0 ||
-	    (r = get(kernel, "kernel", "initial_mount_ns", json_type_boolean, OPTIONAL, &v, err)) <
-		0)
+	if ((r = json_get_string(root, "", "hostname", JSON_REQUIRED, &hostname, err)) < 0 ||
+	    (r = json_get(root, "", "kernel", json_type_object, JSON_REQUIRED, &kernel, err)) < 0 ||
+	    (r = json_get_string(kernel, "kernel", "release", JSON_REQUIRED, &release, err)) < 0 ||
+	    (r = json_get_long(kernel, "kernel", "user_namespaces_max", 0, INT32_MAX, JSON_REQUIRED,
+			       &s->user_namespaces_max, err)) < 0 ||
+	    (r = json_get_long(kernel, "kernel", "pty_max", 0, INT32_MAX, JSON_REQUIRED,
+			       &s->pty_max, err)) < 0 ||
+	    (r = json_get_long(kernel, "kernel", "pty_reserve", 0, INT32_MAX, JSON_REQUIRED,
+			       &s->pty_reserve, err)) < 0 ||
+	    (r = json_get_long(kernel, "kernel", "pty_nr", 0, INT32_MAX, JSON_REQUIRED, &s->pty_nr,
+			       err)) < 0 ||
+	    (r = json_get(kernel, "kernel", "initial_mount_ns", json_type_boolean, JSON_OPTIONAL,
+			  &v, err)) < 0)
 		return r;
 	s->initial_mount_ns = v ? json_object_get_boolean(v) : true;
-	if ((r = get_long(root, "", "tty_gid", 0, UINT32_MAX, REQUIRED, &gid, err)) < 0 ||
-	    (r = get_string(root, "", "mountinfo", REQUIRED, &mountinfo, err)) < 0 ||
-	    (r = get_string(root, "", "fstab", NULLABLE, &fstab, err)) < 0)
+	if ((r = json_get_long(root, "", "tty_gid", 0, UINT32_MAX, JSON_REQUIRED, &gid, err)) < 0 ||
+	    (r = json_get_string(root, "", "mountinfo", JSON_REQUIRED, &mountinfo, err)) < 0 ||
+	    (r = json_get_string(root, "", "fstab", JSON_NULLABLE, &fstab, err)) < 0)
 		return r;
 	s->tty_gid = (gid_t)gid;
 	if (!(s->hostname = strdup(hostname)) || !(s->kernel_release = strdup(release)))
@@ -490,16 +384,17 @@ int snapshot_from_json(json_object *root, struct snapshot **ret, struct load_err
 	if ((r = load_array(root, "nodes", load_node, s, err)) < 0 ||
 	    (r = load_array(root, "holders", load_holder, s, err)) < 0 ||
 	    (r = load_array(root, "setuid_helpers", load_helper, s, err)) < 0 ||
-	    (r = get(root, "", "holders_skipped", json_type_int, OPTIONAL, &v, err)) < 0)
+	    (r = json_get(root, "", "holders_skipped", json_type_int, JSON_OPTIONAL, &v, err)) < 0)
 		return r;
 	if (v)
 		s->holders_skipped = (unsigned)json_object_get_int64(v);
-	if ((r = get(root, "", "holders_scanned", json_type_boolean, OPTIONAL, &v, err)) < 0)
+	if ((r = json_get(root, "", "holders_scanned", json_type_boolean, JSON_OPTIONAL, &v, err)) <
+	    0)
 		return r;
 	s->holders_scanned = v ? json_object_get_boolean(v) : s->n_holders > 0;
-	if ((r = get(root, "", "initramfs", json_type_object, OPTIONAL, &v, err)) < 0)
+	if ((r = json_get(root, "", "initramfs", json_type_object, JSON_OPTIONAL, &v, err)) < 0 ||
+	    (v && (r = initramfs_record_from_json(v, "initramfs", &s->initramfs, err)) < 0))
 		return r;
-	s->initramfs = json_object_get(v);
 
 	*ret = TAKE_PTR(s);
 	return 0;

@@ -12,7 +12,10 @@
 #include <sys/types.h>
 
 #include "snapshot/mountinfo.h"
+#include "util/json-load.h"
 #include "util/macro.h"
+
+struct initramfs_record;
 
 enum node_type {
 	NODE_MISSING,
@@ -72,9 +75,9 @@ struct snapshot {
 	struct setuid_helper *helpers;
 	size_t n_helpers, allocated_helpers;
 
-	/* The initramfs hook's record (ptsguard.initramfs/1) without its embedded snapshot, or
-	 * NULL: which devpts instances the initramfs made and what it predicted. Optional. */
-	json_object *initramfs;
+	/* The initramfs hook's record (probe/initramfs-record.h), or NULL: which devpts instances
+	 * the initramfs made and what it predicted. Optional. */
+	struct initramfs_record *initramfs;
 };
 
 struct snapshot *snapshot_new(void);
@@ -97,10 +100,6 @@ const char *node_type_to_string(enum node_type t);
 int node_type_from_string(const char *s);
 
 /* Errors while loading name the key (or the line of the embedded mountinfo). */
-struct load_error {
-	char message[512];
-};
-
 int snapshot_from_json(json_object *root, struct snapshot **ret, struct load_error *err);
 /* Parse text (a whole file) into a snapshot; JSON syntax errors name line and column. */
 int snapshot_parse(const char *text, size_t size, struct snapshot **ret, struct load_error *err);

@@ -296,6 +296,14 @@ const char *path_startswith(const char *path, const char *prefix)
 	return path + n;
 }
 
+void path_strip_trailing_slashes(char *path)
+{
+	size_t n = strlen(path);
+
+	while (n > 1 && path[n - 1] == '/')
+		path[--n] = 0;
+}
+
 char *path_dirname(const char *path)
 {
 	const char *slash = strrchr(path, '/');

@@ -51,6 +51,8 @@ char *path_dirname(const char *path);
 /* If path is prefix itself or lies below it, the rest of path after prefix ("" or "/..."; all of
  * path when prefix is "/"), else NULL. Both absolute and normalized. */
 const char *path_startswith(const char *path, const char *prefix);
+/* Drop trailing slashes in place, keeping "/" itself. */
+void path_strip_trailing_slashes(char *path);
 /* Resolve a symlink target against the directory of the link and normalize "." and "..".
  * Purely lexical: nothing on disk is consulted. */
 char *path_resolve_lexical(const char *link_path, const char *target);

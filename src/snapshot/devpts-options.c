@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/devpts-options.h"
+#include "snapshot/devpts-options.h"
 #include "snapshot/mountinfo.h"
 #include "util/util.h"
 

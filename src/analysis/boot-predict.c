@@ -1,0 +1,283 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+
+#include "analysis/boot-predict.h"
+#include "snapshot/fstab.h"
+#include "util/util.h"
+
+/* If path is prefix or lies below it, the rest ("" or "/..."); NULL otherwise. */
+static const char *path_below(const char *path, const char *prefix)
+{
+	if (!path_at_or_below(path, prefix))
+		return NULL;
+	return streq(prefix, "/") ? path : path + strlen(prefix);
+}
+
+/* The topmost reachable mount at path, or NO_MOUNT. */
+static size_t find_reachable_mount(const struct analysis *a, const char *path)
+{
+	const struct mount_table *t = a->snap->mounts;
+
+	for (size_t i = t->n_entries; i > 0; i--)
+		if (a->reachable[i - 1] && streq(t->entries[i - 1].mountpoint, path))
+			return i - 1;
+	return NO_MOUNT;
+}
+
+/* What switch-root will do with the mounts of the initramfs. */
+struct switch_root {
+	const char *newroot;
+	enum dev_move dev_move;
+	size_t dev_mount; /* DEV_MOVE_PENDING: the /dev mount that moves, with all below it */
+};
+
+static void switch_root_init(const struct analysis *a, const char *newroot, struct switch_root *ret)
+{
+	_cleanup_free_ char *root_dev = path_join(newroot, "dev");
+	struct stat st;
+
+	*ret = (struct switch_root){ .newroot = newroot, .dev_mount = NO_MOUNT };
+	if (!root_dev)
+		return;
+	if (streq(newroot, "/") || find_reachable_mount(a, root_dev) != NO_MOUNT) {
+		ret->dev_move = DEV_MOVE_DONE;
+		return;
+	}
+	/* switch_root(8), systemd and initramfs-tools' udev script move /dev when it is a mount
+	 * of its own and the new root has a /dev to move it onto. */
+	ret->dev_mount = find_reachable_mount(a, "/dev");
+	if (ret->dev_mount != NO_MOUNT && stat(root_dev, &st) == 0 && S_ISDIR(st.st_mode))
+		ret->dev_move = DEV_MOVE_PENDING;
+	else
+		ret->dev_mount = NO_MOUNT;
+}
+
+/* Where a mount of the initramfs is seen from the new root after switch-root, or NULL when it
+ * stays behind in the initramfs. Points into the mount table. */
+static const char *after_switch_root(const struct analysis *a, const struct switch_root *sr,
+				     size_t idx)
+{
+	const struct mount_table *t = a->snap->mounts;
+	const char *mountpoint = t->entries[idx].mountpoint;
+	const char *rest = path_below(mountpoint, sr->newroot);
+
+	if (rest)
+		return *rest ? rest : "/";
+	if (sr->dev_move != DEV_MOVE_PENDING)
+		return NULL;
+	/* A move takes the mount and everything mounted below it, nothing else: not what the /dev
+	 * mount covers, for one. The walk is bounded: a hostile table may hold a parent cycle. */
+	for (size_t i = idx, n = 0; i != NO_MOUNT && n <= t->n_entries; i = a->parent[i], n++)
+		if (i == sr->dev_mount)
+			return mountpoint;
+	return NULL;
+}
+
+static int add_instances(const struct analysis *a, const struct switch_root *sr,
+			 struct initramfs_record *rec)
+{
+	const struct mount_table *t = a->snap->mounts;
+
+	FOREACH_ARRAY (inst, a->instances, a->n_instances) {
+		struct initramfs_instance *ri;
+		const char *options = NULL;
+
+		/* The options of the instance are those of its first mount that has any. */
+		FOREACH_ARRAY (idx, inst->mounts, inst->n_mounts)
+			options = options ?: t->entries[*idx].super_options;
+		ri = initramfs_record_add_instance(rec, inst->dev, options);
+		if (!ri)
+			return -ENOMEM;
+		FOREACH_ARRAY (idx, inst->mounts, inst->n_mounts) {
+			const struct mount_entry *e = &t->entries[*idx];
+
+			if (!initramfs_instance_add_mount(ri, e->id, e->mountpoint,
+							  after_switch_root(a, sr, *idx),
+							  a->covered_by[*idx] != NO_MOUNT))
+				return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+/* The devpts lines of the new root's fstab. */
+static int add_fstab_devpts(const char *fstab, struct initramfs_record *rec)
+{
+	_cleanup_(fstab_iter_done) struct fstab_iter it;
+	struct fstab_entry e;
+	size_t allocated = 0;
+	int r;
+
+	rec->has_fstab_devpts = true;
+	fstab_iter_init(&it, fstab, fstab ? strlen(fstab) : 0);
+	while ((r = fstab_iter_next(&it, &e)) > 0) {
+		struct initramfs_fstab_line *l;
+
+		if (!streq(e.vfstype, "devpts"))
+			continue;
+		if (GROW(rec->fstab_devpts, allocated, rec->n_fstab_devpts + 1) < 0)
+			return -ENOMEM;
+		l = &rec->fstab_devpts[rec->n_fstab_devpts++];
+		*l = (struct initramfs_fstab_line){
+			.line = e.line,
+			.mountpoint = strdup(e.file),
+			.options = strdup(e.options ?: "defaults"),
+			.noauto = e.options && option_get(e.options, "noauto", NULL),
+		};
+		if (!l->mountpoint || !l->options)
+			return -ENOMEM;
+		path_strip_trailing_slashes(l->mountpoint);
+	}
+	return r;
+}
+
+static bool devpts_options_equal(const struct devpts_options *x, const struct devpts_options *y)
+{
+	return x->has_gid == y->has_gid && (!x->has_gid || x->gid == y->gid) &&
+	       x->has_uid == y->has_uid && (!x->has_uid || x->uid == y->uid) &&
+	       x->mode == y->mode && x->ptmxmode == y->ptmxmode && x->has_max == y->has_max &&
+	       (!x->has_max || x->max == y->max);
+}
+
+struct prediction {
+	bool double_mount;
+	/* The visible devpts mount of the initramfs that moves into the new root, or NULL; and
+	 * where it lands there. */
+	const struct mount_entry *carried;
+	const char *lands;
+	/* The fstab line that mounts devpts there again, else the first auto devpts line, or
+	 * NULL; and whether its options differ from the instance's. */
+	const struct initramfs_fstab_line *line;
+	bool options_differ;
+};
+
+static void predict(const struct analysis *a, const struct initramfs_record *rec,
+		    const struct switch_root *sr, struct prediction *ret)
+{
+	const struct mount_table *t = a->snap->mounts;
+
+	*ret = (struct prediction){ 0 };
+	FOREACH_ARRAY (e, rec->fstab_devpts, rec->n_fstab_devpts)
+		if (!e->noauto) {
+			ret->line = e;
+			break;
+		}
+	FOREACH_ARRAY (inst, a->instances, a->n_instances) {
+		FOREACH_ARRAY (idx, inst->mounts, inst->n_mounts) {
+			const struct mount_entry *m = &t->entries[*idx];
+			const char *lands = after_switch_root(a, sr, *idx);
+
+			if (!lands || a->covered_by[*idx] != NO_MOUNT)
+				continue;
+			if (!ret->carried) {
+				ret->carried = m;
+				ret->lands = lands;
+			}
+			FOREACH_ARRAY (e, rec->fstab_devpts, rec->n_fstab_devpts) {
+				struct devpts_options mine, theirs;
+
+				if (e->noauto || !streq(e->mountpoint, lands))
+					continue;
+				devpts_options_parse(m->super_options, &mine);
+				devpts_options_parse(e->options, &theirs);
+				*ret = (struct prediction){
+					.double_mount = true,
+					.carried = m,
+					.lands = lands,
+					.line = e,
+					.options_differ = !devpts_options_equal(&mine, &theirs),
+				};
+				return;
+			}
+		}
+	}
+}
+
+static int prediction_reason(const struct prediction *p, char **ret)
+{
+	const struct mount_entry *m = p->carried;
+
+	if (p->double_mount)
+		return set_printf(
+		    ret,
+		    "devpts %u:%u, mounted in the initramfs on %s (%s), is carried into the new "
+		    "root to %s, and /etc/fstab line %u mounts devpts there again: an init that "
+		    "mounts it regardless stacks a second instance on top (devpts-overmount, the "
+		    "CentOS 6 recipe); one that skips mounted filesystems (systemd, util-linux "
+		    "mount -a) keeps the initramfs options%s%s%s",
+		    major(m->dev), minor(m->dev), m->mountpoint, m->super_options, p->lands,
+		    p->line->line, p->options_differ ? ", not fstab's \"" : ", the same as fstab's",
+		    p->options_differ ? p->line->options : "", p->options_differ ? "\"" : "");
+	if (m && p->line)
+		return set_printf(ret,
+				  "devpts %u:%u from the initramfs lands on %s and /etc/fstab line "
+				  "%u mounts devpts on %s: different places, nothing is stacked",
+				  major(m->dev), minor(m->dev), p->lands, p->line->line,
+				  p->line->mountpoint);
+	if (m)
+		return set_printf(ret,
+				  "devpts %u:%u from the initramfs lands on %s and the new root's "
+				  "/etc/fstab mounts no devpts at boot: it stays as it is",
+				  major(m->dev), minor(m->dev), p->lands);
+	if (p->line)
+		return set_printf(
+		    ret,
+		    "no devpts of the initramfs reaches the new root; /etc/fstab line "
+		    "%u mounts devpts on %s",
+		    p->line->line, p->line->mountpoint);
+	return set_printf(ret, "no devpts of the initramfs reaches the new root and its "
+			       "/etc/fstab mounts none at boot: its init mounts its own");
+}
+
+static int set_prediction(const struct prediction *p, struct initramfs_prediction *ret)
+{
+	*ret = (struct initramfs_prediction){
+		.double_mount = p->double_mount,
+		.has_device = p->carried != NULL,
+		.device = p->carried ? p->carried->dev : 0,
+		.has_mount_id = p->carried != NULL,
+		.mount_id = p->carried ? p->carried->id : 0,
+		.has_fstab_line = p->line != NULL,
+		.fstab_line = p->line ? p->line->line : 0,
+		.options_differ = p->double_mount ? p->options_differ : -1,
+	};
+	if (p->lands && !(ret->mountpoint = strdup(p->lands)))
+		return -ENOMEM;
+	return prediction_reason(p, &ret->reason);
+}
+
+int initramfs_record_build(const struct analysis *a, const char *newroot, const char *phase,
+			   int fstab_errno, struct initramfs_record **ret)
+{
+	_cleanup_(initramfs_record_freep) struct initramfs_record *rec = initramfs_record_new();
+	struct prediction prediction;
+	struct switch_root sr;
+	int r;
+
+	if (!rec || !(rec->phase = strdup(phase)) || !(rec->newroot = strdup(newroot)))
+		return -ENOMEM;
+	switch_root_init(a, newroot, &sr);
+	rec->dev_move = sr.dev_move;
+	r = add_instances(a, &sr, rec);
+	if (r < 0)
+		return r;
+	rec->has_fstab = true;
+	rec->fstab_path = path_join(newroot, "etc/fstab");
+	rec->fstab_present = a->snap->fstab != NULL;
+	if (!rec->fstab_path ||
+	    (fstab_errno && !(rec->fstab_error = strdup(strerror(fstab_errno)))))
+		return -ENOMEM;
+	r = add_fstab_devpts(a->snap->fstab, rec);
+	if (r < 0)
+		return r;
+	predict(a, rec, &sr, &prediction);
+	r = set_prediction(&prediction, &rec->prediction);
+	if (r < 0)
+		return r;
+	*ret = TAKE_PTR(rec);
+	return 0;
+}

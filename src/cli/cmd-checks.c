@@ -1,0 +1,120 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * `ptsguard checks [--format text|json]`: the check catalog, as a table or as a JSON array
+ * (one object per check: id, severity, message_id, summary, repairable, daemon_only,
+ * explanation, remedy). Exit 0, or 3 when the output cannot be written.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "cli/cli.h"
+#include "util/json-util.h"
+#include "util/log.h"
+#include "util/util.h"
+
+struct checks_args {
+	enum format format;
+};
+
+/* 0: run; 1: done (help shown); negative: a usage error, logged. */
+static int checks_parse(int argc, char **argv, struct checks_args *ret)
+{
+	static const struct option options[] = {
+		{ "format", required_argument, NULL, 'f' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{},
+	};
+	int c, r;
+
+	*ret = (struct checks_args){ .format = FORMAT_TEXT };
+	while ((c = getopt_long(argc, argv, ":h", options, NULL)) >= 0) {
+		switch (c) {
+		case 'f':
+			r = parse_format("checks", optarg, false, &ret->format);
+			if (r < 0)
+				return r;
+			break;
+		case 'j':
+			ret->format = FORMAT_JSON;
+			break;
+		case 'h':
+			usage();
+			return 1;
+		default:
+			return bad_option("checks", c, argv);
+		}
+	}
+	if (optind < argc) {
+		log_error("checks: unexpected argument '%s'", argv[optind]);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static json_object *check_info_to_json(const struct check_info *ci)
+{
+	json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "id", json_object_new_string(ci->id));
+	json_object_object_add(o, "severity",
+			       json_object_new_string(severity_to_string(ci->severity)));
+	json_object_object_add(o, "message_id", json_object_new_string(ci->message_id));
+	json_object_object_add(o, "summary", json_object_new_string(ci->summary));
+	json_object_object_add(o, "repairable", json_object_new_boolean(check_repairable(ci)));
+	json_object_object_add(o, "daemon_only", json_object_new_boolean(ci->transition));
+	json_object_object_add(o, "explanation", json_object_new_string(ci->explanation));
+	json_object_object_add(o, "remedy", json_object_new_string(ci->remedy));
+	return o;
+}
+
+static int write_catalog_json(void)
+{
+	json_object *arr = json_object_new_array();
+	_cleanup_free_ char *text = NULL;
+
+	for (size_t i = 0; i < check_catalog_size; i++)
+		json_object_array_add(arr, check_info_to_json(check_catalog[i]));
+	text = json_to_text(arr, 1);
+	json_object_put(arr);
+	if (!text)
+		return -ENOMEM;
+	fputs(text, stdout);
+	return 0;
+}
+
+static void write_catalog_text(void)
+{
+	printf("%-24s %-9s %-10s %s\n", "ID", "SEVERITY", "REPAIR", "SUMMARY");
+	for (size_t i = 0; i < check_catalog_size; i++) {
+		const struct check_info *ci = check_catalog[i];
+
+		printf("%-24s %-9s %-10s %s\n", ci->id, severity_to_string(ci->severity),
+		       check_repairable(ci) ? "yes"
+		       : ci->transition	    ? "(daemon)"
+					    : "no",
+		       ci->summary);
+	}
+}
+
+static int checks_run_cmd(const struct checks_args *args)
+{
+	if (args->format == FORMAT_JSON) {
+		if (write_catalog_json() < 0)
+			return EXIT_UNKNOWN;
+	} else
+		write_catalog_text();
+	return fflush(stdout) == 0 ? 0 : EXIT_UNKNOWN;
+}
+
+int cmd_checks(int argc, char **argv)
+{
+	struct checks_args args;
+	int r = checks_parse(argc, argv, &args);
+
+	if (r != 0)
+		return r > 0 ? 0 : EXIT_UNKNOWN;
+	return checks_run_cmd(&args);
+}

@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The initramfs hook's record, ptsguard.initramfs/1, as plain data: what `ptsguard
+ * initramfs-record` saw just before switch-root (the devpts instances, where each of their
+ * mounts lands in the new root, the devpts lines of the new root's fstab, the prediction of a
+ * second devpts mount) and what the booted system reads back (snapshot->initramfs) to
+ * recognise an instance born in the initramfs. Device numbers and mount ids survive the move
+ * of /dev into the new root.
+ *
+ * initramfs_record_to_json() writes the members in the order the hook always wrote them; the
+ * sections a hand-written record may leave out (generated_at, fstab, fstab_devpts, findings,
+ * summary) are written only when they were there. initramfs_record_from_json() is strict:
+ * every error names the key by its path. The embedded snapshot ("snapshot") is not part of
+ * the struct: the writer adds it, the reader ignores it.
+ */
+#pragma once
+
+#include <json-c/json.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "analysis/analysis.h"
+#include "util/json-load.h"
+#include "util/macro.h"
+
+#define INITRAMFS_RECORD_SCHEMA "ptsguard.initramfs/1"
+
+/* Where the new root's /dev comes from at switch-root. */
+enum dev_move {
+	DEV_MOVE_NONE,	  /* /dev is no mount of its own (or the root has no /dev): nothing moves */
+	DEV_MOVE_PENDING, /* switch_root, systemd or initramfs-tools' udev script will move it */
+	DEV_MOVE_DONE,	  /* already moved (initramfs-tools: udev's init-bottom ran first) */
+	_DEV_MOVE_MAX,
+};
+
+struct initramfs_mount {
+	unsigned id;
+	char *mountpoint;	 /* in the initramfs */
+	char *after_switch_root; /* as seen from the new root; NULL: it stays behind */
+	bool covered;		 /* something is mounted on top of it */
+};
+
+struct initramfs_instance {
+	dev_t dev;
+	char *options;		      /* super options as recorded; NULL when none were */
+	struct devpts_options parsed; /* of options (the defaults when NULL) */
+	struct initramfs_mount *mounts;
+	size_t n_mounts;
+};
+
+/* A devpts line of the new root's fstab. */
+struct initramfs_fstab_line {
+	unsigned line;
+	char *mountpoint; /* decoded, without trailing slashes */
+	char *options;	  /* "defaults" when the field is missing */
+	bool noauto;
+};
+
+struct initramfs_prediction {
+	bool double_mount;
+	char *reason;
+	/* The devpts mount of the initramfs carried into the new root, and where it lands. */
+	bool has_device;
+	dev_t device;
+	bool has_mount_id;
+	unsigned mount_id;
+	char *mountpoint; /* NULL: none */
+	/* The fstab line that mounts devpts (there) again. */
+	bool has_fstab_line;
+	unsigned fstab_line;
+	int options_differ; /* -1 (null) unless double_mount */
+};
+
+struct initramfs_record {
+	char *generated_at; /* "YYYY-MM-DDTHH:MM:SSZ"; NULL: not recorded */
+	char *phase;	    /* the hook point, as given */
+	char *newroot;
+	enum dev_move dev_move; /* written also as "dev_moved": dev_move != none */
+	struct initramfs_instance *instances;
+	size_t n_instances;
+
+	bool has_fstab; /* the "fstab" object: which file was read and how that went */
+	char *fstab_path;
+	bool fstab_present;
+	char *fstab_error; /* strerror() text; NULL when read or absent */
+
+	bool has_fstab_devpts;
+	struct initramfs_fstab_line *fstab_devpts;
+	size_t n_fstab_devpts;
+
+	struct initramfs_prediction prediction;
+
+	/* The audit of the initramfs as the report writes them ("findings", "summary"); kept as
+	 * JSON, nothing reads them back. NULL when absent. */
+	json_object *findings, *summary;
+};
+
+struct initramfs_record *initramfs_record_new(void);
+struct initramfs_record *initramfs_record_free(struct initramfs_record *rec);
+DEFINE_POINTER_CLEANUP(struct initramfs_record, initramfs_record_free)
+
+/* Append an instance (options copied, parsed) or a mount of the last instance. NULL on OOM. */
+struct initramfs_instance *initramfs_record_add_instance(struct initramfs_record *rec, dev_t dev,
+							 const char *options);
+struct initramfs_mount *initramfs_instance_add_mount(struct initramfs_instance *inst, unsigned id,
+						     const char *mountpoint,
+						     const char *after_switch_root, bool covered);
+
+/* The record's instance with this device, or NULL (also for a NULL record). */
+const struct initramfs_instance *initramfs_record_instance(const struct initramfs_record *rec,
+							   dev_t dev);
+
+const char *dev_move_to_string(enum dev_move m);
+int dev_move_from_string(const char *s);
+
+json_object *initramfs_record_to_json(const struct initramfs_record *rec);
+json_object *initramfs_prediction_to_json(const struct initramfs_prediction *p);
+/* where: the path of root for messages ("" for a record file, "initramfs" in a snapshot). */
+int initramfs_record_from_json(json_object *root, const char *where, struct initramfs_record **ret,
+			       struct load_error *err);

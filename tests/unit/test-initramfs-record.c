@@ -1,0 +1,138 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The initramfs record (probe/initramfs-record.h): a written record reads back to the same
+ * bytes, the typed lookup, and strict reading that names the key. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/sysmacros.h>
+
+#include "snapshot/initramfs-record.h"
+#include "test.h"
+#include "util/json-util.h"
+#include "util/util.h"
+
+static const char record[] =
+    "{\"schema\": \"ptsguard.initramfs/1\", \"generated_at\": \"2024-01-01T00:00:00Z\","
+    " \"phase\": \"pre-pivot\", \"newroot\": \"/sysroot\", \"dev_moved\": true,"
+    " \"dev_move\": \"pending\", \"instances\": [{\"device\": \"0:26\","
+    " \"options\": \"rw,gid=5,mode=600,ptmxmode=000\", \"mounts\": [{\"mount_id\": 29,"
+    " \"mountpoint\": \"/dev/pts\", \"after_switch_root\": \"/dev/pts\", \"covered\": false},"
+    " {\"mount_id\": 30, \"mountpoint\": \"/x\", \"after_switch_root\": null,"
+    " \"covered\": true}]}], \"fstab\": {\"path\": \"/sysroot/etc/fstab\", \"present\": true,"
+    " \"error\": null}, \"fstab_devpts\": [{\"line\": 4, \"mountpoint\": \"/dev/pts\","
+    " \"options\": \"gid=5,mode=620\", \"noauto\": false}], \"prediction\": {"
+    "\"double_mount\": true, \"reason\": \"r\", \"device\": \"0:26\", \"mount_id\": 29,"
+    " \"mountpoint\": \"/dev/pts\", \"fstab_line\": 4, \"options_differ\": true},"
+    " \"findings\": [], \"summary\": {\"critical\": 0}, \"snapshot\": {}}";
+
+static int load(const char *text, struct initramfs_record **ret, struct load_error *err)
+{
+	json_object *o = json_tokener_parse(text);
+	int r;
+
+	if (!o)
+		return -EINVAL;
+	r = initramfs_record_from_json(o, "initramfs", ret, err);
+	json_object_put(o);
+	return r;
+}
+
+static void test_round_trip(void)
+{
+	struct initramfs_record *rec = NULL, *again = NULL;
+	const struct initramfs_instance *inst;
+	struct load_error err = { { 0 } };
+	char *t1 = NULL, *t2 = NULL;
+	json_object *o;
+
+	EXPECT_INT(load(record, &rec, &err), 0);
+	if (!rec)
+		return;
+	EXPECT_STR(rec->phase, "pre-pivot");
+	EXPECT_INT(rec->dev_move, DEV_MOVE_PENDING);
+	inst = initramfs_record_instance(rec, makedev(0, 26));
+	EXPECT(inst != NULL);
+	if (inst) {
+		EXPECT_INT(inst->n_mounts, 2);
+		EXPECT(inst->parsed.has_gid);
+		EXPECT_INT(inst->parsed.mode, 0600);
+		EXPECT(inst->mounts[1].after_switch_root == NULL);
+	}
+	EXPECT(initramfs_record_instance(rec, makedev(0, 27)) == NULL);
+	EXPECT(initramfs_record_instance(NULL, makedev(0, 26)) == NULL);
+	EXPECT_INT(rec->prediction.fstab_line, 4);
+	EXPECT_INT(rec->prediction.options_differ, 1);
+
+	o = initramfs_record_to_json(rec);
+	t1 = json_to_text(o, 1);
+	json_object_put(o);
+	EXPECT_INT(load(t1, &again, &err), 0);
+	if (again) {
+		o = initramfs_record_to_json(again);
+		t2 = json_to_text(o, 1);
+		json_object_put(o);
+		EXPECT_STR(t1, t2);
+	}
+	/* everything of the input but the snapshot is written back, in the same order */
+	o = json_tokener_parse(record);
+	json_object_object_del(o, "snapshot");
+	free(t2);
+	t2 = json_to_text(o, 1);
+	json_object_put(o);
+	EXPECT_STR(t1, t2);
+	free(t1);
+	free(t2);
+	initramfs_record_free(again);
+	initramfs_record_free(rec);
+}
+
+static void expect_error(const char *from, const char *to, const char *message)
+{
+	struct initramfs_record *rec = NULL;
+	struct load_error err = { { 0 } };
+	char *text = strdup(record), *p = strstr(text, from);
+	char buf[4096];
+
+	if (!p) {
+		CHECK_MSG(false, "'%s' not in the record", from);
+		free(text);
+		return;
+	}
+	*p = 0;
+	snprintf(buf, sizeof(buf), "%s%s%s", text, to, p + strlen(from));
+	EXPECT_INT(load(buf, &rec, &err), -EINVAL);
+	EXPECT_STR(err.message, message);
+	initramfs_record_free(rec);
+	free(text);
+}
+
+static void test_strict(void)
+{
+	expect_error("\"0:26\", \"options\"", "\"026\", \"options\"",
+		     "key 'initramfs.instances[0].device': \"026\" is not MAJOR:MINOR");
+	expect_error("\"mount_id\": 30", "\"mount_id\": \"30\"",
+		     "key 'initramfs.instances[0].mounts[1].mount_id': expected an integer");
+	expect_error("\"covered\": true", "\"cover\": true",
+		     "missing key 'initramfs.instances[0].mounts[1].covered'");
+	expect_error("\"pending\"", "\"later\"",
+		     "key 'initramfs.dev_move': \"later\" is not one of none, pending, done");
+	expect_error("\"dev_moved\": true", "\"dev_moved\": false",
+		     "key 'initramfs.dev_moved': false does not agree with dev_move \"pending\"");
+	expect_error(
+	    "initramfs/1", "initramfs/2",
+	    "key 'initramfs.schema': \"ptsguard.initramfs/2\" is not ptsguard.initramfs/1");
+	expect_error("\"line\": 4", "\"line\": 0",
+		     "key 'initramfs.fstab_devpts[0].line': 0 is out of range");
+	expect_error("\"double_mount\": true", "\"double_mount\": 1",
+		     "key 'initramfs.prediction.double_mount': expected true or false");
+	expect_error("\"present\": true", "\"present\": null",
+		     "key 'initramfs.fstab.present' must not be null");
+}
+
+int main(void)
+{
+	test_round_trip();
+	test_strict();
+	return test_result("test-initramfs-record");
+}
