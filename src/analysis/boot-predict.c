@@ -9,25 +9,6 @@
 #include "snapshot/fstab.h"
 #include "util/util.h"
 
-/* If path is prefix or lies below it, the rest ("" or "/..."); NULL otherwise. */
-static const char *path_below(const char *path, const char *prefix)
-{
-	if (!path_at_or_below(path, prefix))
-		return NULL;
-	return streq(prefix, "/") ? path : path + strlen(prefix);
-}
-
-/* The topmost reachable mount at path, or NO_MOUNT. */
-static size_t find_reachable_mount(const struct analysis *a, const char *path)
-{
-	const struct mount_table *t = a->snap->mounts;
-
-	for (size_t i = t->n_entries; i > 0; i--)
-		if (a->reachable[i - 1] && streq(t->entries[i - 1].mountpoint, path))
-			return i - 1;
-	return NO_MOUNT;
-}
-
 /* What switch-root will do with the mounts of the initramfs. */
 struct switch_root {
 	const char *newroot;
@@ -43,13 +24,13 @@ static void switch_root_init(const struct analysis *a, const char *newroot, stru
 	*ret = (struct switch_root){ .newroot = newroot, .dev_mount = NO_MOUNT };
 	if (!root_dev)
 		return;
-	if (streq(newroot, "/") || find_reachable_mount(a, root_dev) != NO_MOUNT) {
+	if (streq(newroot, "/") || analysis_mount_at(a, root_dev) != NO_MOUNT) {
 		ret->dev_move = DEV_MOVE_DONE;
 		return;
 	}
 	/* switch_root(8), systemd and initramfs-tools' udev script move /dev when it is a mount
 	 * of its own and the new root has a /dev to move it onto. */
-	ret->dev_mount = find_reachable_mount(a, "/dev");
+	ret->dev_mount = analysis_mount_at(a, "/dev");
 	if (ret->dev_mount != NO_MOUNT && stat(root_dev, &st) == 0 && S_ISDIR(st.st_mode))
 		ret->dev_move = DEV_MOVE_PENDING;
 	else
@@ -63,7 +44,7 @@ static const char *after_switch_root(const struct analysis *a, const struct swit
 {
 	const struct mount_table *t = a->snap->mounts;
 	const char *mountpoint = t->entries[idx].mountpoint;
-	const char *rest = path_below(mountpoint, sr->newroot);
+	const char *rest = path_startswith(mountpoint, sr->newroot);
 
 	if (rest)
 		return *rest ? rest : "/";

@@ -14,10 +14,8 @@
 #include "analysis/boot.h"
 #include "checks/checks.h"
 #include "util/json-util.h"
+#include "util/limits.h"
 #include "util/util.h"
-
-/* At most this many items in a list inside evidence; the full count is given beside it. */
-#define EVIDENCE_LIST_MAX 64
 
 /* The catalog rows, one per module. */
 extern const struct check_info check_ptmx_missing, check_ptmx_not_device, check_ptmx_mode,
@@ -36,8 +34,6 @@ json_object *check_json_mount(const struct analysis *a, size_t i);
 unsigned check_serving_mount_id(const struct analysis *a);
 /* Where the serving instance is mounted; "/dev/pts" when it is reached through no mount. */
 const char *check_serving_mountpoint(const struct analysis *a);
-/* Is this node a pty slave of the instance dev mounted at mp? Sets *index. */
-bool check_node_is_slave(const struct node *n, const char *mp, dev_t dev, unsigned *index);
 /* "character device", "symlink", ... for a person; "missing" for NULL. */
 const char *check_describe_node(const struct node *n);
 /* "620/600", or the pinned mode: the slave modes the policy accepts, for summaries. */

@@ -5,12 +5,11 @@
 static const struct instance *visible_instance_at(const struct analysis *a, const char *mp)
 {
 	const struct mount_table *t = a->snap->mounts;
+	size_t i = analysis_mount_at(a, mp);
 
-	for (size_t i = 0; i < t->n_entries; i++)
-		if (a->reachable[i] && streq(t->entries[i].fstype, "devpts") &&
-		    streq(t->entries[i].mountpoint, mp))
-			return analysis_find_instance(a, t->entries[i].dev);
-	return NULL;
+	if (i == NO_MOUNT || !streq(t->entries[i].fstype, "devpts"))
+		return NULL;
+	return analysis_find_instance(a, t->entries[i].dev);
 }
 
 static bool slave_exists(const struct analysis *a, const struct instance *in, unsigned index)
@@ -21,7 +20,7 @@ static bool slave_exists(const struct analysis *a, const struct instance *in, un
 	if (!e)
 		return false;
 	FOREACH_ARRAY (n, a->snap->nodes, a->snap->n_nodes)
-		if (check_node_is_slave(n, e->mountpoint, in->dev, &idx) && idx == index)
+		if (node_is_slave(n, e->mountpoint, in->dev, &idx) && idx == index)
 			return true;
 	return false;
 }

@@ -36,24 +36,6 @@ const char *check_serving_mountpoint(const struct analysis *a)
 	return e ? e->mountpoint : "/dev/pts";
 }
 
-bool check_node_is_slave(const struct node *n, const char *mp, dev_t dev, unsigned *index)
-{
-	size_t l = strlen(mp);
-	const char *name;
-
-	if (n->type != NODE_CHAR || n->dev != dev || strncmp(n->path, mp, l) != 0)
-		return false;
-	name = n->path + l;
-	if (l > 1 || mp[0] != '/') {
-		if (*name != '/')
-			return false;
-		name++;
-	}
-	if (!isdigit((unsigned char)*name) || strchr(name, '/'))
-		return false;
-	return parse_uint(name, index) == 0;
-}
-
 const char *check_describe_node(const struct node *n)
 {
 	if (!n)

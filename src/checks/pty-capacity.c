@@ -30,8 +30,7 @@ static int pty_capacity(const struct check_context *ctx, const struct check_info
 		unsigned in_use = 0, idx;
 
 		FOREACH_ARRAY (node, s->nodes, s->n_nodes)
-			in_use +=
-			    e && check_node_is_slave(node, e->mountpoint, a->serving->dev, &idx);
+			in_use += e && node_is_slave(node, e->mountpoint, a->serving->dev, &idx);
 		if ((unsigned long)in_use * 10 < (unsigned long)a->serving->options.max * 9)
 			return 0;
 		ev = json_object_new_object();

@@ -25,7 +25,7 @@ static int pty_slave_perms(const struct check_context *ctx, const struct check_i
 		bool mode_ok = devpts_mode_healthy(NULL, node->mode);
 		json_object *o;
 
-		if (!check_node_is_slave(node, e->mountpoint, in->dev, &idx) ||
+		if (!node_is_slave(node, e->mountpoint, in->dev, &idx) ||
 		    (node->gid == s->tty_gid && mode_ok))
 			continue;
 		if (!slaves)

@@ -11,10 +11,9 @@
 #include "cli/cli.h"
 #include "pipeline/conf.h"
 #include "probe/probe.h"
+#include "util/limits.h"
 #include "util/log.h"
 #include "util/util.h"
-
-#define SNAPSHOT_MAX (256u << 20)
 
 /* getopt_long with our own messages: every usage error exits 3 naming the option. */
 int bad_option(const char *cmd, int c, char **argv)
@@ -50,11 +49,11 @@ int load_snapshot_file(const char *path, struct snapshot **ret)
 	int r;
 
 	if (streq(path, "-"))
-		r = read_full_fd(STDIN_FILENO, SNAPSHOT_MAX, &text, &size);
+		r = read_full_fd(STDIN_FILENO, SNAPSHOT_SIZE_MAX, &text, &size);
 	else
-		r = read_full_file(path, SNAPSHOT_MAX, &text, &size);
+		r = read_full_file(path, SNAPSHOT_SIZE_MAX, &text, &size);
 	if (r == -EFBIG)
-		return log_error("%s: snapshot larger than %u MiB", path, SNAPSHOT_MAX >> 20),
+		return log_error("%s: snapshot larger than %u MiB", path, SNAPSHOT_SIZE_MAX >> 20),
 		       -EINVAL;
 	if (r < 0)
 		return log_error_errno(r, "%s: cannot read snapshot", path);

@@ -39,6 +39,7 @@
 #include "snapshot/snapshot.h"
 #include "util/clock.h"
 #include "util/json-util.h"
+#include "util/strv.h"
 #include "util/util.h"
 
 /* The audit timer may fire this late; the coalescing window is counted in milliseconds. */
@@ -240,14 +241,6 @@ static void log_config_loaded(const struct config *c, const char *verb)
 
 /* ---- one audit ---- */
 
-static void repaired_keys_clear(struct daemon *d)
-{
-	for (char **k = d->repaired_keys; k && *k; k++)
-		free(*k);
-	free(d->repaired_keys);
-	d->repaired_keys = NULL;
-}
-
 /* Journal one transition; count what was detected for ptsguard_findings_total. */
 static void log_transition(struct daemon *d, const struct transition_event *e)
 {
@@ -278,7 +271,7 @@ static int daemon_log_transitions(struct daemon *d, const struct findings *now)
 		log_transition(d, e);
 
 	/* A repaired finding that is still (or again) present is tracked like any other. */
-	repaired_keys_clear(d);
+	d->repaired_keys = strv_free(d->repaired_keys);
 	return 0;
 }
 
@@ -475,7 +468,6 @@ static int daemon_repair(struct daemon *d, struct audit *now)
 	};
 	struct findings fresh = { 0 };
 	struct transitions outcomes = { 0 };
-	size_t n_repaired = 0;
 	int r;
 
 	/* Only the repairable findings the previous audit did not have. */
@@ -509,17 +501,16 @@ static int daemon_repair(struct daemon *d, struct audit *now)
 	r = repair_outcomes(&plan, &outcomes);
 	if (r < 0)
 		goto out;
-	repaired_keys_clear(d);
-	d->repaired_keys = calloc(outcomes.n_items + 1, sizeof(char *));
+	d->repaired_keys = strv_free(d->repaired_keys);
 	FOREACH_ARRAY (e, outcomes.items, outcomes.n_items) {
 		r = journal_log_transition(e);
 		if (r < 0)
 			daemon_fail(d, FAILURE_JOURNAL, "Failed to log a repair: %s", strerror(-r));
-		if (e->transition == TRANSITION_REPAIRED && d->repaired_keys) {
-			char *key = finding_key(e->finding);
-
-			if (key)
-				d->repaired_keys[n_repaired++] = key;
+		/* A repaired finding is not journaled again as resolved by the audit after it. */
+		if (e->transition == TRANSITION_REPAIRED &&
+		    strv_push(&d->repaired_keys, finding_key(e->finding)) < 0) {
+			r = -ENOMEM;
+			goto out;
 		}
 	}
 
@@ -1120,7 +1111,7 @@ struct daemon *daemon_free(struct daemon *d)
 		close(d->inotify_fd);
 	holder_cache_clear(&d->holders);
 	findings_clear(&d->findings);
-	repaired_keys_clear(d);
+	d->repaired_keys = strv_free(d->repaired_keys);
 	ptmx_replaced_reset(&d->ptmx);
 	config_free(d->config);
 	free(d->config_path);

@@ -16,10 +16,9 @@
 #include "snapshot/mountinfo.h"
 #include "repair/repair.h"
 #include "util/json-util.h"
+#include "util/limits.h"
 #include "util/util.h"
 #include "repair/verify.h"
-
-#define MOUNTINFO_MAX (256u << 20)
 
 static const char *const result_names[_ACTION_RESULT_MAX] = {
 	[ACTION_PLANNED] = "planned",
@@ -145,12 +144,10 @@ static int plan_slaves(struct repair_plan *p, const struct analysis *an, const s
 	FOREACH_ARRAY (n, an->snap->nodes, an->snap->n_nodes) {
 		bool ok_mode = devpts_mode_healthy(NULL, n->mode); /* as pty-slave-perms judges */
 		struct repair_action *a;
-		size_t l = strlen(e->mountpoint);
 		unsigned idx;
 
-		if (n->type != NODE_CHAR || n->dev != an->serving->dev ||
-		    strncmp(n->path, e->mountpoint, l) != 0 || n->path[l] != '/' ||
-		    parse_uint(n->path + l + 1, &idx) < 0 || (n->gid == o->tty_gid && ok_mode))
+		if (!node_is_slave(n, e->mountpoint, an->serving->dev, &idx) ||
+		    (n->gid == o->tty_gid && ok_mode))
 			continue;
 		a = add_action(p, f, ACTION_SLAVE);
 		if (!a || !(a->path = strdup(n->path)))
@@ -174,18 +171,13 @@ static const struct instance *instance_beside_ptmx(const struct analysis *an, si
 	_cleanup_free_ char *dir = path_dirname(PTMX_PATH),
 			    *pts = dir ? path_join(dir, "pts") : NULL;
 
-	FOREACH_ARRAY (in, an->instances, an->n_instances) {
-		const struct mount_entry *e;
+	size_t i = pts ? analysis_mount_at(an, pts) : NO_MOUNT;
+	const struct mount_entry *e = i != NO_MOUNT ? &an->snap->mounts->entries[i] : NULL;
 
-		if (!pts || in->visible_mount == NO_MOUNT)
-			continue;
-		e = &an->snap->mounts->entries[in->visible_mount];
-		if (streq(e->mountpoint, pts) && streq(e->root, "/")) {
-			*ret_mount = in->visible_mount;
-			return in;
-		}
-	}
-	return NULL;
+	if (!e || !streq(e->fstype, "devpts") || !streq(e->root, "/"))
+		return NULL;
+	*ret_mount = i;
+	return analysis_find_instance(an, e->dev);
 }
 
 /* A missing /dev/ptmx: a char node, or (when the policy asks and the instance allows it) the
@@ -317,7 +309,7 @@ static int read_mounts(struct mount_table **ret)
 	_cleanup_free_ char *text = NULL;
 	struct parse_error err;
 	size_t size;
-	int r = read_full_file("/proc/self/mountinfo", MOUNTINFO_MAX, &text, &size);
+	int r = read_full_file("/proc/self/mountinfo", MOUNTINFO_SIZE_MAX, &text, &size);
 
 	if (r < 0)
 		return r;

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "report/transitions.h"
+#include "util/strv.h"
 #include "util/util.h"
 
 static const char *const transition_names[_TRANSITION_MAX] = {
@@ -43,35 +44,20 @@ bool finding_same_occurrence(const struct finding *x, const struct finding *y)
 	return json_object_equal(ax, ay);
 }
 
-static bool key_in(char *const *keys, size_t n, const char *key)
-{
-	for (size_t i = 0; keys && i < n; i++)
-		if (streq(keys[i], key))
-			return true;
-	return false;
-}
-
-static void free_keys(char **keys, size_t n)
-{
-	for (size_t i = 0; keys && i < n; i++)
-		free(keys[i]);
-	free(keys);
-}
-
+/* The keys of f's findings, in order, as a NULL-terminated list. */
 static int findings_keys(const struct findings *f, char ***ret)
 {
-	char **keys = calloc(f->n_items ?: 1, sizeof(char *));
+	_cleanup_strv_free_ char **keys = NULL;
 
-	if (!keys)
-		return -ENOMEM;
-	for (size_t i = 0; i < f->n_items; i++) {
-		keys[i] = finding_key(&f->items[i]);
-		if (!keys[i]) {
-			free_keys(keys, i);
+	FOREACH_ARRAY (i, f->items, f->n_items) {
+		char *k = finding_key(i);
+
+		if (!k || strv_push(&keys, k) < 0)
 			return -ENOMEM;
-		}
 	}
-	*ret = keys;
+	if (!keys && !(keys = calloc(1, sizeof(char *))))
+		return -ENOMEM;
+	*ret = TAKE_PTR(keys);
 	return 0;
 }
 
@@ -91,24 +77,16 @@ int transitions_add(struct transitions *t, const struct finding *f, enum transit
 int transitions_diff(const struct findings *before, const struct findings *now,
 		     char *const *quiet_keys, struct transitions *ret)
 {
-	char **keys_before = NULL, **keys_now = NULL;
-	size_t n_quiet = 0;
+	_cleanup_strv_free_ char **keys_before = NULL, **keys_now = NULL;
 	int r;
 
 	r = findings_keys(before, &keys_before);
-	if (r < 0)
-		return r;
-	r = findings_keys(now, &keys_now);
-	if (r < 0) {
-		free_keys(keys_before, before->n_items);
-		return r;
-	}
-	while (quiet_keys && quiet_keys[n_quiet])
-		n_quiet++;
+	if (r >= 0)
+		r = findings_keys(now, &keys_now);
 
 	for (size_t i = 0; r >= 0 && i < before->n_items; i++)
-		if (!key_in(keys_now, now->n_items, keys_before[i]) &&
-		    !key_in(quiet_keys, n_quiet, keys_before[i]))
+		if (!strv_contains(keys_now, keys_before[i]) &&
+		    !strv_contains(quiet_keys, keys_before[i]))
 			r = transitions_add(ret, &before->items[i], TRANSITION_RESOLVED, NULL);
 
 	for (size_t i = 0; r >= 0 && i < now->n_items; i++) {
@@ -120,9 +98,6 @@ int transitions_diff(const struct findings *before, const struct findings *now,
 		if (!seen)
 			r = transitions_add(ret, &now->items[i], TRANSITION_DETECTED, NULL);
 	}
-
-	free_keys(keys_before, before->n_items);
-	free_keys(keys_now, now->n_items);
 	return r;
 }
 

@@ -97,5 +97,5 @@ int fstab_read_in_root(const char *root, char **ret)
 		if (fd < 0)
 			return -errno;
 	}
-	return read_full_fd(fd, FSTAB_MAX, ret, NULL);
+	return read_full_fd(fd, FSTAB_SIZE_MAX, ret, NULL);
 }

@@ -9,11 +9,12 @@
  */
 #pragma once
 
+#include "util/limits.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 
 /* What a reader of a file loads at most. */
-#define FSTAB_MAX (4u << 20)
 
 struct fstab_entry {
 	unsigned line; /* 1-based: every '\n' counts, comments and blank lines too */
@@ -38,5 +39,5 @@ void fstab_iter_done(struct fstab_iter *it);
 
 /* Read root's etc/fstab as root sees it: absolute symlinks in there resolve inside root (with
  * openat2 RESOLVE_IN_ROOT, a plain open before Linux 5.6). -ENOENT when there is none, -EFBIG
- * above FSTAB_MAX. */
+ * above FSTAB_SIZE_MAX. */
 int fstab_read_in_root(const char *root, char **ret);

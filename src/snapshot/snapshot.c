@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <ctype.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -449,4 +450,19 @@ int snapshot_parse(const char *text, size_t size, struct snapshot **ret, struct 
 	r = snapshot_from_json(root, ret, err);
 	json_object_put(root);
 	return r;
+}
+
+bool node_is_slave(const struct node *n, const char *mp, dev_t dev, unsigned *index)
+{
+	const char *name;
+
+	if (n->type != NODE_CHAR || n->dev != dev)
+		return false;
+	name = path_startswith(n->path, mp);
+	if (!name || *name != '/')
+		return false;
+	name++;
+	if (!isdigit((unsigned char)*name) || strchr(name, '/'))
+		return false;
+	return parse_uint(name, index) == 0;
 }

@@ -93,6 +93,9 @@ void snapshot_set_mount_table(struct snapshot *s, struct mount_table *t);
 /* Append a node (copies path and target). Returns the node or NULL on OOM. */
 struct node *snapshot_add_node(struct snapshot *s, const char *path);
 const struct node *snapshot_find_node(const struct snapshot *s, const char *path);
+/* Is n a pty slave of the devpts instance dev mounted at mp: a char node mp/N on dev? Sets
+ * *index to N. */
+bool node_is_slave(const struct node *n, const char *mp, dev_t dev, unsigned *index);
 /* Append a copy of h (comm copied). */
 int snapshot_add_holder(struct snapshot *s, const struct holder *h);
 
