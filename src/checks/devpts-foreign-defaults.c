@@ -14,11 +14,7 @@ static int devpts_foreign_defaults(const struct check_context *ctx, const struct
 
 		if (in->serving || in->covered || in->options.has_gid)
 			continue;
-		ev = json_object_new_object();
-		json_object_object_add(ev, "mountpoint", json_object_new_string(e->mountpoint));
-		json_object_object_add(ev, "mount_id", json_object_new_int64(e->id));
-		json_object_object_add(ev, "device", json_new_devnum(in->dev));
-		json_object_object_add(ev, "options", json_object_new_string(e->super_options));
+		ev = check_evidence_at(e, NULL, in->dev);
 		f = findings_add(out, info, info->severity, ev);
 		if (!f || finding_add_mount(f, e->id, in->dev) < 0 ||
 		    set_printf(

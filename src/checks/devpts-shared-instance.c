@@ -18,11 +18,7 @@ static int devpts_shared_instance(const struct check_context *ctx, const struct 
 		if (!a->reachable[i] || !streq(e->fstype, "devpts") || e->dev != a->serving->dev ||
 		    i == a->serving_mount)
 			continue;
-		ev = json_object_new_object();
-		json_object_object_add(ev, "mountpoint", json_object_new_string(e->mountpoint));
-		json_object_object_add(ev, "mount_id", json_object_new_int64(e->id));
-		json_object_object_add(ev, "device", json_new_devnum(e->dev));
-		json_object_object_add(ev, "options", json_object_new_string(e->super_options));
+		ev = check_evidence_at(e, NULL, e->dev);
 		json_object_object_add(ev, "system_mountpoint",
 				       json_object_new_string(check_serving_mountpoint(a)));
 		f = findings_add(out, info, info->severity, ev);

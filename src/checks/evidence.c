@@ -56,16 +56,23 @@ const char *check_describe_node(const struct node *n)
 	}
 }
 
+json_object *check_evidence_at(const struct mount_entry *e, const char *mp, dev_t dev)
+{
+	json_object *ev = json_object_new_object();
+
+	json_object_object_add(ev, "mountpoint", json_object_new_string(mp ?: e->mountpoint));
+	json_object_object_add(ev, "mount_id", e ? json_object_new_int64(e->id) : NULL);
+	json_object_object_add(ev, "device", json_new_devnum(dev));
+	json_object_object_add(ev, "options", json_object_new_string(e ? e->super_options : ""));
+	return ev;
+}
+
 json_object *check_options_evidence(const struct check_context *ctx, const struct instance *in,
 				    const char *mp)
 {
 	const struct mount_entry *e = check_mount_at(ctx->a, ctx->a->serving_mount);
-	json_object *ev = json_object_new_object(), *modes = json_object_new_array();
+	json_object *ev = check_evidence_at(e, mp, in->dev), *modes = json_object_new_array();
 
-	json_object_object_add(ev, "mountpoint", json_object_new_string(mp));
-	json_object_object_add(ev, "mount_id", e ? json_object_new_int64(e->id) : NULL);
-	json_object_object_add(ev, "device", json_new_devnum(in->dev));
-	json_object_object_add(ev, "options", json_object_new_string(e ? e->super_options : ""));
 	json_object_object_add(ev, "gid",
 			       in->options.has_gid ? json_object_new_int64(in->options.gid) : NULL);
 	json_object_object_add(ev, "mode", json_new_mode(in->options.mode));

@@ -25,6 +25,29 @@ int bad_option(const char *cmd, int c, char **argv)
 	return -EINVAL;
 }
 
+int parse_format_option(const char *cmd, int c, bool allow_prometheus, enum format *ret)
+{
+	int r;
+
+	if (c == 'j') {
+		*ret = FORMAT_JSON;
+		return 1;
+	}
+	if (c != 'f')
+		return 0;
+	r = parse_format(cmd, optarg, allow_prometheus, ret);
+	return r < 0 ? r : 1;
+}
+
+int no_more_arguments(const char *cmd, int argc, char **argv)
+{
+	if (optind < argc) {
+		log_error("%s: unexpected argument '%s'", cmd, argv[optind]);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 int parse_format(const char *cmd, const char *s, bool allow_prometheus, enum format *ret)
 {
 	if (streq(s, "text"))

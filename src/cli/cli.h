@@ -24,6 +24,17 @@ enum format { FORMAT_TEXT, FORMAT_JSON, FORMAT_PROMETHEUS };
 /* Report a getopt_long error ('?' or ':') for cmd; returns -EINVAL. */
 int bad_option(const char *cmd, int c, char **argv);
 int parse_format(const char *cmd, const char *s, bool allow_prometheus, enum format *ret);
+/* --format FORMAT and --json, which audit, repair and checks take alike. */
+#define FORMAT_OPTIONS                                                                             \
+	{ "format", required_argument, NULL, 'f' },                                                \
+	{                                                                                          \
+		"json", no_argument, NULL, 'j'                                                     \
+	}
+/* When getopt's c is one of FORMAT_OPTIONS, sets *ret from it: 1, or negative for a bad value
+ * (logged); 0 when c is another option. */
+int parse_format_option(const char *cmd, int c, bool allow_prometheus, enum format *ret);
+/* Nothing may follow a command's options: -EINVAL (logged) when something does. */
+int no_more_arguments(const char *cmd, int argc, char **argv);
 int load_snapshot_file(const char *path, struct snapshot **ret);
 /* Write text to path, replaced atomically with mode 0644 (creating its directory first when
  * make_dir), or to standard output when path is NULL or "-". Logs what went wrong. */

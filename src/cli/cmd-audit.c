@@ -28,8 +28,7 @@ struct audit_args {
 static int audit_parse(int argc, char **argv, struct audit_args *ret)
 {
 	static const struct option options[] = {
-		{ "format", required_argument, NULL, 'f' },
-		{ "json", no_argument, NULL, 'j' },
+		FORMAT_OPTIONS,
 		{ "snapshot", required_argument, NULL, 's' },
 		{ "min-severity", required_argument, NULL, 'm' },
 		{ "no-color", no_argument, NULL, 'C' },
@@ -41,15 +40,13 @@ static int audit_parse(int argc, char **argv, struct audit_args *ret)
 
 	*ret = (struct audit_args){ .format = FORMAT_TEXT, .min_severity = SEVERITY_INFO };
 	while ((c = getopt_long(argc, argv, ":h", options, NULL)) >= 0) {
-		switch (c) {
-		case 'f':
-			r = parse_format("audit", optarg, true, &ret->format);
+		r = parse_format_option("audit", c, true, &ret->format);
+		if (r != 0) {
 			if (r < 0)
 				return r;
-			break;
-		case 'j':
-			ret->format = FORMAT_JSON;
-			break;
+			continue;
+		}
+		switch (c) {
 		case 's':
 			ret->snapshot_path = optarg;
 			break;
@@ -76,11 +73,7 @@ static int audit_parse(int argc, char **argv, struct audit_args *ret)
 			return bad_option("audit", c, argv);
 		}
 	}
-	if (optind < argc) {
-		log_error("audit: unexpected argument '%s'", argv[optind]);
-		return -EINVAL;
-	}
-	return 0;
+	return no_more_arguments("audit", argc, argv);
 }
 
 static int write_report(const struct report *rep, enum format format, bool no_color)

@@ -22,8 +22,7 @@ struct checks_args {
 static int checks_parse(int argc, char **argv, struct checks_args *ret)
 {
 	static const struct option options[] = {
-		{ "format", required_argument, NULL, 'f' },
-		{ "json", no_argument, NULL, 'j' },
+		FORMAT_OPTIONS,
 		{ "help", no_argument, NULL, 'h' },
 		{},
 	};
@@ -31,15 +30,13 @@ static int checks_parse(int argc, char **argv, struct checks_args *ret)
 
 	*ret = (struct checks_args){ .format = FORMAT_TEXT };
 	while ((c = getopt_long(argc, argv, ":h", options, NULL)) >= 0) {
-		switch (c) {
-		case 'f':
-			r = parse_format("checks", optarg, false, &ret->format);
+		r = parse_format_option("checks", c, false, &ret->format);
+		if (r != 0) {
 			if (r < 0)
 				return r;
-			break;
-		case 'j':
-			ret->format = FORMAT_JSON;
-			break;
+			continue;
+		}
+		switch (c) {
 		case 'h':
 			usage();
 			return 1;
@@ -47,11 +44,7 @@ static int checks_parse(int argc, char **argv, struct checks_args *ret)
 			return bad_option("checks", c, argv);
 		}
 	}
-	if (optind < argc) {
-		log_error("checks: unexpected argument '%s'", argv[optind]);
-		return -EINVAL;
-	}
-	return 0;
+	return no_more_arguments("checks", argc, argv);
 }
 
 static json_object *check_info_to_json(const struct check_info *ci)

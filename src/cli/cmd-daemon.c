@@ -55,11 +55,7 @@ static int daemon_parse(int argc, char **argv, struct daemon_options *ret)
 			return -EINVAL;
 		}
 	}
-	if (optind < argc) {
-		log_error("daemon: unexpected argument '%s'", argv[optind]);
-		return -EINVAL;
-	}
-	return 0;
+	return no_more_arguments("daemon", argc, argv);
 }
 
 static int daemon_run_cmd(const struct daemon_options *opts)

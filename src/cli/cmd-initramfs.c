@@ -93,10 +93,8 @@ static int initramfs_parse(int argc, char **argv, struct initramfs_args *ret)
 			return bad_option("initramfs-record", c, argv);
 		}
 	}
-	if (optind < argc) {
-		log_error("initramfs-record: unexpected argument '%s'", argv[optind]);
+	if (no_more_arguments("initramfs-record", argc, argv) < 0)
 		return -EINVAL;
-	}
 	if (!ret->newroot || ret->newroot[0] != '/') {
 		log_error("initramfs-record: --newroot needs the absolute path of the new root");
 		return -EINVAL;

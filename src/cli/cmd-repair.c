@@ -107,8 +107,7 @@ static int repair_parse(int argc, char **argv, struct repair_args *ret)
 	static const struct option options[] = {
 		{ "dry-run", no_argument, NULL, 'n' },
 		{ "check", required_argument, NULL, 'c' },
-		{ "format", required_argument, NULL, 'f' },
-		{ "json", no_argument, NULL, 'j' },
+		FORMAT_OPTIONS,
 		{ "verify-user", required_argument, NULL, 'u' },
 		{ "pause-before-act", no_argument, NULL, 'P' },
 		{ "no-color", no_argument, NULL, 'C' },
@@ -120,6 +119,12 @@ static int repair_parse(int argc, char **argv, struct repair_args *ret)
 
 	*ret = (struct repair_args){ .format = FORMAT_TEXT, .verify_user = "nobody" };
 	while ((c = getopt_long(argc, argv, ":hn", options, NULL)) >= 0) {
+		r = parse_format_option("repair", c, false, &ret->format);
+		if (r != 0) {
+			if (r < 0)
+				return r;
+			continue;
+		}
 		switch (c) {
 		case 'n':
 			ret->dry_run = true;
@@ -140,14 +145,6 @@ static int repair_parse(int argc, char **argv, struct repair_args *ret)
 			ret->only[ret->n_only] = NULL;
 			break;
 		}
-		case 'f':
-			r = parse_format("repair", optarg, false, &ret->format);
-			if (r < 0)
-				return r;
-			break;
-		case 'j':
-			ret->format = FORMAT_JSON;
-			break;
 		case 'u':
 			ret->verify_user = optarg;
 			break;
@@ -169,11 +166,7 @@ static int repair_parse(int argc, char **argv, struct repair_args *ret)
 			return bad_option("repair", c, argv);
 		}
 	}
-	if (optind < argc) {
-		log_error("repair: unexpected argument '%s'", argv[optind]);
-		return -EINVAL;
-	}
-	return 0;
+	return no_more_arguments("repair", argc, argv);
 }
 
 /* The live audit repair starts from and verifies with; "audit failed" for anything wrong. */

@@ -41,11 +41,7 @@ static int snapshot_parse_args(int argc, char **argv, struct snapshot_args *ret)
 			return bad_option("snapshot", c, argv);
 		}
 	}
-	if (optind < argc) {
-		log_error("snapshot: unexpected argument '%s'", argv[optind]);
-		return -EINVAL;
-	}
-	return 0;
+	return no_more_arguments("snapshot", argc, argv);
 }
 
 static int snapshot_run(const struct snapshot_args *args)

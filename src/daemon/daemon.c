@@ -124,51 +124,17 @@ struct daemon {
 
 /* ---- logging: the journal when there is one (with fields), else standard error ---- */
 
-_printf_(3, 4) static void daemon_log(int priority, const char *const *fields, const char *fmt, ...)
-{
-	_cleanup_free_ char *msg = NULL, *message = NULL, *prio = NULL;
-	struct iovec iov[16];
-	size_t n = 0;
-	va_list ap;
-	int r;
-
-	va_start(ap, fmt);
-	r = vasprintf(&msg, fmt, ap);
-	va_end(ap);
-	if (r < 0)
-		return;
-	/* A person running it in a terminal reads the terminal; a service's stderr is the journal
-	 * anyway, but through sd_journal the entry carries its fields. */
-	if (!journal_available() || isatty(STDERR_FILENO)) {
-		fprintf(stderr, "ptsguard: %s\n", msg);
-		return;
-	}
-	if (asprintf(&message, "MESSAGE=%s", msg) < 0 ||
-	    asprintf(&prio, "PRIORITY=%d", priority) < 0)
-		return;
-	iov[n++] = (struct iovec){ message, strlen(message) };
-	iov[n++] = (struct iovec){ prio, strlen(prio) };
-	for (const char *const *f = fields; f && *f && n < ELEMENTSOF(iov); f++)
-		iov[n++] = (struct iovec){ (void *)*f, strlen(*f) };
-	if (sd_journal_sendv(iov, (int)n) < 0)
-		fprintf(stderr, "ptsguard: %s\n", msg);
-}
-
-#define log_info(...)	 daemon_log(LOG_INFO, NULL, __VA_ARGS__)
-#define log_warning(...) daemon_log(LOG_WARNING, NULL, __VA_ARGS__)
-#define log_err(...)	 daemon_log(LOG_ERR, NULL, __VA_ARGS__)
+#define log_info(...)	 journal_logf(LOG_INFO, NULL, __VA_ARGS__)
+#define log_warning(...) journal_logf(LOG_WARNING, NULL, __VA_ARGS__)
+#define log_err(...)	 journal_logf(LOG_ERR, NULL, __VA_ARGS__)
 
 /* Log a failure once, not on every audit while it lasts. */
 _printf_(3, 4) static void daemon_fail(struct daemon *d, enum failure what, const char *fmt, ...)
 {
 	char *msg;
-	va_list ap;
-	int r;
 
-	va_start(ap, fmt);
-	r = vasprintf(&msg, fmt, ap);
-	va_end(ap);
-	if (r < 0)
+	FORMAT_VA(msg, fmt);
+	if (!msg)
 		return;
 	if (streq(msg, d->failures[what])) {
 		free(msg);
@@ -197,8 +163,8 @@ static void log_config_error(const struct config_error *err, int r, const char *
 	}
 	snprintf(file_field, sizeof(file_field), "CONFIG_FILE=%s", err->file);
 	snprintf(line_field, sizeof(line_field), "CONFIG_LINE=%u", err->line);
-	daemon_log(LOG_ERR, err->file[0] ? fields : NULL, "%s; %s", config_error_format(err, text),
-		   what);
+	journal_logf(LOG_ERR, err->file[0] ? fields : NULL, "%s; %s",
+		     config_error_format(err, text), what);
 }
 
 static void log_config_loaded(const struct config *c, const char *verb)
@@ -742,8 +708,8 @@ static int on_udev_event(sd_event_source *s, int fd, uint32_t revents, void *use
 		}
 		snprintf(action_field, sizeof(action_field), "PTSGUARD_UDEV_ACTION=%s", action);
 		snprintf(seqnum_field, sizeof(seqnum_field), "PTSGUARD_UDEV_SEQNUM=%llu", seqnum);
-		daemon_log(LOG_INFO, fields, "udev: %s event for ptmx (seqnum %llu), auditing",
-			   action, seqnum);
+		journal_logf(LOG_INFO, fields, "udev: %s event for ptmx (seqnum %llu), auditing",
+			     action, seqnum);
 		d->udev_window.valid = true;
 		snprintf(d->udev_window.action, sizeof(d->udev_window.action), "%s", action);
 		d->udev_window.seqnum = seqnum;

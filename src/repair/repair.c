@@ -47,14 +47,9 @@ void repair_plan_clear(struct repair_plan *p)
 _printf_(3, 4) static int outcome(struct repair_action *a, enum action_result r, const char *fmt,
 				  ...)
 {
-	va_list ap;
-
 	a->result = r;
 	free(a->detail);
-	va_start(ap, fmt);
-	if (vasprintf(&a->detail, fmt, ap) < 0)
-		a->detail = NULL;
-	va_end(ap);
+	FORMAT_VA(a->detail, fmt);
 	return 0;
 }
 

@@ -36,17 +36,13 @@ bool journal_available(void)
 /* asprintf into a growing iovec array; the strings are freed by the caller. */
 _printf_(3, 4) static int add_field(struct iovec *iov, size_t *n, const char *fmt, ...)
 {
-	va_list ap;
 	char *s;
-	int r;
 
-	va_start(ap, fmt);
-	r = vasprintf(&s, fmt, ap);
-	va_end(ap);
-	if (r < 0)
+	FORMAT_VA(s, fmt);
+	if (!s)
 		return -ENOMEM;
 	iov[*n].iov_base = s;
-	iov[*n].iov_len = (size_t)r;
+	iov[*n].iov_len = strlen(s);
 	(*n)++;
 	return 0;
 }
@@ -99,4 +95,30 @@ int journal_log_transition(const struct transition_event *e)
 	for (size_t i = 0; i < n; i++)
 		free(iov[i].iov_base);
 	return r;
+}
+
+void journal_logf(int priority, const char *const *fields, const char *fmt, ...)
+{
+	_cleanup_free_ char *msg = NULL, *message = NULL, *prio = NULL;
+	struct iovec iov[16];
+	size_t n = 0;
+
+	FORMAT_VA(msg, fmt);
+	if (!msg)
+		return;
+	/* A person running it in a terminal reads the terminal; a service's stderr is the journal
+	 * anyway, but through sd_journal the entry carries its fields. */
+	if (!journal_available() || isatty(STDERR_FILENO)) {
+		fprintf(stderr, "ptsguard: %s\n", msg);
+		return;
+	}
+	if (asprintf(&message, "MESSAGE=%s", msg) < 0 ||
+	    asprintf(&prio, "PRIORITY=%d", priority) < 0)
+		return;
+	iov[n++] = (struct iovec){ message, strlen(message) };
+	iov[n++] = (struct iovec){ prio, strlen(prio) };
+	for (const char *const *f = fields; f && *f && n < ELEMENTSOF(iov); f++)
+		iov[n++] = (struct iovec){ (void *)*f, strlen(*f) };
+	if (sd_journal_sendv(iov, (int)n) < 0)
+		fprintf(stderr, "ptsguard: %s\n", msg);
 }

@@ -11,6 +11,7 @@
 
 #include "checks/checks.h"
 #include "report/transitions.h"
+#include "util/macro.h"
 
 /* The PRIORITY= of an entry: critical 2, warning 4, info 6; resolved and repaired 5. */
 int transition_priority(enum transition t, enum severity s);
@@ -18,6 +19,11 @@ int transition_priority(enum transition t, enum severity s);
 /* Log one transition: the common fields, the detail (appended to the message, e.g. what a
  * repair did) when there is one, then the finding's own journal_fields as they are. */
 int journal_log_transition(const struct transition_event *e);
+
+/* A message of the program itself (not a finding) at priority, with extra "KEY=value" fields
+ * (NULL-terminated, or NULL). On a terminal, or without a journal, one line on standard
+ * error instead. */
+_printf_(3, 4) void journal_logf(int priority, const char *const *fields, const char *fmt, ...);
 
 /* Where entries go: the journal if its socket exists, else standard error. libsystemd always
  * uses /run/systemd/journal/socket, so tests run journald in a mount namespace with its own /run.

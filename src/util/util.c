@@ -365,20 +365,18 @@ char *path_resolve_lexical(const char *link_path, const char *target)
 	return out;
 }
 
+char *vformat(const char *fmt, va_list ap)
+{
+	char *s;
+
+	return vasprintf(&s, fmt, ap) < 0 ? NULL : s;
+}
+
 int set_printf(char **field, const char *fmt, ...)
 {
-	va_list ap;
-	int r;
-
 	free(*field);
-	va_start(ap, fmt);
-	r = vasprintf(field, fmt, ap);
-	va_end(ap);
-	if (r < 0) {
-		*field = NULL;
-		return -ENOMEM;
-	}
-	return 0;
+	FORMAT_VA(*field, fmt);
+	return *field ? 0 : -ENOMEM;
 }
 
 char *strdup_or_null(const char *s)

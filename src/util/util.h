@@ -5,6 +5,7 @@
  */
 #pragma once
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -58,6 +59,16 @@ void path_strip_trailing_slashes(char *path);
 char *path_resolve_lexical(const char *link_path, const char *target);
 
 /* Replace *field with a newly formatted string (the old one is freed). 0 or -ENOMEM. */
+/* ret = the string the variadic arguments after fmt make, or NULL when out of memory. */
+#define FORMAT_VA(ret, fmt)                                                                        \
+	do {                                                                                       \
+		va_list _ap;                                                                       \
+		va_start(_ap, fmt);                                                                \
+		(ret) = vformat(fmt, _ap);                                                         \
+		va_end(_ap);                                                                       \
+	} while (0)
+/* vasprintf() that returns the string, or NULL when out of memory. */
+_printf_(1, 0) char *vformat(const char *fmt, va_list ap);
 _printf_(2, 3) int set_printf(char **field, const char *fmt, ...);
 
 /* strdup that accepts NULL. */
