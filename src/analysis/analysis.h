@@ -3,7 +3,7 @@
  * What the kernel would do with a snapshot: which mounts are reachable, which
  * are covered and by what, the devpts instances, what /dev/ptmx is, and which
  * instance serves open("/dev/ptmx") under the running kernel's rules
- * (spec/checks.md, Terms). Pure: the snapshot in, facts out. The probe uses it
+ * (docs/checks.md, Terms). Pure: the snapshot in, facts out. The probe uses it
  * to decide what else to stat; the checks and sinks read it.
  */
 #pragma once

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The configuration of the daemon, audit and repair (spec/interface.md, Configuration): vendor
+ * The configuration of the daemon, audit and repair (ptsguard.conf(5)): vendor
  * defaults under /usr, the /etc file that replaces them, then the *.conf
  * drop-ins of the vendor ptsguard.conf.d and then of the /etc one, each in
  * lexical order: read and merged by libeconf (0.5), applied key by key. Every key is validated; an

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Repair: turn repairable findings into actions (spec/checks.md, Repair),
+ * Repair: turn repairable findings into actions (docs/checks.md, "What repair may and may not do"),
  * re-check each action's precondition right before acting (the world may have
  * moved since the probe), act through file descriptors, and verify what an
  * unprivileged user now gets. Never unmounts, never touches a covered

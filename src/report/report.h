@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Report sinks: the JSON report of spec/interface.md, text for people, and
+ * Report sinks: the JSON report of docs/report.md, text for people, and
  * Prometheus text exposition. They format; none of them decides anything.
  */
 #pragma once

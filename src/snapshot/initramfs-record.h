@@ -20,7 +20,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#include "analysis/analysis.h"
+#include "snapshot/devpts-options.h"
 #include "util/json-load.h"
 #include "util/macro.h"
 

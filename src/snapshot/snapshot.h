@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * struct snapshot: everything the checks read, as plain data (DESIGN.md).
+ * struct snapshot: everything the checks read, as plain data (docs/architecture.md).
  * probe.c fills one from the live system; snapshot_load() reads the JSON form
- * of spec/interface.md and validates it; snapshot_to_json() writes it.
+ * of docs/snapshot.md and validates it; snapshot_to_json() writes it.
  */
 #pragma once
 

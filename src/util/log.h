@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* Messages for people, on standard error. Only main.c and daemon.c log (STYLE.md 2). */
+/* Messages for people, on standard error. Only the command line and the daemon log
+ * (HACKING.md, Logging). */
 #pragma once
 
 #include <errno.h>

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Small macros every file uses: scope-bound cleanup (STYLE.md 3), ownership
+ * Small macros every file uses: scope-bound cleanup (HACKING.md, Cleanup), ownership
  * hand-off, array sizes. Destructors accept NULL and return NULL.
  */
 #pragma once

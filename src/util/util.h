@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * String, file and number helpers shared by the parsers, the probe and the
- * sinks. All return 0 or a negative errno (STYLE.md 1) unless documented.
+ * sinks. All return 0 or a negative errno (HACKING.md, Errors) unless documented.
  */
 #pragma once
 
