@@ -51,6 +51,8 @@
 	(IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_ATTRIB | IN_ONLYDIR |            \
 	 IN_EXCL_UNLINK)
 #define PTS_WATCH_MASK DEV_WATCH_MASK
+/* A helper directory: a file appearing, changing mode or owner, being written or going away. */
+#define HELPER_WATCH_MASK (DEV_WATCH_MASK | IN_CLOSE_WRITE)
 
 /* What an audit is scheduled for: it decides how soon. */
 enum audit_reason {
@@ -60,6 +62,7 @@ enum audit_reason {
 	REASON_PTMX = 1 << 3, /* inotify: the ptmx entry of /dev */
 	REASON_RELOAD = 1 << 4,
 	REASON_HOLDERS = 1 << 5, /* the last scan for holders of covered instances is too old */
+	REASON_HELPER = 1 << 6,	 /* inotify: a pt_chown appeared, changed or went away */
 };
 
 /* udev replaces or chmods /dev/ptmx while it runs its rules and sends its event after: a change
@@ -74,6 +77,7 @@ enum failure {
 	FAILURE_PROMETHEUS,
 	FAILURE_WATCH_DEV,
 	FAILURE_WATCH_PTS,
+	FAILURE_WATCH_HELPERS,
 	FAILURE_TIMER,
 	_FAILURE_MAX,
 };
@@ -81,6 +85,7 @@ enum failure {
 struct watch {
 	const char *path;
 	uint32_t mask;
+	enum failure failure; /* what a failure to watch it is logged as */
 	int wd;
 	dev_t dev;
 	ino_t ino;
@@ -99,6 +104,10 @@ struct daemon {
 	struct udev_monitor *udev_monitor;
 	int inotify_fd;
 	struct watch dev_watch, pts_watch;
+	/* The directories where a setuid pt_chown would be installed (setuid_helper_dirs()). */
+	char **helper_dirs;
+	struct watch *helper_watches;
+	size_t n_helper_watches;
 
 	char *config_path;
 	struct config *config;
@@ -299,16 +308,65 @@ static void watch_update(struct daemon *d, struct watch *w)
 		return;
 	wd = inotify_add_watch(d->inotify_fd, w->path, w->mask);
 	if (wd < 0) {
-		daemon_fail(d, w == &d->dev_watch ? FAILURE_WATCH_DEV : FAILURE_WATCH_PTS,
-			    "Failed to watch %s: %m", w->path);
+		daemon_fail(d, w->failure, "Failed to watch %s: %m", w->path);
 		return;
 	}
-	daemon_ok(d, w == &d->dev_watch ? FAILURE_WATCH_DEV : FAILURE_WATCH_PTS);
+	daemon_ok(d, w->failure);
 	if (w->wd >= 0 && w->wd != wd)
 		(void)inotify_rm_watch(d->inotify_fd, w->wd);
 	w->wd = wd;
 	w->dev = st.st_dev;
 	w->ino = st.st_ino;
+}
+
+static void watch_all(struct daemon *d)
+{
+	watch_update(d, &d->dev_watch);
+	watch_update(d, &d->pts_watch);
+	for (size_t i = 0; i < d->n_helper_watches; i++)
+		watch_update(d, &d->helper_watches[i]);
+}
+
+static void helper_watches_clear(struct daemon *d)
+{
+	for (size_t i = 0; i < d->n_helper_watches; i++)
+		if (d->inotify_fd >= 0 && d->helper_watches[i].wd >= 0)
+			(void)inotify_rm_watch(d->inotify_fd, d->helper_watches[i].wd);
+	free(d->helper_watches);
+	d->helper_watches = NULL;
+	d->n_helper_watches = 0;
+	d->helper_dirs = strv_free(d->helper_dirs);
+}
+
+/* Watch where a pt_chown would be installed, chmodded or removed: nothing else tells the
+ * daemon of a package putting a setuid helper in place. Found again on a reload. */
+static void helper_watches_setup(struct daemon *d)
+{
+	int r;
+
+	helper_watches_clear(d);
+	if (d->inotify_fd < 0)
+		return;
+	r = setuid_helper_dirs(&d->helper_dirs);
+	if (r >= 0 && d->helper_dirs) {
+		d->n_helper_watches = strv_length(d->helper_dirs);
+		d->helper_watches = calloc(d->n_helper_watches, sizeof(struct watch));
+		if (!d->helper_watches)
+			r = -ENOMEM;
+	}
+	if (r < 0) {
+		daemon_fail(d, FAILURE_WATCH_HELPERS, "Failed to watch for pt_chown: %s",
+			    strerror(-r));
+		d->n_helper_watches = 0;
+		return;
+	}
+	for (size_t i = 0; i < d->n_helper_watches; i++)
+		d->helper_watches[i] = (struct watch){
+			.path = d->helper_dirs[i],
+			.mask = HELPER_WATCH_MASK,
+			.failure = FAILURE_WATCH_HELPERS,
+			.wd = -1,
+		};
 }
 
 /* One look at the system: what the sinks and the repair policy work from. */
@@ -506,6 +564,8 @@ static int daemon_audit(struct daemon *d)
 
 	d->n_audits++;
 	d->last_audit_start = t0;
+	/* Before the probe too: what changes in a directory from here on wakes another audit. */
+	watch_all(d);
 
 	r = daemon_collect(d, &now);
 	if (r < 0)
@@ -541,8 +601,7 @@ static int daemon_audit(struct daemon *d)
 
 done:
 	d->udev_window = (struct ptmx_udev_event){ 0 };
-	watch_update(d, &d->dev_watch);
-	watch_update(d, &d->pts_watch);
+	watch_all(d);
 	d->last_audit_usec = now_usec(CLOCK_MONOTONIC) - t0;
 	/* A whole table was just freed: give its pages back rather than keep the peak. */
 	if (d->last_audit_full)
@@ -755,6 +814,14 @@ static int on_inotify(sd_event_source *s, int fd, uint32_t revents, void *userda
 				reasons |= REASON_PTMX;
 			else if (e->wd == d->dev_watch.wd && e->len && streq(e->name, "pts"))
 				reasons |= REASON_PTS;
+			for (size_t i = 0; i < d->n_helper_watches; i++)
+				if (e->wd == d->helper_watches[i].wd &&
+				    ((e->len && streq(e->name, PT_CHOWN_NAME)) ||
+				     (e->mask & IN_IGNORED))) {
+					if (e->mask & IN_IGNORED)
+						d->helper_watches[i].wd = -1;
+					reasons |= REASON_HELPER;
+				}
 			if (e->mask & IN_IGNORED) {
 				/* The directory went away (unmounted, removed): watch anew. */
 				if (e->wd == d->dev_watch.wd)
@@ -798,6 +865,7 @@ static int daemon_reload(struct daemon *d)
 		/* What /dev/ptmx is now becomes the reference for ptmx-replaced. */
 		ptmx_replaced_reset(&d->ptmx);
 		prometheus_file_forget(&d->prometheus);
+		helper_watches_setup(d);
 		daemon_schedule_audit(d, REASON_RELOAD);
 	}
 	daemon_notify_status(d, true);
@@ -959,8 +1027,12 @@ static int daemon_setup_inotify(struct daemon *d)
 		r = -errno;
 		return log_warning("Failed to create an inotify instance: %s", strerror(-r)), r;
 	}
-	d->dev_watch = (struct watch){ .path = "/dev", .mask = DEV_WATCH_MASK, .wd = -1 };
-	d->pts_watch = (struct watch){ .path = "/dev/pts", .mask = PTS_WATCH_MASK, .wd = -1 };
+	d->dev_watch = (struct watch){
+		.path = "/dev", .mask = DEV_WATCH_MASK, .failure = FAILURE_WATCH_DEV, .wd = -1
+	};
+	d->pts_watch = (struct watch){
+		.path = "/dev/pts", .mask = PTS_WATCH_MASK, .failure = FAILURE_WATCH_PTS, .wd = -1
+	};
 	r = sd_event_add_io(d->event, &d->inotify_source, d->inotify_fd, EPOLLIN, on_inotify, d);
 	r = add_described(r, d->inotify_source, "dev-inotify");
 	if (r < 0) {
@@ -969,8 +1041,8 @@ static int daemon_setup_inotify(struct daemon *d)
 		d->inotify_fd = -EBADF;
 		return log_warning("Failed to watch /dev: %s", strerror(-r)), r;
 	}
-	watch_update(d, &d->dev_watch);
-	watch_update(d, &d->pts_watch);
+	helper_watches_setup(d);
+	watch_all(d);
 	return 0;
 }
 
@@ -1073,6 +1145,7 @@ struct daemon *daemon_free(struct daemon *d)
 	mount_tracker_free(d->tracker);
 	udev_monitor_unref(d->udev_monitor);
 	udev_unref(d->udev);
+	helper_watches_clear(d);
 	if (d->inotify_fd >= 0)
 		close(d->inotify_fd);
 	holder_cache_clear(&d->holders);

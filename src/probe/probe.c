@@ -18,6 +18,7 @@
 #include "probe/statmount.h"
 #include "util/group.h"
 #include "util/limits.h"
+#include "util/strv.h"
 #include "util/util.h"
 
 const char *const pt_chown_paths[] = {
@@ -31,6 +32,34 @@ const char *const pt_chown_paths[] = {
 	"/lib/*/pt_chown",
 	NULL,
 };
+
+int setuid_helper_dirs(char ***ret)
+{
+	_cleanup_strv_free_ char **dirs = NULL;
+
+	for (const char *const *p = pt_chown_paths; *p; p++) {
+		_cleanup_free_ char *dir = path_dirname(*p);
+		glob_t g = { 0 };
+		int r = 0;
+
+		if (!dir)
+			return -ENOMEM;
+		if (glob(dir, GLOB_NOSORT | GLOB_ONLYDIR, NULL, &g) == 0)
+			for (size_t i = 0; r >= 0 && i < g.gl_pathc; i++) {
+				struct stat st;
+
+				if (stat(g.gl_pathv[i], &st) < 0 || !S_ISDIR(st.st_mode) ||
+				    strv_contains(dirs, g.gl_pathv[i]))
+					continue;
+				r = strv_extend(&dirs, g.gl_pathv[i]);
+			}
+		globfree(&g);
+		if (r < 0)
+			return r;
+	}
+	*ret = TAKE_PTR(dirs);
+	return 0;
+}
 
 static enum node_type type_of(mode_t m)
 {

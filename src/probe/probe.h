@@ -41,5 +41,9 @@ int probe_holders(struct snapshot *s, const struct analysis *a, const char *proc
 /* Where the initramfs hook leaves its record; /run survives switch-root. */
 #define INITRAMFS_RECORD_PATH "/run/ptsguard/initramfs.json"
 
-/* Known places of glibc's setuid grantpt helper. */
+/* Known places of glibc's setuid grantpt helper (glob patterns), and the directories they
+ * name that exist now, as a NULL-terminated list (NULL when there are none): what the daemon
+ * watches for a helper being installed or made setuid. */
 extern const char *const pt_chown_paths[];
+#define PT_CHOWN_NAME "pt_chown"
+int setuid_helper_dirs(char ***ret);

@@ -1092,6 +1092,30 @@ def case_tracking_sibling_cover(ptsguard, opts):
     c.done()
 
 
+def case_pt_chown_installed(ptsguard, opts):
+    """A setuid pt_chown put in place while the daemon runs (a package installing it, an admin's
+    chmod u+s) is no mount, udev or /dev event: the daemon watches the helper directories."""
+    c = Checker()
+    sys_mount("tmpfs", "/usr/libexec", "tmpfs", 0, "mode=755")
+    helper = "/usr/libexec/pt_chown"
+    daemon = Daemon(ptsguard)
+    daemon.wait_ready()
+    wait_state("healthy", lambda r: finding_ids(r) == [])
+    with open(helper, "w") as f:
+        f.write("#!/bin/sh\nexit 0\n")
+    os.chmod(helper, 0o755)
+    agree_with_audit(c, ptsguard, "a pt_chown without the setuid bit")
+    os.chmod(helper, 0o4755)
+    report = wait_state("the helper made setuid", lambda r: "pt-chown-setuid" in finding_ids(r))
+    c.true(report is not None, "the daemon reports the pt_chown made setuid after it started")
+    agree_with_audit(c, ptsguard, "a setuid pt_chown")
+    os.unlink(helper)
+    wait_state("the helper removed", lambda r: "pt-chown-setuid" not in finding_ids(r))
+    stop_daemon(c, daemon)
+    sys_umount("/usr/libexec")
+    c.done()
+
+
 CASES = {
     "transitions": (case_transitions, True),
     "repair-safe": (case_repair_safe, True),
@@ -1109,6 +1133,7 @@ CASES = {
     "tracking-overflow": (case_tracking_overflow, True),
     "tracking-hidden": (case_tracking_hidden, True),
     "holders-rescan": (case_holders_rescan, True),
+    "pt-chown-installed": (case_pt_chown_installed, True),
     "tracking-sibling-cover": (case_tracking_sibling_cover, True),
 }
 
