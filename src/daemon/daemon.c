@@ -32,6 +32,7 @@
 #include "probe/probe.h"
 #include "repair/outcomes.h"
 #include "repair/repair.h"
+#include "repair/verify.h"
 #include "report/journal.h"
 #include "report/outputs.h"
 #include "report/report.h"
@@ -425,8 +426,8 @@ static int daemon_repair(struct daemon *d, struct audit *now)
 	_cleanup_(audit_done) struct audit after = { 0 };
 	struct repair_plan plan = { 0 };
 	struct repair_options ro = {
-		.verify_uid = 65534,
-		.verify_gid = 65534,
+		.verify_uid = VERIFY_TRANSIENT,
+		.verify_gid = (gid_t)VERIFY_TRANSIENT,
 		.policy = &d->config->check_policy,
 		.tty_gid = now->snap->tty_gid,
 		.repairable_only = true,
