@@ -79,7 +79,7 @@ int load_snapshot_file(const char *path, struct snapshot **ret)
 		return log_error("%s: snapshot larger than %u MiB", path, SNAPSHOT_SIZE_MAX >> 20),
 		       -EINVAL;
 	if (r < 0)
-		return log_error_errno(r, "%s: cannot read snapshot", path);
+		return log_error("%s: cannot read snapshot: %s", path, read_error_string(r)), r;
 	r = snapshot_parse(text, size, ret, &err);
 	if (r == -EINVAL) {
 		log_error("%s: invalid snapshot: %s", streq(path, "-") ? "<stdin>" : path,

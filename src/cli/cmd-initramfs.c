@@ -123,7 +123,8 @@ static int read_newroot_fstab(const char *newroot, struct snapshot *snap)
 		r = fstab_read_in_root(newroot, &fstab);
 		if (r < 0 && r != -ENOENT) {
 			error = -r;
-			log_error_errno(r, "initramfs-record: cannot read %s", path ?: "etc/fstab");
+			log_error("initramfs-record: cannot read %s: %s", path ?: "etc/fstab",
+				  read_error_string(r));
 		}
 	}
 	free(snap->fstab);

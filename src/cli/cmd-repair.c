@@ -17,6 +17,7 @@
 #include "report/journal.h"
 #include "repair/outcomes.h"
 #include "repair/repair.h"
+#include "repair/verify.h"
 #include "report/report.h"
 #include "util/json-util.h"
 #include "util/log.h"
@@ -117,7 +118,7 @@ static int repair_parse(int argc, char **argv, struct repair_args *ret)
 	};
 	int c, r;
 
-	*ret = (struct repair_args){ .format = FORMAT_TEXT, .verify_user = "nobody" };
+	*ret = (struct repair_args){ .format = FORMAT_TEXT };
 	while ((c = getopt_long(argc, argv, ":hn", options, NULL)) >= 0) {
 		r = parse_format_option("repair", c, false, &ret->format);
 		if (r != 0) {
@@ -219,7 +220,10 @@ static int repair_run(const struct repair_args *args)
 	uint64_t t0 = now_usec(CLOCK_MONOTONIC);
 	int r, status = EXIT_UNKNOWN;
 
-	if (resolve_user(args->verify_user, &ro.verify_uid, &ro.verify_gid) < 0) {
+	ro.verify_uid = VERIFY_TRANSIENT;
+	ro.verify_gid = (gid_t)VERIFY_TRANSIENT;
+	if (args->verify_user &&
+	    resolve_user(args->verify_user, &ro.verify_uid, &ro.verify_gid) < 0) {
 		log_error("repair: unknown user '%s' for --verify-user", args->verify_user);
 		return EXIT_UNKNOWN;
 	}

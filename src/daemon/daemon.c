@@ -32,6 +32,7 @@
 #include "probe/probe.h"
 #include "repair/outcomes.h"
 #include "repair/repair.h"
+#include "repair/verify.h"
 #include "report/journal.h"
 #include "report/outputs.h"
 #include "report/report.h"
@@ -63,7 +64,14 @@ enum audit_reason {
 	REASON_RELOAD = 1 << 4,
 	REASON_HOLDERS = 1 << 5, /* the last scan for holders of covered instances is too old */
 	REASON_HELPER = 1 << 6,	 /* inotify: a pt_chown appeared, changed or went away */
+	REASON_RETRY = 1 << 7,	 /* the last audit's output files could not be written */
 };
+
+/* A failed write of the state file or the textfile (a full or read-only /run) is retried by
+ * auditing again: first after OUTPUT_RETRY_MIN_USEC, doubling up to OUTPUT_RETRY_MAX_USEC, until
+ * both files are written; so they catch up with the system soon after space is freed. */
+#define OUTPUT_RETRY_MIN_USEC (100ULL * USEC_PER_MSEC)
+#define OUTPUT_RETRY_MAX_USEC (1ULL * USEC_PER_SEC)
 
 /* udev replaces or chmods /dev/ptmx while it runs its rules and sends its event after: a change
  * of the node always waits one window, so that the event that explains it is seen with it. */
@@ -96,7 +104,8 @@ struct daemon {
 	sd_event *event;
 	sd_event_source *sigterm_source, *sigint_source, *sighup_source;
 	sd_event_source *mount_source, *udev_source, *inotify_source, *audit_timer;
-	sd_event_source *tracker_source, *refresh_timer, *holder_timer;
+	sd_event_source *tracker_source, *refresh_timer, *holder_timer, *retry_timer;
+	uint64_t retry_usec; /* the current output retry interval; 0 when the files are written */
 
 	struct libmnt_monitor *mount_monitor;
 	struct mount_tracker *tracker; /* NULL: every mount change re-reads the whole table */
@@ -250,9 +259,12 @@ static int daemon_log_transitions(struct daemon *d, const struct findings *now)
 	return 0;
 }
 
+static int arm_timer(sd_event_source *s, uint64_t usec);
+
 static void daemon_write_outputs(struct daemon *d, const struct report *rep)
 {
 	const struct config *c = d->config;
+	bool failed = false;
 	int r;
 
 	if (c->state_file) {
@@ -262,6 +274,7 @@ static void daemon_write_outputs(struct daemon *d, const struct report *rep)
 		else
 			daemon_fail(d, FAILURE_STATE_FILE, "Failed to write %s: %s", c->state_file,
 				    strerror(-r));
+		failed = failed || r < 0;
 	}
 
 	if (c->prometheus_file) {
@@ -272,7 +285,21 @@ static void daemon_write_outputs(struct daemon *d, const struct report *rep)
 				    c->prometheus_file, strerror(-r));
 		else if (r > 0)
 			daemon_ok(d, FAILURE_PROMETHEUS);
+		failed = failed || r < 0;
 	}
+
+	if (!failed) {
+		d->retry_usec = 0;
+		(void)sd_event_source_set_enabled(d->retry_timer, SD_EVENT_OFF);
+		return;
+	}
+	d->retry_usec = d->retry_usec == 0			    ? OUTPUT_RETRY_MIN_USEC
+			: d->retry_usec * 2 > OUTPUT_RETRY_MAX_USEC ? OUTPUT_RETRY_MAX_USEC
+								    : d->retry_usec * 2;
+	r = arm_timer(d->retry_timer, now_usec(CLOCK_MONOTONIC) + d->retry_usec);
+	if (r < 0)
+		daemon_fail(d, FAILURE_TIMER, "Failed to arm the output retry timer: %s",
+			    strerror(-r));
 }
 
 /* STATUS= when it changed; READY=1 with it after the first audit. */
@@ -483,8 +510,8 @@ static int daemon_repair(struct daemon *d, struct audit *now)
 	_cleanup_(audit_done) struct audit after = { 0 };
 	struct repair_plan plan = { 0 };
 	struct repair_options ro = {
-		.verify_uid = 65534,
-		.verify_gid = 65534,
+		.verify_uid = VERIFY_TRANSIENT,
+		.verify_gid = (gid_t)VERIFY_TRANSIENT,
 		.policy = &d->config->check_policy,
 		.tty_gid = now->snap->tty_gid,
 		.repairable_only = true,
@@ -675,6 +702,12 @@ static void daemon_refresh(struct daemon *d)
 static int on_holder_timer(sd_event_source *s, uint64_t usec, void *userdata)
 {
 	daemon_schedule_audit(userdata, REASON_HOLDERS);
+	return 0;
+}
+
+static int on_retry_timer(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	daemon_schedule_audit(userdata, REASON_RETRY);
 	return 0;
 }
 
@@ -1088,6 +1121,8 @@ int daemon_new(const struct daemon_options *opts, struct daemon **ret)
 		r = add_timer(d, &d->refresh_timer, on_refresh_timer, "refresh-timer");
 	if (r >= 0)
 		r = add_timer(d, &d->holder_timer, on_holder_timer, "holder-timer");
+	if (r >= 0)
+		r = add_timer(d, &d->retry_timer, on_retry_timer, "output-retry-timer");
 	if (r < 0)
 		return log_err("Failed to create the timers: %s", strerror(-r)), r;
 
@@ -1140,6 +1175,7 @@ struct daemon *daemon_free(struct daemon *d)
 	sd_event_source_disable_unref(d->audit_timer);
 	sd_event_source_disable_unref(d->refresh_timer);
 	sd_event_source_disable_unref(d->holder_timer);
+	sd_event_source_disable_unref(d->retry_timer);
 	sd_event_unref(d->event);
 	mnt_unref_monitor(d->mount_monitor);
 	mount_tracker_free(d->tracker);

@@ -462,7 +462,7 @@ static int apply_file(struct config *c, econf_file *kf, struct config_error *err
 		return -ENOMEM;
 	r = read_full_file(path, CONFIG_FILE_SIZE_MAX, &text, NULL);
 	if (r < 0)
-		return fail(err, path, 0, "cannot read the file: %s", strerror(-r)), r;
+		return fail(err, path, 0, "cannot read the file: %s", read_error_string(r)), r;
 
 	e = econf_getKeys(kf, NULL, &n_keys, &keys);
 	if (e == ECONF_SUCCESS && n_keys > 0) {

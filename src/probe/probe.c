@@ -425,7 +425,9 @@ static void probe_initramfs_record(struct snapshot *s)
 	struct load_error err;
 	json_object *o;
 
-	if (read_full_file(INITRAMFS_RECORD_PATH, INITRAMFS_RECORD_SIZE_MAX, &text, NULL) < 0)
+	/* root writes it to /run: neither a symlink nor a FIFO there is the record */
+	if (read_file_flags(INITRAMFS_RECORD_PATH, O_NOFOLLOW, INITRAMFS_RECORD_SIZE_MAX, &text,
+			    NULL) < 0)
 		return;
 	o = json_tokener_parse(text);
 	if (o && initramfs_record_from_json(o, "", &s->initramfs, &err) < 0)

@@ -6,7 +6,9 @@ int repair_outcomes(const struct repair_plan *p, struct transitions *ret)
 	FOREACH_ARRAY (a, p->actions, p->n_actions) {
 		int r;
 
-		if (a->kind == ACTION_MANUAL || a->result == ACTION_PLANNED)
+		/* Unverified is neither repaired nor failed: the next audit tells. */
+		if (a->kind == ACTION_MANUAL || a->result == ACTION_PLANNED ||
+		    a->result == ACTION_INCONCLUSIVE)
 			continue;
 		r = transitions_add(ret, a->finding,
 				    a->result == ACTION_DONE ? TRANSITION_REPAIRED

@@ -2,8 +2,9 @@
 /*
  * What a repair did, as transitions (report/transitions.h): an action done is
  * "repaired", one refused or failed is "repair-failed", with the action's
- * detail. Actions for a person (manual) and those not acted on (dry run) have
- * no outcome. `ptsguard repair` and the daemon journal these alike.
+ * detail. Actions for a person (manual), those not acted on (dry run) and
+ * those whose verification was interfered with (inconclusive) have no outcome. `ptsguard repair`
+ * and the daemon journal these alike.
  */
 #pragma once
 

@@ -21,10 +21,9 @@
 #include "repair/verify.h"
 
 static const char *const result_names[_ACTION_RESULT_MAX] = {
-	[ACTION_PLANNED] = "planned",
-	[ACTION_DONE] = "done",
-	[ACTION_REFUSED] = "refused",
-	[ACTION_FAILED] = "failed",
+	[ACTION_PLANNED] = "planned",		[ACTION_DONE] = "done",
+	[ACTION_REFUSED] = "refused",		[ACTION_FAILED] = "failed",
+	[ACTION_INCONCLUSIVE] = "inconclusive",
 };
 
 const char *action_result_to_string(enum action_result r)
@@ -410,24 +409,33 @@ static int verify_pty(struct repair_action *a, const struct repair_options *o, b
 		      mode_t want_mode)
 {
 	struct pty_check c;
-	int r = pty_check_as(PTMX_PATH, o->verify_uid, o->verify_gid, &c);
+	int r = -ECANCELED;
 
+	/* A child that was stopped or killed says nothing about the repair: try again, a few
+	 * times, then say the repair is unverified rather than right or wrong. */
+	for (unsigned i = 0; r == -ECANCELED && i < VERIFY_ATTEMPTS; i++)
+		r = pty_check_as(PTMX_PATH, o->verify_uid, o->verify_gid, &c);
+	if (r == -ECANCELED)
+		return outcome(a, ACTION_INCONCLUSIVE,
+			       "not verified: the verification child was stopped or killed by "
+			       "another process %u times",
+			       VERIFY_ATTEMPTS);
 	if (r < 0)
-		return outcome(a, ACTION_FAILED, "cannot run the verification child: %s",
-			       strerror(-r));
+		return outcome(a, ACTION_INCONCLUSIVE,
+			       "not verified: cannot run the verification child: %s", strerror(-r));
 	if (c.error)
 		return outcome(a, ACTION_FAILED,
 			       "verification: uid %u cannot allocate a pty: %s failed with %s",
-			       (unsigned)o->verify_uid, c.step ?: "?", strerrorname_np(c.error));
+			       (unsigned)c.as_uid, c.step ?: "?", strerrorname_np(c.error));
 	if (check_owner && (c.gid != o->tty_gid || (c.mode & 0777) != (want_mode & 0777)))
 		return outcome(a, ACTION_FAILED,
 			       "verification: a pty opened by uid %u got group %u and mode %04o, "
 			       "expected group %u and mode %04o",
-			       (unsigned)o->verify_uid, (unsigned)c.gid, (unsigned)c.mode,
+			       (unsigned)c.as_uid, (unsigned)c.gid, (unsigned)c.mode,
 			       (unsigned)o->tty_gid, (unsigned)want_mode);
 	return outcome(a, ACTION_DONE,
 		       "verified: a pty opened by uid %u got group %u and mode %04o",
-		       (unsigned)o->verify_uid, (unsigned)c.gid, (unsigned)c.mode);
+		       (unsigned)c.as_uid, (unsigned)c.gid, (unsigned)c.mode);
 }
 
 static int act_remount(struct repair_action *a, const struct repair_options *o)
@@ -662,7 +670,8 @@ int repair_act(struct repair_plan *p, const struct repair_options *o)
 void repair_confirm(struct repair_plan *p, const struct findings *after)
 {
 	FOREACH_ARRAY (a, p->actions, p->n_actions) {
-		if (a->result != ACTION_DONE || a->kind == ACTION_SLAVE)
+		if ((a->result != ACTION_DONE && a->result != ACTION_INCONCLUSIVE) ||
+		    a->kind == ACTION_SLAVE)
 			continue;
 		FOREACH_ARRAY (f, after->items, after->n_items)
 			if (f->check == a->finding->check &&

@@ -21,6 +21,9 @@ enum action_result {
 	ACTION_DONE,
 	ACTION_REFUSED, /* precondition failed, or not repairable: nothing was changed */
 	ACTION_FAILED,	/* acted, or tried to, and the outcome is wrong */
+	/* acted; the verification child was interfered with (stopped, killed) on every attempt,
+	 * so the outcome is neither claimed nor denied: the re-probe alone judges it */
+	ACTION_INCONCLUSIVE,
 	_ACTION_RESULT_MAX,
 };
 
@@ -50,10 +53,13 @@ struct repair_action {
 	mode_t mode; /* slave: the mode it is given */
 };
 
+/* Verification children started per action before it is reported inconclusive. */
+#define VERIFY_ATTEMPTS 3
+
 struct repair_options {
 	bool dry_run;
-	char **only; /* check ids to repair; NULL = all */
-	uid_t verify_uid;
+	char **only;	  /* check ids to repair; NULL = all */
+	uid_t verify_uid; /* VERIFY_TRANSIENT (repair/verify.h): a transient uid no process has */
 	gid_t verify_gid;
 	bool pause_before_act; /* tests: wait for a line on stdin between plan and act */
 	bool repairable_only;  /* no ACTION_MANUAL entries for the other findings (the daemon) */

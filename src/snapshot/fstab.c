@@ -76,7 +76,7 @@ int fstab_iter_next(struct fstab_iter *it, struct fstab_entry *ret)
 int fstab_read_in_root(const char *root, char **ret)
 {
 	struct open_how how = {
-		.flags = O_RDONLY | O_CLOEXEC | O_NOCTTY,
+		.flags = O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK,
 		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
 	};
 	_cleanup_free_ char *full = NULL;
@@ -93,9 +93,10 @@ int fstab_read_in_root(const char *root, char **ret)
 		full = path_join(root, "etc/fstab");
 		if (!full)
 			return -ENOMEM;
-		fd = open(full, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+		fd = open(full, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 		if (fd < 0)
 			return -errno;
 	}
-	return read_full_fd(fd, FSTAB_SIZE_MAX, ret, NULL);
+	/* a FIFO there must not stall the boot: only a regular file is read */
+	return read_regular_fd(fd, FSTAB_SIZE_MAX, ret, NULL);
 }

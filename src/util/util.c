@@ -100,14 +100,36 @@ int read_full_fd(int fd, size_t max_size, char **ret, size_t *ret_size)
 	return 0;
 }
 
-int read_full_file(const char *path, size_t max_size, char **ret, size_t *ret_size)
+int read_regular_fd(int fd, size_t max_size, char **ret, size_t *ret_size)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	if (!S_ISREG(st.st_mode))
+		return -EBADFD;
+	return read_full_fd(fd, max_size, ret, ret_size);
+}
+
+int read_file_flags(const char *path, int flags, size_t max_size, char **ret, size_t *ret_size)
 {
 	_cleanup_close_ int fd = -EBADF;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	/* O_NONBLOCK: opening a FIFO must not wait for a writer; it is refused just after. */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | flags);
 	if (fd < 0)
 		return -errno;
-	return read_full_fd(fd, max_size, ret, ret_size);
+	return read_regular_fd(fd, max_size, ret, ret_size);
+}
+
+int read_full_file(const char *path, size_t max_size, char **ret, size_t *ret_size)
+{
+	return read_file_flags(path, 0, max_size, ret, ret_size);
+}
+
+const char *read_error_string(int r)
+{
+	return r == -EBADFD ? "not a regular file" : strerror(-r);
 }
 
 int read_long_file(const char *path, long *ret)

@@ -13,10 +13,19 @@
 
 #include "util/macro.h"
 
-/* Read a whole file (any size, also /proc files whose st_size is 0) into a NUL-terminated
- * buffer. *ret_size excludes the NUL. Fails with -EFBIG beyond max_size bytes. */
+/* Read a whole regular file (any size, also /proc files whose st_size is 0) into a
+ * NUL-terminated buffer; *ret_size excludes the NUL; -EFBIG beyond max_size bytes. Opened
+ * O_NONBLOCK (a FIFO never makes it wait for a writer) plus flags (O_NOFOLLOW where a symlink
+ * is not expected); anything but a regular file (FIFO, device, socket, directory) is -EBADFD,
+ * before a byte is read. /proc and /sys files are regular files. */
 int read_full_file(const char *path, size_t max_size, char **ret, size_t *ret_size);
+int read_file_flags(const char *path, int flags, size_t max_size, char **ret, size_t *ret_size);
+/* The same on an open descriptor. */
+int read_regular_fd(int fd, size_t max_size, char **ret, size_t *ret_size);
+/* Any readable descriptor (standard input), to its end. */
 int read_full_fd(int fd, size_t max_size, char **ret, size_t *ret_size);
+/* strerror(-r), with -EBADFD of the readers above as "not a regular file". */
+const char *read_error_string(int r);
 
 /* Read a file holding one integer (a sysctl). */
 int read_long_file(const char *path, long *ret);

@@ -1113,6 +1113,55 @@ def case_pt_chown_installed(ptsguard, opts):
     wait_state("the helper removed", lambda r: "pt-chown-setuid" not in finding_ids(r))
     stop_daemon(c, daemon)
     sys_umount("/usr/libexec")
+
+
+def leftover_temp_files(directory):
+    """Temporary files of an atomic replace (NAME.XXXXXX) still in directory."""
+    return sorted(n for n in os.listdir(directory) if re.search(r"\.[A-Za-z0-9]{6}$", n))
+
+
+def fill_filesystem(path):
+    """Fill the filesystem holding path (a small tmpfs) with one file; returns its name."""
+    filler = os.path.join(path, "filler")
+    fd = os.open(filler, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        while True:
+            os.write(fd, b"\0" * 4096)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+    return filler
+
+
+def case_outputs_retry(ptsguard, opts):
+    """/run full while gid= is lost: the state file and the textfile cannot be written. Once
+    space is freed they catch up by themselves (retried with backoff, no other event), to
+    what a fresh audit finds, and no temporary file is left behind."""
+    journal = Journald()
+    state_dir = os.path.dirname(STATE_FILE)
+    os.makedirs(state_dir, exist_ok=True)
+    sys_mount("tmpfs", state_dir, "tmpfs", 0, "mode=755,size=64k")
+    prom = state_dir + "/metrics.prom"
+    daemon = Daemon(ptsguard, config_text=default_config().replace(PROM_FILE, prom))
+    daemon.wait_ready()
+    c = Checker()
+    wait_state("first audit", lambda r: finding_ids(r) == [])
+
+    filler = fill_filesystem(state_dir)
+    remount_devpts("mode=620")
+    wait_for("the loss of gid= journaled", lambda: any(e["PTSGUARD_CHECK"] == "devpts-options-lost" for e in transitions(journal, daemon.pid)))
+    c.eq(finding_ids(read_state()), [], "while /run is full the old state file stays whole")
+    c.eq(leftover_temp_files(state_dir), [], "no temporary file left while /run is full")
+
+    os.unlink(filler)
+    wait_state("caught up after space was freed", lambda r: finding_ids(r) == ["devpts-options-lost"])
+    wait_for("the textfile caught up", lambda: 'check="devpts-options-lost"' in open(prom).read())
+    agree_with_audit(c, ptsguard, "the state file matches a fresh audit")
+    c.eq(leftover_temp_files(state_dir), [], "no temporary file left")
+    c.true(daemon.alive(), "the daemon is still running")
+    stop_daemon(c, daemon)
+    journal.stop()
     c.done()
 
 
@@ -1135,6 +1184,7 @@ CASES = {
     "holders-rescan": (case_holders_rescan, True),
     "pt-chown-installed": (case_pt_chown_installed, True),
     "tracking-sibling-cover": (case_tracking_sibling_cover, True),
+    "outputs-retry": (case_outputs_retry, True),
 }
 
 if __name__ == "__main__":

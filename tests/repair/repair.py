@@ -19,6 +19,7 @@ world between plan and act. Exit 0 pass, 1 fail, 77 skip.
 filter through it.
 """
 
+import ctypes
 import json
 import os
 import re
@@ -1025,6 +1026,79 @@ def journal(sc):
         if sc.check.failures and getattr(sc, "journald_log", None):
             with open(sc.journald_log) as f:
                 log("systemd-journald's output:\n" + f.read())
+
+
+# ---------------------------------------------------------------------------
+# An unprivileged attacker against the verification child
+
+ATTACKER = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "helpers", "signal-attacker")
+NOBODY = 65534
+MS_REMOUNT = 32
+
+
+def start_attacker(sc, pid_file, uid=NOBODY):
+    p = subprocess.Popen(
+        [sys.executable, ATTACKER, "--uid", str(uid), "--pid-file", pid_file],
+        stdin=sc.null,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    if p.stdout.readline().strip() != "ready":
+        p.kill()
+        p.wait()
+        raise SetupError("the attacker did not start")
+    return p
+
+
+def stop_attacker(p):
+    """SIGTERM the attacker; its counts."""
+    p.terminate()
+    out, _ = p.communicate(timeout=RUN_TIMEOUT)
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def remount_legacy(target, data):
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.mount.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong, ctypes.c_char_p]
+    if libc.mount(b"devpts", target.encode(), b"devpts", MS_REMOUNT, data.encode()) < 0:
+        e = ctypes.get_errno()
+        raise SetupError("remount %s: %s" % (target, os.strerror(e)))
+
+
+@case("verify-attacker")
+def verify_attacker(sc):
+    # A process of uid 65534 (nobody, the uid the verification used to run as) SIGSTOPs and
+    # SIGKILLs every child of ptsguard repair it sees, whatever its uid. Each repair must
+    # finish (the harness's run timeout) with the remount done and verified; the attacker
+    # must never have reached a child. Three rounds, three verifications.
+    setup(sc)
+    fd, pid_file = tempfile.mkstemp(prefix="ptsguard-attacked-")
+    os.close(fd)
+    os.chmod(pid_file, 0o644)
+    # The wrapper names ptsguard's pid before becoming it, so the attacker can find its
+    # children from the first one on.
+    wrapper = ["/bin/sh", "-c", 'echo $$ > "$0"; exec "$@"', pid_file]
+    attacker = start_attacker(sc, pid_file)
+    try:
+        sc.mount_devpts("/dev/pts", "mode=620")
+        for round_ in range(3):
+            if round_:  # mount(2)'s remount resets what it is not given: gid= is lost again
+                remount_legacy("/dev/pts", "mode=620")
+            with open(pid_file, "w"):
+                pass
+            report, status, err = run_repair(sc, wrapper=wrapper, label="repair round %d" % round_)
+            expect_actions(sc, report, [("devpts-options-lost", "mount -o remount,gid=5,mode=620 /dev/pts", "done")])
+            expect_detail(
+                sc,
+                action(sc, report, "devpts-options-lost"),
+                r"verified: a pty opened by uid \d+ got group 5 and mode 0620",
+            )
+            expect_findings(sc, report, status, [])
+    finally:
+        counts = stop_attacker(attacker)
+        os.unlink(pid_file)
+    log("attacker: %s" % counts)
+    sc.check.eq(counts["hit"], 0, "no verification child could be signalled by uid %d" % NOBODY)
 
 
 # ---------------------------------------------------------------------------

@@ -1,0 +1,168 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""Fault injection: the daemon and the commands held through faults.
+
+    faults.py --ptsguard PATH [--opt KEY=VALUE]... CASE
+
+Each case runs as root in a private mount namespace with a real journald
+(tests/daemon/harness.py), injects one fault, ends it, and asserts that the
+daemon is still running, its state file comes to match a fresh `ptsguard
+audit` within the harness's deadline (no other timing is asserted), and no
+temporary file is left in the state directory. The commands are run with a
+generous timeout: reaching it is the failure (a hang). Exit 0 pass, 1 fail,
+77 skip.
+"""
+
+import os
+import signal
+import stat
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "daemon"))
+
+import daemon as dcases  # noqa: E402
+from harness import (  # noqa: E402
+    STATE_FILE,
+    TEST_DIR,
+    Checker,
+    Daemon,
+    Failure,
+    Journald,
+    default_config,
+    finding_ids,
+    log,
+    main,
+    remount_devpts,
+    sys_mount,
+    wait_for,
+    wait_state,
+)
+
+HANG = 60  # seconds after which a command that should finish counts as hung
+
+
+def settled(c, ptsguard, daemon, what):
+    """After a fault: still running, the state file matches a fresh audit, nothing half-written."""
+    c.true(daemon.alive(), "%s: the daemon is still running" % what)
+    dcases.agree_with_audit(c, ptsguard, what + ": the state file matches a fresh audit")
+    state_dir = os.path.dirname(STATE_FILE)
+    c.eq(dcases.leftover_temp_files(state_dir), [], what + ": no temporary file left")
+
+
+def case_run_full(ptsguard, opts):
+    """/run full while gid= is lost, then freed (the daemon suite's outputs-retry)."""
+    dcases.case_outputs_retry(ptsguard, opts)
+
+
+ATTACKER = os.path.join(HERE, "..", "helpers", "signal-attacker")
+
+
+def start_hitter(pid):
+    """As root (which the transient uid cannot keep out), SIGSTOP and SIGKILL in turn every
+    child of pid: the verification children are interfered with on every attempt."""
+    pid_file = TEST_DIR + "/target.pid"
+    with open(pid_file, "w") as f:
+        f.write("%d\n" % pid)
+    p = subprocess.Popen([sys.executable, ATTACKER, "--uid", "0", "--pid-file", pid_file], stdout=subprocess.PIPE, text=True)
+    if p.stdout.readline().strip() != "ready":
+        raise Failure("the signal attacker did not start")
+    return p
+
+
+def case_verify_stopped(ptsguard, opts):
+    """Policy=safe with its verification child stopped, then killed: the daemon does not hang;
+    the repair is retried and verified (or, should every attempt be hit, inconclusive, never
+    failed), and the state file shows the repaired host."""
+    journal = Journald()
+    daemon = Daemon(ptsguard, config_text=default_config().replace("Policy=off", "Policy=safe"))
+    daemon.wait_ready()
+    c = Checker()
+    wait_state("first audit", lambda r: finding_ids(r) == [])
+    hitter = start_hitter(daemon.pid)
+    remount_devpts("mode=620")
+    # The loss is seen (journaled), and the repair's outcome journaled or the re-probe clean.
+    wait_for("the loss of gid= journaled", lambda: any(e["PTSGUARD_CHECK"] == "devpts-options-lost" for e in dcases.transitions(journal, daemon.pid)), timeout=30)
+    wait_for("the repair done", lambda: len(dcases.transitions(journal, daemon.pid)) >= 2, timeout=30)
+    wait_state("repaired: no findings", lambda r: finding_ids(r) == [], timeout=30)
+    hitter.terminate()
+    log("children hit: %s" % hitter.communicate(timeout=10)[0].strip())
+    states = [e["PTSGUARD_STATE"] for e in dcases.transitions(journal, daemon.pid)]
+    c.true("repair-failed" not in states, "an interfered-with verification is no repair failure: %s" % states)
+    settled(c, ptsguard, daemon, "after the stopped and killed verification")
+    dcases.stop_daemon(c, daemon)
+    journal.stop()
+    c.done()
+
+
+def run_bounded(argv, what):
+    try:
+        return subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=HANG)
+    except subprocess.TimeoutExpired:
+        raise Failure("%s hung (no exit within %d s)" % (what, HANG))
+
+
+def case_fifo_inputs(ptsguard, opts):
+    """A FIFO at each path ptsguard reads from outside: the initramfs record, /etc/fstab, a
+    snapshot file, the new root's etc/fstab of initramfs-record. Each command completes; a
+    FIFO given as input is refused naming it; one found on the system is passed over."""
+    c = Checker()
+    os.makedirs("/run/ptsguard", exist_ok=True)
+    os.mkfifo("/run/ptsguard/initramfs.json")
+    fifo = TEST_DIR + "/fstab.fifo"
+    os.mkfifo(fifo)
+    sys_mount(fifo, "/etc/fstab", None, 4096)  # MS_BIND: /etc/fstab is now a FIFO
+    r = run_bounded([ptsguard, "audit", "--json"], "audit with FIFOs at the record and fstab")
+    c.eq(r.returncode, 0, "audit with a FIFO record and fstab: exit status (stderr: %s)" % r.stderr.strip())
+
+    snap = TEST_DIR + "/snapshot.fifo"
+    os.mkfifo(snap)
+    r = run_bounded([ptsguard, "audit", "--snapshot", snap], "audit --snapshot FIFO")
+    c.eq(r.returncode, 3, "audit --snapshot FIFO: exit status")
+    c.true(snap in r.stderr and "not a regular file" in r.stderr, "the error names the file and why: %r" % r.stderr)
+
+    newroot = tempfile.mkdtemp(prefix="newroot-", dir=TEST_DIR)
+    os.makedirs(newroot + "/etc")
+    os.mkfifo(newroot + "/etc/fstab")
+    r = run_bounded(
+        [ptsguard, "initramfs-record", "--phase", "pre-pivot", "--newroot", newroot, "--output", "-"],
+        "initramfs-record with a FIFO at the new root's etc/fstab",
+    )
+    c.true("not a regular file" in r.stderr, "initramfs-record says the new root's fstab is not a regular file: %r" % r.stderr)
+    c.done()
+
+
+def case_sighup_storm(ptsguard, opts):
+    """200 SIGHUPs in a burst while gid= is lost and found again: the daemon keeps running
+    and its state file matches a fresh audit."""
+    journal = Journald()
+    daemon = Daemon(ptsguard)
+    daemon.wait_ready()
+    c = Checker()
+    wait_state("first audit", lambda r: finding_ids(r) == [])
+    for i in range(200):
+        daemon.signal(signal.SIGHUP)
+        if i == 50:
+            remount_devpts("mode=620")
+        if i == 150:
+            remount_devpts("gid=5,mode=620")
+    remount_devpts("mode=620")
+    wait_state("gid= lost after the storm", lambda r: finding_ids(r) == ["devpts-options-lost"])
+    settled(c, ptsguard, daemon, "after the SIGHUP storm")
+    dcases.stop_daemon(c, daemon)
+    journal.stop()
+    c.done()
+
+
+CASES = {
+    "run-full": (case_run_full, True),
+    "verify-stopped": (case_verify_stopped, True),
+    "fifo-inputs": (case_fifo_inputs, True),
+    "sighup-storm": (case_sighup_storm, True),
+}
+
+if __name__ == "__main__":
+    sys.exit(main(CASES, sys.argv[1:]))
