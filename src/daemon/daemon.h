@@ -28,5 +28,3 @@ int daemon_run(struct daemon *d);
 struct daemon *daemon_free(struct daemon *d);
 DEFINE_POINTER_CLEANUP(struct daemon, daemon_free)
 
-/* `ptsguard daemon [--config FILE]` */
-int cmd_daemon(int argc, char **argv);
