@@ -33,6 +33,7 @@
 #include "repair/outcomes.h"
 #include "repair/repair.h"
 #include "repair/verify.h"
+#include "report/journal-queue.h"
 #include "report/journal.h"
 #include "report/outputs.h"
 #include "report/report.h"
@@ -138,6 +139,10 @@ struct daemon {
 	char *failures[_FAILURE_MAX]; /* the failure last logged, per operation */
 	char *status;
 	struct prometheus_file prometheus;
+
+	/* The journal without blocking: a journald that stops reading must not stop audits. */
+	struct journal_queue *journal;
+	sd_event_source *journal_source;
 };
 
 /* ---- logging: the journal when there is one (with fields), else standard error ---- */
@@ -622,6 +627,10 @@ static int daemon_audit(struct daemon *d)
 		.generated_at = now_usec(CLOCK_REALTIME),
 		.duration = (double)(now_usec(CLOCK_MONOTONIC) - t0) / 1e6,
 		.detected_total = d->detected_total,
+		.journal = d->journal ? &(struct journal_stats){
+			.queued = journal_queue_pending(d->journal),
+			.dropped = journal_queue_dropped(d->journal),
+		} : NULL,
 	};
 	daemon_write_outputs(d, &rep);
 	daemon_notify_status(d, false);
@@ -1079,6 +1088,54 @@ static int daemon_setup_inotify(struct daemon *d)
 	return 0;
 }
 
+static int on_journal_writable(sd_event_source *s, int fd, uint32_t revents, void *userdata)
+{
+	struct daemon *d = userdata;
+
+	(void)journal_queue_flush(d->journal);
+	return 0;
+}
+
+/* Before the loop waits: poll the journal's socket for room only while entries wait, and on
+ * the socket it uses now (it connects anew when journald restarts). */
+static int on_journal_prepare(sd_event_source *s, void *userdata)
+{
+	struct daemon *d = userdata;
+	bool pending = journal_queue_pending(d->journal) > 0;
+	int fd = journal_queue_fd(d->journal), r;
+
+	if (sd_event_source_get_io_fd(s) != fd) {
+		r = sd_event_source_set_io_fd(s, fd);
+		if (r < 0)
+			return r;
+	}
+	/* Stays enabled (a disabled source is not prepared again); waits for nothing when nothing
+	 * waits. */
+	return sd_event_source_set_io_events(s, pending ? EPOLLOUT : 0);
+}
+
+/* Without a journal socket at start, entries go through libsystemd (or to standard error), as
+ * for the one-shot commands. */
+static void daemon_setup_journal(struct daemon *d)
+{
+	int r;
+
+	if (!journal_available() || journal_open_queue(&d->journal) < 0)
+		return;
+	r = sd_event_add_io(d->event, &d->journal_source, journal_queue_fd(d->journal), 0,
+			    on_journal_writable, d);
+	if (r >= 0)
+		r = sd_event_source_set_prepare(d->journal_source, on_journal_prepare);
+	r = add_described(r, d->journal_source, "journal-queue");
+	if (r < 0) {
+		d->journal_source = sd_event_source_disable_unref(d->journal_source);
+		d->journal = journal_queue_free(d->journal);
+		log_warning("Sending to the journal may block: %s", strerror(-r));
+		return;
+	}
+	journal_use_queue(d->journal);
+}
+
 int daemon_new(const struct daemon_options *opts, struct daemon **ret)
 {
 	_cleanup_(daemon_freep) struct daemon *d = calloc(1, sizeof(*d));
@@ -1115,6 +1172,8 @@ int daemon_new(const struct daemon_options *opts, struct daemon **ret)
 	r = add_described(r, d->sighup_source, "signal-hup");
 	if (r < 0)
 		return log_err("Failed to handle signals: %s", strerror(-r)), r;
+
+	daemon_setup_journal(d);
 
 	r = add_timer(d, &d->audit_timer, on_audit_timer, "audit-timer");
 	if (r >= 0)
@@ -1175,6 +1234,13 @@ struct daemon *daemon_free(struct daemon *d)
 	sd_event_source_disable_unref(d->audit_timer);
 	sd_event_source_disable_unref(d->refresh_timer);
 	sd_event_source_disable_unref(d->holder_timer);
+	sd_event_source_disable_unref(d->journal_source);
+	if (d->journal) {
+		/* What still waits gets one last chance; then back to libsystemd's way. */
+		(void)journal_queue_flush(d->journal);
+		journal_use_queue(NULL);
+		journal_queue_free(d->journal);
+	}
 	sd_event_source_disable_unref(d->retry_timer);
 	sd_event_unref(d->event);
 	mnt_unref_monitor(d->mount_monitor);

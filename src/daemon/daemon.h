@@ -27,4 +27,3 @@ int daemon_new(const struct daemon_options *opts, struct daemon **ret);
 int daemon_run(struct daemon *d);
 struct daemon *daemon_free(struct daemon *d);
 DEFINE_POINTER_CLEANUP(struct daemon, daemon_free)
-

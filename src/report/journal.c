@@ -8,6 +8,7 @@
 #include <systemd/sd-journal.h>
 #include <unistd.h>
 
+#include "report/journal-queue.h"
 #include "report/journal.h"
 #include "util/json-util.h"
 #include "util/util.h"
@@ -26,6 +27,27 @@ int transition_priority(enum transition t, enum severity s)
 	default:
 		return 6; /* LOG_INFO */
 	}
+}
+
+/* The daemon's queue (journal_use_queue()); NULL: libsystemd's blocking send, which the
+ * one-shot commands are content with. */
+static struct journal_queue *queue;
+
+void journal_use_queue(struct journal_queue *q)
+{
+	queue = q;
+}
+
+int journal_open_queue(struct journal_queue **ret)
+{
+	return journal_queue_new(JOURNAL_SOCKET, JOURNAL_QUEUE_MAX, ret);
+}
+
+static int journal_sendv(const struct iovec *iov, size_t n)
+{
+	if (queue)
+		return journal_queue_send(queue, iov, n);
+	return sd_journal_sendv(iov, (int)n);
 }
 
 bool journal_available(void)
@@ -91,7 +113,7 @@ int journal_log_transition(const struct transition_event *e)
 	for (size_t i = 0; r == 0 && i < extra; i++)
 		r = add_field(iov, &n, "%s", extra_fields[i]);
 	if (r == 0)
-		r = sd_journal_sendv(iov, (int)n);
+		r = journal_sendv(iov, n);
 	for (size_t i = 0; i < n; i++)
 		free(iov[i].iov_base);
 	return r;
@@ -119,6 +141,7 @@ void journal_logf(int priority, const char *const *fields, const char *fmt, ...)
 	iov[n++] = (struct iovec){ prio, strlen(prio) };
 	for (const char *const *f = fields; f && *f && n < ELEMENTSOF(iov); f++)
 		iov[n++] = (struct iovec){ (void *)*f, strlen(*f) };
-	if (sd_journal_sendv(iov, (int)n) < 0)
+	/* A full queue is counted, not echoed: the terminal of a service is the journal. */
+	if (journal_sendv(iov, n) < 0 && !queue)
 		fprintf(stderr, "ptsguard: %s\n", msg);
 }

@@ -25,6 +25,13 @@ int journal_log_transition(const struct transition_event *e);
  * error instead. */
 _printf_(3, 4) void journal_logf(int priority, const char *const *fields, const char *fmt, ...);
 
+/* From now on send every entry through q (the daemon's non-blocking queue), or, with NULL,
+ * through libsystemd's blocking send again. q stays the caller's. */
+struct journal_queue;
+void journal_use_queue(struct journal_queue *q);
+/* A queue to the journal's socket (report/journal-queue.h). */
+int journal_open_queue(struct journal_queue **ret);
+
 /* Where entries go: the journal if its socket exists, else standard error. libsystemd always
  * uses /run/systemd/journal/socket, so tests run journald in a mount namespace with its own /run.
  */

@@ -177,6 +177,15 @@ json_object *report_to_json(const struct report *r)
 				       json_object_new_int64(r->snap->holders_skipped));
 		json_object_object_add(o, "holders_scan", scan);
 	}
+	if (r->journal) {
+		json_object *j = json_object_new_object();
+
+		json_object_object_add(j, "queued",
+				       json_object_new_int64((int64_t)r->journal->queued));
+		json_object_object_add(j, "dropped",
+				       json_object_new_int64((int64_t)r->journal->dropped));
+		json_object_object_add(o, "journal", j);
+	}
 	json_object_object_add(summary, "critical",
 			       json_object_new_int64(counts[SEVERITY_CRITICAL]));
 	json_object_object_add(summary, "warning", json_object_new_int64(counts[SEVERITY_WARNING]));

@@ -24,6 +24,11 @@ struct report {
 	/* Findings detected since the process started, by severity (the daemon counts its
 	 * transitions); NULL: the findings of this report (a one-shot audit). */
 	const uint64_t *detected_total;
+	/* The daemon's way to the journal: entries waiting for journald, and those dropped since
+	 * the start; NULL: not reported (a one-shot audit). */
+	const struct journal_stats {
+		uint64_t queued, dropped;
+	} * journal;
 };
 
 json_object *report_to_json(const struct report *r);

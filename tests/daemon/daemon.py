@@ -1165,6 +1165,68 @@ def case_outputs_retry(ptsguard, opts):
     c.done()
 
 
+def received_entries(sock):
+    """Every datagram waiting on a (non-blocking) socket, as bytes."""
+    out = []
+    while True:
+        try:
+            out.append(sock.recv(1 << 20))
+        except BlockingIOError:
+            return out
+
+
+def case_journal_hung(ptsguard, opts):
+    """A journald that stops reading (a bound socket nobody reads) must not stop the daemon:
+    entries wait in a bounded queue, the state file keeps up and counts them, and once the
+    socket is read again the waiting entries arrive, in order."""
+    import ctypes
+    import socket
+
+    c = Checker()
+    # Our own network namespace, so that the journal socket made here takes one datagram before
+    # its sender must wait (net.unix.max_dgram_qlen is per namespace, read at socket creation).
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.unshare(0x40000000) != 0:  # CLONE_NEWNET
+        raise Failure("unshare(CLONE_NEWNET): %s" % os.strerror(ctypes.get_errno()))
+    with open("/proc/sys/net/unix/max_dgram_qlen", "w") as f:
+        f.write("1\n")
+    hung = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    hung.bind("/run/systemd/journal/socket")
+    hung.setblocking(False)
+
+    daemon = Daemon(ptsguard)
+    daemon.wait_ready()
+    wait_state("healthy", lambda r: finding_ids(r) == [])
+    for i in range(4):
+        remount_devpts("mode=620")
+        wait_state("gid= lost, round %d" % i, lambda r: finding_ids(r) == ["devpts-options-lost"])
+        remount_devpts("gid=%d,mode=620" % TTY_GID)
+        report = wait_state("healthy again, round %d" % i, lambda r: finding_ids(r) == [])
+    journal = (report or {}).get("journal") or {}
+    c.true(journal.get("queued", 0) >= 4, "entries wait for the hung journal: %s" % journal)
+    c.eq(journal.get("dropped"), 0, "nothing dropped while the queue has room")
+    c.true(daemon.proc.poll() is None, "the daemon still runs")
+
+    # journald is back: read until the queue is empty, then one more audit reports it so.
+    got = []
+    deadline = time.monotonic() + WAIT
+    while time.monotonic() < deadline:
+        got += received_entries(hung)
+        if sum(b"PTSGUARD_CHECK=devpts-options-lost" in e for e in got) >= 8:
+            break
+        time.sleep(0.02)
+    states = [re.search(rb"PTSGUARD_STATE=(\S+)", e).group(1).decode() for e in got if b"PTSGUARD_CHECK=devpts-options-lost" in e]
+    c.eq(states, ["detected", "resolved"] * 4, "the waiting transitions arrive, in order")
+    remount_devpts("mode=620")
+    report = wait_state("an audit after journald came back", lambda r: finding_ids(r) == ["devpts-options-lost"])
+    remount_devpts("gid=%d,mode=620" % TTY_GID)
+    report = wait_state("healthy", lambda r: finding_ids(r) == [])
+    c.eq((report or {}).get("journal", {}).get("queued"), 0, "nothing waits once journald reads again")
+    stop_daemon(c, daemon)
+    hung.close()
+    c.done()
+
+
 CASES = {
     "transitions": (case_transitions, True),
     "repair-safe": (case_repair_safe, True),
@@ -1183,6 +1245,7 @@ CASES = {
     "tracking-hidden": (case_tracking_hidden, True),
     "holders-rescan": (case_holders_rescan, True),
     "pt-chown-installed": (case_pt_chown_installed, True),
+    "journal-hung": (case_journal_hung, True),
     "tracking-sibling-cover": (case_tracking_sibling_cover, True),
     "outputs-retry": (case_outputs_retry, True),
 }
