@@ -22,9 +22,11 @@ struct instance {
 	dev_t dev;
 	size_t *mounts; /* indices into snapshot->mounts, in mountinfo order */
 	size_t n_mounts, allocated_mounts;
-	struct devpts_options options;
-	bool covered;	      /* no mount of the instance is reachable by path */
-	size_t visible_mount; /* first reachable mount, or NO_MOUNT */
+	struct devpts_options options;	 /* gid= and uid= in the judged user namespace's numbers */
+	bool gid_unmapped, uid_unmapped; /* gid= or uid= has no number there (options keep the
+					  * initial namespace's) */
+	bool covered;			 /* no mount of the instance is reachable by path */
+	size_t visible_mount;		 /* first reachable mount, or NO_MOUNT */
 	bool serving;
 };
 

@@ -9,7 +9,7 @@ static int devpts_overmount(const struct check_context *ctx, const struct check_
 
 	for (size_t top = 0; top < t->n_entries; top++) {
 		const struct mount_entry *e = &t->entries[top];
-		size_t chain[64], n = 0, n_devpts = 0, cur;
+		size_t chain[64], n = 0, n_devpts = 0, cur, hidden_by;
 		const struct mount_entry *from_initramfs = NULL;
 		json_object *ev, *stack;
 		struct finding *f;
@@ -30,11 +30,16 @@ static int devpts_overmount(const struct check_context *ctx, const struct check_
 		if (n_devpts < 2)
 			continue;
 
+		/* A stack nothing reaches (the old /dev under a container's new one): a fact. */
+		hidden_by = a->reachable[top] ? NO_MOUNT : a->covered_by[top];
 		stack = json_object_new_array();
 		ev = json_object_new_object();
 		json_object_object_add(ev, "mountpoint", json_object_new_string(e->mountpoint));
 		json_object_object_add(ev, "stack", stack);
-		f = findings_add(out, info, info->severity, ev);
+		json_object_object_add(ev, "hidden", json_object_new_boolean(!a->reachable[top]));
+		if (!a->reachable[top])
+			json_object_object_add(ev, "hidden_by", check_json_mount(a, hidden_by));
+		f = findings_add(out, info, a->reachable[top] ? info->severity : SEVERITY_INFO, ev);
 		if (!f)
 			return -ENOMEM;
 		for (size_t i = n; i-- > 0;) {
@@ -51,6 +56,23 @@ static int devpts_overmount(const struct check_context *ctx, const struct check_
 			json_object_array_add(stack, jm);
 			if (streq(m->fstype, "devpts") && finding_add_mount(f, m->id, m->dev) < 0)
 				return -ENOMEM;
+		}
+		if (hidden_by != NO_MOUNT || !a->reachable[top]) {
+			const struct mount_entry *h = check_mount_at(a, hidden_by);
+
+			if (set_printf(
+				&f->summary,
+				"%zu devpts mounts are stacked on %s, all hidden by mount %u "
+				"on %s: none of them is reachable by path",
+				n_devpts, e->mountpoint, h ? h->id : 0,
+				h ? h->mountpoint : "?") < 0 ||
+			    set_printf(&f->remedy,
+				       "nothing to do for the ptys reached by path; the hidden "
+				       "instances go away with the last process holding one of "
+				       "their ptys") < 0 ||
+			    set_printf(&f->mountpoint, "%s", e->mountpoint) < 0)
+				return -ENOMEM;
+			continue;
 		}
 		if ((from_initramfs && from_initramfs != e
 			 ? set_printf(
