@@ -111,5 +111,7 @@ const struct check_info check_devpts_overmount = {
 	.remedy = "remove the second devpts mount at boot (fstab or init script); once "
 		  "nothing holds the covered instance: umount /dev/pts (unmounts the top "
 		  "only if it is the duplicate)",
+	.severity_note = "info when the whole stack is hidden under another mount (the old /dev "
+			 "under a container's new one): nothing reaches it by path",
 	.run = devpts_overmount,
 };
