@@ -1,6 +1,36 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "checks/check.h"
 
+/* A devpts mount of the stack that arrived by propagation: a peer (same shared:N) of a mount at
+ * another mountpoint made before it (a lower mount id: the kernel numbers the mount it was asked
+ * for before the copies it propagates). Sets *ret_in (the stack's member) and returns the
+ * earliest such peer, where it came from, or NO_MOUNT. */
+static size_t propagation_peer(const struct analysis *a, const size_t *chain, size_t n,
+			       size_t *ret_in)
+{
+	const struct mount_table *t = a->snap->mounts;
+
+	/* chain runs from the top down; the bottom was there first, whatever made it a peer */
+	for (size_t k = 0; k + 1 < n; k++) {
+		const struct mount_entry *m = &t->entries[chain[k]];
+
+		if (!streq(m->fstype, "devpts") || m->shared == 0)
+			continue;
+		size_t origin = NO_MOUNT;
+
+		for (size_t i = 0; i < t->n_entries; i++)
+			if (t->entries[i].shared == m->shared && t->entries[i].id < m->id &&
+			    !streq(t->entries[i].mountpoint, m->mountpoint) &&
+			    (origin == NO_MOUNT || t->entries[i].id < t->entries[origin].id))
+				origin = i;
+		if (origin != NO_MOUNT) {
+			*ret_in = chain[k];
+			return origin;
+		}
+	}
+	return NO_MOUNT;
+}
+
 static int devpts_overmount(const struct check_context *ctx, const struct check_info *info,
 			    struct findings *out)
 {
@@ -9,7 +39,7 @@ static int devpts_overmount(const struct check_context *ctx, const struct check_
 
 	for (size_t top = 0; top < t->n_entries; top++) {
 		const struct mount_entry *e = &t->entries[top];
-		size_t chain[64], n = 0, n_devpts = 0, cur, hidden_by;
+		size_t chain[64], n = 0, n_devpts = 0, cur, hidden_by, peer, member = NO_MOUNT;
 		const struct mount_entry *from_initramfs = NULL;
 		json_object *ev, *stack;
 		struct finding *f;
@@ -70,6 +100,38 @@ static int devpts_overmount(const struct check_context *ctx, const struct check_
 				       "nothing to do for the ptys reached by path; the hidden "
 				       "instances go away with the last process holding one of "
 				       "their ptys") < 0 ||
+			    set_printf(&f->mountpoint, "%s", e->mountpoint) < 0)
+				return -ENOMEM;
+			continue;
+		}
+		peer = propagation_peer(a, chain, n, &member);
+		if (peer != NO_MOUNT) {
+			const struct mount_entry *pm = &t->entries[peer], *mm = &t->entries[member];
+			const struct mount_entry *bind = NULL;
+
+			/* the shared bind it came through: below the peer's own stack */
+			for (size_t b = a->parent[peer]; b != NO_MOUNT && !bind; b = a->parent[b])
+				if (!streq(t->entries[b].mountpoint, pm->mountpoint))
+					bind = &t->entries[b];
+			json_object *jp = check_json_mount(a, peer);
+
+			json_object_object_add(jp, "peer_group", json_object_new_int64(pm->shared));
+			json_object_object_add(jp, "peer_of", json_object_new_int64(mm->id));
+			json_object_object_add(ev, "propagated_from", jp);
+			if (set_printf(
+				&f->summary,
+				"%zu devpts mounts are stacked on %s: mount %u arrived by mount "
+				"propagation, a peer (shared:%u) of mount %u on %s",
+				n_devpts, e->mountpoint, mm->id, mm->shared, pm->id,
+				pm->mountpoint) < 0 ||
+			    set_printf(
+				&f->remedy,
+				"devpts mounted on %s propagated here through a shared bind: "
+				"make that bind a slave before mounting in it (mount "
+				"--make-rslave %s), then, once nothing holds the extra "
+				"instance: umount %s",
+				pm->mountpoint, bind ? bind->mountpoint : pm->mountpoint,
+				e->mountpoint) < 0 ||
 			    set_printf(&f->mountpoint, "%s", e->mountpoint) < 0)
 				return -ENOMEM;
 			continue;

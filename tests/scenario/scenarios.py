@@ -876,6 +876,43 @@ def lxc_bind_capacity(sc):
     sc.expect_probe(res, ok=False, step="open", error="ENOSPC")
 
 
+@case("propagated-stack")
+def propagated_stack(sc):
+    """grml#53, fai#74: a chroot's `mount --rbind /dev` of a shared /dev; devpts mounted inside
+    it propagates back onto the host's /dev/pts. The remedy is about propagation and names the
+    mount it came from."""
+    sc.setup_base()
+    sc.mount_devpts("/dev/pts", HEALTHY)
+    host_dev = pts_device()
+    sc.sh("mount", "--make-rshared", "/dev")
+    chroot_dev = os.path.join(sc.scratch_dir("chroot"), "dev")
+    os.makedirs(chroot_dev)
+    sc.sh("mount", "--rbind", "/dev", chroot_dev)
+    sc.mount_devpts(os.path.join(chroot_dev, "pts"), HEALTHY)
+    stack = mount_stack("/dev/pts")
+    if len(stack) != 2 or stack[0]["device"] != host_dev:
+        raise SetupError("devpts did not propagate onto /dev/pts: %s" % stack)
+    origin = top_mount(os.path.join(chroot_dev, "pts"))
+    report = sc.audit()
+    sc.expect(report, ["devpts-overmount", "devpts-overmount"])
+    f = [x for x in report.get("findings", []) if (x.get("evidence") or {}).get("mountpoint") == "/dev/pts"]
+    sc.check.eq(len(f), 1, "one devpts-overmount finding at /dev/pts")
+    if f:
+        ev = f[0].get("evidence", {})
+        sc.check.eq(
+            project([ev.get("propagated_from")], ("mount_id", "mountpoint", "peer_of"))[0],
+            {"mount_id": origin["mount_id"], "mountpoint": origin["mountpoint"], "peer_of": stack[1]["mount_id"]},
+            "devpts-overmount evidence propagated_from",
+        )
+        sc.check.true(
+            "mount --make-rslave %s" % chroot_dev in (f[0].get("remedy") or ""),
+            "the remedy makes the chroot's bind a slave: %r" % f[0].get("remedy"),
+        )
+    sc.expect_serving(report, stack[1]["device"])
+    res = sc.probe()
+    sc.expect_probe(res, ok=True, gid=TTY_GID, dev=stack[1]["device"], by_name="same")
+
+
 # ---------------------------------------------------------------------------
 # User namespaces: judged in their own numbers
 
