@@ -913,6 +913,50 @@ def propagated_stack(sc):
     sc.expect_probe(res, ok=True, gid=TTY_GID, dev=stack[1]["device"], by_name="same")
 
 
+@case("pidns-mount-namespace")
+def pidns_mount_namespace(sc):
+    """Whether the audit runs in the initial mount namespace is never judged by pid 1: in its own
+    pid namespace (a container's init is pid 1) it is unknown, and said so. nsenter -m alone into
+    such a container leaves /proc/self dangling: the error names the file."""
+    sc.setup_base()
+    sc.mount_devpts("/dev/pts", HEALTHY)
+    report = sc.audit()
+    sc.expect(report, [])
+    sc.check.eq((report.get("host") or {}).get("mount_namespace"), "other",
+                "this case's own private mount namespace, told by kthreadd")
+    inner = sc.sh("unshare", "--pid", "--fork", "--mount", "--mount-proc", sc.ptsguard, "audit", "--json", ok=False)
+    try:
+        inner_report = json.loads(inner.stdout)
+    except ValueError:
+        raise SetupError("no JSON from the audit in a pid namespace (%d): %s" % (inner.returncode, inner.stderr))
+    sc.validate_report(inner_report, inner.returncode, "live")
+    sc.check.eq((inner_report.get("host") or {}).get("mount_namespace"), "unknown",
+                "in its own pid namespace (pid 1 is its init) the mount namespace is unknown")
+    sc.check.eq(inner.returncode, 0, "exit status in a pid namespace")
+
+    holder = subprocess.Popen(
+        ["unshare", "--pid", "--fork", "--mount", "--mount-proc", "sleep", "60"],
+        stdin=sc.null, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    sc.helpers.append(holder)
+    child = None
+    for _ in range(100):
+        try:
+            with open("/proc/%d/task/%d/children" % (holder.pid, holder.pid)) as f:
+                pids = f.read().split()
+        except OSError:
+            pids = []
+        if pids:
+            child = pids[0]
+            break
+        subprocess.run(["sleep", "0.05"])
+    if child is None:
+        raise SetupError("the pid namespace's init did not start")
+    r = sc.sh("nsenter", "-t", child, "-m", sc.ptsguard, "audit", ok=False)
+    sc.check.eq(r.returncode, 3, "exit status of an audit that cannot read mountinfo")
+    sc.check.true("/proc/self/mountinfo" in r.stderr, "the error names the file: %r" % r.stderr)
+
+
 # ---------------------------------------------------------------------------
 # User namespaces: judged in their own numbers
 
