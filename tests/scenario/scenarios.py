@@ -1072,6 +1072,28 @@ def userns_rootless_healthy(sc):
     sc.expect_probe(res, ok=True, uid=UNPRIVILEGED_UID, gid=TTY_GID, mode="0620", by_name="same")
 
 
+@case("userns-rootless-host-stack")
+def userns_rootless_host_stack(sc):
+    """The same rootless container over a host whose /dev/pts has two stacked devpts: that stack
+    stays locked under the container's new /dev. Nothing reachable is affected: info only."""
+    sc.setup_base()
+    sc.mount_devpts("/dev/pts", HEALTHY)
+    sc.mount_devpts("/dev/pts", HEALTHY)
+    null = os.path.join(sc.workdir, "null")
+    open(null, "w").close()
+    os.chmod(null, 0o666)
+    setup = (USERNS_DEV % null) + "; mount -t devpts -o gid=5,mode=620,ptmxmode=666 devpts /dev/pts"
+    report, snap, res = userns_audit(sc, 65536, setup)
+    sc.expect(report, ["devpts-overmount"], severities={"devpts-overmount": "info"})
+    f = sc.finding(report, "devpts-overmount")
+    if f is not None:
+        sc.check.eq(f.get("severity"), "info", "the hidden host stack is info")
+        sc.check.eq((f.get("evidence") or {}).get("hidden"), True, "evidence hidden")
+        sc.check.eq(((f.get("evidence") or {}).get("hidden_by") or {}).get("mountpoint"), "/dev",
+                    "hidden by the container's /dev")
+    sc.expect_probe(res, ok=True, uid=UNPRIVILEGED_UID, gid=TTY_GID, mode="0620", by_name="same")
+
+
 @case("userns-single-id")
 def userns_single_id(sc):
     """unshare -r, unprivileged bubblewrap: one id mapped; gid=5 cannot be mounted (EINVAL). The
