@@ -527,7 +527,10 @@ int analysis_relevant_mounts(const struct analysis *a, size_t **ret, size_t *ret
 	for (size_t i = 0; i < n; i++) {
 		const struct mount_entry *e = &t->entries[i];
 
+		/* /dev and /dev/pts too: ptmx-foreign-instance and ptmx-locked read what is
+		 * mounted there whatever /dev/ptmx is */
 		if (streq(e->fstype, "devpts") || streq(e->mountpoint, PTMX_PATH) ||
+		    streq(e->mountpoint, PTMX_DIR) || streq(e->mountpoint, PTS_PATH) ||
 		    (a->pts_path && streq(e->mountpoint, a->pts_path)))
 			ADD(i);
 	}

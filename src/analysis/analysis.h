@@ -94,6 +94,8 @@ struct instance *analysis_find_instance(const struct analysis *a, dev_t dev);
 const char *ptmx_kind_to_string(enum ptmx_kind k);
 
 #define PTMX_PATH	"/dev/ptmx"
+#define PTMX_DIR	"/dev"	   /* the directory of PTMX_PATH */
+#define PTS_PATH	"/dev/pts" /* where ptsname() names the slaves */
 #define PTMX_RDEV_MAJOR 5
 #define PTMX_RDEV_MINOR 2
 /* Unix98 pty slaves use majors 136..143, 256 minors each. */
