@@ -953,8 +953,12 @@ def pidns_mount_namespace(sc):
     if child is None:
         raise SetupError("the pid namespace's init did not start")
     r = sc.sh("nsenter", "-t", child, "-m", sc.ptsguard, "audit", ok=False)
-    sc.check.eq(r.returncode, 3, "exit status of an audit that cannot read mountinfo")
     sc.check.true("/proc/self/mountinfo" in r.stderr, "the error names the file: %r" % r.stderr)
+    if "LeakSanitizer has encountered a fatal error" in r.stderr:
+        # LeakSanitizer needs /proc/self at exit and turns the status into 1 without it.
+        log("not checking the exit status: a sanitizer build cannot exit cleanly without /proc/self")
+        return
+    sc.check.eq(r.returncode, 3, "exit status of an audit that cannot read mountinfo")
 
 
 # ---------------------------------------------------------------------------
