@@ -935,10 +935,17 @@ def pidns_mount_namespace(sc):
     sc.check.eq(inner.returncode, 0, "exit status in a pid namespace")
 
     holder = subprocess.Popen(
-        ["unshare", "--pid", "--fork", "--mount", "--mount-proc", "sleep", "60"],
+        ["unshare", "--pid", "--fork", "--kill-child", "--mount", "--mount-proc", "sleep", "60"],
         stdin=sc.null, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )
-    sc.helpers.append(holder)
+    try:
+        nsenter_names_the_file(sc, holder)
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+def nsenter_names_the_file(sc, holder):
     child = None
     for _ in range(100):
         try:
