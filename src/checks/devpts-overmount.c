@@ -165,11 +165,14 @@ const struct check_info check_devpts_overmount = {
 	.severity = SEVERITY_WARNING,
 	.message_id = "e21ed20fd98349989c744ade7035adb3",
 	.summary = "devpts mounts are stacked on one mountpoint",
-	.explanation = "Two or more devpts mounts sit on one mountpoint; only the top one is "
-		       "reachable. This is the CentOS 6 pattern (the initramfs devpts is moved to "
-		       "/dev/pts, then mount -a mounts another on top) and Slackware 14.1's. Since "
-		       "Linux 4.7 each is a separate instance: ptys opened before the second "
-		       "mount live on the covered one.",
+	.explanation =
+	    "Two or more devpts mounts sit on one mountpoint; only the top one is "
+	    "reachable. This is the CentOS 6 pattern (the initramfs devpts is moved to "
+	    "/dev/pts, then mount -a mounts another on top) and Slackware 14.1's. Since "
+	    "Linux 4.7 each is a separate instance: ptys opened before the second "
+	    "mount live on the covered one. A devpts that arrived by mount propagation "
+	    "(a chroot's rbind of a shared /dev) is named with the mount it came from; a "
+	    "stack hidden as a whole under another mount is only reported as info.",
 	.remedy = "remove the second devpts mount at boot (fstab or init script); once "
 		  "nothing holds the covered instance: umount /dev/pts (unmounts the top "
 		  "only if it is the duplicate)",
