@@ -218,6 +218,27 @@ struct instance *analysis_find_instance(const struct analysis *a, dev_t dev)
 	return NULL;
 }
 
+/* mountinfo prints gid= and uid= as the initial user namespace numbers them; the judged
+ * namespace's tty group and users are its own numbers. An id it cannot name keeps the initial
+ * namespace's number and is marked unmapped. */
+static void translate_owner(const struct snapshot *s, struct instance *in)
+{
+	unsigned v;
+
+	if (in->options.has_gid) {
+		if (idmap_from_initial(s->gid_map, in->options.gid, &v) >= 0)
+			in->options.gid = v;
+		else
+			in->gid_unmapped = true;
+	}
+	if (in->options.has_uid) {
+		if (idmap_from_initial(s->uid_map, in->options.uid, &v) >= 0)
+			in->options.uid = v;
+		else
+			in->uid_unmapped = true;
+	}
+}
+
 static int collect_instances(struct analysis *a)
 {
 	const struct mount_table *t = a->snap->mounts;
@@ -247,6 +268,7 @@ static int collect_instances(struct analysis *a)
 			in = &a->instances[a->n_instances++];
 			*in = (struct instance){ .dev = e->dev, .visible_mount = NO_MOUNT };
 			devpts_options_parse(e->super_options, &in->options);
+			translate_owner(a->snap, in);
 		}
 		if (GROW(in->mounts, in->allocated_mounts, in->n_mounts + 1) < 0)
 			return -ENOMEM;
@@ -284,6 +306,18 @@ static bool is_ptmx_rdev(const struct node *n)
 {
 	return n->type == NODE_CHAR && major(n->rdev) == PTMX_RDEV_MAJOR &&
 	       minor(n->rdev) == PTMX_RDEV_MINOR;
+}
+
+/* The reachable mount of the instance's root, where its slaves are: a bind mount of its ptmx
+ * node (LXC's /dev/ptmx) reaches the instance but holds no slave. NO_MOUNT when none. */
+static size_t instance_root_mount(const struct analysis *a, const struct instance *in)
+{
+	const struct mount_table *t = a->snap->mounts;
+
+	for (size_t k = 0; k < in->n_mounts; k++)
+		if (a->reachable[in->mounts[k]] && streq(t->entries[in->mounts[k]].root, "/"))
+			return in->mounts[k];
+	return NO_MOUNT;
 }
 
 static void set_serving(struct analysis *a, struct instance *in, size_t via)
@@ -362,7 +396,18 @@ static int route_ptmx(struct analysis *a)
 	/* A devpts ptmx node (through a symlink or a bind mount) serves its own instance. */
 	in = analysis_find_instance(a, n->dev);
 	if (in) {
-		size_t via = a->ptmx_kind == PTMX_BIND ? a->ptmx_bind_mount : NO_MOUNT;
+		_cleanup_free_ char *holder = path_dirname(n->path);
+		size_t via = holder ? analysis_mount_at(a, holder) : NO_MOUNT;
+
+		if (!holder)
+			return -ENOMEM;
+		/* The mount its slaves are under: the one holding the node when that is the
+		 * instance's root, else any reachable root mount of it, else the bind itself. */
+		if (via == NO_MOUNT || t->entries[via].dev != in->dev ||
+		    !streq(t->entries[via].root, "/"))
+			via = instance_root_mount(a, in);
+		if (via == NO_MOUNT && a->ptmx_kind == PTMX_BIND)
+			via = a->ptmx_bind_mount;
 		set_serving(a, in, via);
 		return 0;
 	}
@@ -482,7 +527,10 @@ int analysis_relevant_mounts(const struct analysis *a, size_t **ret, size_t *ret
 	for (size_t i = 0; i < n; i++) {
 		const struct mount_entry *e = &t->entries[i];
 
+		/* /dev and /dev/pts too: ptmx-foreign-instance and ptmx-locked read what is
+		 * mounted there whatever /dev/ptmx is */
 		if (streq(e->fstype, "devpts") || streq(e->mountpoint, PTMX_PATH) ||
+		    streq(e->mountpoint, PTMX_DIR) || streq(e->mountpoint, PTS_PATH) ||
 		    (a->pts_path && streq(e->mountpoint, a->pts_path)))
 			ADD(i);
 	}

@@ -22,9 +22,11 @@ struct instance {
 	dev_t dev;
 	size_t *mounts; /* indices into snapshot->mounts, in mountinfo order */
 	size_t n_mounts, allocated_mounts;
-	struct devpts_options options;
-	bool covered;	      /* no mount of the instance is reachable by path */
-	size_t visible_mount; /* first reachable mount, or NO_MOUNT */
+	struct devpts_options options;	 /* gid= and uid= in the judged user namespace's numbers */
+	bool gid_unmapped, uid_unmapped; /* gid= or uid= has no number there (options keep the
+					  * initial namespace's) */
+	bool covered;			 /* no mount of the instance is reachable by path */
+	size_t visible_mount;		 /* first reachable mount, or NO_MOUNT */
 	bool serving;
 };
 
@@ -92,6 +94,8 @@ struct instance *analysis_find_instance(const struct analysis *a, dev_t dev);
 const char *ptmx_kind_to_string(enum ptmx_kind k);
 
 #define PTMX_PATH	"/dev/ptmx"
+#define PTMX_DIR	"/dev"	   /* the directory of PTMX_PATH */
+#define PTS_PATH	"/dev/pts" /* where ptsname() names the slaves */
 #define PTMX_RDEV_MAJOR 5
 #define PTMX_RDEV_MINOR 2
 /* Unix98 pty slaves use majors 136..143, 256 minors each. */

@@ -25,6 +25,9 @@ const struct check_info *const check_catalog[] = {
 	&check_pty_capacity,
 	&check_fstab_devpts_options,
 	&check_kernel_single_instance,
+	&check_ptmx_foreign_instance,
+	&check_devpts_uid_set,
+	&check_pty_path_blocked,
 };
 
 const size_t check_catalog_size = ELEMENTSOF(check_catalog);

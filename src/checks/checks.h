@@ -48,6 +48,9 @@ struct finding {
 	dev_t *devices;
 	size_t n_devices;
 	json_object *evidence; /* owned */
+	/* The check's repair cannot work here (a gid= the user namespace cannot name): the
+	 * remedy is for a person. */
+	bool manual;
 	/* Fields its journal entries carry besides the common ones, "KEY=value", NULL-terminated;
 	 * or NULL. One allocation holding the strings too: free() releases it. */
 	char **journal_fields;
@@ -85,6 +88,11 @@ struct check_info {
 static inline bool check_repairable(const struct check_info *c)
 {
 	return c->repair != REPAIR_NONE;
+}
+
+static inline bool finding_repairable(const struct finding *f)
+{
+	return check_repairable(f->check) && !f->manual;
 }
 
 /* Every check, in catalog order (the order of `ptsguard checks` and of the man page). */

@@ -8,16 +8,25 @@ static int devpts_gid_mismatch(const struct check_context *ctx, const struct che
 	const struct instance *in = a->serving;
 	const char *mp = check_serving_mountpoint(a);
 	struct finding *f;
+	json_object *ev;
 
 	if (a->route != ROUTE_OK || !in || !in->options.has_gid ||
-	    in->options.gid == ctx->snap->tty_gid)
+	    (!in->gid_unmapped && in->options.gid == ctx->snap->tty_gid))
 		return 0;
-	f = findings_add(out, info, info->severity, check_options_evidence(ctx, in, mp));
+	ev = check_options_evidence(ctx, in, mp);
+	if (in->gid_unmapped)
+		json_object_object_add(ev, "unmapped", json_object_new_boolean(true));
+	f = findings_add(out, info, info->severity, ev);
 	if (!f || finding_add_mount(f, check_serving_mount_id(a), in->dev) < 0 ||
-	    set_printf(&f->summary,
-		       "devpts at %s has gid=%u, but the tty group is %u: new ptys belong to the "
-		       "wrong group",
-		       mp, (unsigned)in->options.gid, (unsigned)ctx->snap->tty_gid) < 0 ||
+	    (in->gid_unmapped
+		 ? set_printf(&f->summary,
+			      "devpts at %s has gid=%u (initial user namespace), which this user "
+			      "namespace does not map: new ptys belong to a group nobody here has",
+			      mp, (unsigned)in->options.gid)
+		 : set_printf(&f->summary,
+			      "devpts at %s has gid=%u, but the tty group is %u: new ptys belong "
+			      "to the wrong group",
+			      mp, (unsigned)in->options.gid, (unsigned)ctx->snap->tty_gid)) < 0 ||
 	    check_set_remount_remedy(f, ctx, in, mp, info) < 0 ||
 	    set_printf(&f->mountpoint, "%s", mp) < 0)
 		return -ENOMEM;

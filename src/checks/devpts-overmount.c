@@ -1,6 +1,36 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "checks/check.h"
 
+/* A devpts mount of the stack that arrived by propagation: a peer (same shared:N) of a mount at
+ * another mountpoint made before it (a lower mount id: the kernel numbers the mount it was asked
+ * for before the copies it propagates). Sets *ret_in (the stack's member) and returns the
+ * earliest such peer, where it came from, or NO_MOUNT. */
+static size_t propagation_peer(const struct analysis *a, const size_t *chain, size_t n,
+			       size_t *ret_in)
+{
+	const struct mount_table *t = a->snap->mounts;
+
+	/* chain runs from the top down; the bottom was there first, whatever made it a peer */
+	for (size_t k = 0; k + 1 < n; k++) {
+		const struct mount_entry *m = &t->entries[chain[k]];
+
+		if (!streq(m->fstype, "devpts") || m->shared == 0)
+			continue;
+		size_t origin = NO_MOUNT;
+
+		for (size_t i = 0; i < t->n_entries; i++)
+			if (t->entries[i].shared == m->shared && t->entries[i].id < m->id &&
+			    !streq(t->entries[i].mountpoint, m->mountpoint) &&
+			    (origin == NO_MOUNT || t->entries[i].id < t->entries[origin].id))
+				origin = i;
+		if (origin != NO_MOUNT) {
+			*ret_in = chain[k];
+			return origin;
+		}
+	}
+	return NO_MOUNT;
+}
+
 static int devpts_overmount(const struct check_context *ctx, const struct check_info *info,
 			    struct findings *out)
 {
@@ -9,7 +39,7 @@ static int devpts_overmount(const struct check_context *ctx, const struct check_
 
 	for (size_t top = 0; top < t->n_entries; top++) {
 		const struct mount_entry *e = &t->entries[top];
-		size_t chain[64], n = 0, n_devpts = 0, cur;
+		size_t chain[64], n = 0, n_devpts = 0, cur, hidden_by, peer, member = NO_MOUNT;
 		const struct mount_entry *from_initramfs = NULL;
 		json_object *ev, *stack;
 		struct finding *f;
@@ -30,11 +60,16 @@ static int devpts_overmount(const struct check_context *ctx, const struct check_
 		if (n_devpts < 2)
 			continue;
 
+		/* A stack nothing reaches (the old /dev under a container's new one): a fact. */
+		hidden_by = a->reachable[top] ? NO_MOUNT : a->covered_by[top];
 		stack = json_object_new_array();
 		ev = json_object_new_object();
 		json_object_object_add(ev, "mountpoint", json_object_new_string(e->mountpoint));
 		json_object_object_add(ev, "stack", stack);
-		f = findings_add(out, info, info->severity, ev);
+		json_object_object_add(ev, "hidden", json_object_new_boolean(!a->reachable[top]));
+		if (!a->reachable[top])
+			json_object_object_add(ev, "hidden_by", check_json_mount(a, hidden_by));
+		f = findings_add(out, info, a->reachable[top] ? info->severity : SEVERITY_INFO, ev);
 		if (!f)
 			return -ENOMEM;
 		for (size_t i = n; i-- > 0;) {
@@ -51,6 +86,55 @@ static int devpts_overmount(const struct check_context *ctx, const struct check_
 			json_object_array_add(stack, jm);
 			if (streq(m->fstype, "devpts") && finding_add_mount(f, m->id, m->dev) < 0)
 				return -ENOMEM;
+		}
+		if (hidden_by != NO_MOUNT || !a->reachable[top]) {
+			const struct mount_entry *h = check_mount_at(a, hidden_by);
+
+			if (set_printf(
+				&f->summary,
+				"%zu devpts mounts are stacked on %s, all hidden by mount %u "
+				"on %s: none of them is reachable by path",
+				n_devpts, e->mountpoint, h ? h->id : 0,
+				h ? h->mountpoint : "?") < 0 ||
+			    set_printf(&f->remedy,
+				       "nothing to do for the ptys reached by path; the hidden "
+				       "instances go away with the last process holding one of "
+				       "their ptys") < 0 ||
+			    set_printf(&f->mountpoint, "%s", e->mountpoint) < 0)
+				return -ENOMEM;
+			continue;
+		}
+		peer = propagation_peer(a, chain, n, &member);
+		if (peer != NO_MOUNT) {
+			const struct mount_entry *pm = &t->entries[peer], *mm = &t->entries[member];
+			const struct mount_entry *bind = NULL;
+
+			/* the shared bind it came through: below the peer's own stack */
+			for (size_t b = a->parent[peer]; b != NO_MOUNT && !bind; b = a->parent[b])
+				if (!streq(t->entries[b].mountpoint, pm->mountpoint))
+					bind = &t->entries[b];
+			json_object *jp = check_json_mount(a, peer);
+
+			json_object_object_add(jp, "peer_group", json_object_new_int64(pm->shared));
+			json_object_object_add(jp, "peer_of", json_object_new_int64(mm->id));
+			json_object_object_add(ev, "propagated_from", jp);
+			if (set_printf(
+				&f->summary,
+				"%zu devpts mounts are stacked on %s: mount %u arrived by mount "
+				"propagation, a peer (shared:%u) of mount %u on %s",
+				n_devpts, e->mountpoint, mm->id, mm->shared, pm->id,
+				pm->mountpoint) < 0 ||
+			    set_printf(
+				&f->remedy,
+				"devpts mounted on %s propagated here through a shared bind: "
+				"make that bind a slave before mounting in it (mount "
+				"--make-rslave %s), then, once nothing holds the extra "
+				"instance: umount %s",
+				pm->mountpoint, bind ? bind->mountpoint : pm->mountpoint,
+				e->mountpoint) < 0 ||
+			    set_printf(&f->mountpoint, "%s", e->mountpoint) < 0)
+				return -ENOMEM;
+			continue;
 		}
 		if ((from_initramfs && from_initramfs != e
 			 ? set_printf(
@@ -81,13 +165,18 @@ const struct check_info check_devpts_overmount = {
 	.severity = SEVERITY_WARNING,
 	.message_id = "e21ed20fd98349989c744ade7035adb3",
 	.summary = "devpts mounts are stacked on one mountpoint",
-	.explanation = "Two or more devpts mounts sit on one mountpoint; only the top one is "
-		       "reachable. This is the CentOS 6 pattern (the initramfs devpts is moved to "
-		       "/dev/pts, then mount -a mounts another on top) and Slackware 14.1's. Since "
-		       "Linux 4.7 each is a separate instance: ptys opened before the second "
-		       "mount live on the covered one.",
+	.explanation =
+	    "Two or more devpts mounts sit on one mountpoint; only the top one is "
+	    "reachable. This is the CentOS 6 pattern (the initramfs devpts is moved to "
+	    "/dev/pts, then mount -a mounts another on top) and Slackware 14.1's. Since "
+	    "Linux 4.7 each is a separate instance: ptys opened before the second "
+	    "mount live on the covered one. A devpts that arrived by mount propagation "
+	    "(a chroot's rbind of a shared /dev) is named with the mount it came from; a "
+	    "stack hidden as a whole under another mount is only reported as info.",
 	.remedy = "remove the second devpts mount at boot (fstab or init script); once "
 		  "nothing holds the covered instance: umount /dev/pts (unmounts the top "
 		  "only if it is the duplicate)",
+	.severity_note = "info when the whole stack is hidden under another mount (the old /dev "
+			 "under a container's new one): nothing reaches it by path",
 	.run = devpts_overmount,
 };

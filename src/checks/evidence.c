@@ -110,6 +110,20 @@ int check_set_remount_remedy(struct finding *f, const struct check_context *ctx,
 		.last_healthy = initramfs_healthy_mode(ctx->snap, in->dev),
 	};
 
+	/* gid= names a group of the mounter's user namespace: one that maps no such gid (a
+	 * single-id map, as unshare -r and rootless setups make) refuses the mount (EINVAL). */
+	if (info->remount_owner && !idmap_has_inside(ctx->snap->gid_map, ctx->snap->tty_gid)) {
+		f->manual = true;
+		json_object_object_add(f->evidence, "gid_settable", json_object_new_boolean(false));
+		return set_printf(
+		    &f->remedy,
+		    "gid=%u cannot be set on %s here: this user namespace maps no "
+		    "gid %u, so the mount fails with EINVAL; map a range that "
+		    "includes the tty group (/etc/subgid, newgidmap) to the container "
+		    "and mount devpts with gid=%u there",
+		    (unsigned)ctx->snap->tty_gid, mp, (unsigned)ctx->snap->tty_gid,
+		    (unsigned)ctx->snap->tty_gid);
+	}
 	free(f->remedy);
 	f->remedy = devpts_remount_command(&in->options, &fix, mp);
 	return f->remedy ? 0 : -ENOMEM;

@@ -1,6 +1,16 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "checks/check.h"
 
+/* /dev/ptmx is a symlink on the host's devtmpfs, where the kernel itself made a char node 5:2:
+ * something replaced it (runc#80: a container given the host's /dev made its pts/ptmx link). */
+static bool node_replaced(const struct analysis *a)
+{
+	const struct mount_entry *dev = check_mount_at(a, analysis_mount_at(a, PTMX_DIR));
+
+	return a->ptmx_kind == PTMX_SYMLINK && dev && streq(dev->fstype, "devtmpfs") &&
+	       a->ptmx->dev == dev->dev;
+}
+
 static int ptmx_locked(const struct check_context *ctx, const struct check_info *info,
 		       struct findings *out)
 {
@@ -9,6 +19,7 @@ static int ptmx_locked(const struct check_context *ctx, const struct check_info 
 	const struct instance *in = a->serving;
 	const char *mp = check_serving_mountpoint(a);
 	char mode[8], ptmxmode[8];
+	bool replaced;
 	struct finding *f;
 	json_object *ev;
 
@@ -24,6 +35,9 @@ static int ptmx_locked(const struct check_context *ctx, const struct check_info 
 	json_object_object_add(ev, "node_mode", json_new_mode(fin->mode));
 	json_object_object_add(ev, "ptmxmode", json_new_mode(in->options.ptmxmode));
 	json_object_object_add(ev, "mountpoint", json_object_new_string(mp));
+	replaced = node_replaced(a);
+	if (replaced)
+		json_object_object_add(ev, "replaced_node", json_object_new_boolean(true));
 	f = findings_add(out, info, info->severity, ev);
 	if (!f || finding_add_mount(f, check_serving_mount_id(a), in->dev) < 0 ||
 	    set_printf(&f->summary,
@@ -37,6 +51,15 @@ static int ptmx_locked(const struct check_context *ctx, const struct check_info 
 	    check_set_remount_remedy(f, ctx, in, mp, info) < 0 ||
 	    set_printf(&f->mountpoint, "%s", mp) < 0)
 		return -ENOMEM;
+	if (replaced) {
+		/* Put the device back rather than opening this instance's ptmx to everyone. */
+		f->manual = true;
+		if (set_printf(&f->remedy,
+			       "restore the device node the kernel's devtmpfs had: rm %s && mknod "
+			       "-m 0666 %s c %d %d",
+			       PTMX_PATH, PTMX_PATH, PTMX_RDEV_MAJOR, PTMX_RDEV_MINOR) < 0)
+			return -ENOMEM;
+	}
 	return 0;
 }
 
@@ -50,7 +73,9 @@ const struct check_info check_ptmx_locked = {
 	    "node inside a devpts instance, and that node's mode (the ptmxmode= mount "
 	    "option, 000 by default) does not let other users open it: every non-root "
 	    "pty allocation fails with EACCES. systemd's PrivateDevices= (systemd#7878), "
-	    "rkt and runc produced this layout.",
+	    "rkt and runc produced this layout. When the link replaced the char node of "
+	    "the host's devtmpfs (runc#80: a container given the host's /dev), the remedy "
+	    "restores the node instead of opening the instance's ptmx to everyone.",
 	.remedy = "mount -o remount,ptmxmode=0666 /dev/pts",
 	.repair = REPAIR_REMOUNT,
 	.remount_ptmx = true,

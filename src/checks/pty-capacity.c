@@ -16,6 +16,8 @@ static int pty_capacity(const struct check_context *ctx, const struct check_info
 		json_object_object_add(ev, "pty_max", json_object_new_int64(s->pty_max));
 		json_object_object_add(ev, "pty_reserve", json_object_new_int64(s->pty_reserve));
 		json_object_object_add(ev, "limit", json_object_new_int64(limit));
+		json_object_object_add(ev, "mount_namespace",
+				       json_object_new_string(snapshot_mount_ns_kind(s)));
 		f = findings_add(out, info, info->severity, ev);
 		if (!f ||
 		    set_printf(&f->summary,

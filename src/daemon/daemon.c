@@ -537,7 +537,7 @@ static int daemon_repair(struct daemon *d, struct audit *now)
 			_cleanup_free_ char *kb = finding_key(b);
 			seen = seen || (kb && streq(kb, key));
 		}
-		if (!seen && check_repairable(f->check) &&
+		if (!seen && finding_repairable(f) &&
 		    GROW(fresh.items, fresh.allocated, fresh.n_items + 1) >= 0)
 			fresh.items[fresh.n_items++] = *f; /* borrowed: freed with now */
 	}

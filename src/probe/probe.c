@@ -142,6 +142,60 @@ static int probe_ptmx(struct snapshot *s)
 	return 0;
 }
 
+/* A directory and its ancestors, each once. */
+static int probe_dir_chain(struct snapshot *s, const char *dir)
+{
+	_cleanup_free_ char *cur = strdup(dir);
+	int r;
+
+	if (!cur)
+		return -ENOMEM;
+	for (;;) {
+		char *next;
+
+		r = add_node(s, cur);
+		if (r < 0 || streq(cur, "/"))
+			return r;
+		next = path_dirname(cur);
+		if (!next)
+			return -ENOMEM;
+		free(cur);
+		cur = next;
+	}
+}
+
+/* The directories a non-root open walks through (pty-path-blocked): those holding each hop of
+ * /dev/ptmx's symlink chain, and /dev/pts, where ptsname() names the slaves. */
+static int probe_path_dirs(struct snapshot *s)
+{
+	_cleanup_free_ char *cur = strdup(PTMX_PATH), *dir = path_dirname(PTMX_PATH);
+	_cleanup_free_ char *pts = dir ? path_join(dir, "pts") : NULL;
+	int r;
+
+	if (!cur || !pts)
+		return -ENOMEM;
+	for (int hops = 0; hops < 8; hops++) {
+		_cleanup_free_ char *d = path_dirname(cur);
+		const struct node *n;
+		char *next;
+
+		if (!d)
+			return -ENOMEM;
+		r = probe_dir_chain(s, d);
+		if (r < 0)
+			return r;
+		n = snapshot_find_node(s, cur);
+		if (!n || n->type != NODE_SYMLINK || !n->target)
+			break;
+		next = path_resolve_lexical(cur, n->target);
+		if (!next)
+			return -ENOMEM;
+		free(cur);
+		cur = next;
+	}
+	return probe_dir_chain(s, pts);
+}
+
 static int compare_paths(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);
@@ -435,18 +489,75 @@ static void probe_initramfs_record(struct snapshot *s)
 	json_object_put(o);
 }
 
+/* Is pid 2 a kernel thread (PF_KTHREAD in the flags, field 9 of stat)? Kernel threads share
+ * the initial namespaces; /proc shows them only when it belongs to the initial pid namespace. */
+static bool is_kernel_thread(const char *pid)
+{
+	_cleanup_free_ char *text = NULL, *path = NULL;
+	const char *p;
+	unsigned long flags;
+
+	if (asprintf(&path, "/proc/%s/stat", pid) < 0 ||
+	    read_full_file(path, 4096, &text, NULL) < 0)
+		return false;
+	p = strrchr(text, ')'); /* comm may hold anything */
+	return p && sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %lu", &flags) == 1 &&
+	       (flags & 0x00200000UL);
+}
+
+/*
+ * Instances mounted outside the initial mount namespace cannot use kernel.pty.reserve. pid 1
+ * is no witness (in a container it is the container's init); a kernel thread is: kthreadd
+ * (pid 2) lives in the initial mount namespace. When /proc shows none (its own pid namespace),
+ * or its namespace cannot be read, it is not known, and the reserve is assumed not to apply.
+ */
+static void probe_initial_mount_ns(struct snapshot *s)
+{
+	struct stat self, kthread;
+
+	s->initial_mount_ns_unknown = false;
+	if (stat("/proc/self/ns/mnt", &self) < 0) {
+		s->initial_mount_ns = true; /* no namespaces at all */
+		return;
+	}
+	if (!is_kernel_thread("2") || stat("/proc/2/ns/mnt", &kthread) < 0) {
+		s->initial_mount_ns = false;
+		s->initial_mount_ns_unknown = true;
+		return;
+	}
+	s->initial_mount_ns = self.st_ino == kthread.st_ino && self.st_dev == kthread.st_dev;
+}
+
+/* The maps of the user namespace the audit judges; none recorded for the initial one (a single
+ * line mapping every id to itself). */
+static void probe_idmaps(struct snapshot *s)
+{
+	char **maps[] = { &s->uid_map, &s->gid_map };
+	const char *paths[] = { "/proc/self/uid_map", "/proc/self/gid_map" };
+
+	for (size_t i = 0; i < ELEMENTSOF(maps); i++) {
+		_cleanup_free_ char *text = NULL;
+		unsigned long long in, out, count;
+		int used = 0;
+
+		if (read_full_file(paths[i], 64 * 1024, &text, NULL) < 0)
+			continue;
+		if (sscanf(text, " %llu %llu %llu %n", &in, &out, &count, &used) == 3 &&
+		    text[used] == 0 && in == 0 && out == 0 && count == 4294967295ULL)
+			continue;
+		*maps[i] = TAKE_PTR(text);
+	}
+}
+
 static void probe_kernel(struct snapshot *s)
 {
-	struct stat self, init;
-
 	(void)read_long_file("/proc/sys/kernel/pty/max", &s->pty_max);
 	(void)read_long_file("/proc/sys/kernel/pty/reserve", &s->pty_reserve);
 	(void)read_long_file("/proc/sys/kernel/pty/nr", &s->pty_nr);
 	if (read_long_file("/proc/sys/user/max_user_namespaces", &s->user_namespaces_max) < 0)
 		s->user_namespaces_max = 0;
-	/* Instances mounted outside the initial mount namespace cannot use kernel.pty.reserve. */
-	s->initial_mount_ns = stat("/proc/self/ns/mnt", &self) < 0 ||
-			      stat("/proc/1/ns/mnt", &init) < 0 || self.st_ino == init.st_ino;
+	probe_initial_mount_ns(s);
+	probe_idmaps(s);
 }
 
 static int probe_identity(struct snapshot *s, const struct probe_options *opts)
@@ -494,8 +605,11 @@ static int probe_mounts(struct snapshot *s, const struct probe_options *opts,
 			return r;
 	}
 	r = read_full_file("/proc/self/mountinfo", MOUNTINFO_SIZE_MAX, &text, &size);
-	if (r < 0)
+	if (r < 0) {
+		/* Name the file: with nsenter -m alone, /proc may be another pid namespace's. */
+		snprintf(err->message, sizeof(err->message), "/proc/self/mountinfo");
 		return r;
+	}
 	if (opts->need_mountinfo_text)
 		return snapshot_set_mountinfo(s, text, size, err);
 	/* Nobody wants the text itself: parse it in place, not a copy of it. */
@@ -532,7 +646,8 @@ int probe_base(const struct probe_options *opts, struct snapshot **ret, struct p
 	if (r < 0 && r != -ENOENT)
 		s->fstab = NULL; /* unreadable fstab: nothing to say about it */
 
-	if ((r = probe_ptmx(s)) < 0 || (r = probe_mountpoints(s)) < 0)
+	if ((r = probe_ptmx(s)) < 0 || (r = probe_path_dirs(s)) < 0 ||
+	    (r = probe_mountpoints(s)) < 0)
 		return r;
 	*ret = TAKE_PTR(s);
 	return 0;

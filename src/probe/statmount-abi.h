@@ -112,7 +112,8 @@ _Static_assert(sizeof(struct statmount_reply) == 512, "statmount ABI");
 
 #define DEVPTS_MAGIC 0x1cd1 /* sb_magic of devpts */
 
-#define SM_PROPAGATION_SLAVE (1u << 19) /* MS_SLAVE, in mnt_propagation */
+#define SM_PROPAGATION_SLAVE  (1u << 19) /* MS_SLAVE, in mnt_propagation */
+#define SM_PROPAGATION_SHARED (1u << 20) /* MS_SHARED */
 
 static inline long sys_listmount(const struct mount_id_request *req, uint64_t *ids, size_t n)
 {

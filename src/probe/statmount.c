@@ -23,10 +23,11 @@
 #include "util/limits.h"
 #include "util/util.h"
 
-/* Everything mountinfo prints but its optional fields: struct mount_entry has no propagation,
- * and STATMOUNT_PROPAGATE_FROM is what makes mountinfo quadratic among slaves (see
- * mount_table_prefer_kernel()). The kernel leaves a string's bit out of the returned mask when
- * the string is empty, so only supported_mask says whether a field exists at all. */
+/* Everything mountinfo prints but propagate_from and unbindable among its optional fields (the
+ * peer groups come with STATMOUNT_MNT_BASIC); STATMOUNT_PROPAGATE_FROM is what makes mountinfo
+ * quadratic among slaves (see mount_table_prefer_kernel()). The kernel leaves a string's bit out of
+ * the returned mask when the string is empty, so only supported_mask says whether a field exists at
+ * all. */
 #define SM_WANTED                                                                                  \
 	(SM_SB_BASIC | SM_MNT_BASIC | SM_MNT_ROOT | SM_MNT_POINT | SM_FS_TYPE | SM_MNT_OPTS |      \
 	 SM_FS_SUBTYPE | SM_SB_SOURCE)
@@ -213,6 +214,11 @@ static int add_entry(const struct statmount_reply *sm, struct mount_entry *e,
 		.id = sm->mnt_id_old,
 		.parent_id = sm->mnt_parent_id_old,
 		.dev = makedev(sm->sb_dev_major, sm->sb_dev_minor),
+		/* the peer groups mountinfo prints as shared:N and master:N (STATMOUNT_MNT_BASIC)
+		 */
+		.shared =
+		    sm->mnt_propagation & SM_PROPAGATION_SHARED ? (unsigned)sm->mnt_peer_group : 0,
+		.master = sm->mnt_propagation & SM_PROPAGATION_SLAVE ? (unsigned)sm->mnt_master : 0,
 	};
 	if ((r = put_string(b, root, &o->root)) < 0 ||
 	    (r = put_string(b, mountpoint, &o->mountpoint)) < 0)

@@ -218,7 +218,7 @@ int repair_plan(const struct analysis *an, const struct findings *fs,
 
 		if (!wanted(o, f->check->id))
 			continue;
-		switch (f->check->repair) {
+		switch (f->manual ? REPAIR_NONE : f->check->repair) {
 		case REPAIR_REMOUNT:
 			r = plan_remount(p, an, f, o, owner, ptmx);
 			break;

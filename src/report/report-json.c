@@ -41,6 +41,8 @@ static json_object *host_json(const struct report *r)
 	json_object_object_add(o, "tty_gid", json_object_new_int64(r->snap->tty_gid));
 	json_object_object_add(o, "user_namespaces",
 			       json_object_new_boolean(r->snap->user_namespaces_max > 0));
+	json_object_object_add(o, "mount_namespace",
+			       json_object_new_string(snapshot_mount_ns_kind(r->snap)));
 	return o;
 }
 
@@ -143,8 +145,7 @@ static json_object *finding_json(const struct finding *f)
 	json_object_object_add(o, "devices", devs);
 	json_object_object_add(o, "evidence", json_object_get(f->evidence));
 	json_object_object_add(o, "remedy", json_new_string_or_null(f->remedy));
-	json_object_object_add(o, "repairable",
-			       json_object_new_boolean(check_repairable(f->check)));
+	json_object_object_add(o, "repairable", json_object_new_boolean(finding_repairable(f)));
 	return o;
 }
 

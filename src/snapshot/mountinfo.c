@@ -34,7 +34,8 @@ bool mount_entry_equal(const struct mount_entry *x, const struct mount_entry *y)
 	       x->dev == y->dev && streq(x->root, y->root) && streq(x->mountpoint, y->mountpoint) &&
 	       streq(x->fstype, y->fstype) && streq(x->source, y->source) &&
 	       streq(x->mount_options, y->mount_options) &&
-	       streq(x->super_options, y->super_options);
+	       streq(x->super_options, y->super_options) && x->shared == y->shared &&
+	       x->master == y->master;
 }
 
 int mount_table_copy(const struct mount_table *t, const size_t *idx, size_t n,
@@ -141,10 +142,17 @@ static int parse_line(char *p, char *end, struct mount_entry *e, unsigned line,
 	e->root = next_field(&p, sep);
 	e->mountpoint = next_field(&p, sep);
 	e->mount_options = next_field(&p, sep);
-	/* optional fields (shared:N master:N ...) run up to the separator */
 	if (!e->mount_options || !*e->mount_options || !*e->root || !*e->mountpoint)
 		return fail(err, line,
 			    "expected \"ID PARENT MAJOR:MINOR ROOT MOUNTPOINT OPTIONS\"");
+	/* optional fields (shared:N master:N propagate_from:N unbindable) run up to the
+	 * separator; only the peer groups are kept, anything else is skipped */
+	for (char *opt; (opt = next_field(&p, sep));) {
+		if (strncmp(opt, "shared:", 7) == 0 && parse_u32(opt + 7, &e->shared) < 0)
+			return fail(err, line, "shared:N must be a number");
+		if (strncmp(opt, "master:", 7) == 0 && parse_u32(opt + 7, &e->master) < 0)
+			return fail(err, line, "master:N must be a number");
+	}
 	if (parse_u32(id, &e->id) < 0 || parse_u32(parent, &e->parent_id) < 0)
 		return fail(err, line, "mount id and parent id must be numbers");
 	colon = strchr(devno, ':');

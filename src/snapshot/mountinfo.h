@@ -30,6 +30,8 @@ struct mount_entry {
 	char *source;
 	char *mount_options; /* per mount: rw,nosuid,relatime */
 	char *super_options; /* per superblock: rw,gid=5,mode=620,ptmxmode=000 */
+	unsigned shared;     /* peer group (optional field shared:N), 0 when not shared */
+	unsigned master;     /* peer group it receives from (master:N), 0 when not a slave */
 };
 
 struct mount_table {

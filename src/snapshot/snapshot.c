@@ -53,6 +53,8 @@ struct snapshot *snapshot_free(struct snapshot *s)
 	free(s->mountinfo);
 	mount_table_free(s->mounts);
 	free(s->fstab);
+	free(s->uid_map);
+	free(s->gid_map);
 	FOREACH_ARRAY (n, s->nodes, s->n_nodes) {
 		free(n->path);
 		free(n->target);
@@ -117,6 +119,100 @@ const struct node *snapshot_find_node(const struct snapshot *s, const char *path
 	return NULL;
 }
 
+const char *snapshot_mount_ns_kind(const struct snapshot *s)
+{
+	return s->initial_mount_ns_unknown ? "unknown" : s->initial_mount_ns ? "initial" : "other";
+}
+
+/* ---- user namespace id maps ---- */
+
+/* Each line of a map: "INSIDE OUTSIDE COUNT". Calls fn until it returns true. */
+static bool idmap_each(const char *map,
+		       bool (*fn)(unsigned long long in, unsigned long long out,
+				  unsigned long long count, void *arg),
+		       void *arg)
+{
+	for (const char *p = map; p && *p;) {
+		unsigned long long in, out, count;
+		const char *nl = strchr(p, '\n');
+
+		if (sscanf(p, "%llu %llu %llu", &in, &out, &count) == 3 && fn(in, out, count, arg))
+			return true;
+		p = nl ? nl + 1 : NULL;
+	}
+	return false;
+}
+
+struct idmap_query {
+	unsigned long long id;
+	unsigned result;
+};
+
+static bool outside_matches(unsigned long long in, unsigned long long out, unsigned long long count,
+			    void *arg)
+{
+	struct idmap_query *q = arg;
+
+	if (q->id < out || q->id - out >= count)
+		return false;
+	q->result = (unsigned)(in + (q->id - out));
+	return true;
+}
+
+static bool inside_matches(unsigned long long in, unsigned long long out, unsigned long long count,
+			   void *arg)
+{
+	struct idmap_query *q = arg;
+
+	(void)out;
+	return q->id >= in && q->id - in < count;
+}
+
+int idmap_from_initial(const char *map, unsigned id, unsigned *ret)
+{
+	struct idmap_query q = { .id = id };
+
+	if (!map) {
+		*ret = id;
+		return 0;
+	}
+	if (!idmap_each(map, outside_matches, &q))
+		return -ENOENT;
+	*ret = q.result;
+	return 0;
+}
+
+bool idmap_has_inside(const char *map, unsigned id)
+{
+	struct idmap_query q = { .id = id };
+
+	return !map || idmap_each(map, inside_matches, &q);
+}
+
+/* Optional map text; every line must be three numbers. */
+static int load_idmap(json_object *root, const char *key, char **ret, struct load_error *err)
+{
+	const char *text;
+	int r;
+
+	r = json_get_string(root, "", key, JSON_OPTIONAL | JSON_NULLABLE, &text, err);
+	if (r < 0 || !text)
+		return r;
+	for (const char *p = text; *p;) {
+		unsigned long long a, b, c;
+		const char *nl = strchr(p, '\n');
+		int used = 0;
+
+		if (sscanf(p, " %llu %llu %llu%n", &a, &b, &c, &used) != 3 ||
+		    (p[used] && p[used] != '\n'))
+			return load_fail(
+			    err, "key '%s': each line must be \"INSIDE OUTSIDE COUNT\"", key);
+		p = nl ? nl + 1 : p + strlen(p);
+	}
+	*ret = strdup(text);
+	return *ret ? 0 : -ENOMEM;
+}
+
 /* ---- writing ---- */
 
 json_object *snapshot_to_json(const struct snapshot *s)
@@ -133,13 +229,19 @@ json_object *snapshot_to_json(const struct snapshot *s)
 	json_object_object_add(k, "pty_max", json_object_new_int64(s->pty_max));
 	json_object_object_add(k, "pty_reserve", json_object_new_int64(s->pty_reserve));
 	json_object_object_add(k, "pty_nr", json_object_new_int64(s->pty_nr));
-	json_object_object_add(k, "initial_mount_ns", json_object_new_boolean(s->initial_mount_ns));
+	json_object_object_add(
+	    k, "initial_mount_ns",
+	    s->initial_mount_ns_unknown ? NULL : json_object_new_boolean(s->initial_mount_ns));
 	json_object_object_add(root, "kernel", k);
 	json_object_object_add(root, "tty_gid", json_object_new_int64(s->tty_gid));
 	json_object_object_add(
 	    root, "mountinfo",
 	    json_object_new_string_len(s->mountinfo ?: "", (int)s->mountinfo_size));
 	json_object_object_add(root, "fstab", json_new_string_or_null(s->fstab));
+	if (s->uid_map)
+		json_object_object_add(root, "uid_map", json_object_new_string(s->uid_map));
+	if (s->gid_map)
+		json_object_object_add(root, "gid_map", json_object_new_string(s->gid_map));
 
 	FOREACH_ARRAY (n, s->nodes, s->n_nodes) {
 		json_object *o = json_object_new_object();
@@ -355,10 +457,15 @@ int snapshot_from_json(json_object *root, struct snapshot **ret, struct load_err
 			       &s->pty_reserve, err)) < 0 ||
 	    (r = json_get_long(kernel, "kernel", "pty_nr", 0, INT32_MAX, JSON_REQUIRED, &s->pty_nr,
 			       err)) < 0 ||
-	    (r = json_get(kernel, "kernel", "initial_mount_ns", json_type_boolean, JSON_OPTIONAL,
-			  &v, err)) < 0)
+	    (r = json_get(kernel, "kernel", "initial_mount_ns", json_type_boolean,
+			  JSON_OPTIONAL | JSON_NULLABLE, &v, err)) < 0)
 		return r;
 	s->initial_mount_ns = v ? json_object_get_boolean(v) : true;
+	/* null, not absent: the probe could not tell */
+	s->initial_mount_ns_unknown =
+	    !v && json_object_object_get_ex(kernel, "initial_mount_ns", NULL);
+	if (s->initial_mount_ns_unknown)
+		s->initial_mount_ns = false;
 	if ((r = json_get_long(root, "", "tty_gid", 0, UINT32_MAX, JSON_REQUIRED, &gid, err)) < 0 ||
 	    (r = json_get_string(root, "", "mountinfo", JSON_REQUIRED, &mountinfo, err)) < 0 ||
 	    (r = json_get_string(root, "", "fstab", JSON_NULLABLE, &fstab, err)) < 0)
@@ -368,6 +475,9 @@ int snapshot_from_json(json_object *root, struct snapshot **ret, struct load_err
 		return -ENOMEM;
 	if (fstab && !(s->fstab = strdup(fstab)))
 		return -ENOMEM;
+	if ((r = load_idmap(root, "uid_map", &s->uid_map, err)) < 0 ||
+	    (r = load_idmap(root, "gid_map", &s->gid_map, err)) < 0)
+		return r;
 
 	text = strdup(mountinfo);
 	if (!text)

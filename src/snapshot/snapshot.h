@@ -59,6 +59,11 @@ struct snapshot {
 	long pty_max, pty_reserve, pty_nr;
 	bool
 	    initial_mount_ns; /* optional in JSON: was the snapshot taken in the initial mount ns */
+	bool initial_mount_ns_unknown; /* null in JSON: that could not be told (initial_mount_ns
+					* is then false: the reserve is assumed not to apply) */
+	/* The judged user namespace's id maps, the text of /proc/PID/uid_map and gid_map; NULL
+	 * is the identity (the initial user namespace). Optional in JSON. */
+	char *uid_map, *gid_map;
 	gid_t tty_gid;
 
 	char *mountinfo;
@@ -98,6 +103,15 @@ const struct node *snapshot_find_node(const struct snapshot *s, const char *path
 bool node_is_slave(const struct node *n, const char *mp, dev_t dev, unsigned *index);
 /* Append a copy of h (comm copied). */
 int snapshot_add_holder(struct snapshot *s, const struct holder *h);
+
+/* An id of the initial user namespace (what mountinfo prints) as the namespace of map (a
+ * uid_map or gid_map text, NULL for the identity) numbers it: 0, or -ENOENT when unmapped. */
+int idmap_from_initial(const char *map, unsigned id, unsigned *ret);
+/* Does map give a number to the namespace's own id? (Can gid=id be mounted there?) */
+bool idmap_has_inside(const char *map, unsigned id);
+
+/* "initial", "other" or "unknown": the mount namespace the snapshot was taken in. */
+const char *snapshot_mount_ns_kind(const struct snapshot *s);
 
 const char *node_type_to_string(enum node_type t);
 int node_type_from_string(const char *s);

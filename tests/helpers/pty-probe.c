@@ -9,7 +9,9 @@
  *   pty-probe [--ptmx PATH] [--hold]
  *
  * Success: {"ok":true,"index":0,"uid":1000,"gid":5,"mode":"0620",
- *           "dev":"0:45","rdev":"136:0"}, exit 0.
+ *           "dev":"0:45","rdev":"136:0","by_name":"same"}, exit 0. by_name is what opening
+ *           the slave by the name ptsname() gives yields: "same", "other" (another
+ *           pty: the wrong instance) or an errno name (EACCES).
  * Failure: {"ok":false,"step":"open","errno":13,"error":"EACCES"}, exit 1;
  *          step is one of open, unlock, index, peer, fstat.
  * Bad usage: a message on stderr, exit 2.
@@ -98,16 +100,36 @@ static int report_failure(const char *step, int code)
 	return EXIT_FAILURE;
 }
 
+/* What a program that reopens its slave by the name ptsname() gives (/dev/pts/N) gets:
+ * "same" (the pty TIOCGPTPEER gave), "other" (another pty), or the errno's name. */
+static const char *open_by_name(unsigned int index, const struct stat *peer)
+{
+	char name[64];
+	struct stat st;
+	int fd;
+
+	snprintf(name, sizeof(name), "/dev/pts/%u", index);
+	fd = open(name, O_RDWR | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0)
+		return errno_to_name(errno);
+	if (fstat(fd, &st) < 0) {
+		close(fd);
+		return errno_to_name(errno);
+	}
+	close(fd);
+	return st.st_dev == peer->st_dev && st.st_rdev == peer->st_rdev ? "same" : "other";
+}
+
 static int report_success(unsigned int index, const struct stat *st)
 {
-	char line[256];
+	char line[320];
 
 	snprintf(line, sizeof(line),
 		 "{\"ok\":true,\"index\":%u,\"uid\":%u,\"gid\":%u,\"mode\":\"%04o\","
-		 "\"dev\":\"%u:%u\",\"rdev\":\"%u:%u\"}",
+		 "\"dev\":\"%u:%u\",\"rdev\":\"%u:%u\",\"by_name\":\"%s\"}",
 		 index, (unsigned int)st->st_uid, (unsigned int)st->st_gid,
 		 (unsigned int)(st->st_mode & 07777), major(st->st_dev), minor(st->st_dev),
-		 major(st->st_rdev), minor(st->st_rdev));
+		 major(st->st_rdev), minor(st->st_rdev), open_by_name(index, st));
 	return print_line(line) < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
 }
 

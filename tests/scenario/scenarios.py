@@ -181,8 +181,9 @@ def healthy_bind(sc):
     report = sc.audit()
     sc.expect(report, [])
     sc.check.eq((report.get("ptmx") or {}).get("kind"), "bind", "ptmx.kind")
-    # The instance is reached through the bind mount on /dev/ptmx itself.
-    sc.expect_serving(report, dev, via="/dev/ptmx")
+    # The serving mount is the instance's root, where its slaves are (the bind at /dev/ptmx
+    # reaches the same instance but holds no slave).
+    sc.expect_serving(report, dev)
     res = sc.probe()
     sc.expect_probe(res, ok=True, uid=UNPRIVILEGED_UID, gid=TTY_GID, mode="0620", dev=dev)
 
@@ -711,6 +712,426 @@ def formats_consistent(sc):
     if promtool:
         lint = subprocess.run([promtool, "check", "metrics"], input=prom.stdout, capture_output=True, text=True)
         sc.check.eq((lint.returncode, lint.stdout + lint.stderr), (0, ""), "promtool check metrics")
+
+
+# ---------------------------------------------------------------------------
+# Version 1.1: what users get through the wrong instance, a blocked path, uid=
+
+
+@case("ptmx-foreign-instance")
+def ptmx_foreign_instance(sc):
+    """/dev/ptmx leads into another instance: ptsname() says /dev/pts/0, which there is
+    someone else's pty."""
+    sc.setup_base(ptmx=None)
+    sc.mount_devpts("/dev/pts", HEALTHY)
+    pts_dev = pts_device()
+    # index 0 on /dev/pts: another session
+    _, theirs = sc.hold(unprivileged=False, ptmx="/dev/pts/ptmx")
+    other = sc.scratch_dir("chroot-pts")
+    sc.mount_devpts(other, HEALTHY + ",ptmxmode=0666")
+    other_dev = devnum(os.stat(other).st_dev)
+    os.symlink(os.path.join(other, "ptmx"), "/dev/ptmx")
+    if theirs["index"] != 0 or theirs["dev"] != pts_dev:
+        raise SetupError("the held pty is not index 0 on /dev/pts: %s" % theirs)
+    report = sc.audit()
+    sc.expect(report, ["ptmx-foreign-instance"])
+    f = sc.finding(report, "ptmx-foreign-instance")
+    if f is not None:
+        ev = f.get("evidence", {})
+        sc.check.eq(
+            {k: ev.get(k) for k in ("serving_device", "serving_mountpoint", "pts_path")},
+            {"serving_device": other_dev, "serving_mountpoint": other, "pts_path": "/dev/pts"},
+            "ptmx-foreign-instance evidence",
+        )
+        sc.check.eq((ev.get("pts_mount") or {}).get("device"), pts_dev, "evidence pts_mount.device")
+    # As root, the slave reopened by its name is a different pty from the one allocated.
+    res = sc.probe(unprivileged=False)
+    sc.expect_probe(res, ok=True, index=0, dev=other_dev, by_name="other")
+    # A user allocates fine, then cannot reopen "their" terminal: the name is root's pty.
+    res = sc.probe()
+    sc.expect_probe(res, ok=True, dev=other_dev, by_name="EACCES")
+
+
+@case("devpts-uid-set")
+def devpts_uid_set(sc):
+    sc.setup_base()
+    sc.mount_devpts("/dev/pts", "gid=5,mode=620,uid=0")
+    dev = pts_device()
+    report = sc.audit()
+    sc.expect(report, ["devpts-uid-set"])
+    f = sc.finding(report, "devpts-uid-set")
+    if f is not None:
+        sc.check.eq(f.get("evidence", {}).get("uid"), 0, "devpts-uid-set evidence uid")
+        sc.check.eq(f.get("remedy", "").endswith("mount -o remount,gid=5,mode=620 /dev/pts"), True,
+                    "the remedy remounts without uid=: %r" % f.get("remedy"))
+        sc.check.eq(f.get("repairable"), False, "devpts-uid-set is not repairable")
+    # The user's new slave belongs to root: they cannot reopen their own terminal.
+    res = sc.probe()
+    sc.expect_probe(res, ok=True, uid=0, gid=TTY_GID, mode="0620", dev=dev, by_name="EACCES")
+
+
+@case("pty-path-blocked-dev")
+def pty_path_blocked_dev(sc):
+    sc.setup_base()
+    sc.mount_devpts("/dev/pts", HEALTHY)
+    os.chmod("/dev", 0o700)
+    report = sc.audit()
+    sc.expect(report, ["pty-path-blocked"])
+    f = sc.finding(report, "pty-path-blocked")
+    if f is not None:
+        sc.check.eq(
+            f.get("evidence", {}).get("directories"),
+            [{"path": "/dev", "uid": 0, "gid": 0, "mode": "0700"}],
+            "pty-path-blocked evidence",
+        )
+        sc.check.eq(f.get("remedy"), "chmod o+x /dev", "pty-path-blocked remedy")
+    res = sc.probe()
+    sc.expect_probe(res, ok=False, step="open", errno=13, error="EACCES")
+
+
+@case("pty-path-blocked-pts")
+def pty_path_blocked_pts(sc):
+    sc.setup_base()
+    sc.mount_devpts("/dev/pts", HEALTHY)
+    os.chmod("/dev/pts", 0o700)  # the devpts root itself
+    report = sc.audit()
+    sc.expect(report, ["pty-path-blocked"])
+    f = sc.finding(report, "pty-path-blocked")
+    if f is not None:
+        sc.check.eq(
+            project(f.get("evidence", {}).get("directories"), ("path", "mode")),
+            [{"path": "/dev/pts", "mode": "0700"}],
+            "pty-path-blocked evidence",
+        )
+    # Allocation works (TIOCGPTPEER needs no path); opening the slave by name does not.
+    res = sc.probe()
+    sc.expect_probe(res, ok=True, gid=TTY_GID, by_name="EACCES")
+
+
+@case("hidden-stack")
+def hidden_stack(sc):
+    """A stack at /dev/pts hidden under a new /dev (a container's): info, says what hides it."""
+    sc.setup_base()
+    sc.mount_devpts("/dev/pts", HEALTHY)
+    sc.mount_devpts("/dev/pts", HEALTHY)
+    sc.mount("tmpfs", "/dev", "mode=755")
+    new_dev = top_mount("/dev")
+    os.mknod("/dev/null", 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+    os.chmod("/dev/null", 0o666)
+    os.symlink("pts/ptmx", "/dev/ptmx")
+    os.mkdir("/dev/pts", 0o755)
+    sc.mount_devpts("/dev/pts", HEALTHY + ",ptmxmode=0666")
+    dev = devnum(os.stat("/dev/pts").st_dev)
+    report = sc.audit()
+    sc.expect(report, ["devpts-overmount"], severities={"devpts-overmount": "info"})
+    f = sc.finding(report, "devpts-overmount")
+    if f is not None:
+        ev = f.get("evidence", {})
+        sc.check.eq(f.get("severity"), "info", "a hidden stack is info")
+        sc.check.eq(ev.get("hidden"), True, "evidence hidden")
+        sc.check.eq((ev.get("hidden_by") or {}).get("mount_id"), new_dev["mount_id"], "evidence hidden_by")
+        sc.check.true("reachable" not in f.get("summary", "").replace("none of them is reachable", ""),
+                      "the summary claims nothing reachable: %r" % f.get("summary"))
+    serving = [i.get("device") for i in report.get("instances", []) if i.get("serving")]
+    sc.check.eq(serving, [dev], "the serving instance is the new /dev's")
+    res = sc.probe()
+    sc.expect_probe(res, ok=True, gid=TTY_GID, mode="0620", dev=dev, by_name="same")
+
+
+@case("lxc-bind-capacity")
+def lxc_bind_capacity(sc):
+    """LXC's layout: pts/ptmx bind-mounted over /dev/ptmx, max=16, 15 in use, one slave group 0
+    mode 0666: slaves and capacity are found under the instance's own mountpoint."""
+    sc.setup_base(ptmx=None)
+    sc.mount_devpts("/dev/pts", HEALTHY + ",ptmxmode=0666,max=16")
+    open("/dev/ptmx", "w").close()
+    sc.sh("mount", "--bind", "/dev/pts/ptmx", "/dev/ptmx")
+    dev = pts_device()
+    held = [sc.hold(unprivileged=False)[1] for _ in range(15)]
+    os.chown("/dev/pts/3", 0, 0)
+    os.chmod("/dev/pts/3", 0o666)
+    report = sc.audit()
+    sc.expect(report, ["pty-capacity", "pty-slave-perms"])
+    cap = sc.finding(report, "pty-capacity")
+    if cap is not None:
+        sc.check.eq(
+            {k: cap.get("evidence", {}).get(k) for k in ("mountpoint", "max", "in_use")},
+            {"mountpoint": "/dev/pts", "max": 16, "in_use": len(held)},
+            "pty-capacity evidence",
+        )
+        sc.check.true("/dev/ptmx" not in cap.get("summary", ""), "the summary names /dev/pts: %r" % cap.get("summary"))
+    perms = sc.finding(report, "pty-slave-perms")
+    if perms is not None:
+        sc.check.eq(
+            project(perms.get("evidence", {}).get("slaves"), ("index", "path", "gid", "mode")),
+            [{"index": 3, "path": "/dev/pts/3", "gid": 0, "mode": "0666"}],
+            "pty-slave-perms evidence",
+        )
+    sc.expect_serving(report, dev)
+    res = sc.probe()
+    sc.expect_probe(res, ok=True, index=15, gid=TTY_GID, by_name="same")
+    res = sc.probe()  # the 16th is free again; the 17th would fail: one more held proves it
+    sc.hold(unprivileged=False)
+    res = sc.probe()
+    sc.expect_probe(res, ok=False, step="open", error="ENOSPC")
+
+
+@case("propagated-stack")
+def propagated_stack(sc):
+    """grml#53, fai#74: a chroot's `mount --rbind /dev` of a shared /dev; devpts mounted inside
+    it propagates back onto the host's /dev/pts. The remedy is about propagation and names the
+    mount it came from."""
+    sc.setup_base()
+    sc.mount_devpts("/dev/pts", HEALTHY)
+    host_dev = pts_device()
+    sc.sh("mount", "--make-rshared", "/dev")
+    chroot_dev = os.path.join(sc.scratch_dir("chroot"), "dev")
+    os.makedirs(chroot_dev)
+    sc.sh("mount", "--rbind", "/dev", chroot_dev)
+    sc.mount_devpts(os.path.join(chroot_dev, "pts"), HEALTHY)
+    stack = mount_stack("/dev/pts")
+    if len(stack) != 2 or stack[0]["device"] != host_dev:
+        raise SetupError("devpts did not propagate onto /dev/pts: %s" % stack)
+    origin = top_mount(os.path.join(chroot_dev, "pts"))
+    report = sc.audit()
+    sc.expect(report, ["devpts-overmount", "devpts-overmount"])
+    f = [x for x in report.get("findings", []) if (x.get("evidence") or {}).get("mountpoint") == "/dev/pts"]
+    sc.check.eq(len(f), 1, "one devpts-overmount finding at /dev/pts")
+    if f:
+        ev = f[0].get("evidence", {})
+        sc.check.eq(
+            project([ev.get("propagated_from")], ("mount_id", "mountpoint", "peer_of"))[0],
+            {"mount_id": origin["mount_id"], "mountpoint": origin["mountpoint"], "peer_of": stack[1]["mount_id"]},
+            "devpts-overmount evidence propagated_from",
+        )
+        sc.check.true(
+            "mount --make-rslave %s" % chroot_dev in (f[0].get("remedy") or ""),
+            "the remedy makes the chroot's bind a slave: %r" % f[0].get("remedy"),
+        )
+    sc.expect_serving(report, stack[1]["device"])
+    res = sc.probe()
+    sc.expect_probe(res, ok=True, gid=TTY_GID, dev=stack[1]["device"], by_name="same")
+
+
+@case("pidns-mount-namespace")
+def pidns_mount_namespace(sc):
+    """Whether the audit runs in the initial mount namespace is never judged by pid 1: in its own
+    pid namespace (a container's init is pid 1) it is unknown, and said so. nsenter -m alone into
+    such a container leaves /proc/self dangling: the error names the file."""
+    sc.setup_base()
+    sc.mount_devpts("/dev/pts", HEALTHY)
+    report = sc.audit()
+    sc.expect(report, [])
+    sc.check.eq((report.get("host") or {}).get("mount_namespace"), "other",
+                "this case's own private mount namespace, told by kthreadd")
+    inner = sc.sh("unshare", "--pid", "--fork", "--mount", "--mount-proc", sc.ptsguard, "audit", "--json", ok=False)
+    try:
+        inner_report = json.loads(inner.stdout)
+    except ValueError:
+        raise SetupError("no JSON from the audit in a pid namespace (%d): %s" % (inner.returncode, inner.stderr))
+    sc.validate_report(inner_report, inner.returncode, "live")
+    sc.check.eq((inner_report.get("host") or {}).get("mount_namespace"), "unknown",
+                "in its own pid namespace (pid 1 is its init) the mount namespace is unknown")
+    sc.check.eq(inner.returncode, 0, "exit status in a pid namespace")
+
+    holder = subprocess.Popen(
+        ["unshare", "--pid", "--fork", "--kill-child", "--mount", "--mount-proc", "sleep", "60"],
+        stdin=sc.null, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    try:
+        nsenter_names_the_file(sc, holder)
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+def nsenter_names_the_file(sc, holder):
+    child = None
+    for _ in range(100):
+        try:
+            with open("/proc/%d/task/%d/children" % (holder.pid, holder.pid)) as f:
+                pids = f.read().split()
+        except OSError:
+            pids = []
+        if pids:
+            child = pids[0]
+            break
+        subprocess.run(["sleep", "0.05"])
+    if child is None:
+        raise SetupError("the pid namespace's init did not start")
+    r = sc.sh("nsenter", "-t", child, "-m", sc.ptsguard, "audit", ok=False)
+    sc.check.true("/proc/self/mountinfo" in r.stderr, "the error names the file: %r" % r.stderr)
+    if "LeakSanitizer has encountered a fatal error" in r.stderr:
+        # LeakSanitizer needs /proc/self at exit and turns the status into 1 without it.
+        log("not checking the exit status: a sanitizer build cannot exit cleanly without /proc/self")
+        return
+    sc.check.eq(r.returncode, 3, "exit status of an audit that cannot read mountinfo")
+
+
+# ---------------------------------------------------------------------------
+# User namespaces: judged in their own numbers
+
+SUBID_LOCK = "/run/lock/ptsguard-scenario-subid.lock"
+
+
+def run_in_userns(sc, ids, script, outside=100000):
+    """Run script (sh) as root of a new user and mount namespace mapping `ids` ids from
+    `outside`, the way rootless podman's is made (unshare --map-users, newuidmap). The
+    subordinate id ranges newuidmap requires are added for the time the maps are written, then
+    the files are put back as they were. Returns the script's exit status."""
+    import fcntl
+
+    if not shutil.which("newuidmap"):
+        raise SetupError("newuidmap is missing (Debian package uidmap)")
+    os.makedirs(os.path.dirname(SUBID_LOCK), exist_ok=True)
+    with open(SUBID_LOCK, "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        saved = {}
+        for path in ("/etc/subuid", "/etc/subgid"):
+            try:
+                with open(path) as f:
+                    saved[path] = f.read()
+            except FileNotFoundError:
+                saved[path] = None
+            with open(path, "a") as f:
+                f.write("root:%d:%d\n" % (outside, ids))
+        try:
+            p = subprocess.Popen(
+                ["unshare", "--user", "--map-users=%d,0,%d" % (outside, ids),
+                 "--map-groups=%d,0,%d" % (outside, ids), "--setuid", "0", "--setgid", "0",
+                 "--mount", "--propagation", "private", "sh", "-ec", "echo mapped; " + script],
+                stdin=sc.null, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            )
+            first = p.stdout.readline()
+        finally:
+            for path, text in saved.items():
+                if text is None:
+                    os.unlink(path)
+                else:
+                    with open(path, "w") as f:
+                        f.write(text)
+    out, err = p.communicate(timeout=60)
+    if first.strip() != "mapped":
+        raise SetupError("the user namespace was not made: %r %s" % (first, err))
+    return p.returncode, out, err
+
+
+def userns_audit(sc, ids, setup, probe_as_user=True):
+    """Build /dev inside a new user namespace with `setup` (sh), audit it there live and by
+    snapshot, allocate a pty there; return (report, probe result)."""
+    out = sc.scratch_dir("userns-out")
+    os.chmod(out, 0o777)
+    os.chmod(sc.workdir, 0o755)
+    probe = '"%s"' % sc.pty_probe
+    if probe_as_user:
+        probe = "setpriv --reuid=%d --regid=%d --clear-groups %s" % (UNPRIVILEGED_UID, UNPRIVILEGED_GID, probe)
+    script = (
+        setup
+        + '; P="%s"; O="%s"' % (sc.ptsguard, out)
+        + '; "$P" audit --json > "$O/live.json" && echo 0 > "$O/live.rc" || echo $? > "$O/live.rc"'
+        + '; "$P" snapshot --output "$O/snap.json"'
+        + '; %s > "$O/probe.json" || true' % probe
+        + '; "$P" repair --format json > "$O/repair.json" 2>"$O/repair.err" || true'
+        + '; grep devpts /proc/self/mountinfo > "$O/after-repair" || true'
+    )
+    rc, _, err = run_in_userns(sc, ids, script)
+    if rc != 0:
+        raise SetupError("the user namespace setup failed (%d): %s" % (rc, err))
+    with open(os.path.join(out, "live.json")) as f:
+        live = json.load(f)
+    with open(os.path.join(out, "live.rc")) as f:
+        sc.reports["live"] = (live, int(f.read()))
+    with open(os.path.join(out, "snap.json")) as f:
+        snap = json.load(f)
+    sc.check_schema(snap, "ptsguard snapshot in a user namespace", snapshot=True)
+    off = sc.run_ptsguard("audit", "--snapshot", os.path.join(out, "snap.json"), "--json")
+    off_report = json.loads(off.stdout)
+    sc.validate_report(live, sc.reports["live"][1], "live")
+    sc.validate_report(off_report, off.returncode, "snapshot")
+    sc.check.eq(off_report.get("findings"), live.get("findings"), "findings offline vs live in the user namespace")
+    with open(os.path.join(out, "probe.json")) as f:
+        res = json.loads(f.read().strip() or "{}")
+    with open(os.path.join(out, "repair.json")) as f:
+        sc.userns_repair = f.read()
+    with open(os.path.join(out, "after-repair")) as f:
+        sc.userns_after_repair = f.read()
+    return live, snap, res
+
+
+USERNS_DEV = (
+    "mount -t tmpfs -o mode=755 tmpfs /dev; ln -s pts/ptmx /dev/ptmx; mkdir /dev/pts"
+    "; touch /dev/null; mount --bind %s /dev/null"
+)
+
+
+@case("userns-rootless-healthy")
+def userns_rootless_healthy(sc):
+    """Rootless podman/runc: ids 0-65535 mapped to 100000-165535, a new /dev, devpts gid=5:
+    healthy, although mountinfo prints gid=100005."""
+    sc.setup_base()
+    sc.mount_devpts("/dev/pts", HEALTHY)
+    null = os.path.join(sc.workdir, "null")
+    open(null, "w").close()
+    os.chmod(null, 0o666)
+    setup = (USERNS_DEV % null) + "; mount -t devpts -o gid=5,mode=620,ptmxmode=666 devpts /dev/pts"
+    report, snap, res = userns_audit(sc, 65536, setup)
+    sc.expect(report, [])
+    sc.check.true("gid=100005" in snap.get("mountinfo", ""), "mountinfo in the namespace prints gid=100005")
+    sc.check.true((snap.get("gid_map") or "").split() == ["0", "100000", "65536"], "the snapshot keeps gid_map: %r" % snap.get("gid_map"))
+    serving = [i for i in report.get("instances", []) if i.get("serving")]
+    sc.check.eq([i.get("options", {}).get("gid") for i in serving], [5], "the serving instance's gid, in the namespace's numbers")
+    sc.expect_probe(res, ok=True, uid=UNPRIVILEGED_UID, gid=TTY_GID, mode="0620", by_name="same")
+
+
+@case("userns-rootless-host-stack")
+def userns_rootless_host_stack(sc):
+    """The same rootless container over a host whose /dev/pts has two stacked devpts: that stack
+    stays locked under the container's new /dev. Nothing reachable is affected: info only."""
+    sc.setup_base()
+    sc.mount_devpts("/dev/pts", HEALTHY)
+    sc.mount_devpts("/dev/pts", HEALTHY)
+    null = os.path.join(sc.workdir, "null")
+    open(null, "w").close()
+    os.chmod(null, 0o666)
+    setup = (USERNS_DEV % null) + "; mount -t devpts -o gid=5,mode=620,ptmxmode=666 devpts /dev/pts"
+    report, snap, res = userns_audit(sc, 65536, setup)
+    sc.expect(report, ["devpts-overmount"], severities={"devpts-overmount": "info"})
+    f = sc.finding(report, "devpts-overmount")
+    if f is not None:
+        sc.check.eq(f.get("severity"), "info", "the hidden host stack is info")
+        sc.check.eq((f.get("evidence") or {}).get("hidden"), True, "evidence hidden")
+        sc.check.eq(((f.get("evidence") or {}).get("hidden_by") or {}).get("mountpoint"), "/dev",
+                    "hidden by the container's /dev")
+    sc.expect_probe(res, ok=True, uid=UNPRIVILEGED_UID, gid=TTY_GID, mode="0620", by_name="same")
+
+
+@case("userns-single-id")
+def userns_single_id(sc):
+    """unshare -r, unprivileged bubblewrap: one id mapped; gid=5 cannot be mounted (EINVAL). The
+    remedy says so and repair does not try."""
+    sc.setup_base()
+    sc.mount_devpts("/dev/pts", HEALTHY)
+    null = os.path.join(sc.workdir, "null")
+    open(null, "w").close()
+    os.chmod(null, 0o666)
+    setup = (
+        (USERNS_DEV % null)
+        + "; if mount -t devpts -o gid=5,mode=620,ptmxmode=666 devpts /dev/pts 2>/dev/null; then exit 9; fi"
+        + "; mount -t devpts -o mode=620,ptmxmode=666 devpts /dev/pts"
+    )
+    report, snap, res = userns_audit(sc, 1, setup, probe_as_user=False)
+    sc.expect(report, ["devpts-options-lost"])
+    f = sc.finding(report, "devpts-options-lost")
+    if f is not None:
+        sc.check.eq(f.get("repairable"), False, "not repairable where gid= cannot be set")
+        sc.check.true("cannot be set" in (f.get("remedy") or ""), "the remedy says gid= cannot be set: %r" % f.get("remedy"))
+        sc.check.true("remount" not in (f.get("remedy") or ""), "no remount remedy: %r" % f.get("remedy"))
+    top = [line for line in sc.userns_after_repair.splitlines() if " /dev/pts " in line][-1:]
+    sc.check.true(top and "gid=" not in top[0], "repair left the mount alone: %r" % top)
+    sc.check.true("remount" not in sc.userns_repair or "not repaired" in sc.userns_repair,
+                  "repair did not try a remount: %s" % sc.userns_repair)
+    # It works for the one user there is.
+    sc.expect_probe(res, ok=True, uid=0, gid=0, mode="0620", by_name="same")
 
 
 # ---------------------------------------------------------------------------
