@@ -471,6 +471,22 @@ def config_bad(ctx):
     expect_error(ctx.run("repair", "--dry-run", "--config", conf), "repair: " + want)
 
 
+@case("config-too-large")
+def config_too_large(ctx):
+    # Over 1 MiB, a file is refused from its size, before libeconf reads it: libeconf needs
+    # minutes for a 2 MB file (so the old behaviour times this case out), and a sparse 200 MB
+    # file would not finish at all.
+    path = ctx.snapshot_file("config-base.json", BASE_SNAPSHOT)
+    sparse = os.path.join(ctx.tmpdir, "sparse.conf")
+    with open(sparse, "w") as f:
+        f.truncate(200 << 20)
+    dense = ctx.write("dense.conf", "[Devpts]\n" + "# padding\n" * ((2 << 20) // 10))
+    for conf, size in ((sparse, 200 << 20), (dense, os.path.getsize(dense))):
+        want = "%s: the file is too large (%d bytes, at most 1048576)" % (conf, size)
+        expect_error(ctx.run("audit", "--snapshot", path, "--config", conf), "audit: " + want)
+        expect_error(ctx.run("repair", "--dry-run", "--config", conf), "repair: " + want)
+
+
 @case("config-missing")
 def config_missing(ctx):
     missing = os.path.join(ctx.tmpdir, "no-such.conf")

@@ -805,6 +805,25 @@ def case_config_dirs(ptsguard, opts):
         "ptsguard: %s/ptsguard.conf.d/40-broken.conf:3: CoalesceMSec=fast: expected milliseconds from 0 to 10000; not starting\n" % admin,
         "broken drop-in: message",
     )
+
+    # An oversized drop-in is refused from its size, before libeconf parses it (which would take
+    # minutes for these 2 MB of comments): the daemon does not start and names the drop-in.
+    os.unlink(admin + "/ptsguard.conf.d/40-broken.conf")
+    big = vendor + "/ptsguard.conf.d/50-big.conf"
+    write(big, "[Daemon]\n" + "# padding\n" * ((2 << 20) // 10))
+    r = subprocess.run([ptsguard, "daemon"], stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=20)
+    c.eq(r.returncode, 1, "oversized drop-in: exit status")
+    c.eq(
+        r.stderr,
+        "ptsguard: %s: the file is too large (%d bytes, at most 1048576); not starting\n" % (big, os.path.getsize(big)),
+        "oversized drop-in: message",
+    )
+    # libeconf 0.5 reads a vendor drop-in even when /etc has one of the same name: so does the
+    # size check.
+    write(admin + "/ptsguard.conf.d/50-big.conf", "[Daemon]\nCoalesceMSec=40\n")
+    r = subprocess.run([ptsguard, "audit"], stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=20)
+    c.eq((r.returncode, r.stderr), (3, "ptsguard: audit: %s: the file is too large (%d bytes, at most 1048576)\n" % (big, os.path.getsize(big))), "shadowed oversized drop-in")
+    os.unlink(big)
     c.done()
 
 
