@@ -136,7 +136,7 @@ static int plan_slaves(struct repair_plan *p, const struct analysis *an, const s
 	/* The mode the instance gives new ptys once repaired: the one the remedy names too. */
 	mode = instance_wanted_mode(an->snap, an->serving, o->policy);
 	FOREACH_ARRAY (n, an->snap->nodes, an->snap->n_nodes) {
-		bool ok_mode = devpts_mode_healthy(NULL, n->mode); /* as pty-slave-perms judges */
+		bool ok_mode = devpts_mode_healthy(o->policy, n->mode); /* as pty-slave-perms */
 		struct repair_action *a;
 		unsigned idx;
 

@@ -441,8 +441,12 @@ def config_applied(ctx):
     for text, want_ids, want_status in (
         ("", [], 0),
         ("[Devpts]\nMode=620\n", [], 0),
-        ("[Devpts]\nMode=600\n", ["devpts-options-lost"], 2),
-        ("[Devpts]\nMode=600\n[Ignore]\nChecks=devpts-options-lost\n", [], 0),
+        # A pinned Mode= is the one healthy mode for the instance and for existing slaves
+        # alike: /dev/pts/0 (mode 620) is a pty-slave-perms finding under Mode=600. (It used
+        # to pass: the check accepted 620 or 600 whatever the pin, while repair and the
+        # remedy set the pinned mode.)
+        ("[Devpts]\nMode=600\n", ["devpts-options-lost", "pty-slave-perms"], 2),
+        ("[Devpts]\nMode=600\n[Ignore]\nChecks=devpts-options-lost\n", ["pty-slave-perms"], 1),
         ("[Devpts]\nMode=600\n[Ignore]\nMountpoints=/dev\n", [], 0),
         ("[Devpts]\nTTYGroup=7\n", ["devpts-gid-mismatch", "pty-slave-perms"], 1),  # slaves in group 5 too
         ("[Daemon]\nCoalesceMSec=500\n", [], 0),
@@ -450,6 +454,40 @@ def config_applied(ctx):
         got = config_audit(ctx, text)
         if got != (want_ids, want_status):
             problems.append("config %r: findings %s, exit %d; expected %s, exit %d" % (text, got[0], got[1], want_ids, want_status))
+    if problems:
+        raise Failed("\n".join(problems))
+
+
+@case("config-mode-pins-slaves")
+def config_mode_pins_slaves(ctx):
+    # Slaves at 620 and at 600 (after `mesg n`) on an instance of mode 600: without a pin both
+    # are healthy; Mode=600 makes the 620 one a finding, fixed to 0600; Mode=620 (on an instance
+    # of mode 620) the 600 one, fixed to 0620.
+    def snap(instance_mode):
+        s = json.loads(json.dumps(BASE_SNAPSHOT))
+        s["mountinfo"] = s["mountinfo"].replace("mode=620", "mode=" + instance_mode)
+        slave = next(n for n in s["nodes"] if n["path"] == "/dev/pts/0")
+        other = dict(slave, path="/dev/pts/1", rdev="136:1", mode="0600", uid=1001)
+        s["nodes"].append(other)
+        return s
+
+    problems = []
+    for instance_mode, text, want_slaves, want_remedy in (
+        ("600", "", [], None),
+        ("620", "", [], None),
+        ("600", "[Devpts]\nMode=600\n", ["/dev/pts/0"], "chgrp 5 /dev/pts/0 && chmod 0600 /dev/pts/0"),
+        ("620", "[Devpts]\nMode=620\n", ["/dev/pts/1"], "chgrp 5 /dev/pts/1 && chmod 0620 /dev/pts/1"),
+    ):
+        path = ctx.snapshot_file("slaves-%s.json" % instance_mode, snap(instance_mode))
+        conf = ctx.write("ptsguard.conf", text)
+        r = ctx.run("audit", "--snapshot", path, "--config", conf, "--json")
+        found = [f for f in parse_report(r)["findings"]]
+        perms = [f for f in found if f["id"] == "pty-slave-perms"]
+        got_slaves = [x["path"] for f in perms for x in f["evidence"]["slaves"]]
+        got_remedy = perms[0]["remedy"] if perms else None
+        if (got_slaves, got_remedy) != (want_slaves, want_remedy) or len(found) != len(perms):
+            problems.append("instance mode %s, config %r: findings %s, slaves %s, remedy %r; expected only pty-slave-perms with %s, %r"
+                            % (instance_mode, text, [f["id"] for f in found], got_slaves, got_remedy, want_slaves, want_remedy))
     if problems:
         raise Failed("\n".join(problems))
 

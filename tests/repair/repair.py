@@ -710,6 +710,31 @@ def config_mode_pinned_slaves(sc):
         os.unlink(conf)
 
 
+@case("config-mode-pinned-slave-620")
+def config_mode_pinned_slave_620(sc):
+    # Mode=600 pinned; the instance now has gid=5,mode=600, but a user's slave was made while it
+    # had mode=620. Under the pin that slave is a finding and repair sets 0600. (Before, the check
+    # and the plan accepted 620 or 600 whatever was pinned: nothing was reported or repaired.)
+    fd, conf = tempfile.mkstemp(prefix="ptsguard-repair-", suffix=".conf")
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write("[Devpts]\nMode=600\n")
+        setup(sc)
+        sc.mount_devpts("/dev/pts", "gid=5,mode=620")
+        _, held = sc.hold(unprivileged=True)
+        sc.sh("mount", "-o", "remount,gid=5,mode=600", "/dev/pts")
+        slave = "/dev/pts/%d" % held["index"]
+        dev = pts_device()
+
+        report, status, err = run_repair(sc, "--config", conf)
+        expect_actions(sc, report, [("pty-slave-perms", "chgrp 5 %s && chmod 0600 %s" % (slave, slave), "done")])
+        sc.check.eq(owner_mode(slave), {"uid": UNPRIVILEGED_UID, "gid": TTY_GID, "mode": "0600"}, "%s after repair" % slave)
+        expect_findings(sc, report, status, [])
+        expect_unprivileged_pty(sc, dev, "0600")
+    finally:
+        os.unlink(conf)
+
+
 # ---------------------------------------------------------------------------
 # --dry-run and idempotence
 
