@@ -100,6 +100,8 @@ int run_pipeline(const struct audit_target *t, const struct config *c, struct au
 		log_error("/proc/self/mountinfo line %u: %s", err.line, err.message);
 	else if (r < 0 && t->snapshot)
 		log_error_errno(r, "audit failed");
+	else if (r < 0 && err.message[0])
+		log_error("cannot probe the system: %s", err.message);
 	else if (r < 0)
 		log_error_errno(r, "cannot probe the system");
 	return r;

@@ -449,10 +449,12 @@ static void probe_kernel(struct snapshot *s)
 			      stat("/proc/1/ns/mnt", &init) < 0 || self.st_ino == init.st_ino;
 }
 
-static int probe_identity(struct snapshot *s, const struct probe_options *opts)
+static int probe_identity(struct snapshot *s, const struct probe_options *opts,
+			  struct parse_error *err)
 {
 	struct utsname u;
 	gid_t gid;
+	int r;
 
 	if (uname(&u) < 0)
 		return -errno;
@@ -461,11 +463,21 @@ static int probe_identity(struct snapshot *s, const struct probe_options *opts)
 	if (!s->hostname || !s->kernel_release)
 		return -ENOMEM;
 	/* The configuration's TTYGroup=, else group tty as grantpt() and the kernel's users
-	 * understand it; 5 when NSS has none. */
-	if (opts->has_tty_gid)
+	 * understand it; 5 only when the database has no such group. A database that cannot be
+	 * read is an error: guessing 5 there would report, and repair, a healthy gid= as wrong. */
+	if (opts->has_tty_gid) {
 		s->tty_gid = opts->tty_gid;
-	else
-		s->tty_gid = group_lookup(TTY_GROUP_NAME, &gid) >= 0 ? gid : TTY_GID_FALLBACK;
+		return 0;
+	}
+	r = group_lookup(TTY_GROUP_NAME, &gid);
+	if (r == -ESRCH)
+		gid = TTY_GID_FALLBACK;
+	else if (r < 0) {
+		snprintf(err->message, sizeof(err->message),
+			 "cannot look up group " TTY_GROUP_NAME ": %s", strerror(-r));
+		return r;
+	}
+	s->tty_gid = gid;
 	return 0;
 }
 
@@ -523,7 +535,7 @@ int probe_base(const struct probe_options *opts, struct snapshot **ret, struct p
 	r = probe_mounts(s, opts, err);
 	if (r < 0)
 		return r;
-	r = probe_identity(s, opts);
+	r = probe_identity(s, opts, err);
 	if (r < 0)
 		return r;
 	probe_kernel(s);

@@ -280,6 +280,45 @@ def gid_mismatch(sc):
     sc.expect_probe(res, ok=True, uid=UNPRIVILEGED_UID, gid=100, mode="0620", dev=dev)
 
 
+def bind_group_file(text):
+    """Bind a group database over /etc/group (in this namespace only), before setup_base(), so
+    that a --daemon run's daemon reads it too."""
+    import tempfile
+
+    d = tempfile.mkdtemp(prefix="ptsguard-group-")
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "mode=755", "tmpfs", d], check=True)
+    path = os.path.join(d, "group")
+    with open(path, "w") as f:
+        f.write(text)
+    os.chmod(path, 0o644)
+    subprocess.run(["mount", "--bind", path, "/etc/group"], check=True)
+    return path
+
+
+@case("tty-group-large")
+def tty_group_large(sc):
+    # Group tty is gid 7 with 600 members (about 6 KB, more than a 4 KiB getgrnam_r() buffer).
+    # It once read as "no tty group", so gid 5: devpts-gid-mismatch on a healthy gid=7 instance,
+    # and repair remounted with gid=5.
+    members = ",".join("member%04d" % i for i in range(600))
+    path = bind_group_file("root:x:0:\nnogroup:x:65534:\ntty:x:7:%s\n" % members)
+    sc.setup_base()
+    sc.mount_devpts("/dev/pts", "gid=7,mode=620")
+    dev = pts_device()
+    report = sc.audit()
+    sc.check.eq((report.get("host") or {}).get("tty_gid"), 7, "host.tty_gid of the report")
+    sc.expect(report, [])
+    res = sc.probe()
+    sc.expect_probe(res, ok=True, uid=UNPRIVILEGED_UID, gid=7, mode="0620", dev=dev)
+
+    # An entry no buffer may hold (over 1 MiB): an error, never the fallback gid 5.
+    with open(path, "w") as f:
+        f.write("root:x:0:\ntty:x:7:%s\n" % ",".join("member%07d" % i for i in range(100000)))
+    r = sc.run_ptsguard("audit", "--json")
+    sc.check.eq(r.returncode, 3, "audit with an unreadable tty group: exit status (stdout %r)" % r.stdout[:200])
+    sc.check.true("tty" in r.stderr and "group" in r.stderr, "the error names the tty group: %r" % r.stderr)
+
+
 # ---------------------------------------------------------------------------
 # Stacks
 
