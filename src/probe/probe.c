@@ -93,6 +93,7 @@ static int stat_new_node(struct snapshot *s, const char *path)
 	n->rdev = st.st_rdev;
 	n->dev = st.st_dev;
 	n->ino = st.st_ino;
+	n->ctime = st.st_ctim;
 	if (n->type == NODE_SYMLINK) {
 		char buf[PATH_MAX];
 		ssize_t l = readlink(path, buf, sizeof(buf) - 1);

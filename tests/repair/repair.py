@@ -848,6 +848,42 @@ def race_slave_symlink(sc):
     expect_outcome_lines(sc, err, failed=["pty-slave-perms"])
 
 
+@case("race-slave-index-reused")
+def race_slave_index_reused(sc):
+    # uid 1000's slave /dev/pts/0 was made without gid= and is planned for chgrp/chmod. Before
+    # repair acts, uid 1000 closes it and uid 1001 opens a new pty, which gets index 0 again
+    # (same device, same inode number: index + 3), and runs `mesg n` on it (chmod 0600). Repair
+    # must leave that pty alone: it is not the one probed (another owner, another change time).
+    other_uid = UNPRIVILEGED_UID + 1
+    setup(sc)
+    sc.mount_devpts("/dev/pts", "mode=600")
+    first, held = sc.hold(unprivileged=True)
+    if held["index"] != 0:
+        raise SetupError("unexpected pty: %s" % held)
+    sc.sh("mount", "-o", "remount,gid=5,mode=620", "/dev/pts")
+    state = {}
+
+    def reuse():
+        first.stdin.close()
+        first.wait(timeout=10)
+        argv = ["setpriv", "--reuid=%d" % other_uid, "--regid=%d" % other_uid, "--clear-groups", sc.pty_probe, "--hold"]
+        p = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        sc.helpers.append(p)
+        res = json.loads(p.stdout.readline())
+        if not res.get("ok") or res.get("index") != 0 or res.get("uid") != other_uid:
+            raise SetupError("uid %d did not get index 0 again: %s" % (other_uid, res))
+        # `mesg n`, by the owner: group write off.
+        sc.sh("setpriv", "--reuid=%d" % other_uid, "--regid=%d" % other_uid, "--clear-groups", "chmod", "0600", "/dev/pts/0")
+        state["before"] = lstat_tuple("/dev/pts/0")
+
+    report, status, err = run_repair(sc, between=reuse)
+    expect_actions(sc, report, [("pty-slave-perms", "chgrp 5 /dev/pts/0 && chmod 0620 /dev/pts/0", "refused")])
+    expect_detail(sc, action(sc, report, "pty-slave-perms"), r"refused.*owner or change time")
+    sc.check.eq(owner_mode("/dev/pts/0"), {"uid": other_uid, "gid": TTY_GID, "mode": "0600"}, "uid %d's new /dev/pts/0 after repair" % other_uid)
+    sc.check.eq(lstat_tuple("/dev/pts/0"), state.get("before"), "uid %d's pty untouched (lstat before vs after)" % other_uid)
+    expect_outcome_lines(sc, err, failed=["pty-slave-perms"])
+
+
 @case("race-remount-overmount")
 def race_remount_overmount(sc):
     setup(sc)
