@@ -216,6 +216,13 @@ def unknown_flag(ctx):
     expect_error(ctx.run("audit", "--frobnicate"), "--frobnicate")
 
 
+@case("no-test-hook-option")
+def no_test_hook_option(ctx):
+    # The pause between plan and act is a test hook of -Dtest-hooks=true builds (an environment
+    # variable there), not an option of the product: refused like any unknown option.
+    expect_error(ctx.run("repair", "--dry-run", "--pause-before-act"), "--pause-before-act")
+
+
 @case("format-bogus")
 def format_bogus(ctx):
     expect_error(ctx.run("audit", "--format", "bogus"), "bogus")

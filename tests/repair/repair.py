@@ -11,8 +11,9 @@ scenario harness, tests/scenario/harness.py): it builds a broken state, runs
 `ptsguard repair --format json`, and asserts the actions (check, command,
 result), the devpts options in /proc/self/mountinfo afterwards, the nodes
 afterwards, and what an unprivileged user (uid 1000, through pty-probe under
-setpriv) now gets. The race cases use `--pause-before-act` to change the
-world between plan and act. Exit 0 pass, 1 fail, 77 skip.
+setpriv) now gets. The race cases change the world between plan and act,
+through the test hook PTSGUARD_TEST_PAUSE_BEFORE_ACT=1 of a build with
+-Dtest-hooks=true (skipped otherwise). Exit 0 pass, 1 fail, 77 skip.
 
 --system-python names the interpreter that has Debian's `seccomp` module
 (python3-seccomp); the mount(2) fallback case runs ptsguard under a seccomp
@@ -153,6 +154,13 @@ def setup(sc, **kw):
         sc.mount("tmpfs", "/run/systemd/journal", "mode=755")
 
 
+def require_test_hooks():
+    """The pause between plan and act is a test hook, only in builds with -Dtest-hooks=true
+    (meson passes PTSGUARD_TEST_HOOKS=1 then)."""
+    if os.environ.get("PTSGUARD_TEST_HOOKS") != "1":
+        raise Skip("needs a build with -Dtest-hooks=true (the pause between plan and act)")
+
+
 def wait_for_pause(p, timeout=RUN_TIMEOUT):
     """Read ptsguard's stderr until the pause line; return what was read."""
     buf = b""
@@ -181,12 +189,15 @@ def run_repair(sc, *args, between=None, wrapper=None, label="repair"):
     """Run `ptsguard repair --format json ARGS`; with `between`, pause before
     acting, call between(), then let it go on. Returns (report, status, stderr)."""
     argv = [sc.ptsguard, "repair", "--format", "json"] + list(args)
+    env = None
     if between:
-        argv.append("--pause-before-act")
+        require_test_hooks()
+        env = dict(os.environ, PTSGUARD_TEST_PAUSE_BEFORE_ACT="1")
     if wrapper:
         argv = wrapper + argv
     p = subprocess.Popen(
         argv,
+        env=env,
         stdin=subprocess.PIPE if between else sc.null,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
