@@ -480,6 +480,45 @@ def stack_orphans_via_dev_ptmx(sc):
     sc.expect_serving(report, upper_dev)
 
 
+@case("orphan-escape-name")
+def orphan_escape_name(sc):
+    # An unprivileged process holds a pty on an instance that gets covered, after naming itself
+    # (prctl(PR_SET_NAME)) with terminal control sequences: set the window title, clear the
+    # screen. The name reaches the devpts-orphan-in-use summary and remedy. The text report must
+    # show it escaped, never raw; the JSON report keeps it exact.
+    name = "\x1b]0;pwn\x07\x1b[2J"
+    holder_py = (
+        "import ctypes, os, sys\n"
+        "master, slave = os.openpty()\n"
+        "ctypes.CDLL(None).prctl(15, sys.argv[1].encode(), 0, 0, 0)\n"
+        "print('ready', flush=True)\n"
+        "sys.stdin.read()\n"
+    )
+    sc.setup_base()
+    sc.mount_devpts("/dev/pts", HEALTHY)
+    p = subprocess.Popen(
+        ["setpriv", "--reuid=%d" % UNPRIVILEGED_UID, "--regid=%d" % UNPRIVILEGED_UID, "--clear-groups",
+         "/usr/bin/python3", "-c", holder_py, name],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+    )
+    sc.helpers.append(p)
+    if p.stdout.readline().strip() != "ready":
+        raise SetupError("the holder did not start")
+    sc.mount_devpts("/dev/pts", HEALTHY)
+
+    report = sc.audit()
+    sc.expect(report, ["devpts-orphan-in-use", "devpts-overmount"])
+    orphan = sc.finding(report, "devpts-orphan-in-use")
+    if orphan is not None:
+        comms = [h.get("comm") for h in orphan.get("evidence", {}).get("holders") or []]
+        sc.check.eq(comms, [name], "JSON evidence: the name exactly as the process set it")
+    text = sc.run_ptsguard("audit", "--no-color")
+    sc.check.true("\x1b" not in text.stdout and "\x07" not in text.stdout,
+                  "no raw ESC or BEL in the text report:\n%r" % text.stdout)
+    sc.check.true("\\x1b]0;pwn\\x07\\x1b[2J" in text.stdout,
+                  "the name appears escaped in the text report:\n%s" % text.stdout)
+
+
 @case("slackware-stack")
 def slackware_stack(sc):
     sc.setup_base()
