@@ -12,6 +12,7 @@
 #include "pipeline/conf.h"
 #include "probe/probe.h"
 #include "util/limits.h"
+#include "util/output-file.h"
 #include "util/log.h"
 #include "util/util.h"
 
@@ -133,14 +134,17 @@ int write_output(const char *cmd, const char *path, const char *text, bool make_
 		if (fputs(text, stdout) < 0 || fflush(stdout) != 0)
 			r = errno > 0 ? -errno : -EIO;
 	} else {
-		if (make_dir)
-			r = mkdir_parent(path);
-		if (r >= 0)
-			r = write_file_atomic(path, text, strlen(text), 0644);
+		uid_t owner;
+		char why[96];
+
+		r = output_file_write(path, text, strlen(text), 0644, make_dir, &owner);
+		if (r < 0)
+			log_error("%s: cannot write %s: %s", cmd, path,
+				  output_file_strerror(r, owner, why));
+		return r;
 	}
 	if (r < 0)
-		log_error_errno(r, "%s: cannot write %s", cmd,
-				!path || streq(path, "-") ? "to standard output" : path);
+		log_error_errno(r, "%s: cannot write to standard output", cmd);
 	return r;
 }
 

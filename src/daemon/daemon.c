@@ -39,6 +39,7 @@
 #include "report/report.h"
 #include "report/transitions.h"
 #include "snapshot/snapshot.h"
+#include "util/output-file.h"
 #include "util/clock.h"
 #include "util/json-util.h"
 #include "util/strv.h"
@@ -270,6 +271,7 @@ static void daemon_write_outputs(struct daemon *d, const struct report *rep)
 {
 	const struct config *c = d->config;
 	bool failed = false;
+	char why[96];
 	int r;
 
 	if (c->state_file) {
@@ -278,7 +280,7 @@ static void daemon_write_outputs(struct daemon *d, const struct report *rep)
 			daemon_ok(d, FAILURE_STATE_FILE);
 		else
 			daemon_fail(d, FAILURE_STATE_FILE, "Failed to write %s: %s", c->state_file,
-				    strerror(-r));
+				    output_file_strerror(r, (uid_t)-1, why));
 		failed = failed || r < 0;
 	}
 
@@ -287,7 +289,7 @@ static void daemon_write_outputs(struct daemon *d, const struct report *rep)
 					   now_usec(CLOCK_MONOTONIC));
 		if (r < 0)
 			daemon_fail(d, FAILURE_PROMETHEUS, "Failed to write %s: %s",
-				    c->prometheus_file, strerror(-r));
+				    c->prometheus_file, output_file_strerror(r, (uid_t)-1, why));
 		else if (r > 0)
 			daemon_ok(d, FAILURE_PROMETHEUS);
 		failed = failed || r < 0;

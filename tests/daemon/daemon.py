@@ -1181,6 +1181,63 @@ def case_outputs_retry(ptsguard, opts):
     c.true(daemon.alive(), "the daemon is still running")
     stop_daemon(c, daemon)
     journal.stop()
+
+
+def case_output_symlink_swap(ptsguard, opts):
+    """The textfile's directory sits in a directory uid 1000 owns. That user swaps it for a
+    symlink to a root-only directory, then for a directory of their own: the daemon must write
+    into neither (it refuses and says why), and writes again once the directory is its own."""
+    c = Checker()
+    owned, victim = TEST_DIR + "/owned", TEST_DIR + "/victim"
+    os.mkdir(owned)
+    os.chown(owned, 1000, 1000)
+    os.mkdir(victim, 0o700)
+    prom_dir = owned + "/prom"
+    prom = prom_dir + "/ptsguard.prom"
+    user = ["setpriv", "--reuid=1000", "--regid=1000", "--clear-groups"]
+    config = re.sub(r"(?m)^PrometheusFile=.*$", "PrometheusFile=" + prom, default_config())
+    daemon = Daemon(ptsguard, config_text=config)
+    daemon.wait_ready()
+    wait_state("healthy", lambda r: finding_ids(r) == [])
+    wait_for("the textfile", lambda: os.path.exists(prom))
+
+    def change(options, what, predicate):
+        # A change of findings makes the daemon rewrite the textfile at once.
+        remount_devpts(options)
+        wait_state(what, predicate)
+        time.sleep(0.3)
+
+    # The symlink: the write must not land in the victim directory.
+    run(user + ["mv", prom_dir, owned + "/prom.old"])
+    run(user + ["ln", "-s", victim, prom_dir])
+    change("mode=620", "gid= lost", lambda r: "devpts-options-lost" in finding_ids(r))
+    c.eq(os.listdir(victim), [], "nothing written through the user's symlink into %s" % victim)
+    # A directory of the user's own: refused too (they could swap what it holds).
+    run(user + ["rm", prom_dir])
+    run(user + ["mkdir", prom_dir])
+    change("gid=%d,mode=620" % TTY_GID, "healthy again", lambda r: finding_ids(r) == [])
+    c.eq(os.listdir(prom_dir), [], "nothing written into the user's own directory")
+    with open(daemon.stderr_path) as f:
+        log_text = f.read()
+    # (A failure is logged once while it lasts: the second refusal continues the first.)
+    c.true("Failed to write %s: a symbolic link is on the way (refused)" % prom in log_text,
+           "the refusal is logged:\n%s" % log_text[-2000:])
+    # Gone: the daemon makes the directory itself (root's) and writes again.
+    run(user + ["rmdir", prom_dir])
+    change("mode=620", "gid= lost again", lambda r: "devpts-options-lost" in finding_ids(r))
+    wait_for("the textfile written again", lambda: os.path.exists(prom))
+    c.eq(os.stat(prom_dir).st_uid, 0, "the directory the daemon made is root's")
+    c.eq(os.listdir(victim), [], "the victim directory at the end")
+    # The CLI's --output goes the same way.
+    run(user + ["ln", "-s", victim, owned + "/out"])
+    r = run([ptsguard, "snapshot", "--output", owned + "/out/snapshot.json"], check=False)
+    c.eq((r.returncode, r.stderr), (3, "ptsguard: snapshot: cannot write %s/out/snapshot.json: a symbolic link is on the way (refused)\n" % owned), "snapshot --output through a symlink")
+    run(user + ["mkdir", owned + "/mine"])
+    r = run([ptsguard, "snapshot", "--output", owned + "/mine/snapshot.json"], check=False)
+    c.eq((r.returncode, r.stderr), (3, "ptsguard: snapshot: cannot write %s/mine/snapshot.json: its directory belongs to uid 1000, not root (refused)\n" % owned), "snapshot --output into a user's directory")
+    c.eq((os.listdir(victim), os.listdir(owned + "/mine")), ([], []), "nothing written by snapshot --output")
+    remount_devpts("gid=%d,mode=620" % TTY_GID)
+    stop_daemon(c, daemon)
     c.done()
 
 
@@ -1247,6 +1304,7 @@ def case_journal_hung(ptsguard, opts):
 
 
 CASES = {
+    "output-symlink-swap": (case_output_symlink_swap, True),
     "transitions": (case_transitions, True),
     "repair-safe": (case_repair_safe, True),
     "lifecycle": (case_lifecycle, True),
