@@ -1300,10 +1300,66 @@ def case_journal_hung(ptsguard, opts):
     c.eq((report or {}).get("journal", {}).get("queued"), 0, "nothing waits once journald reads again")
     stop_daemon(c, daemon)
     hung.close()
+
+
+CAP_CHOWN, CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH, CAP_FOWNER = 0, 1, 2, 3
+CAP_SETGID, CAP_SETUID, CAP_SYS_PTRACE, CAP_SYS_ADMIN, CAP_MKNOD = 6, 7, 19, 21, 27
+
+
+def cap_eff(pid):
+    """The effective capabilities of pid, as a set of numbers."""
+    with open("/proc/%d/status" % pid) as f:
+        value = int(next(line for line in f if line.startswith("CapEff:")).split()[1], 16)
+    return {n for n in range(64) if value >> n & 1}
+
+
+def case_capabilities(ptsguard, opts):
+    """After its configuration, the daemon keeps only what its policy needs (CapEff of
+    /proc/PID/status); the holder scan still sees another user's pty; a reload that lowers the
+    policy drops more, and one that raises it again says a restart is needed."""
+    c = Checker()
+    audit_only = {CAP_SYS_PTRACE, CAP_DAC_READ_SEARCH}
+    repair = audit_only | {CAP_SYS_ADMIN, CAP_CHOWN, CAP_FOWNER, CAP_SETUID, CAP_SETGID, CAP_MKNOD}
+    safe_config = default_config().replace("Policy=off", "Policy=safe")
+
+    daemon = Daemon(ptsguard)
+    daemon.wait_ready()
+    c.eq(cap_eff(daemon.pid), audit_only, "CapEff with Policy=off")
+    # What is left is enough: uid 1000 holds a pty on an instance that then gets covered.
+    holder = register(subprocess.Popen(
+        ["setpriv", "--reuid=1000", "--regid=1000", "--clear-groups", "/usr/bin/python3", "-c",
+         "import os, sys\nm, s = os.openpty()\nprint('ready', flush=True)\nsys.stdin.read()\n"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True))
+    c.eq(holder.stdout.readline().strip(), "ready", "the holder started")
+    sys_mount("devpts", "/dev/pts", "devpts", 0, "gid=%d,mode=620" % TTY_GID)
+    report = wait_state("uid 1000's pty found on the covered instance", lambda r: "devpts-orphan-in-use" in finding_ids(r))
+    c.eq(report.get("holders_scan", {}).get("processes_skipped"), 0, "no process skipped by the holder scan: %s" % report.get("holders_scan"))
+    holder.stdin.close()
+    holder.wait(timeout=10)
+    sys_umount("/dev/pts")
+    wait_state("healthy", lambda r: finding_ids(r) == [])
+    stop_daemon(c, daemon)
+
+    daemon = Daemon(ptsguard, config_text=safe_config, notify=NotifySocket(TEST_DIR + "/notify-safe"))
+    daemon.wait_ready()
+    c.eq(cap_eff(daemon.pid), repair, "CapEff with Policy=safe")
+    for text, want, what in ((default_config(), audit_only, "after a reload to Policy=off"),
+                             (safe_config, audit_only, "after a reload back to Policy=safe (needs a restart)")):
+        readies = daemon.notify.count("READY", "1")
+        daemon.write_config(text)
+        daemon.signal(signal.SIGHUP)
+        daemon.notify.wait("READY", "1", after=readies, what="READY=1 " + what)
+        c.eq(cap_eff(daemon.pid), want, "CapEff " + what)
+    with open(daemon.stderr_path) as f:
+        log_text = f.read()
+    c.true("Policy=safe needs CAP_CHOWN CAP_FOWNER CAP_SETGID CAP_SETUID CAP_SYS_ADMIN CAP_MKNOD, given up when a lower policy was loaded: restart ptsguard" in log_text,
+           "the raised policy says a restart is needed:\n%s" % log_text[-1500:])
+    stop_daemon(c, daemon)
     c.done()
 
 
 CASES = {
+    "capabilities": (case_capabilities, True),
     "output-symlink-swap": (case_output_symlink_swap, True),
     "transitions": (case_transitions, True),
     "repair-safe": (case_repair_safe, True),
