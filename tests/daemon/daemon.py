@@ -883,7 +883,26 @@ def case_unit_verify(ptsguard, opts):
         r = run(["systemd-analyze", "security", "--offline=yes", paths[0]], check=False)
         exposure = [l for l in r.stdout.splitlines() if "Overall exposure level" in l]
         log(exposure[0] if exposure else "systemd-analyze security: %s" % r.stderr.strip())
+        if exposure:
+            # 4.6 before the device ACL, ProtectClock= and ~@resources. What is left is what the
+            # daemon needs (root, CAP_SYS_ADMIN for remounts, CAP_SYS_PTRACE for the holder
+            # scan, the setuid of the verification child), the settings that would give it a
+            # mount namespace (see the unit), and PrivateNetwork=, which would cut it off from
+            # udev's events: 4.2 on systemd 252, not the 4.0 once aimed at.
+            level = float(re.search(r"level for \S+: ([0-9.]+)", exposure[0]).group(1))
+            c.true(level <= MAX_UNIT_EXPOSURE, "exposure %.1f, at most %.1f" % (level, MAX_UNIT_EXPOSURE))
+            acl = [l for l in r.stdout.splitlines() if l.split()[1:2] == ["DeviceAllow="]]
+            c.true(acl and "no device ACL" not in acl[0], "a device ACL: %s" % acl)
+        with open(paths[0]) as f:
+            settings = [l.strip() for l in f if "=" in l and not l.startswith("#")]
+        for want in ("DevicePolicy=closed", "DeviceAllow=/dev/char/5:2 rwm", "DeviceAllow=char-pts rw", "DeviceAllow=/dev/null rw", "ProtectClock=yes"):
+            c.true(want in settings, "%s in ptsguard.service" % want)
+        namespaced = [l for l in settings if l.split("=")[0] in ("ProtectSystem", "ProtectHome", "PrivateTmp", "PrivateDevices", "PrivateMounts", "ProtectKernelTunables", "ProtectKernelModules", "ProtectKernelLogs", "ProtectControlGroups", "ProtectProc", "ProcSubset", "ReadWritePaths", "ReadOnlyPaths", "InaccessiblePaths", "PrivateNetwork")]
+        c.eq(namespaced, [], "no setting that gives the daemon its own mount table (or cuts it off from udev)")
     c.done()
+
+
+MAX_UNIT_EXPOSURE = 4.2
 
 
 def case_repair_safe(ptsguard, opts):
