@@ -20,6 +20,7 @@ static const struct {
 	{ CAP_DAC_OVERRIDE, "CAP_DAC_OVERRIDE" },
 	{ CAP_DAC_READ_SEARCH, "CAP_DAC_READ_SEARCH" },
 	{ CAP_FOWNER, "CAP_FOWNER" },
+	{ CAP_KILL, "CAP_KILL" },
 	{ CAP_SETGID, "CAP_SETGID" },
 	{ CAP_SETUID, "CAP_SETUID" },
 	{ CAP_SYS_PTRACE, "CAP_SYS_PTRACE" },
@@ -33,7 +34,7 @@ uint64_t privileges_needed(const struct config *c)
 
 	if (c->repair_policy == REPAIR_POLICY_SAFE) {
 		caps |= CAP(CAP_SYS_ADMIN) | CAP(CAP_CHOWN) | CAP(CAP_FOWNER) | CAP(CAP_SETUID) |
-			CAP(CAP_SETGID);
+			CAP(CAP_SETGID) | CAP(CAP_KILL);
 		if (!c->ptmx_symlink)
 			caps |= CAP(CAP_MKNOD);
 	}

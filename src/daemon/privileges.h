@@ -8,7 +8,9 @@
  *                   process's /proc/PID/fd;
  *   Policy=safe     CAP_SYS_ADMIN (remount), CAP_CHOWN and CAP_FOWNER (a slave's group and
  *                   mode, /dev/ptmx's mode), CAP_SETUID and CAP_SETGID (the verification child
- *                   becomes nobody), and CAP_MKNOD unless CreatePtmx=symlink.
+ *                   drops to a uid of its own), CAP_KILL (to end that child past its deadline:
+ *                   it no longer shares a uid with the daemon), and CAP_MKNOD unless
+ *                   CreatePtmx=symlink.
  *
  * Dropped capabilities leave the permitted set, so they cannot come back without a restart: a
  * reload that raises the policy is reported with what is missing. No logging here.
