@@ -25,16 +25,21 @@ static bool child_is(const struct mount_entry *e, unsigned parent_id, const char
 	       e->mountpoint[len] == 0;
 }
 
-static size_t child_index_lookup(const struct child_index *ci, unsigned parent_id, const char *path,
-				 size_t len, struct hash_cursor *c)
+static size_t child_index_find(const struct child_index *ci, unsigned parent_id, const char *path,
+			       size_t len, uint64_t h, struct hash_cursor *c)
 {
-	uint64_t h = hash_path(path, len, parent_id);
 	size_t i;
 
 	while ((i = hash_index_next(&ci->x, h, c)) != HASH_INDEX_NONE)
 		if (child_is(&ci->t->entries[i], parent_id, path, len))
 			return i;
 	return NO_MOUNT;
+}
+
+static size_t child_index_lookup(const struct child_index *ci, unsigned parent_id, const char *path,
+				 size_t len, struct hash_cursor *c)
+{
+	return child_index_find(ci, parent_id, path, len, hash_path(path, len, parent_id), c);
 }
 
 static size_t child_at(const struct child_index *ci, unsigned parent_id, const char *path,
@@ -113,36 +118,37 @@ static size_t lookup_id(const struct mount_table *t, const size_t *idx, unsigned
 	return NO_MOUNT;
 }
 
-/* Mounts hidden by a sibling: something mounted inside the same parent on a strict ancestor
- * directory of its mountpoint (a tmpfs on /dev hides /dev/pts mounted in the same parent).
- * Each call returns the next such sibling, the shortest directory first; *pos starts NULL. */
-static size_t next_sibling_cover(const struct child_index *ci, const struct mount_entry *e,
-				 const struct mount_entry *parent, const char **pos)
+/*
+ * The mount hiding e from its siblings: one mounted inside the same parent on a strict ancestor
+ * directory of e's mountpoint (a tmpfs on /dev hides /dev/pts mounted in the same parent), the
+ * shortest directory first, as the kernel's path walk meets it. One pass over the mountpoint:
+ * the hash of each directory continues the hash of the one before, so a mountpoint of L bytes
+ * costs O(L) whatever its depth (hashing every prefix anew was O(L * depth)). *work, when
+ * given, is increased by the bytes hashed.
+ */
+static size_t sibling_cover(const struct child_index *ci, const struct mount_entry *e,
+			    const struct mount_entry *parent, size_t *work)
 {
 	const char *mp = e->mountpoint;
-	size_t plen = parent ? strlen(parent->mountpoint) : 0;
+	size_t plen = parent ? strlen(parent->mountpoint) : 0, done = 0;
+	uint64_t state = hash_path_start(e->parent_id);
 
-	for (const char *p = strchr(*pos ? *pos + 1 : mp + 1, '/'); p; p = strchr(p + 1, '/')) {
+	for (const char *p = strchr(mp + 1, '/'); p; p = strchr(p + 1, '/')) {
 		size_t len = (size_t)(p - mp);
+		struct hash_cursor c = { 0 };
 		size_t hit;
 
+		state = hash_path_feed(state, mp + done, len - done);
+		if (work)
+			*work += len - done;
+		done = len;
 		if (len <= plen)
 			continue;
-		hit = child_at(ci, e->parent_id, mp, len);
-		if (hit != NO_MOUNT) {
-			*pos = p;
+		hit = child_index_find(ci, e->parent_id, mp, len, hash_path_finish(state), &c);
+		if (hit != NO_MOUNT)
 			return hit;
-		}
 	}
 	return NO_MOUNT;
-}
-
-static size_t sibling_cover(const struct child_index *ci, const struct mount_entry *e,
-			    const struct mount_entry *parent)
-{
-	const char *pos = NULL;
-
-	return next_sibling_cover(ci, e, parent, &pos);
 }
 
 static int compute_reachability(struct analysis *a, const struct child_index *ci,
@@ -170,7 +176,8 @@ static int compute_reachability(struct analysis *a, const struct child_index *ci
 		parent[i] = p;
 		top = child_at(ci, e->id, e->mountpoint, strlen(e->mountpoint));
 		a->stacked_on[i] = top == i ? NO_MOUNT : top;
-		sibling[i] = sibling_cover(ci, e, p == NO_MOUNT ? NULL : &t->entries[p]);
+		sibling[i] =
+		    sibling_cover(ci, e, p == NO_MOUNT ? NULL : &t->entries[p], &a->cover_work);
 	}
 
 	/*
@@ -496,10 +503,11 @@ int analysis_update_nodes(struct analysis *a)
 }
 
 /*
- * The closure: seeds, then for every member its parent, what is stacked on it and every sibling
- * that hides it, until nothing is added. Reachability, stacking and covering of a member are
- * computed from members only (compute_reachability() reads nothing else), so an analysis of
- * these entries alone gives the same facts for each of them.
+ * The closure: seeds, then for every member its parent, what is stacked on it and the sibling
+ * that hides it first (the shortest directory), until nothing is added. Reachability, stacking
+ * and covering of a member are computed from members only (compute_reachability() reads only
+ * that first sibling, and no member's first sibling can be shorter among fewer mounts), so an
+ * analysis of these entries alone gives the same facts for each of them.
  */
 int analysis_relevant_mounts(const struct analysis *a, size_t **ret, size_t *ret_n)
 {
@@ -535,15 +543,12 @@ int analysis_relevant_mounts(const struct analysis *a, size_t **ret, size_t *ret
 			ADD(i);
 	}
 	while (n_work > 0) {
-		size_t m = work[--n_work], p = a->parent[m], hit;
-		const struct mount_entry *e = &t->entries[m];
-		const char *pos = NULL;
+		size_t m = work[--n_work], p = a->parent[m];
 
 		ADD(p);
 		ADD(a->stacked_on[m]);
-		while ((hit = next_sibling_cover(&ci, e, p == NO_MOUNT ? NULL : &t->entries[p],
-						 &pos)) != NO_MOUNT)
-			ADD(hit);
+		ADD(sibling_cover(&ci, &t->entries[m], p == NO_MOUNT ? NULL : &t->entries[p],
+				  NULL));
 	}
 #undef ADD
 	child_index_done(&ci);

@@ -71,6 +71,8 @@ struct analysis {
 	struct instance *serving;
 	size_t serving_mount;	   /* the mount through which the serving instance is reached */
 	size_t pts_covering_mount; /* ROUTE_PTS_COVERED: the mount that hides devpts */
+
+	size_t cover_work; /* bytes of mountpoints hashed looking for covering siblings (tests) */
 };
 
 int analysis_new(const struct snapshot *snap, struct analysis **ret);

@@ -20,9 +20,9 @@ static int pty_slave_perms(const struct check_context *ctx, const struct check_i
 		return 0;
 	want = instance_wanted_mode(s, in, ctx->policy);
 	FOREACH_ARRAY (node, s->nodes, s->n_nodes) {
-		/* Any healthy mode will do for an existing slave, pinned Mode= or not: the pin is
-		 * about the options new ptys get. */
-		bool mode_ok = devpts_mode_healthy(NULL, node->mode);
+		/* The configuration's rule: a pinned Mode= makes a slave at the other mode one to
+		 * fix, as devpts-options-lost does for the instance. */
+		bool mode_ok = devpts_mode_healthy(ctx->policy, node->mode);
 		json_object *o;
 
 		if (!node_is_slave(node, e->mountpoint, in->dev, &idx) ||
@@ -62,7 +62,7 @@ static int pty_slave_perms(const struct check_context *ctx, const struct check_i
 		       "%zu pty slave(s) under %s are not group %u with mode %s: created while "
 		       "the devpts options were wrong",
 		       n, e->mountpoint, (unsigned)s->tty_gid,
-		       check_healthy_modes(NULL, modes)) < 0 ||
+		       check_healthy_modes(ctx->policy, modes)) < 0 ||
 	    set_printf(&f->remedy, "chgrp %u %s%s && chmod 0%03o %s%s", (unsigned)s->tty_gid, paths,
 		       n > 8 ? " ..." : "", (unsigned)want, paths, n > 8 ? " ..." : "") < 0 ||
 	    set_printf(&f->mountpoint, "%s", e->mountpoint) < 0)
@@ -75,9 +75,11 @@ const struct check_info check_pty_slave_perms = {
 	.severity = SEVERITY_WARNING,
 	.message_id = "6699b8f1149e421a9342b68a69ee9124",
 	.summary = "pty slaves exist with the wrong group or mode",
-	.explanation = "Slave nodes on the serving instance have a group other than tty or a mode "
-		       "other than 620/600: they were created while the devpts options were wrong. "
-		       "Fixing the mount options does not change existing slaves.",
+	.explanation =
+	    "Slave nodes on the serving instance have a group other than tty or a mode "
+	    "other than 620/600 (only the mode [Devpts] Mode= pins, when it pins one): they "
+	    "were created while the devpts options were wrong. "
+	    "Fixing the mount options does not change existing slaves.",
 	.remedy = "chgrp tty /dev/pts/N && chmod 620 /dev/pts/N (for each listed slave)",
 	.repair = REPAIR_SLAVES,
 	.run = pty_slave_perms,

@@ -12,6 +12,7 @@
 #include "pipeline/conf.h"
 #include "probe/probe.h"
 #include "util/limits.h"
+#include "util/output-file.h"
 #include "util/log.h"
 #include "util/util.h"
 
@@ -100,13 +101,8 @@ int run_pipeline(const struct audit_target *t, const struct config *c, struct au
 		log_error("/proc/self/mountinfo line %u: %s", err.line, err.message);
 	else if (r < 0 && t->snapshot)
 		log_error_errno(r, "audit failed");
-	else if (r < 0 && err.message[0] && r == -ENOENT)
-		log_error_errno(r,
-				"cannot probe the system: cannot read %s (is /proc here another "
-				"pid namespace's? enter with nsenter -m -p -r)",
-				err.message);
 	else if (r < 0 && err.message[0])
-		log_error_errno(r, "cannot probe the system: cannot read %s", err.message);
+		log_error("cannot probe the system: %s", err.message);
 	else if (r < 0)
 		log_error_errno(r, "cannot probe the system");
 	return r;
@@ -138,14 +134,17 @@ int write_output(const char *cmd, const char *path, const char *text, bool make_
 		if (fputs(text, stdout) < 0 || fflush(stdout) != 0)
 			r = errno > 0 ? -errno : -EIO;
 	} else {
-		if (make_dir)
-			r = mkdir_parent(path);
-		if (r >= 0)
-			r = write_file_atomic(path, text, strlen(text), 0644);
+		uid_t owner;
+		char why[96];
+
+		r = output_file_write(path, text, strlen(text), 0644, make_dir, &owner);
+		if (r < 0)
+			log_error("%s: cannot write %s: %s", cmd, path,
+				  output_file_strerror(r, owner, why));
+		return r;
 	}
 	if (r < 0)
-		log_error_errno(r, "%s: cannot write %s", cmd,
-				!path || streq(path, "-") ? "to standard output" : path);
+		log_error_errno(r, "%s: cannot write to standard output", cmd);
 	return r;
 }
 

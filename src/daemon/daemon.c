@@ -27,6 +27,7 @@
 #include "pipeline/pipeline.h"
 #include "daemon/daemon.h"
 #include "daemon/holder-cache.h"
+#include "daemon/privileges.h"
 #include "pipeline/conf.h"
 #include "probe/mounttrack.h"
 #include "probe/probe.h"
@@ -39,6 +40,7 @@
 #include "report/report.h"
 #include "report/transitions.h"
 #include "snapshot/snapshot.h"
+#include "util/output-file.h"
 #include "util/clock.h"
 #include "util/json-util.h"
 #include "util/strv.h"
@@ -125,6 +127,7 @@ struct daemon {
 	uint64_t last_audit_start, last_audit_usec;
 	bool last_audit_full;  /* it read the whole table (always, without the tracker) */
 	uint64_t last_refresh; /* the tracker's last re-read of the followed mounts */
+	uint64_t caps_dropped; /* capabilities given up so far: only a restart brings them back */
 	uint64_t n_audits, n_mount_events, n_udev_events, n_inotify_events, n_fanotify_wakeups;
 
 	struct holder_cache holders;
@@ -270,6 +273,7 @@ static void daemon_write_outputs(struct daemon *d, const struct report *rep)
 {
 	const struct config *c = d->config;
 	bool failed = false;
+	char why[96];
 	int r;
 
 	if (c->state_file) {
@@ -278,7 +282,7 @@ static void daemon_write_outputs(struct daemon *d, const struct report *rep)
 			daemon_ok(d, FAILURE_STATE_FILE);
 		else
 			daemon_fail(d, FAILURE_STATE_FILE, "Failed to write %s: %s", c->state_file,
-				    strerror(-r));
+				    output_file_strerror(r, (uid_t)-1, why));
 		failed = failed || r < 0;
 	}
 
@@ -287,7 +291,7 @@ static void daemon_write_outputs(struct daemon *d, const struct report *rep)
 					   now_usec(CLOCK_MONOTONIC));
 		if (r < 0)
 			daemon_fail(d, FAILURE_PROMETHEUS, "Failed to write %s: %s",
-				    c->prometheus_file, strerror(-r));
+				    c->prometheus_file, output_file_strerror(r, (uid_t)-1, why));
 		else if (r > 0)
 			daemon_ok(d, FAILURE_PROMETHEUS);
 		failed = failed || r < 0;
@@ -882,6 +886,26 @@ static int on_inotify(sd_event_source *s, int fd, uint32_t revents, void *userda
 	return 0;
 }
 
+/* Keep only the capabilities the configuration needs (daemon/privileges.h); after the tracker is
+ * set up, which needs CAP_SYS_ADMIN. */
+static void daemon_limit_privileges(struct daemon *d)
+{
+	uint64_t dropped = 0, missing = 0;
+	char names[256];
+	int r = privileges_limit(privileges_needed(d->config), &dropped, &missing);
+
+	if (r < 0) {
+		log_warning("Failed to drop capabilities: %s", strerror(-r));
+		return;
+	}
+	d->caps_dropped |= dropped;
+	if (missing & d->caps_dropped)
+		log_warning("Policy=%s needs %s, given up when a lower policy was loaded: restart "
+			    "ptsguard to apply it (repairs fail until then)",
+			    repair_policy_to_string(d->config->repair_policy),
+			    privileges_to_string(missing & d->caps_dropped, names));
+}
+
 static int daemon_reload(struct daemon *d)
 {
 	_cleanup_(config_freep) struct config *c = NULL;
@@ -902,6 +926,7 @@ static int daemon_reload(struct daemon *d)
 			mount_tracker_forget(d->tracker);
 		if (daemon_apply_mount_events(d) < 0)
 			log_warning("Carrying on with what tracks mount changes now");
+		daemon_limit_privileges(d);
 		/* Newly ignored findings leave quietly: nothing was resolved. */
 		(void)config_drop_ignored(d->config, &d->findings);
 		/* What /dev/ptmx is now becomes the reference for ptmx-replaced. */
@@ -1203,6 +1228,7 @@ int daemon_new(const struct daemon_options *opts, struct daemon **ret)
 	r = sd_event_set_watchdog(d->event, true);
 	if (r < 0)
 		return log_err("Failed to enable the watchdog: %s", strerror(-r)), r;
+	daemon_limit_privileges(d);
 
 	*ret = TAKE_PTR(d);
 	return 0;

@@ -10,6 +10,7 @@
 #include "config.h"
 
 #include "analysis/analysis.h"
+#include "pipeline/conf-size.h"
 #include "pipeline/conf.h"
 #include "util/group.h"
 #include "util/limits.h"
@@ -420,6 +421,13 @@ _printf_(4, 5) static int fail(struct config_error *err, const char *file, unsig
 	return -EINVAL;
 }
 
+/* Refused before libeconf reads it: its parser is far slower than linear in the size. */
+static int fail_too_large(struct config_error *err, const char *path, off_t size)
+{
+	return fail(err, path, 0, "the file is too large (%lld bytes, at most %u)", (long long)size,
+		    CONFIG_FILE_SIZE_MAX);
+}
+
 static int econf_to_errno(econf_err e)
 {
 	switch (e) {
@@ -544,6 +552,8 @@ int config_load(const char *path, struct config **ret, struct config_error *err)
 	_cleanup_(config_freep) struct config *c = NULL;
 	econf_file **files = NULL;
 	size_t n_files = 0;
+	char big[sizeof(err->file)];
+	off_t size = 0;
 	econf_err e;
 	int r;
 
@@ -555,6 +565,8 @@ int config_load(const char *path, struct config **ret, struct config_error *err)
 	if (path) {
 		econf_file *kf = NULL;
 
+		if (config_file_check_size(path, &size) == -EFBIG)
+			return fail_too_large(err, path, size);
 		e = econf_readFile(&kf, path, "=", "#;");
 		if (e != ECONF_SUCCESS)
 			return fail_econf(err, e, path);
@@ -570,6 +582,9 @@ int config_load(const char *path, struct config **ret, struct config_error *err)
 	 * drop-ins and then the admin drop-ins, each directory in lexical order. Applying each file
 	 * over the previous ones is libeconf's merge, with every key checked where it was written.
 	 */
+	r = config_dirs_check_size(config_vendor_dir, config_admin_dir, big, sizeof(big), &size);
+	if (r == -EFBIG)
+		return fail_too_large(err, big, size);
 	e = econf_readDirsHistory(&files, &n_files, config_vendor_dir, config_admin_dir, "ptsguard",
 				  "conf", "=", "#;");
 	if (e == ECONF_NOFILE) {

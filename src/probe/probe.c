@@ -93,6 +93,7 @@ static int stat_new_node(struct snapshot *s, const char *path)
 	n->rdev = st.st_rdev;
 	n->dev = st.st_dev;
 	n->ino = st.st_ino;
+	n->ctime = st.st_ctim;
 	if (n->type == NODE_SYMLINK) {
 		char buf[PATH_MAX];
 		ssize_t l = readlink(path, buf, sizeof(buf) - 1);
@@ -560,10 +561,12 @@ static void probe_kernel(struct snapshot *s)
 	probe_idmaps(s);
 }
 
-static int probe_identity(struct snapshot *s, const struct probe_options *opts)
+static int probe_identity(struct snapshot *s, const struct probe_options *opts,
+			  struct parse_error *err)
 {
 	struct utsname u;
 	gid_t gid;
+	int r;
 
 	if (uname(&u) < 0)
 		return -errno;
@@ -572,11 +575,21 @@ static int probe_identity(struct snapshot *s, const struct probe_options *opts)
 	if (!s->hostname || !s->kernel_release)
 		return -ENOMEM;
 	/* The configuration's TTYGroup=, else group tty as grantpt() and the kernel's users
-	 * understand it; 5 when NSS has none. */
-	if (opts->has_tty_gid)
+	 * understand it; 5 only when the database has no such group. A database that cannot be
+	 * read is an error: guessing 5 there would report, and repair, a healthy gid= as wrong. */
+	if (opts->has_tty_gid) {
 		s->tty_gid = opts->tty_gid;
-	else
-		s->tty_gid = group_lookup(TTY_GROUP_NAME, &gid) >= 0 ? gid : TTY_GID_FALLBACK;
+		return 0;
+	}
+	r = group_lookup(TTY_GROUP_NAME, &gid);
+	if (r == -ESRCH)
+		gid = TTY_GID_FALLBACK;
+	else if (r < 0) {
+		snprintf(err->message, sizeof(err->message),
+			 "cannot look up group " TTY_GROUP_NAME ": %s", strerror(-r));
+		return r;
+	}
+	s->tty_gid = gid;
 	return 0;
 }
 
@@ -607,7 +620,11 @@ static int probe_mounts(struct snapshot *s, const struct probe_options *opts,
 	r = read_full_file("/proc/self/mountinfo", MOUNTINFO_SIZE_MAX, &text, &size);
 	if (r < 0) {
 		/* Name the file: with nsenter -m alone, /proc may be another pid namespace's. */
-		snprintf(err->message, sizeof(err->message), "/proc/self/mountinfo");
+		snprintf(err->message, sizeof(err->message),
+			 "cannot read /proc/self/mountinfo: %s%s", strerror(-r),
+			 r == -ENOENT ? " (is /proc here another pid namespace's? enter with "
+					"nsenter -m -p -r)"
+				      : "");
 		return r;
 	}
 	if (opts->need_mountinfo_text)
@@ -637,7 +654,7 @@ int probe_base(const struct probe_options *opts, struct snapshot **ret, struct p
 	r = probe_mounts(s, opts, err);
 	if (r < 0)
 		return r;
-	r = probe_identity(s, opts);
+	r = probe_identity(s, opts, err);
 	if (r < 0)
 		return r;
 	probe_kernel(s);

@@ -136,7 +136,7 @@ static int plan_slaves(struct repair_plan *p, const struct analysis *an, const s
 	/* The mode the instance gives new ptys once repaired: the one the remedy names too. */
 	mode = instance_wanted_mode(an->snap, an->serving, o->policy);
 	FOREACH_ARRAY (n, an->snap->nodes, an->snap->n_nodes) {
-		bool ok_mode = devpts_mode_healthy(NULL, n->mode); /* as pty-slave-perms judges */
+		bool ok_mode = devpts_mode_healthy(o->policy, n->mode); /* as pty-slave-perms */
 		struct repair_action *a;
 		unsigned idx;
 
@@ -149,6 +149,8 @@ static int plan_slaves(struct repair_plan *p, const struct analysis *an, const s
 		a->dev = n->dev;
 		a->ino = n->ino;
 		a->mode = mode;
+		a->uid = n->uid;
+		a->ctime = n->ctime;
 		if (set_printf(&a->command, "chgrp %u %s && chmod 0%03o %s", (unsigned)o->tty_gid,
 			       n->path, (unsigned)mode, n->path) < 0)
 			return -ENOMEM;
@@ -575,6 +577,14 @@ static int open_same_node(struct repair_action *a, bool slave, struct stat *st, 
 			 minor(st->st_rdev) != PTMX_RDEV_MINOR)) {
 		close(fd);
 		*why = "it is no longer the node that was probed (replaced, or a symlink)";
+		return -ESTALE;
+	}
+	if (slave && (st->st_uid != a->uid || ((a->ctime.tv_sec || a->ctime.tv_nsec) &&
+					       (st->st_ctim.tv_sec != a->ctime.tv_sec ||
+						st->st_ctim.tv_nsec != a->ctime.tv_nsec)))) {
+		close(fd);
+		*why = "its owner or change time differs from what was probed (the index now "
+		       "belongs to another pty, or the slave was changed since)";
 		return -ESTALE;
 	}
 	return fd;

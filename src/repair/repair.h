@@ -51,6 +51,10 @@ struct repair_action {
 	struct devpts_fix
 	    fix;     /* remount: what it fixes (tty gid and policy come from the options) */
 	mode_t mode; /* slave: the mode it is given */
+	/* slave: the owner and change time probed. A pty index (and so its inode number) may be
+	 * reused by another user's new pty between plan and act; the new one differs in these. */
+	uid_t uid;
+	struct timespec ctime; /* zero: not known, not compared */
 };
 
 /* Verification children started per action before it is reported inconclusive. */

@@ -10,6 +10,7 @@
 
 #include "report/journal-queue.h"
 #include "report/journal.h"
+#include "util/escape.h"
 #include "util/json-util.h"
 #include "util/util.h"
 
@@ -76,28 +77,30 @@ int journal_log_transition(const struct transition_event *e)
 	const char *detail = e->detail;
 	enum transition t = e->transition;
 	const char *state = transition_to_string(t), *sev = severity_to_string(f->severity);
-	_cleanup_free_ char *evidence = NULL;
+	/* MESSAGE and the stderr line are for people: escaped (util/escape.h); fields stay exact */
+	_cleanup_free_ char *evidence = NULL, *summary = cescape(f->summary ?: f->check->summary),
+			    *detail_text = detail ? cescape(detail) : NULL;
 	struct iovec iov[32];
 	size_t n = 0, extra = 0;
 	char dev[24];
 	int r = 0;
 
 	evidence = f->evidence ? json_to_text(f->evidence, 0) : strdup("{}");
-	if (!evidence)
+	if (!evidence || !summary || (detail && !detail_text))
 		return -ENOMEM;
 	evidence[strcspn(evidence, "\n")] = 0;
 
 	if (!journal_available()) {
 		fprintf(stderr, "ptsguard: [%s] %s (%s): %s%s%s\n", state, f->check->id, sev,
-			f->summary ?: f->check->summary, detail ? ": " : "", detail ?: "");
+			summary, detail ? ": " : "", detail_text ?: "");
 		return 0;
 	}
 
 	for (const char *const *x = extra_fields; x && *x && extra < 8; x++, extra++)
 		;
 	if (add_field(iov, &n, "MESSAGE=%s: %s%s%s",
-		      t == TRANSITION_DETECTED ? f->check->id : state,
-		      f->summary ?: f->check->summary, detail ? "; " : "", detail ?: "") < 0 ||
+		      t == TRANSITION_DETECTED ? f->check->id : state, summary, detail ? "; " : "",
+		      detail_text ?: "") < 0 ||
 	    add_field(iov, &n, "MESSAGE_ID=%s", f->check->message_id) < 0 ||
 	    add_field(iov, &n, "PRIORITY=%d", transition_priority(t, f->severity)) < 0 ||
 	    add_field(iov, &n, "PTSGUARD_CHECK=%s", f->check->id) < 0 ||

@@ -6,6 +6,7 @@
 
 #include "report/outputs.h"
 #include "util/json-util.h"
+#include "util/output-file.h"
 #include "util/util.h"
 
 int state_file_write(const char *path, const struct report *rep)
@@ -15,9 +16,7 @@ int state_file_write(const char *path, const struct report *rep)
 	int r;
 
 	json_object_put(o);
-	r = text ? mkdir_parent(path) : -ENOMEM;
-	if (r >= 0)
-		r = write_file_atomic(path, text, strlen(text), 0644);
+	r = text ? output_file_write(path, text, strlen(text), 0644, true, NULL) : -ENOMEM;
 	return r;
 }
 
@@ -55,9 +54,7 @@ int prometheus_file_update(struct prometheus_file *p, const char *path, const st
 	if (fclose(m) != 0 && r >= 0)
 		r = -ENOMEM;
 	if (r >= 0)
-		r = mkdir_parent(path);
-	if (r >= 0)
-		r = write_file_atomic(path, text, size, 0644);
+		r = output_file_write(path, text, size, 0644, true, NULL);
 	if (r < 0)
 		return r;
 	free(p->signature);

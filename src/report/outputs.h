@@ -10,8 +10,9 @@
  *   write per mount event);
  * - the status text for sd_notify STATUS=.
  *
- * Each file's directory is created when missing (not its parents). They
- * return negative errno and do not log.
+ * Each file's directory is created when missing (not its parents), and
+ * written through util/output-file.h: no symlink on the way, a directory of
+ * root's. They return negative errno and do not log.
  */
 #pragma once
 

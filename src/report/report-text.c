@@ -4,6 +4,7 @@
 
 #include "analysis/boot.h"
 #include "report/report.h"
+#include "util/escape.h"
 #include "util/util.h"
 
 #define ANSI_RED    "\033[1;31m"
@@ -31,8 +32,10 @@ static void write_ptmx_line(FILE *f, const struct analysis *a)
 	char mode[8], dev[24];
 
 	fprintf(f, "%s: %s", PTMX_PATH, ptmx_kind_to_string(a->ptmx_kind));
-	if (n && n->type == NODE_SYMLINK)
-		fprintf(f, " -> %s", n->target ?: "?");
+	if (n && n->type == NODE_SYMLINK) {
+		fputs(" -> ", f);
+		fputs_escaped(n->target ?: "?", f);
+	}
 	if (a->ptmx_final && a->ptmx_final->type != NODE_MISSING)
 		fprintf(f, ", mode %s", format_mode(a->ptmx_final->mode, mode));
 	if (a->serving) {
@@ -40,8 +43,13 @@ static void write_ptmx_line(FILE *f, const struct analysis *a)
 						  ? &a->snap->mounts->entries[a->serving_mount]
 						  : NULL;
 		fprintf(f, "; serving devpts %s", format_devnum(a->serving->dev, dev));
-		if (e)
-			fprintf(f, " at %s (mount %u, %s)", e->mountpoint, e->id, e->super_options);
+		if (e) {
+			fputs(" at ", f);
+			fputs_escaped(e->mountpoint, f);
+			fprintf(f, " (mount %u, ", e->id);
+			fputs_escaped(e->super_options, f);
+			fputc(')', f);
+		}
 	} else if (a->route == ROUTE_UNKNOWN)
 		fprintf(f, "; serving the kernel's internal devpts (none mounted)");
 	else
@@ -61,8 +69,13 @@ int report_write_text(FILE *f, const struct report *r, bool color)
 	const char *bold = color ? ANSI_BOLD : "", *reset = color ? ANSI_RESET : "";
 	const char *dim = color ? ANSI_DIM : "";
 
-	fprintf(f, "%sptsguard audit of %s%s (kernel %s, %s devpts, %s)\n", bold,
-		r->snap->hostname ?: "?", reset, r->snap->kernel_release ?: "?",
+	/* Every string from the audited system is escaped (util/escape.h): a hostname, a
+	 * mountpoint or a process name in a summary may hold terminal escape sequences. */
+	fprintf(f, "%sptsguard audit of ", bold);
+	fputs_escaped(r->snap->hostname ?: "?", f);
+	fprintf(f, "%s (kernel ", reset);
+	fputs_escaped(r->snap->kernel_release ?: "?", f);
+	fprintf(f, ", %s devpts, %s)\n",
 		r->a->multi_instance ? "multi-instance" : "single-instance", r->source);
 	write_ptmx_line(f, r->a);
 
@@ -79,10 +92,14 @@ int report_write_text(FILE *f, const struct report *r, bool color)
 		FOREACH_ARRAY (i, r->findings->items, r->findings->n_items) {
 			if (i->severity != s)
 				continue;
-			fprintf(f, "  %s%s%s: %s\n", c, i->check->id, reset,
-				i->summary ?: i->check->summary);
-			if (i->remedy)
-				fprintf(f, "    %sremedy:%s %s\n", dim, reset, i->remedy);
+			fprintf(f, "  %s%s%s: ", c, i->check->id, reset);
+			fputs_escaped(i->summary ?: i->check->summary, f);
+			fputc('\n', f);
+			if (i->remedy) {
+				fprintf(f, "    %sremedy:%s ", dim, reset);
+				fputs_escaped(i->remedy, f);
+				fputc('\n', f);
+			}
 		}
 	}
 	if (r->snap->initramfs) {
@@ -93,11 +110,9 @@ int report_write_text(FILE *f, const struct report *r, bool color)
 		if (p) {
 			if (p->has_fstab_line)
 				snprintf(line, sizeof(line), "%u", p->fstab_line);
-			fprintf(f,
-				"\nBoot: the initramfs predicted a second devpts on %s (fstab line "
-				"%s): "
-				"%s.\n",
-				p->mountpoint ?: "?", line,
+			fputs("\nBoot: the initramfs predicted a second devpts on ", f);
+			fputs_escaped(p->mountpoint ?: "?", f);
+			fprintf(f, " (fstab line %s): %s.\n", line,
 				came == 1 ? "it came true" : "it did not happen");
 		} else
 			fprintf(f,

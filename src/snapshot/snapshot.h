@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
+#include <time.h>
 
 #include "snapshot/mountinfo.h"
 #include "util/json-load.h"
@@ -37,6 +38,9 @@ struct node {
 	dev_t dev;    /* device of the filesystem holding the node */
 	ino_t ino;    /* 0 when unknown (optional in JSON); repair checks it did not change */
 	char *target; /* symlink target, as read */
+	/* Change time, live probes only (not in JSON; zero when unknown): devpts reuses a slave's
+	 * inode number with its index, so repair tells a new pty from the probed one by this. */
+	struct timespec ctime;
 };
 
 struct holder {

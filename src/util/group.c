@@ -31,10 +31,14 @@ int group_lookup(const char *name, gid_t *ret)
 			break;
 		size *= 2;
 	}
+	/* glibc says "not found" in several ways (getgrnam_r(3)): an initramfs has no /etc/group
+	 * at all (ENOENT). Anything else, a buffer still too small among them, is a failure. */
+	if (r == 0 && !res)
+		return -ESRCH;
+	if (r == ENOENT || r == ESRCH || r == EBADF || r == EPERM)
+		return -ESRCH;
 	if (r != 0)
 		return -r;
-	if (!res)
-		return -ESRCH;
 	*ret = res->gr_gid;
 	return 0;
 }

@@ -90,9 +90,5 @@ void hash_index_done(struct hash_index *x)
 
 uint64_t hash_path(const char *path, size_t len, uint64_t seed)
 {
-	uint64_t h = 1469598103934665603ULL ^ seed;
-
-	for (size_t i = 0; i < len; i++)
-		h = (h ^ (unsigned char)path[i]) * 1099511628211ULL;
-	return h ^ (h >> 29);
+	return hash_path_finish(hash_path_feed(hash_path_start(seed), path, len));
 }

@@ -91,6 +91,26 @@ static inline uint64_t hash_u64(uint64_t k)
  * adds a number to the key, as the parent mount of a mountpoint). */
 uint64_t hash_path(const char *path, size_t len, uint64_t seed);
 
+/* hash_path() in steps, for the hashes of every prefix of one path in a single pass:
+ * state = hash_path_start(seed), then hash_path_feed() the bytes in order;
+ * hash_path_finish(state) at any point equals hash_path() of the bytes fed so far. */
+static inline uint64_t hash_path_start(uint64_t seed)
+{
+	return 1469598103934665603ULL ^ seed;
+}
+
+static inline uint64_t hash_path_feed(uint64_t state, const char *bytes, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		state = (state ^ (unsigned char)bytes[i]) * 1099511628211ULL;
+	return state;
+}
+
+static inline uint64_t hash_path_finish(uint64_t state)
+{
+	return state ^ (state >> 29);
+}
+
 /* One hash of two 64-bit keys (a parent mount and the hash of a mountpoint). */
 static inline uint64_t hash_u64_pair(uint64_t a, uint64_t b)
 {

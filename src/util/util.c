@@ -154,42 +154,6 @@ int read_long_file(const char *path, long *ret)
 	return 0;
 }
 
-int write_file_atomic(const char *path, const char *data, size_t size, mode_t mode)
-{
-	_cleanup_free_ char *tmp = NULL;
-	_cleanup_close_ int fd = -EBADF;
-	size_t done = 0;
-	int r;
-
-	if (asprintf(&tmp, "%s.XXXXXX", path) < 0)
-		return -ENOMEM;
-	fd = mkostemp(tmp, O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	while (done < size) {
-		ssize_t n = write(fd, data + done, size - done);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			r = -errno;
-			goto fail;
-		}
-		done += (size_t)n;
-	}
-	if (fchmod(fd, mode) < 0 || fsync(fd) < 0) {
-		r = -errno;
-		goto fail;
-	}
-	if (rename(tmp, path) < 0) {
-		r = -errno;
-		goto fail;
-	}
-	return 0;
-fail:
-	(void)unlink(tmp);
-	return r;
-}
-
 void unescape_octal(char *s)
 {
 	char *w = s;
@@ -203,17 +167,6 @@ void unescape_octal(char *s)
 			*w++ = *p++;
 	}
 	*w = 0;
-}
-
-int mkdir_parent(const char *path)
-{
-	_cleanup_free_ char *dir = path_dirname(path);
-
-	if (!dir)
-		return -ENOMEM;
-	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
-		return -errno;
-	return 0;
 }
 
 int parse_mode(const char *s, mode_t *ret)

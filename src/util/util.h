@@ -30,11 +30,6 @@ const char *read_error_string(int r);
 /* Read a file holding one integer (a sysctl). */
 int read_long_file(const char *path, long *ret);
 
-/* Write data to path atomically: temp file in the same directory, fsync, rename. */
-int write_file_atomic(const char *path, const char *data, size_t size, mode_t mode);
-/* Create the directory path is in (mode 0755) unless it exists; not its parents. */
-int mkdir_parent(const char *path);
-
 /* Decode the octal escapes of mountinfo and fstab (\040, \011, \012, \134) in place. */
 void unescape_octal(char *s);
 

@@ -805,6 +805,25 @@ def case_config_dirs(ptsguard, opts):
         "ptsguard: %s/ptsguard.conf.d/40-broken.conf:3: CoalesceMSec=fast: expected milliseconds from 0 to 10000; not starting\n" % admin,
         "broken drop-in: message",
     )
+
+    # An oversized drop-in is refused from its size, before libeconf parses it (which would take
+    # minutes for these 2 MB of comments): the daemon does not start and names the drop-in.
+    os.unlink(admin + "/ptsguard.conf.d/40-broken.conf")
+    big = vendor + "/ptsguard.conf.d/50-big.conf"
+    write(big, "[Daemon]\n" + "# padding\n" * ((2 << 20) // 10))
+    r = subprocess.run([ptsguard, "daemon"], stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=20)
+    c.eq(r.returncode, 1, "oversized drop-in: exit status")
+    c.eq(
+        r.stderr,
+        "ptsguard: %s: the file is too large (%d bytes, at most 1048576); not starting\n" % (big, os.path.getsize(big)),
+        "oversized drop-in: message",
+    )
+    # libeconf 0.5 reads a vendor drop-in even when /etc has one of the same name: so does the
+    # size check.
+    write(admin + "/ptsguard.conf.d/50-big.conf", "[Daemon]\nCoalesceMSec=40\n")
+    r = subprocess.run([ptsguard, "audit"], stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=20)
+    c.eq((r.returncode, r.stderr), (3, "ptsguard: audit: %s: the file is too large (%d bytes, at most 1048576)\n" % (big, os.path.getsize(big))), "shadowed oversized drop-in")
+    os.unlink(big)
     c.done()
 
 
@@ -864,7 +883,28 @@ def case_unit_verify(ptsguard, opts):
         r = run(["systemd-analyze", "security", "--offline=yes", paths[0]], check=False)
         exposure = [l for l in r.stdout.splitlines() if "Overall exposure level" in l]
         log(exposure[0] if exposure else "systemd-analyze security: %s" % r.stderr.strip())
+        if exposure:
+            # 4.6 before the device ACL, ProtectClock= and ~@resources, 4.2 with them, 4.3 with
+            # CAP_KILL (the verification child, with a uid of its own, must be killable past its
+            # deadline). What is left is what the daemon needs (root, CAP_SYS_ADMIN for
+            # remounts, CAP_SYS_PTRACE for the holder scan, the setuid of the verification
+            # child), the settings that would give it a mount namespace (see the unit), and
+            # PrivateNetwork=, which would cut it off from udev's events: not the 4.0 once
+            # aimed at.
+            level = float(re.search(r"level for \S+: ([0-9.]+)", exposure[0]).group(1))
+            c.true(level <= MAX_UNIT_EXPOSURE, "exposure %.1f, at most %.1f" % (level, MAX_UNIT_EXPOSURE))
+            acl = [l for l in r.stdout.splitlines() if l.split()[1:2] == ["DeviceAllow="]]
+            c.true(acl and "no device ACL" not in acl[0], "a device ACL: %s" % acl)
+        with open(paths[0]) as f:
+            settings = [l.strip() for l in f if "=" in l and not l.startswith("#")]
+        for want in ("DevicePolicy=closed", "DeviceAllow=/dev/char/5:2 rwm", "DeviceAllow=char-pts rw", "DeviceAllow=/dev/null rw", "ProtectClock=yes"):
+            c.true(want in settings, "%s in ptsguard.service" % want)
+        namespaced = [l for l in settings if l.split("=")[0] in ("ProtectSystem", "ProtectHome", "PrivateTmp", "PrivateDevices", "PrivateMounts", "ProtectKernelTunables", "ProtectKernelModules", "ProtectKernelLogs", "ProtectControlGroups", "ProtectProc", "ProcSubset", "ReadWritePaths", "ReadOnlyPaths", "InaccessiblePaths", "PrivateNetwork")]
+        c.eq(namespaced, [], "no setting that gives the daemon its own mount table (or cuts it off from udev)")
     c.done()
+
+
+MAX_UNIT_EXPOSURE = 4.3
 
 
 def case_repair_safe(ptsguard, opts):
@@ -1162,6 +1202,65 @@ def case_outputs_retry(ptsguard, opts):
     c.true(daemon.alive(), "the daemon is still running")
     stop_daemon(c, daemon)
     journal.stop()
+
+
+def case_output_symlink_swap(ptsguard, opts):
+    """The textfile's directory sits in a directory uid 1000 owns. That user swaps it for a
+    symlink to a root-only directory, then for a directory of their own: the daemon must write
+    into neither (it refuses and says why), and writes again once the directory is its own."""
+    c = Checker()
+    owned, victim = TEST_DIR + "/owned", TEST_DIR + "/victim"
+    os.mkdir(owned)
+    os.chown(owned, 1000, 1000)
+    os.mkdir(victim, 0o700)
+    prom_dir = owned + "/prom"
+    prom = prom_dir + "/ptsguard.prom"
+    os.mkdir(prom_dir)  # root's, as an admin sets up a collector directory
+    user = ["setpriv", "--reuid=1000", "--regid=1000", "--clear-groups"]
+    config = re.sub(r"(?m)^PrometheusFile=.*$", "PrometheusFile=" + prom, default_config())
+    daemon = Daemon(ptsguard, config_text=config)
+    daemon.wait_ready()
+    wait_state("healthy", lambda r: finding_ids(r) == [])
+    wait_for("the textfile", lambda: os.path.exists(prom))
+
+    def change(options, what, predicate):
+        # A change of findings makes the daemon rewrite the textfile at once.
+        remount_devpts(options)
+        wait_state(what, predicate)
+        time.sleep(0.3)
+
+    # The symlink: the write must not land in the victim directory.
+    run(user + ["mv", prom_dir, owned + "/prom.old"])
+    run(user + ["ln", "-s", victim, prom_dir])
+    change("mode=620", "gid= lost", lambda r: "devpts-options-lost" in finding_ids(r))
+    c.eq(os.listdir(victim), [], "nothing written through the user's symlink into %s" % victim)
+    # A directory of the user's own: refused too (they could swap what it holds).
+    run(user + ["rm", prom_dir])
+    run(user + ["mkdir", prom_dir])
+    change("gid=%d,mode=620" % TTY_GID, "healthy again", lambda r: finding_ids(r) == [])
+    c.eq(os.listdir(prom_dir), [], "nothing written into the user's own directory")
+    with open(daemon.stderr_path) as f:
+        log_text = f.read()
+    # (A failure is logged once while it lasts: the second refusal continues the first.)
+    c.true("Failed to write %s: a symbolic link is on the way (refused)" % prom in log_text,
+           "the refusal is logged:\n%s" % log_text[-2000:])
+    # Root's again: written again. (With Policy=off the daemon has no CAP_DAC_OVERRIDE, so it
+    # cannot make the directory inside the user's.)
+    run(user + ["rmdir", prom_dir])
+    os.mkdir(prom_dir)
+    change("mode=620", "gid= lost again", lambda r: "devpts-options-lost" in finding_ids(r))
+    wait_for("the textfile written again", lambda: os.path.exists(prom))
+    c.eq(os.listdir(victim), [], "the victim directory at the end")
+    # The CLI's --output goes the same way.
+    run(user + ["ln", "-s", victim, owned + "/out"])
+    r = run([ptsguard, "snapshot", "--output", owned + "/out/snapshot.json"], check=False)
+    c.eq((r.returncode, r.stderr), (3, "ptsguard: snapshot: cannot write %s/out/snapshot.json: a symbolic link is on the way (refused)\n" % owned), "snapshot --output through a symlink")
+    run(user + ["mkdir", owned + "/mine"])
+    r = run([ptsguard, "snapshot", "--output", owned + "/mine/snapshot.json"], check=False)
+    c.eq((r.returncode, r.stderr), (3, "ptsguard: snapshot: cannot write %s/mine/snapshot.json: its directory belongs to uid 1000, not root (refused)\n" % owned), "snapshot --output into a user's directory")
+    c.eq((os.listdir(victim), os.listdir(owned + "/mine")), ([], []), "nothing written by snapshot --output")
+    remount_devpts("gid=%d,mode=620" % TTY_GID)
+    stop_daemon(c, daemon)
     c.done()
 
 
@@ -1224,10 +1323,67 @@ def case_journal_hung(ptsguard, opts):
     c.eq((report or {}).get("journal", {}).get("queued"), 0, "nothing waits once journald reads again")
     stop_daemon(c, daemon)
     hung.close()
+
+
+CAP_CHOWN, CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH, CAP_FOWNER = 0, 1, 2, 3
+CAP_KILL, CAP_SETGID, CAP_SETUID, CAP_SYS_PTRACE, CAP_SYS_ADMIN, CAP_MKNOD = 5, 6, 7, 19, 21, 27
+
+
+def cap_eff(pid):
+    """The effective capabilities of pid, as a set of numbers."""
+    with open("/proc/%d/status" % pid) as f:
+        value = int(next(line for line in f if line.startswith("CapEff:")).split()[1], 16)
+    return {n for n in range(64) if value >> n & 1}
+
+
+def case_capabilities(ptsguard, opts):
+    """After its configuration, the daemon keeps only what its policy needs (CapEff of
+    /proc/PID/status); the holder scan still sees another user's pty; a reload that lowers the
+    policy drops more, and one that raises it again says a restart is needed."""
+    c = Checker()
+    audit_only = {CAP_SYS_PTRACE, CAP_DAC_READ_SEARCH}
+    repair = audit_only | {CAP_SYS_ADMIN, CAP_CHOWN, CAP_FOWNER, CAP_KILL, CAP_SETUID, CAP_SETGID, CAP_MKNOD}
+    safe_config = default_config().replace("Policy=off", "Policy=safe")
+
+    daemon = Daemon(ptsguard)
+    daemon.wait_ready()
+    c.eq(cap_eff(daemon.pid), audit_only, "CapEff with Policy=off")
+    # What is left is enough: uid 1000 holds a pty on an instance that then gets covered.
+    holder = register(subprocess.Popen(
+        ["setpriv", "--reuid=1000", "--regid=1000", "--clear-groups", "/usr/bin/python3", "-c",
+         "import os, sys\nm, s = os.openpty()\nprint('ready', flush=True)\nsys.stdin.read()\n"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True))
+    c.eq(holder.stdout.readline().strip(), "ready", "the holder started")
+    sys_mount("devpts", "/dev/pts", "devpts", 0, "gid=%d,mode=620" % TTY_GID)
+    report = wait_state("uid 1000's pty found on the covered instance", lambda r: "devpts-orphan-in-use" in finding_ids(r))
+    c.eq(report.get("holders_scan", {}).get("processes_skipped"), 0, "no process skipped by the holder scan: %s" % report.get("holders_scan"))
+    holder.stdin.close()
+    holder.wait(timeout=10)
+    sys_umount("/dev/pts")
+    wait_state("healthy", lambda r: finding_ids(r) == [])
+    stop_daemon(c, daemon)
+
+    daemon = Daemon(ptsguard, config_text=safe_config, notify=NotifySocket(TEST_DIR + "/notify-safe"))
+    daemon.wait_ready()
+    c.eq(cap_eff(daemon.pid), repair, "CapEff with Policy=safe")
+    for text, want, what in ((default_config(), audit_only, "after a reload to Policy=off"),
+                             (safe_config, audit_only, "after a reload back to Policy=safe (needs a restart)")):
+        readies = daemon.notify.count("READY", "1")
+        daemon.write_config(text)
+        daemon.signal(signal.SIGHUP)
+        daemon.notify.wait("READY", "1", after=readies, what="READY=1 " + what)
+        c.eq(cap_eff(daemon.pid), want, "CapEff " + what)
+    with open(daemon.stderr_path) as f:
+        log_text = f.read()
+    c.true("Policy=safe needs CAP_CHOWN CAP_FOWNER CAP_KILL CAP_SETGID CAP_SETUID CAP_SYS_ADMIN CAP_MKNOD, given up when a lower policy was loaded: restart ptsguard" in log_text,
+           "the raised policy says a restart is needed:\n%s" % log_text[-1500:])
+    stop_daemon(c, daemon)
     c.done()
 
 
 CASES = {
+    "capabilities": (case_capabilities, True),
+    "output-symlink-swap": (case_output_symlink_swap, True),
     "transitions": (case_transitions, True),
     "repair-safe": (case_repair_safe, True),
     "lifecycle": (case_lifecycle, True),

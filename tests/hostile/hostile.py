@@ -17,7 +17,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scenario"))
 
-from harness import SetupError, case_registry, cli_main, devnum, log  # noqa: E402
+from harness import SetupError, Skip, case_registry, cli_main, devnum, log  # noqa: E402
 
 CASES, case = case_registry()
 HEALTHY = "gid=5,mode=620"
@@ -77,9 +77,13 @@ def user_tree_swap(sc):
     # victim's: ptmx-foreign-instance, which no repair touches.
     sc.expect(report, ["devpts-options-lost", "ptmx-foreign-instance"])
 
+    # The pause between plan and act is a test hook (meson option test-hooks).
+    if os.environ.get("PTSGUARD_TEST_HOOKS") != "1":
+        raise Skip("needs a build with -Dtest-hooks=true (the pause between plan and act)")
     p = subprocess.Popen(
-        [sc.ptsguard, "repair", "--json", "--pause-before-act"],
+        [sc.ptsguard, "repair", "--json"],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env=dict(os.environ, PTSGUARD_TEST_PAUSE_BEFORE_ACT="1"),
     )
     wait_for_pause(p)
     # The user's move: the tree goes away, a symlink to the victim's directory takes its place.

@@ -11,8 +11,9 @@ scenario harness, tests/scenario/harness.py): it builds a broken state, runs
 `ptsguard repair --format json`, and asserts the actions (check, command,
 result), the devpts options in /proc/self/mountinfo afterwards, the nodes
 afterwards, and what an unprivileged user (uid 1000, through pty-probe under
-setpriv) now gets. The race cases use `--pause-before-act` to change the
-world between plan and act. Exit 0 pass, 1 fail, 77 skip.
+setpriv) now gets. The race cases change the world between plan and act,
+through the test hook PTSGUARD_TEST_PAUSE_BEFORE_ACT=1 of a build with
+-Dtest-hooks=true (skipped otherwise). Exit 0 pass, 1 fail, 77 skip.
 
 --system-python names the interpreter that has Debian's `seccomp` module
 (python3-seccomp); the mount(2) fallback case runs ptsguard under a seccomp
@@ -153,6 +154,13 @@ def setup(sc, **kw):
         sc.mount("tmpfs", "/run/systemd/journal", "mode=755")
 
 
+def require_test_hooks():
+    """The pause between plan and act is a test hook, only in builds with -Dtest-hooks=true
+    (meson passes PTSGUARD_TEST_HOOKS=1 then)."""
+    if os.environ.get("PTSGUARD_TEST_HOOKS") != "1":
+        raise Skip("needs a build with -Dtest-hooks=true (the pause between plan and act)")
+
+
 def wait_for_pause(p, timeout=RUN_TIMEOUT):
     """Read ptsguard's stderr until the pause line; return what was read."""
     buf = b""
@@ -181,12 +189,15 @@ def run_repair(sc, *args, between=None, wrapper=None, label="repair"):
     """Run `ptsguard repair --format json ARGS`; with `between`, pause before
     acting, call between(), then let it go on. Returns (report, status, stderr)."""
     argv = [sc.ptsguard, "repair", "--format", "json"] + list(args)
+    env = None
     if between:
-        argv.append("--pause-before-act")
+        require_test_hooks()
+        env = dict(os.environ, PTSGUARD_TEST_PAUSE_BEFORE_ACT="1")
     if wrapper:
         argv = wrapper + argv
     p = subprocess.Popen(
         argv,
+        env=env,
         stdin=subprocess.PIPE if between else sc.null,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -710,6 +721,31 @@ def config_mode_pinned_slaves(sc):
         os.unlink(conf)
 
 
+@case("config-mode-pinned-slave-620")
+def config_mode_pinned_slave_620(sc):
+    # Mode=600 pinned; the instance now has gid=5,mode=600, but a user's slave was made while it
+    # had mode=620. Under the pin that slave is a finding and repair sets 0600. (Before, the check
+    # and the plan accepted 620 or 600 whatever was pinned: nothing was reported or repaired.)
+    fd, conf = tempfile.mkstemp(prefix="ptsguard-repair-", suffix=".conf")
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write("[Devpts]\nMode=600\n")
+        setup(sc)
+        sc.mount_devpts("/dev/pts", "gid=5,mode=620")
+        _, held = sc.hold(unprivileged=True)
+        sc.sh("mount", "-o", "remount,gid=5,mode=600", "/dev/pts")
+        slave = "/dev/pts/%d" % held["index"]
+        dev = pts_device()
+
+        report, status, err = run_repair(sc, "--config", conf)
+        expect_actions(sc, report, [("pty-slave-perms", "chgrp 5 %s && chmod 0600 %s" % (slave, slave), "done")])
+        sc.check.eq(owner_mode(slave), {"uid": UNPRIVILEGED_UID, "gid": TTY_GID, "mode": "0600"}, "%s after repair" % slave)
+        expect_findings(sc, report, status, [])
+        expect_unprivileged_pty(sc, dev, "0600")
+    finally:
+        os.unlink(conf)
+
+
 # ---------------------------------------------------------------------------
 # --dry-run and idempotence
 
@@ -820,6 +856,42 @@ def race_slave_symlink(sc):
     sc.check.eq(owner_mode(victim), {"uid": 0, "gid": 0, "mode": "0644"}, "the victim's owner, group and mode")
     # The held pty is now on a covered instance.
     expect_findings(sc, report, status, ["devpts-orphan-in-use", "pts-covered"])
+    expect_outcome_lines(sc, err, failed=["pty-slave-perms"])
+
+
+@case("race-slave-index-reused")
+def race_slave_index_reused(sc):
+    # uid 1000's slave /dev/pts/0 was made without gid= and is planned for chgrp/chmod. Before
+    # repair acts, uid 1000 closes it and uid 1001 opens a new pty, which gets index 0 again
+    # (same device, same inode number: index + 3), and runs `mesg n` on it (chmod 0600). Repair
+    # must leave that pty alone: it is not the one probed (another owner, another change time).
+    other_uid = UNPRIVILEGED_UID + 1
+    setup(sc)
+    sc.mount_devpts("/dev/pts", "mode=600")
+    first, held = sc.hold(unprivileged=True)
+    if held["index"] != 0:
+        raise SetupError("unexpected pty: %s" % held)
+    sc.sh("mount", "-o", "remount,gid=5,mode=620", "/dev/pts")
+    state = {}
+
+    def reuse():
+        first.stdin.close()
+        first.wait(timeout=10)
+        argv = ["setpriv", "--reuid=%d" % other_uid, "--regid=%d" % other_uid, "--clear-groups", sc.pty_probe, "--hold"]
+        p = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        sc.helpers.append(p)
+        res = json.loads(p.stdout.readline())
+        if not res.get("ok") or res.get("index") != 0 or res.get("uid") != other_uid:
+            raise SetupError("uid %d did not get index 0 again: %s" % (other_uid, res))
+        # `mesg n`, by the owner: group write off.
+        sc.sh("setpriv", "--reuid=%d" % other_uid, "--regid=%d" % other_uid, "--clear-groups", "chmod", "0600", "/dev/pts/0")
+        state["before"] = lstat_tuple("/dev/pts/0")
+
+    report, status, err = run_repair(sc, between=reuse)
+    expect_actions(sc, report, [("pty-slave-perms", "chgrp 5 /dev/pts/0 && chmod 0620 /dev/pts/0", "refused")])
+    expect_detail(sc, action(sc, report, "pty-slave-perms"), r"refused.*owner or change time")
+    sc.check.eq(owner_mode("/dev/pts/0"), {"uid": other_uid, "gid": TTY_GID, "mode": "0600"}, "uid %d's new /dev/pts/0 after repair" % other_uid)
+    sc.check.eq(lstat_tuple("/dev/pts/0"), state.get("before"), "uid %d's pty untouched (lstat before vs after)" % other_uid)
     expect_outcome_lines(sc, err, failed=["pty-slave-perms"])
 
 

@@ -281,6 +281,45 @@ def gid_mismatch(sc):
     sc.expect_probe(res, ok=True, uid=UNPRIVILEGED_UID, gid=100, mode="0620", dev=dev)
 
 
+def bind_group_file(text):
+    """Bind a group database over /etc/group (in this namespace only), before setup_base(), so
+    that a --daemon run's daemon reads it too."""
+    import tempfile
+
+    d = tempfile.mkdtemp(prefix="ptsguard-group-")
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "mode=755", "tmpfs", d], check=True)
+    path = os.path.join(d, "group")
+    with open(path, "w") as f:
+        f.write(text)
+    os.chmod(path, 0o644)
+    subprocess.run(["mount", "--bind", path, "/etc/group"], check=True)
+    return path
+
+
+@case("tty-group-large")
+def tty_group_large(sc):
+    # Group tty is gid 7 with 600 members (about 6 KB, more than a 4 KiB getgrnam_r() buffer).
+    # It once read as "no tty group", so gid 5: devpts-gid-mismatch on a healthy gid=7 instance,
+    # and repair remounted with gid=5.
+    members = ",".join("member%04d" % i for i in range(600))
+    path = bind_group_file("root:x:0:\nnogroup:x:65534:\ntty:x:7:%s\n" % members)
+    sc.setup_base()
+    sc.mount_devpts("/dev/pts", "gid=7,mode=620")
+    dev = pts_device()
+    report = sc.audit()
+    sc.check.eq((report.get("host") or {}).get("tty_gid"), 7, "host.tty_gid of the report")
+    sc.expect(report, [])
+    res = sc.probe()
+    sc.expect_probe(res, ok=True, uid=UNPRIVILEGED_UID, gid=7, mode="0620", dev=dev)
+
+    # An entry no buffer may hold (over 1 MiB): an error, never the fallback gid 5.
+    with open(path, "w") as f:
+        f.write("root:x:0:\ntty:x:7:%s\n" % ",".join("member%07d" % i for i in range(100000)))
+    r = sc.run_ptsguard("audit", "--json")
+    sc.check.eq(r.returncode, 3, "audit with an unreadable tty group: exit status (stdout %r)" % r.stdout[:200])
+    sc.check.true("tty" in r.stderr and "group" in r.stderr, "the error names the tty group: %r" % r.stderr)
+
+
 # ---------------------------------------------------------------------------
 # Stacks
 
@@ -440,6 +479,45 @@ def stack_orphans_via_dev_ptmx(sc):
         sc.check.eq(orphan.get("devices"), [lower_dev], "devpts-orphan-in-use devices")
     check_stack_evidence(sc, sc.finding(report, "devpts-overmount"), stack)
     sc.expect_serving(report, upper_dev)
+
+
+@case("orphan-escape-name")
+def orphan_escape_name(sc):
+    # An unprivileged process holds a pty on an instance that gets covered, after naming itself
+    # (prctl(PR_SET_NAME)) with terminal control sequences: set the window title, clear the
+    # screen. The name reaches the devpts-orphan-in-use summary and remedy. The text report must
+    # show it escaped, never raw; the JSON report keeps it exact.
+    name = "\x1b]0;pwn\x07\x1b[2J"
+    holder_py = (
+        "import ctypes, os, sys\n"
+        "master, slave = os.openpty()\n"
+        "ctypes.CDLL(None).prctl(15, sys.argv[1].encode(), 0, 0, 0)\n"
+        "print('ready', flush=True)\n"
+        "sys.stdin.read()\n"
+    )
+    sc.setup_base()
+    sc.mount_devpts("/dev/pts", HEALTHY)
+    p = subprocess.Popen(
+        ["setpriv", "--reuid=%d" % UNPRIVILEGED_UID, "--regid=%d" % UNPRIVILEGED_UID, "--clear-groups",
+         "/usr/bin/python3", "-c", holder_py, name],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+    )
+    sc.helpers.append(p)
+    if p.stdout.readline().strip() != "ready":
+        raise SetupError("the holder did not start")
+    sc.mount_devpts("/dev/pts", HEALTHY)
+
+    report = sc.audit()
+    sc.expect(report, ["devpts-orphan-in-use", "devpts-overmount"])
+    orphan = sc.finding(report, "devpts-orphan-in-use")
+    if orphan is not None:
+        comms = [h.get("comm") for h in orphan.get("evidence", {}).get("holders") or []]
+        sc.check.eq(comms, [name], "JSON evidence: the name exactly as the process set it")
+    text = sc.run_ptsguard("audit", "--no-color")
+    sc.check.true("\x1b" not in text.stdout and "\x07" not in text.stdout,
+                  "no raw ESC or BEL in the text report:\n%r" % text.stdout)
+    sc.check.true("\\x1b]0;pwn\\x07\\x1b[2J" in text.stdout,
+                  "the name appears escaped in the text report:\n%s" % text.stdout)
 
 
 @case("slackware-stack")
@@ -1020,7 +1098,10 @@ def userns_audit(sc, ids, setup, probe_as_user=True):
     """Build /dev inside a new user namespace with `setup` (sh), audit it there live and by
     snapshot, allocate a pty there; return (report, probe result)."""
     out = sc.scratch_dir("userns-out")
-    os.chmod(out, 0o777)
+    # Owned by the namespace's root (host uid 100000, run_in_userns()'s default): ptsguard writes
+    # its output only into a directory of root's or its own.
+    os.chown(out, 100000, 100000)
+    os.chmod(out, 0o755)
     os.chmod(sc.workdir, 0o755)
     probe = '"%s"' % sc.pty_probe
     if probe_as_user:

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "test.h"
+#include "util/escape.h"
 #include "util/group.h"
 #include "util/hashindex.h"
 #include "util/strv.h"
@@ -222,8 +223,40 @@ static void test_group_lookup(void)
 	}
 }
 
+static void test_cescape(void)
+{
+	char *e;
+	char buf[128] = { 0 };
+	FILE *f;
+
+	/* Printable ASCII unchanged; a backslash doubled; control bytes, DEL and bytes above
+	 * ASCII as \xNN (so no escape sequence and no line break survives). */
+	e = cescape("/dev/pts");
+	EXPECT_STR(e, "/dev/pts");
+	free(e);
+	e = cescape("a\\b");
+	EXPECT_STR(e, "a\\\\b");
+	free(e);
+	e = cescape("\x1b]0;pwn\x07\x1b[2J\n\x7f\xc3\xa9");
+	EXPECT_STR(e, "\\x1b]0;pwn\\x07\\x1b[2J\\x0a\\x7f\\xc3\\xa9");
+	free(e);
+	e = cescape(NULL);
+	EXPECT_STR(e, "");
+	free(e);
+
+	f = fmemopen(buf, sizeof(buf) - 1, "w");
+	EXPECT(f != NULL);
+	if (!f)
+		return;
+	EXPECT_INT(fputs_escaped("ok ", f), 0);
+	EXPECT_INT(fputs_escaped("\x1b[31m\\", f), 0);
+	fclose(f);
+	EXPECT_STR(buf, "ok \\x1b[31m\\\\");
+}
+
 int main(void)
 {
+	test_cescape();
 	test_hash_index_basic();
 	test_hash_index_collisions();
 	test_hash_index_growth();

@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <errno.h>
+#include <linux/capability.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "daemon/privileges.h"
+#include "util/util.h"
+
+#define CAP(c) (UINT64_C(1) << (c))
+
+static const struct {
+	unsigned cap;
+	const char *name;
+} cap_names[] = {
+	{ CAP_CHOWN, "CAP_CHOWN" },
+	{ CAP_DAC_OVERRIDE, "CAP_DAC_OVERRIDE" },
+	{ CAP_DAC_READ_SEARCH, "CAP_DAC_READ_SEARCH" },
+	{ CAP_FOWNER, "CAP_FOWNER" },
+	{ CAP_KILL, "CAP_KILL" },
+	{ CAP_SETGID, "CAP_SETGID" },
+	{ CAP_SETUID, "CAP_SETUID" },
+	{ CAP_SYS_PTRACE, "CAP_SYS_PTRACE" },
+	{ CAP_SYS_ADMIN, "CAP_SYS_ADMIN" },
+	{ CAP_MKNOD, "CAP_MKNOD" },
+};
+
+uint64_t privileges_needed(const struct config *c)
+{
+	uint64_t caps = CAP(CAP_SYS_PTRACE) | CAP(CAP_DAC_READ_SEARCH);
+
+	if (c->repair_policy == REPAIR_POLICY_SAFE) {
+		caps |= CAP(CAP_SYS_ADMIN) | CAP(CAP_CHOWN) | CAP(CAP_FOWNER) | CAP(CAP_SETUID) |
+			CAP(CAP_SETGID) | CAP(CAP_KILL);
+		if (!c->ptmx_symlink)
+			caps |= CAP(CAP_MKNOD);
+	}
+	return caps;
+}
+
+int privileges_limit(uint64_t keep, uint64_t *ret_dropped, uint64_t *ret_missing)
+{
+	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct d[2] = { 0 };
+	uint64_t permitted, want;
+
+	if (syscall(SYS_capget, &h, d) < 0)
+		return -errno;
+	permitted = (uint64_t)d[0].permitted | ((uint64_t)d[1].permitted << 32);
+	want = permitted & keep;
+	*ret_missing = keep & ~permitted;
+	*ret_dropped = permitted & ~keep;
+	for (int i = 0; i < 2; i++) {
+		d[i].effective = d[i].permitted = (uint32_t)(want >> (32 * i));
+		d[i].inheritable = 0;
+	}
+	h = (struct __user_cap_header_struct){ .version = _LINUX_CAPABILITY_VERSION_3 };
+	if (syscall(SYS_capset, &h, d) < 0)
+		return -errno;
+	/* Ambient capabilities would survive an exec (the daemon runs none; cheap to be sure). */
+	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
+		return -errno;
+	return 0;
+}
+
+const char *privileges_to_string(uint64_t caps, char buf[static 256])
+{
+	size_t n = 0;
+
+	buf[0] = 0;
+	for (size_t i = 0; i < ELEMENTSOF(cap_names); i++)
+		if (caps & CAP(cap_names[i].cap))
+			n += (size_t)snprintf(buf + n, 256 - n, "%s%s", n ? " " : "",
+					      cap_names[i].name);
+	for (unsigned c = 0; c < 64; c++) {
+		bool named = false;
+
+		for (size_t i = 0; i < ELEMENTSOF(cap_names); i++)
+			named |= cap_names[i].cap == c;
+		if ((caps & CAP(c)) && !named && n < 240)
+			n += (size_t)snprintf(buf + n, 256 - n, "%scap_%u", n ? " " : "", c);
+	}
+	if (!n)
+		snprintf(buf, 256, "none");
+	return buf;
+}

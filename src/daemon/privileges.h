@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The daemon's capabilities, cut down to what its configuration lets it do. The unit's bounding
+ * set allows everything repair may need; once the configuration is loaded (and the fanotify
+ * mount tracker, which needs CAP_SYS_ADMIN to start, is set up) the daemon keeps only:
+ *
+ *   always          CAP_SYS_PTRACE, CAP_DAC_READ_SEARCH: the holder scan reads every
+ *                   process's /proc/PID/fd;
+ *   Policy=safe     CAP_SYS_ADMIN (remount), CAP_CHOWN and CAP_FOWNER (a slave's group and
+ *                   mode, /dev/ptmx's mode), CAP_SETUID and CAP_SETGID (the verification child
+ *                   drops to a uid of its own), CAP_KILL (to end that child past its deadline:
+ *                   it no longer shares a uid with the daemon), and CAP_MKNOD unless
+ *                   CreatePtmx=symlink.
+ *
+ * Dropped capabilities leave the permitted set, so they cannot come back without a restart: a
+ * reload that raises the policy is reported with what is missing. No logging here.
+ */
+#pragma once
+
+#include <stdint.h>
+
+#include "pipeline/conf.h"
+
+/* The capabilities (bit n = capability n) that c needs. */
+uint64_t privileges_needed(const struct config *c);
+
+/* Keep only the capabilities in keep (effective and permitted; inheritable and ambient emptied).
+ * *ret_dropped: those permitted before and not kept; *ret_missing: those of keep that were not
+ * permitted (dropped earlier, or never had). 0 or -errno. */
+int privileges_limit(uint64_t keep, uint64_t *ret_dropped, uint64_t *ret_missing);
+
+/* "CAP_SYS_ADMIN CAP_MKNOD" for a set, in buf; "none" for the empty set. */
+const char *privileges_to_string(uint64_t caps, char buf[static 256]);

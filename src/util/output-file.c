@@ -1,0 +1,170 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <limits.h>
+#include <sys/random.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "util/output-file.h"
+#include "util/util.h"
+
+#define DIR_FLAGS (O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+
+/* The walk for kernels without openat2(): every component opened with O_NOFOLLOW. */
+static int open_dir_walk(const char *dir)
+{
+	_cleanup_free_ char *copy = strdup(dir);
+	_cleanup_close_ int fd = -EBADF;
+	char *save = NULL;
+
+	if (!copy)
+		return -ENOMEM;
+	fd = open(dir[0] == '/' ? "/" : ".", DIR_FLAGS);
+	if (fd < 0)
+		return -errno;
+	for (char *c = strtok_r(copy, "/", &save); c; c = strtok_r(NULL, "/", &save)) {
+		int next = openat(fd, c, DIR_FLAGS);
+
+		if (next < 0)
+			return -errno; /* ELOOP or ENOTDIR on a symlink */
+		close(fd);
+		fd = next;
+	}
+	return TAKE_FD(fd);
+}
+
+static int open_dir(const char *dir)
+{
+	struct open_how how = {
+		/* Without O_NOFOLLOW: a symlink last is then ELOOP like any other, not ENOTDIR. */
+		.flags = DIR_FLAGS & ~O_NOFOLLOW,
+		.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+	};
+	int fd;
+
+#ifdef SYS_openat2
+	fd = (int)syscall(SYS_openat2, AT_FDCWD, dir, &how, sizeof(how));
+	if (fd >= 0)
+		return fd;
+	if (errno != ENOSYS && errno != EPERM && errno != E2BIG)
+		return -errno;
+#endif
+	return open_dir_walk(dir);
+}
+
+/* The directory of path, created when missing and make_dir: its parent is opened the same way,
+ * and the new directory is made and opened relative to it. */
+static int open_output_dir(const char *path, bool make_dir)
+{
+	_cleanup_free_ char *dir = path_dirname(path), *parent = NULL;
+	_cleanup_close_ int pfd = -EBADF;
+	const char *name;
+	int fd;
+
+	if (!dir)
+		return -ENOMEM;
+	fd = open_dir(dir);
+	if (fd != -ENOENT || !make_dir)
+		return fd;
+	parent = path_dirname(dir);
+	name = strrchr(dir, '/');
+	name = name ? name + 1 : dir;
+	if (!parent)
+		return -ENOMEM;
+	pfd = open_dir(parent);
+	if (pfd < 0)
+		return pfd;
+	if (mkdirat(pfd, name, 0755) < 0 && errno != EEXIST)
+		return -errno;
+	fd = openat(pfd, name, DIR_FLAGS);
+	return fd >= 0 ? fd : -errno;
+}
+
+static int write_all(int fd, const char *data, size_t size)
+{
+	for (size_t done = 0; done < size;) {
+		ssize_t n = write(fd, data + done, size - done);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		done += (size_t)n;
+	}
+	return 0;
+}
+
+int output_file_write(const char *path, const char *data, size_t size, mode_t mode, bool make_dir,
+		      uid_t *ret_owner)
+{
+	_cleanup_close_ int dfd = -EBADF, fd = -EBADF;
+	const char *base = strrchr(path, '/');
+	char tmp[NAME_MAX + 1];
+	struct stat st;
+	int r;
+
+	if (ret_owner)
+		*ret_owner = (uid_t)-1;
+	base = base ? base + 1 : path;
+	if (!*base)
+		return -EISDIR;
+	dfd = open_output_dir(path, make_dir);
+	if (dfd < 0)
+		return dfd;
+	if (fstat(dfd, &st) < 0)
+		return -errno;
+	if (st.st_uid != 0 && st.st_uid != geteuid()) {
+		if (ret_owner)
+			*ret_owner = st.st_uid;
+		return -EPERM;
+	}
+	/* NAME.XXXXXX, as mkstemp(3) names it, but created relative to the directory. */
+	if (strlen(base) + 8 > sizeof(tmp))
+		return -ENAMETOOLONG;
+	for (unsigned i = 0;; i++) {
+		static const char chars[] =
+		    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+		unsigned char rnd[6];
+
+		if (getrandom(rnd, sizeof(rnd), GRND_NONBLOCK) != (ssize_t)sizeof(rnd))
+			for (size_t k = 0; k < sizeof(rnd); k++)
+				rnd[k] = (unsigned char)(random() ^ (getpid() >> k) ^ i);
+		snprintf(tmp, sizeof(tmp), "%s.", base);
+		for (size_t k = 0; k < sizeof(rnd); k++)
+			tmp[strlen(base) + 1 + k] = chars[rnd[k] % (sizeof(chars) - 1)];
+		tmp[strlen(base) + 1 + sizeof(rnd)] = 0;
+		fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (fd >= 0 || errno != EEXIST || i >= 100)
+			break;
+	}
+	if (fd < 0)
+		return -errno;
+	r = write_all(fd, data, size);
+	if (r >= 0 && (fchmod(fd, mode) < 0 || fsync(fd) < 0))
+		r = -errno;
+	if (r >= 0 && renameat(dfd, tmp, dfd, base) < 0)
+		r = -errno;
+	if (r < 0)
+		(void)unlinkat(dfd, tmp, 0);
+	return r;
+}
+
+const char *output_file_strerror(int r, uid_t owner, char buf[static 96])
+{
+	if (r == -EPERM && owner != (uid_t)-1)
+		snprintf(buf, 96, "its directory belongs to uid %u, not root (refused)",
+			 (unsigned)owner);
+	else if (r == -EPERM)
+		snprintf(buf, 96, "not permitted (its directory must be root's)");
+	else if (r == -ELOOP)
+		snprintf(buf, 96, "a symbolic link is on the way (refused)");
+	else
+		snprintf(buf, 96, "%s", strerror(-r));
+	return buf;
+}
