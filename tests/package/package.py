@@ -96,9 +96,11 @@ def ensure_deb(cache_dir, source_root):
                 raise Failure("dpkg-buildpackage failed (exit %d):\n%s" % (r.returncode, (r.stdout + r.stderr)[-4000:]))
             log("dpkg-buildpackage took %.0fs" % (time.monotonic() - t))
             changes = glob.glob(os.path.join(out, "*.changes"))
+            # Tags go to standard output; standard error only has lintian's own notes (root).
             r = run(["lintian", "--tag-display-limit", "0"] + changes, check=False, timeout=600)
+            log("lintian exit %d%s" % (r.returncode, (": " + r.stderr.strip()) if r.stderr.strip() else ""))
             with open(os.path.join(out, "lintian.txt"), "w") as f:
-                f.write(r.stdout + r.stderr)
+                f.write(r.stdout)
             shutil.rmtree(src, ignore_errors=True)
             for old in glob.glob(os.path.join(cache_dir, "deb-*")):
                 if old != out:
@@ -213,6 +215,8 @@ def main(argv):
         raise boot.Timeout("terminated by signal %d" % signum)
 
     signal.signal(signal.SIGTERM, on_term)
+    # Two cores shared with other builds: debootstrap (once per cache) gets more time than alone.
+    boot.DEBOOTSTRAP_TIMEOUT = max(boot.DEBOOTSTRAP_TIMEOUT, 900)
     cache_dir = os.environ.get("PTSGUARD_BOOT_CACHE") or os.path.join(os.path.abspath(args.build_root), "boot-cache")
     os.makedirs(cache_dir, exist_ok=True)
     c = boot.Checker()
