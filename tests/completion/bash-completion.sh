@@ -64,6 +64,12 @@ for cmd in "${commands[@]}"; do
 	[[ $cmd == explain ]] && continue
 	src=$SOURCE_ROOT/src/cli/cmd-${cmd%-record}.c
 	want=$(sed -n 's/^[[:space:]]*{ "\([a-z][a-z-]*\)", *[a-z_]*_argument.*/--\1/p' "$src" | grep -vxF -- "$HIDDEN" | sort -u)
+	# The options several commands share come from a macro of src/cli/cli.h.
+	if grep -q '^[[:space:]]*FORMAT_OPTIONS,' "$src"; then
+		shared=$(sed -n '/^#define FORMAT_OPTIONS/,/[^\\]$/p' "$SOURCE_ROOT/src/cli/cli.h" | grep -o '"[a-z][a-z-]*"' | tr -d '"' | sed 's/^/--/')
+		[[ -n $shared ]] || { echo "FAIL: no options in FORMAT_OPTIONS of src/cli/cli.h"; exit 1; }
+		want=$(sorted $want $shared | sort -u)
+	fi
 	[[ -n $want ]] || { echo "FAIL: no option table in $src"; exit 1; }
 	expect "ptsguard $cmd --<TAB>: the options of $(basename "$src")" "$(complete_line "$cmd" --)" "$want"
 done
