@@ -13,6 +13,7 @@
 #include "cli/cli.h"
 #include "util/log.h"
 #include "util/util.h"
+#include "util/version.h"
 
 static const struct command {
 	const char *name;
@@ -77,7 +78,10 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (streq(cmd, "--version")) {
-		printf("ptsguard %s\n", PACKAGE_VERSION);
+		if (version_git())
+			printf("ptsguard %s (git %s)\n", version_release(), version_git());
+		else
+			printf("ptsguard %s\n", version_release());
 		return 0;
 	}
 	for (size_t i = 0; i < ELEMENTSOF(commands); i++)

@@ -7,6 +7,7 @@
 #include "report/report.h"
 #include "util/json-util.h"
 #include "util/util.h"
+#include "util/version.h"
 
 int report_exit_status(const struct findings *f)
 {
@@ -27,6 +28,17 @@ static json_object *json_timestamp(uint64_t usec)
 	if (!gmtime_r(&t, &tm) || strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
 		return NULL;
 	return json_object_new_string(buf);
+}
+
+/* Which build wrote the report: a support engineer reading a state file needs to know. */
+static json_object *generator_json(void)
+{
+	json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "name", json_object_new_string("ptsguard"));
+	json_object_object_add(o, "version", json_object_new_string(version_release()));
+	json_object_object_add(o, "git", json_new_string_or_null(version_git()));
+	return o;
 }
 
 static json_object *host_json(const struct report *r)
@@ -158,6 +170,7 @@ json_object *report_to_json(const struct report *r)
 	json_object_object_add(o, "schema", json_object_new_string("ptsguard.report/1"));
 	json_object_object_add(o, "generated_at", json_timestamp(r->generated_at));
 	json_object_object_add(o, "source", json_object_new_string(r->source));
+	json_object_object_add(o, "generator", generator_json());
 	json_object_object_add(o, "host", host_json(r));
 	json_object_object_add(o, "ptmx", ptmx_json(r->a));
 	json_object_object_add(o, "instances", instances_json(r->a));

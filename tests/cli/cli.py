@@ -19,6 +19,7 @@ import glob
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -783,6 +784,17 @@ def version(ctx):
             raise Failed("--version does not print %s\n%s" % (ctx.version_expected, describe(r)))
     elif not re.search(r"\d+\.\d+", r.out):
         raise Failed("--version prints no version number\n" + describe(r))
+    m = re.fullmatch(r"ptsguard (\S+)(?: \(git (\S+)\))?\n", r.out)
+    if not m:
+        raise Failed("--version is not 'ptsguard VERSION' or 'ptsguard VERSION (git DESCRIBE)'\n" + describe(r))
+    # A build from a git checkout names its commit; this test runs from the source tree it was built from.
+    source = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+    if os.path.exists(os.path.join(source, ".git")) and shutil.which("git") and not m.group(2):
+        raise Failed("built from a git checkout, but --version names no git description\n" + describe(r))
+    report = parse_report(ctx.run("audit", "--snapshot", ctx.snapshot_file("valid.json", BASE_SNAPSHOT), "--json"))
+    want = {"name": "ptsguard", "version": m.group(1), "git": m.group(2)}
+    if report.get("generator") != want:
+        raise Failed("generator in the JSON report is %r, --version says %r" % (report.get("generator"), want))
 
 
 @case("help")

@@ -1,0 +1,117 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""The fleet view with real parts: `ptsguard daemon` writes its Prometheus
+textfile, the real prometheus-node-exporter serves it with its textfile
+collector on 127.0.0.1, and the ptsguard series are read back over HTTP
+while devpts is broken and repaired underneath.
+
+Runs in the daemon harness's private world (tests/daemon/harness.py): a
+private mount namespace with its own /run and an imitation /dev, so breaking
+devpts touches nothing of the host. Exit 0 pass, 1 fail, 77 skip.
+
+Standard library only.
+"""
+
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "daemon"))
+
+import harness  # noqa: E402
+from harness import Failure, Skip, log  # noqa: E402
+
+NODE_EXPORTER = "prometheus-node-exporter"
+SERIES = re.compile(r"^(ptsguard_[a-z_]+)(\{[^}]*\})? (\S+)$")
+
+
+def free_port():
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def scrape(url):
+    """The ptsguard series of one scrape: {'name{labels}': float}, plus the raw text."""
+    with urllib.request.urlopen(url, timeout=5) as r:
+        text = r.read().decode()
+    series = {}
+    for line in text.splitlines():
+        m = SERIES.match(line)
+        if m:
+            series[m.group(1) + (m.group(2) or "")] = float(m.group(3))
+    return series, text
+
+
+def case_scrape(ptsguard, opts):
+    exporter = shutil.which(NODE_EXPORTER)
+    if exporter is None:
+        raise Skip("%s is not installed" % NODE_EXPORTER)
+    c = harness.Checker()
+    textdir = os.path.dirname(harness.PROM_FILE)
+    daemon = harness.Daemon(ptsguard)
+    daemon.wait_ready()
+    harness.wait_for("the daemon's Prometheus file", lambda: os.path.exists(harness.PROM_FILE))
+
+    port = free_port()
+    url = "http://127.0.0.1:%d/metrics" % port
+    log_path = harness.TEST_DIR + "/node-exporter.log"
+    with open(log_path, "w") as out:
+        harness.register(
+            subprocess.Popen(
+                [exporter, "--collector.disable-defaults", "--collector.textfile", "--collector.textfile.directory=" + textdir, "--web.listen-address=127.0.0.1:%d" % port],
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+            )
+        )
+
+    def scraped(pred):
+        try:
+            s, text = scrape(url)
+        except OSError:
+            return None
+        return (s, text) if pred(s, text) else None
+
+    try:
+        series, text = harness.wait_for("node_exporter to answer on " + url, lambda: scraped(lambda s, t: True), timeout=15, interval=0.2)
+    except Failure:
+        with open(log_path) as f:
+            raise Failure("node_exporter never answered on %s:\n%s" % (url, f.read()))
+    c.true("node_textfile_scrape_error 0" in text, "node_exporter read the textfile without error:\n" + "\n".join(l for l in text.splitlines() if "textfile" in l))
+    lost = 'ptsguard_finding{check="devpts-options-lost",severity="critical"}'
+    c.eq(series.get(lost), 0.0, "healthy /dev/pts: %s 0 over HTTP" % lost)
+    n_checks = len(harness.catalog(ptsguard))
+    c.eq(len([k for k in series if k.startswith("ptsguard_finding{")]), n_checks, "one ptsguard_finding series per check of the catalog")
+    stamp = series.get("ptsguard_last_audit_timestamp_seconds", 0)
+    c.true(abs(time.time() - stamp) < 60, "ptsguard_last_audit_timestamp_seconds is now (%s)" % stamp)
+    c.true("ptsguard_audit_duration_seconds" in series, "ptsguard_audit_duration_seconds is served")
+
+    # Break devpts: the finding must reach the scrape, and go away after the fix.
+    harness.remount_devpts("gid=%d,mode=644" % harness.TTY_GID)
+    try:
+        series, _ = harness.wait_for("%s 1 over HTTP" % lost, lambda: scraped(lambda s, t: s.get(lost) == 1.0), timeout=15, interval=0.2)
+        log("served while devpts is mode=644:\n  " + "\n  ".join("%s %g" % kv for kv in sorted(series.items()) if not kv[0].startswith("ptsguard_finding{") or kv[1]))
+        c.true(series.get('ptsguard_findings{severity="critical"}', 0) >= 1, "ptsguard_findings{severity=\"critical\"} counts it")
+        c.true(series.get("ptsguard_last_audit_timestamp_seconds", 0) > stamp, "the audit timestamp moved with the new audit")
+    except Failure as e:
+        c.fail("the finding reaches node_exporter: %s" % e)
+    harness.remount_devpts("gid=%d,mode=620" % harness.TTY_GID)
+    try:
+        series, _ = harness.wait_for("%s 0 again" % lost, lambda: scraped(lambda s, t: s.get(lost) == 0.0), timeout=15, interval=0.2)
+        c.eq(series.get('ptsguard_findings_total{severity="critical"}'), 1.0, "ptsguard_findings_total{severity=\"critical\"} 1 after one detection")
+    except Failure as e:
+        c.fail("the resolved finding reaches node_exporter: %s" % e)
+    rc, _ = daemon.stop()
+    c.eq(rc, 0, "the daemon exits 0 on SIGTERM")
+    c.done()
+
+
+CASES = {"node-exporter-scrape": (case_scrape, True)}
+
+if __name__ == "__main__":
+    sys.exit(harness.main(CASES, sys.argv[1:]))
