@@ -69,7 +69,7 @@ PACKAGES = sorted(
     ]
 )
 CACHE_FORMAT = 1  # bump when the way the tree is built changes
-DEBOOTSTRAP_TIMEOUT = 300
+DEBOOTSTRAP_TIMEOUT = 600  # a cold mirror on a busy 2-CPU machine; the test itself may take 900 s
 BOOT_BUDGET = 240  # seconds from starting the container to powering it off
 STEP_TIMEOUT = 30  # one command inside the container
 WAIT = 15  # an effect of the daemon (journal entry, repair)
@@ -176,11 +176,24 @@ def ensure_rootfs(cache_dir):
             log("debootstrap took %.0fs, tar %.0fs: %s (%d MiB)" % (t1 - t0, time.monotonic() - t1, tar, os.path.getsize(tar) >> 20))
             return tar
         finally:
+            # A debootstrap stopped half-way leaves /proc (and more) mounted in its tree:
+            # unmount them first, or the removal would walk into the host's /proc.
+            umount_below(work)
             shutil.rmtree(work, ignore_errors=True)
             try:
                 os.unlink(tar + ".tmp")
             except FileNotFoundError:
                 pass
+
+
+def umount_below(path):
+    """Unmount everything mounted at or below path, deepest first (lazily: nothing may hold it
+    open for long)."""
+    prefix = os.path.realpath(path).rstrip("/") + "/"
+    with open("/proc/self/mountinfo") as f:
+        points = [line.split()[4].encode().decode("unicode_escape") for line in f]
+    for mp in sorted((m for m in points if (m + "/").startswith(prefix)), key=len, reverse=True):
+        subprocess.run(["umount", "-l", mp], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
 def ensure_usr_build(meson, source_root, build):
