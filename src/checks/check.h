@@ -43,6 +43,8 @@ const char *check_healthy_modes(const struct check_policy *p, char buf[static 8]
 /* A new evidence object that starts with where a devpts mount is: its mountpoint (mp, or e's),
  * mount id, the instance's device and its super options. e may be NULL (no mount of ours). */
 json_object *check_evidence_at(const struct mount_entry *e, const char *mp, dev_t dev);
+/* A new evidence object that starts with what /dev/ptmx is: path, kind, symlink target. */
+json_object *check_evidence_ptmx(const struct analysis *a);
 /* The evidence of a finding about the serving instance's options (in mounted at mp). */
 json_object *check_options_evidence(const struct check_context *ctx, const struct instance *in,
 				    const char *mp);

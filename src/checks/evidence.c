@@ -67,6 +67,18 @@ json_object *check_evidence_at(const struct mount_entry *e, const char *mp, dev_
 	return ev;
 }
 
+json_object *check_evidence_ptmx(const struct analysis *a)
+{
+	json_object *ev = json_object_new_object();
+
+	json_object_object_add(ev, "path", json_object_new_string(PTMX_PATH));
+	json_object_object_add(ev, "kind",
+			       json_object_new_string(ptmx_kind_to_string(a->ptmx_kind)));
+	json_object_object_add(ev, "target",
+			       json_new_string_or_null(a->ptmx ? a->ptmx->target : NULL));
+	return ev;
+}
+
 json_object *check_options_evidence(const struct check_context *ctx, const struct instance *in,
 				    const char *mp)
 {

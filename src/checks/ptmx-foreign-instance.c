@@ -30,11 +30,7 @@ static int ptmx_foreign_instance(const struct check_context *ctx, const struct c
 	if (pts && streq(pts->fstype, "devpts") && pts->dev == in->dev)
 		return 0;
 
-	ev = json_object_new_object();
-	json_object_object_add(ev, "path", json_object_new_string(PTMX_PATH));
-	json_object_object_add(ev, "kind",
-			       json_object_new_string(ptmx_kind_to_string(a->ptmx_kind)));
-	json_object_object_add(ev, "target", json_new_string_or_null(a->ptmx->target));
+	ev = check_evidence_ptmx(a);
 	json_object_object_add(ev, "serving_device", json_new_devnum(in->dev));
 	json_object_object_add(ev, "serving_mountpoint",
 			       serving ? json_object_new_string(serving->mountpoint) : NULL);

@@ -26,11 +26,7 @@ static int ptmx_locked(const struct check_context *ctx, const struct check_info 
 	if (a->route != ROUTE_OK || !fin || !in || fin->dev != in->dev ||
 	    (fin->mode & 0006) == 0006)
 		return 0;
-	ev = json_object_new_object();
-	json_object_object_add(ev, "path", json_object_new_string(PTMX_PATH));
-	json_object_object_add(ev, "kind",
-			       json_object_new_string(ptmx_kind_to_string(a->ptmx_kind)));
-	json_object_object_add(ev, "target", json_new_string_or_null(a->ptmx->target));
+	ev = check_evidence_ptmx(a);
 	json_object_object_add(ev, "node", json_object_new_string(fin->path));
 	json_object_object_add(ev, "node_mode", json_new_mode(fin->mode));
 	json_object_object_add(ev, "ptmxmode", json_new_mode(in->options.ptmxmode));

@@ -116,31 +116,40 @@ static int add_node(struct snapshot *s, const char *path)
 	return stat_new_node(s, path);
 }
 
-/* /dev/ptmx and every hop of its symlink chain, the way open() walks it. */
+/* The hop after *cur (a probed node) on a symlink chain, the way open() walks it: 1 and *cur
+ * replaced, 0 at the end of the chain, or -ENOMEM. */
+static int next_hop(const struct snapshot *s, char **cur)
+{
+	const struct node *n = snapshot_find_node(s, *cur);
+	char *next;
+
+	if (!n || n->type != NODE_SYMLINK || !n->target)
+		return 0;
+	next = path_resolve_lexical(*cur, n->target);
+	if (!next)
+		return -ENOMEM;
+	free(*cur);
+	*cur = next;
+	return 1;
+}
+
+/* The most hops of a /dev/ptmx symlink chain followed. */
+#define PTMX_HOPS_MAX 8
+
+/* /dev/ptmx and every hop of its symlink chain. */
 static int probe_ptmx(struct snapshot *s)
 {
 	_cleanup_free_ char *cur = strdup(PTMX_PATH);
-	int r;
+	int r = 1;
 
 	if (!cur)
 		return -ENOMEM;
-	for (int hops = 0; hops < 8; hops++) {
-		const struct node *n;
-		char *next;
-
+	for (int hops = 0; r > 0 && hops < PTMX_HOPS_MAX; hops++) {
 		r = add_node(s, cur);
-		if (r < 0)
-			return r;
-		n = snapshot_find_node(s, cur);
-		if (n->type != NODE_SYMLINK || !n->target)
-			break;
-		next = path_resolve_lexical(cur, n->target);
-		if (!next)
-			return -ENOMEM;
-		free(cur);
-		cur = next;
+		if (r >= 0)
+			r = next_hop(s, &cur);
 	}
-	return 0;
+	return r < 0 ? r : 0;
 }
 
 /* A directory and its ancestors, each once. */
@@ -175,26 +184,15 @@ static int probe_path_dirs(struct snapshot *s)
 
 	if (!cur || !pts)
 		return -ENOMEM;
-	for (int hops = 0; hops < 8; hops++) {
+	r = 1;
+	for (int hops = 0; r > 0 && hops < PTMX_HOPS_MAX; hops++) {
 		_cleanup_free_ char *d = path_dirname(cur);
-		const struct node *n;
-		char *next;
 
-		if (!d)
-			return -ENOMEM;
-		r = probe_dir_chain(s, d);
-		if (r < 0)
-			return r;
-		n = snapshot_find_node(s, cur);
-		if (!n || n->type != NODE_SYMLINK || !n->target)
-			break;
-		next = path_resolve_lexical(cur, n->target);
-		if (!next)
-			return -ENOMEM;
-		free(cur);
-		cur = next;
+		r = d ? probe_dir_chain(s, d) : -ENOMEM;
+		if (r >= 0)
+			r = next_hop(s, &cur);
 	}
-	return probe_dir_chain(s, pts);
+	return r < 0 ? r : probe_dir_chain(s, pts);
 }
 
 static int compare_paths(const void *a, const void *b)
