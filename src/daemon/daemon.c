@@ -127,7 +127,6 @@ struct daemon {
 	uint64_t last_audit_start, last_audit_usec;
 	bool last_audit_full;  /* it read the whole table (always, without the tracker) */
 	uint64_t last_refresh; /* the tracker's last re-read of the followed mounts */
-	uint64_t caps_dropped; /* capabilities given up so far: only a restart brings them back */
 	uint64_t n_audits, n_mount_events, n_udev_events, n_inotify_events, n_fanotify_wakeups;
 
 	struct holder_cache holders;
@@ -898,12 +897,11 @@ static void daemon_limit_privileges(struct daemon *d)
 		log_warning("Failed to drop capabilities: %s", strerror(-r));
 		return;
 	}
-	d->caps_dropped |= dropped;
-	if (missing & d->caps_dropped)
-		log_warning("Policy=%s needs %s, given up when a lower policy was loaded: restart "
-			    "ptsguard to apply it (repairs fail until then)",
+	if (missing)
+		log_warning("Policy=%s needs %s, which this process is not permitted: repairs will "
+			    "fail (see CapabilityBoundingSet= of the unit)",
 			    repair_policy_to_string(d->config->repair_policy),
-			    privileges_to_string(missing & d->caps_dropped, names));
+			    privileges_to_string(missing, names));
 }
 
 static int daemon_reload(struct daemon *d)

@@ -53,8 +53,10 @@ int privileges_limit(uint64_t keep, uint64_t *ret_dropped, uint64_t *ret_missing
 	want = permitted & keep;
 	*ret_missing = keep & ~permitted;
 	*ret_dropped = permitted & ~keep;
+	/* Only the effective set: the permitted one stays, so that a reload to Policy=safe can
+	 * raise what repair needs again, as `systemctl reload` is documented to do. */
 	for (int i = 0; i < 2; i++) {
-		d[i].effective = d[i].permitted = (uint32_t)(want >> (32 * i));
+		d[i].effective = (uint32_t)(want >> (32 * i));
 		d[i].inheritable = 0;
 	}
 	h = (struct __user_cap_header_struct){ .version = _LINUX_CAPABILITY_VERSION_3 };

@@ -12,8 +12,9 @@
  *                   it no longer shares a uid with the daemon), and CAP_MKNOD unless
  *                   CreatePtmx=symlink.
  *
- * Dropped capabilities leave the permitted set, so they cannot come back without a restart: a
- * reload that raises the policy is reported with what is missing. No logging here.
+ * Capabilities are dropped from the effective set only: the permitted set (the unit's bounding
+ * set) stays, so that a reload that raises the policy takes back what it needs. What the
+ * process was never permitted is reported as missing. No logging here.
  */
 #pragma once
 
@@ -24,9 +25,9 @@
 /* The capabilities (bit n = capability n) that c needs. */
 uint64_t privileges_needed(const struct config *c);
 
-/* Keep only the capabilities in keep (effective and permitted; inheritable and ambient emptied).
- * *ret_dropped: those permitted before and not kept; *ret_missing: those of keep that were not
- * permitted (dropped earlier, or never had). 0 or -errno. */
+/* Make the capabilities in keep the effective set (inheritable and ambient emptied; permitted
+ * left as it is). *ret_dropped: those permitted and not kept; *ret_missing: those of keep that
+ * are not permitted. 0 or -errno. */
 int privileges_limit(uint64_t keep, uint64_t *ret_dropped, uint64_t *ret_missing);
 
 /* "CAP_SYS_ADMIN CAP_MKNOD" for a set, in buf; "none" for the empty set. */
