@@ -640,7 +640,6 @@ static int daemon_audit(struct daemon *d)
 
 done:
 	d->udev_window = (struct ptmx_udev_event){ 0 };
-	watch_all(d);
 	d->last_audit_usec = now_usec(CLOCK_MONOTONIC) - t0;
 	/* A whole table was just freed: give its pages back rather than keep the peak. */
 	if (d->last_audit_full)

@@ -74,26 +74,32 @@ static bool wanted(const struct repair_options *o, const char *id)
 	return false;
 }
 
+/* What a remount action fixes, with the tty group and the policy of this repair. */
+static struct devpts_fix action_fix(const struct repair_action *a, const struct repair_options *o)
+{
+	struct devpts_fix fix = a->fix;
+
+	fix.tty_gid = o->tty_gid;
+	fix.policy = o->policy;
+	return fix;
+}
+
 /* The devpts options a remount should set, from the options it has now: the rule every remedy
  * follows too (analysis/devpts-options.h). */
 static struct devpts_options target_options(const struct repair_action *a,
 					    const struct devpts_options *now,
 					    const struct repair_options *o)
 {
-	struct devpts_fix fix = a->fix;
+	struct devpts_fix fix = action_fix(a, o);
 
-	fix.tty_gid = o->tty_gid;
-	fix.policy = o->policy;
 	return devpts_options_target(now, &fix);
 }
 
 static int remount_command(struct repair_action *a, const struct devpts_options *now,
 			   const struct repair_options *o)
 {
-	struct devpts_fix fix = a->fix;
+	struct devpts_fix fix = action_fix(a, o);
 
-	fix.tty_gid = o->tty_gid;
-	fix.policy = o->policy;
 	free(a->command);
 	a->command = devpts_remount_command(now, &fix, a->path);
 	return a->command ? 0 : -ENOMEM;

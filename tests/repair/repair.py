@@ -20,6 +20,7 @@ through the test hook PTSGUARD_TEST_PAUSE_BEFORE_ACT=1 of a build with
 filter through it.
 """
 
+import contextlib
 import ctypes
 import json
 import os
@@ -317,6 +318,18 @@ def expect_audit_agrees(sc, ids):
     sc.expect(report, ids)
 
 
+@contextlib.contextmanager
+def mode_pinned_config():
+    """A ptsguard.conf that pins [Devpts] Mode=600, for --config; removed afterwards."""
+    fd, conf = tempfile.mkstemp(prefix="ptsguard-repair-", suffix=".conf")
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write("[Devpts]\nMode=600\n")
+        yield conf
+    finally:
+        os.unlink(conf)
+
+
 def options_case(sc, options, check, command, want_mode, ptmx="char", extra_args=(), want_options=None):
     """The options repairs: one remount action, verified, nothing left."""
     setup(sc, ptmx=ptmx)
@@ -386,10 +399,7 @@ def options_lost_mode600(sc):
 def config_mode_pinned(sc):
     # ptsguard.conf pins Mode=600: a gid=5,mode=620 devpts, healthy by default, is repaired to
     # the pinned mode, as the daemon would.
-    fd, conf = tempfile.mkstemp(prefix="ptsguard-repair-", suffix=".conf")
-    try:
-        with os.fdopen(fd, "w") as f:
-            f.write("[Devpts]\nMode=600\n")
+    with mode_pinned_config() as conf:
         options_case(
             sc,
             "gid=5,mode=620",
@@ -398,8 +408,6 @@ def config_mode_pinned(sc):
             "600",
             extra_args=("--config", conf),
         )
-    finally:
-        os.unlink(conf)
 
 
 @case("mode-as-last-healthy")
@@ -673,10 +681,7 @@ def config_mode_pinned_slaves(sc):
     # Mode=600 pinned, a devpts without gid= and two users' slaves in their own group: the report
     # names one mode everywhere (the remount and the chmod of the slaves), and repair sets it.
     # Before the devpts options module, pty-slave-perms said `chmod 0620` and repair set 0620.
-    fd, conf = tempfile.mkstemp(prefix="ptsguard-repair-", suffix=".conf")
-    try:
-        with os.fdopen(fd, "w") as f:
-            f.write("[Devpts]\nMode=600\n")
+    with mode_pinned_config() as conf:
         setup(sc)
         sc.mount_devpts("/dev/pts", "mode=600")
         users = [sc.hold(unprivileged=True)[1] for _ in range(2)]
@@ -717,8 +722,6 @@ def config_mode_pinned_slaves(sc):
             )
         expect_findings(sc, report, status, [])
         expect_unprivileged_pty(sc, dev, "0600")
-    finally:
-        os.unlink(conf)
 
 
 @case("config-mode-pinned-slave-620")
@@ -726,10 +729,7 @@ def config_mode_pinned_slave_620(sc):
     # Mode=600 pinned; the instance now has gid=5,mode=600, but a user's slave was made while it
     # had mode=620. Under the pin that slave is a finding and repair sets 0600. (Before, the check
     # and the plan accepted 620 or 600 whatever was pinned: nothing was reported or repaired.)
-    fd, conf = tempfile.mkstemp(prefix="ptsguard-repair-", suffix=".conf")
-    try:
-        with os.fdopen(fd, "w") as f:
-            f.write("[Devpts]\nMode=600\n")
+    with mode_pinned_config() as conf:
         setup(sc)
         sc.mount_devpts("/dev/pts", "gid=5,mode=620")
         _, held = sc.hold(unprivileged=True)
@@ -742,8 +742,6 @@ def config_mode_pinned_slave_620(sc):
         sc.check.eq(owner_mode(slave), {"uid": UNPRIVILEGED_UID, "gid": TTY_GID, "mode": "0600"}, "%s after repair" % slave)
         expect_findings(sc, report, status, [])
         expect_unprivileged_pty(sc, dev, "0600")
-    finally:
-        os.unlink(conf)
 
 
 # ---------------------------------------------------------------------------

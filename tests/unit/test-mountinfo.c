@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* mountinfo parsing: escapes, long lines, optional fields, empty sources, malformed lines, and
- * the real samples captured on other hosts (../shared/data/mountinfo). */
+ * the real samples captured on other hosts (tests/data/mountinfo). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
