@@ -27,6 +27,8 @@ static int snapshot_stage(const struct audit_target *t, const struct config *c,
 	}
 	if (t->holders)
 		po.skip_holders = true;
+	if (po.namespace_pid > 0)
+		return -EOPNOTSUPP;
 	r = probe_base(&po, &res->snap, err);
 	if (r < 0)
 		return r;

@@ -21,6 +21,9 @@ struct probe_options {
 	 * group "tty". */
 	bool has_tty_gid;
 	gid_t tty_gid;
+	/* The mount namespace and root of this process to judge (audit --namespace), 0 for the
+	 * caller's own. Not implemented yet: the pipeline answers -EOPNOTSUPP. */
+	pid_t namespace_pid;
 };
 
 /* The first pass: the mount table, hostname and kernel, the tty group, fstab, /dev/ptmx and the
