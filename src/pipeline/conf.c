@@ -65,6 +65,7 @@ int config_new_default(struct config **ret)
 	c->coalesce_usec = CONFIG_COALESCE_USEC_DEFAULT;
 	c->audit_cpu_percent = CONFIG_AUDIT_CPU_PERCENT_DEFAULT;
 	c->holder_rescan_usec = CONFIG_HOLDER_RESCAN_USEC_DEFAULT;
+	c->prometheus_heartbeat_usec = CONFIG_HEARTBEAT_USEC_DEFAULT;
 	c->state_file = strdup(CONFIG_STATE_FILE_DEFAULT);
 	if (!c->state_file)
 		return -ENOMEM;
@@ -287,6 +288,17 @@ static int parse_holder_rescan(struct config *c, const char *v, char msg[static 
 	return r;
 }
 
+static int parse_heartbeat(struct config *c, const char *v, char msg[static 512])
+{
+	unsigned sec;
+	int r = parse_ranged("PrometheusHeartbeatSec", v, 1, CONFIG_HEARTBEAT_SEC_MAX, "seconds",
+			     &sec, msg);
+
+	if (r >= 0)
+		c->prometheus_heartbeat_usec = (uint64_t)sec * 1000000;
+	return r;
+}
+
 static int parse_path(char **field, const char *key, const char *v, char msg[static 512])
 {
 	char *copy = NULL;
@@ -333,6 +345,7 @@ static const struct config_key {
 	{ "Daemon", "HolderRescanSec", parse_holder_rescan },
 	{ "Daemon", "StateFile", parse_state_file },
 	{ "Daemon", "PrometheusFile", parse_prometheus_file },
+	{ "Daemon", "PrometheusHeartbeatSec", parse_heartbeat },
 };
 
 static const struct config_key *find_key(const char *section, const char *key)
