@@ -127,6 +127,8 @@ static int audit_namespace(const struct audit_args *args, const struct config *c
 
 	if (open_namespace("audit", args->namespace_pid, &ns) < 0)
 		return -EINVAL;
+	/* Tests: the target may exit here, between opening it and reading it. */
+	test_hook_pause("PTSGUARD_TEST_PAUSE_NAMESPACE", "after opening the namespace");
 	r = host_serving_from_analysis(host_a, &host);
 	if (r < 0)
 		return log_error_errno(r, "audit: out of memory"), r;

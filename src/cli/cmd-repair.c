@@ -89,19 +89,6 @@ static void write_text(const struct repair_plan *p, const struct report *rep, bo
 	report_write_text(stdout, rep, color);
 }
 
-/* The test suites' hook between plan and act (meson option test-hooks): repair waits for a line
- * on stdin when PTSGUARD_TEST_PAUSE_BEFORE_ACT=1. Compiled out of builds for users. */
-static bool test_hook_pause_before_act(void)
-{
-#if PTSGUARD_TEST_HOOKS
-	const char *v = getenv("PTSGUARD_TEST_PAUSE_BEFORE_ACT");
-
-	return v && streq(v, "1");
-#else
-	return false;
-#endif
-}
-
 struct repair_args {
 	bool dry_run, no_color;
 	char **only; /* --check IDs, NULL-terminated; NULL: all */
@@ -240,7 +227,7 @@ static int repair_run(const struct repair_args *args)
 	struct repair_plan plan = { 0 };
 	struct repair_options ro = {
 		.dry_run = args->dry_run,
-		.pause_before_act = test_hook_pause_before_act(),
+		.pause_before_act = test_hook_enabled("PTSGUARD_TEST_PAUSE_BEFORE_ACT"),
 		.only = args->only,
 	};
 	uint64_t t0 = now_usec(CLOCK_MONOTONIC);
