@@ -197,9 +197,12 @@ static int to_initial(const struct namespace_target *ns, struct repair_plan *p,
 	o->tty_gid = v;
 	FOREACH_ARRAY (a, p->actions, p->n_actions)
 		if (a->kind == ACTION_SLAVE && a->result == ACTION_PLANNED) {
-			if (idmap_to_initial(ns->uid_map, a->uid, &v) < 0)
+			if (idmap_to_initial(ns->uid_map, a->uid, &v) < 0) {
 				a->result = ACTION_REFUSED;
-			else
+				free(a->detail);
+				a->detail =
+				    strdup("refused: its owner has no id outside the namespace");
+			} else
 				a->uid = v;
 		}
 	return 0;
