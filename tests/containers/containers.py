@@ -8,7 +8,7 @@ then asserts, for each container:
    exec, docker exec, lxc-attach, chroot, nsenter) finds exactly the expected ids, with the
    exit status its findings give; and pty-probe, run there as an unprivileged user, allocates a
    pty that is what users of that setup really get (group tty, mode 0620, the same pty by name);
-2. from the host, when the build has them (`ptsguard audit --help` lists the options; with
+2. from the host, when the build has them (audit does not refuse the options as unknown; with
    CI=true nothing here is skipped once they exist): `audit --namespace PID --json` reports the
    container's namespace with the expected ids, the exit status the worst of host and
    namespace; `audit --all-namespaces --json` lists it once, attributed to its runtime, and the
@@ -24,7 +24,7 @@ are asserted (so that the day they change, the case says so), and printed as DIS
     containers.py --list | --check-registered CASE...
 
 Exit 0 pass, 1 fail, 77 skip (not root, a runtime missing). On a failure the log of each
-container (its runtime's output) is printed.
+container (its runtime's output) is printed; PTSGUARD_CONTAINERS_DUMP=1 prints every report.
 """
 
 import argparse
@@ -71,16 +71,16 @@ def expect(ct, inside=(), host=None, pty=None, disputed=(), listed=True):
 # Running ptsguard
 
 
+def has_option(ptsguard, option, *value):
+    """Whether audit knows option: asked together with --snapshot of a file that does not
+    exist, so that nothing is audited whether it does or not."""
+    r = run([ptsguard, "audit", option, *value, "--snapshot", "/nonexistent/ptsguard-containers-probe"], check=False)
+    return re.search(r"(unknown|unrecognized) option '?%s" % re.escape(option), r.stdout + r.stderr) is None
+
+
 def features(ptsguard):
     """Which namespace options this build has: the one switch for the host-side assertions."""
-    text = ""
-    for argv in ([ptsguard, "audit", "--help"], [ptsguard, "--help"]):
-        r = run(argv, check=False)
-        text += r.stdout + r.stderr
-    return {
-        "namespace": re.search(r"(?<![\w-])--namespace\b", text) is not None,
-        "all-namespaces": "--all-namespaces" in text,
-    }
+    return {"namespace": has_option(ptsguard, "--namespace", "1"), "all-namespaces": has_option(ptsguard, "--all-namespaces")}
 
 
 def ptsguard(h, *args, argv=None, timeout=60):
@@ -110,6 +110,8 @@ def parse_report(r, what, check):
         report = json.loads(r.stdout)
     except ValueError as e:
         raise Failure("%s printed no JSON (%s), exit %d:\n%s\n%s" % (what, e, r.returncode, r.stdout[-2000:], r.stderr[-2000:]))
+    if os.environ.get("PTSGUARD_CONTAINERS_DUMP") == "1":
+        log("---- %s (exit %d) ----\n%s" % (what, r.returncode, testlib.pretty(report)))
     problems = testlib.report_problems(report)
     check.true(not problems, "%s: the report matches its schema:\n  %s" % (what, "\n  ".join(problems)))
     return report
@@ -125,6 +127,12 @@ def worst_exit(*reports):
 
 def describe(report):
     return "; ".join("%s %s: %s" % (f["severity"], f["id"], f.get("summary", "")) for f in (report or {}).get("findings", [])) or "no findings"
+
+
+def slaves_named(report):
+    """The slaves pty-slave-perms names, by path: the same pty must be named inside and from
+    the host (ids alone would hide a host side that adds slaves)."""
+    return sorted(sl.get("path") for f in (report or {}).get("findings", []) if f["id"] == "pty-slave-perms" for sl in (f.get("evidence") or {}).get("slaves", []))
 
 
 def check_ids(h, what, report, want, disputed=()):
@@ -180,6 +188,7 @@ def verify(h, host_expect=()):
             if h.check.true(entry is not None, "%s: audit --namespace %d has an entry for mount namespace %d:\n%s" % (ct.label, ct.pid, ct.mntns, r.stdout[-3000:])):
                 log("%s from the host: exit %d, %s" % (ct.label, r.returncode, describe(entry.get("report"))))
                 check_ids(h, "%s: audit --namespace from the host" % ct.label, entry.get("report"), e["host"], e["disputed"])
+                h.check.eq(slaves_named(entry.get("report")), slaves_named(inside), "%s: the slaves pty-slave-perms names from the host, as inside" % ct.label)
                 h.check.eq(r.returncode, worst_exit(whole, entry.get("report")), "%s: audit --namespace: exit status, the worst of host and namespace" % ct.label)
 
     if feats["all-namespaces"]:
@@ -383,8 +392,8 @@ def chroot_shared_dev_case(h):
     report = json.loads(ptsguard(h, "audit", "--json").stdout)
     for f in report.get("findings", []):
         if f["id"] == "devpts-overmount":
-            log("host devpts-overmount on %s: remedy: %s" % (f.get("mountpoint"), f.get("remedy")))
-    over = [f for f in report.get("findings", []) if f["id"] == "devpts-overmount" and f.get("mountpoint") == "/dev/pts"]
+            log("host devpts-overmount on %s: remedy: %s" % ((f.get("evidence") or {}).get("mountpoint"), f.get("remedy")))
+    over = [f for f in report.get("findings", []) if f["id"] == "devpts-overmount" and (f.get("evidence") or {}).get("mountpoint") == "/dev/pts"]
     if h.check.eq(len(over), 1, "one devpts-overmount on the host's /dev/pts"):
         remedy = over[0].get("remedy") or ""
         h.check.true("make-rslave" in remedy and ct.root + "/dev" in remedy, "the remedy for the host's /dev/pts names the propagation from the chroot's bind (--make-rslave %s/dev): %r" % (ct.root, remedy))

@@ -914,10 +914,12 @@ class Schroot(Container):
 
 
 class Unshare(Container):
-    """unshare(1) with a user namespace mapping 0-65535 to ROOT_RANGE and a /dev made by the
-    host beforehand: a tmpfs, /dev/null, ptmx -> pts/ptmx and a devpts mounted by the host's
-    root with devpts_options. gid=5 given there is the host's gid 5, which the namespace does
-    not map (what distrobox#1722 and podman#25751 ran into)."""
+    """unshare(1) with a user namespace mapping 0-65535 to ROOT_RANGE, its root the shifted
+    tree with a tmpfs /dev made beforehand (/dev/null bound, ptmx -> pts/ptmx); then the host's
+    root mounts a devpts with devpts_options on its /dev/pts from outside (nsenter into its
+    mount namespace only): gid=5 given there is the host's gid 5, which the namespace does not
+    map (what distrobox#1722 and podman#25751 ran into). The devpts exists in the container's
+    mount namespace alone."""
 
     runtime = "unshare"
 
@@ -933,19 +935,23 @@ class Unshare(Container):
         open(dev + "/null", "w").close()
         run(["mount", "--bind", "/dev/null", dev + "/null"])
         os.symlink("pts/ptmx", dev + "/ptmx")
-        run(["mount", "-t", "devpts", "-o", self.devpts_options, "devpts", dev + "/pts"])
-        argv = userns_argv(ROOT_RANGE) + ["--mount", "--pid", "--fork", "--kill-child", "--root", tree, "sh", "-c", "mount -t proc proc /proc && exec sleep infinity"]
+        # No --fork: unshare would stay in the namespace at the old root, a second view of it.
+        # The first child of the shell is PID 1 of the new pid namespace.
+        argv = userns_argv(ROOT_RANGE) + ["--mount", "--pid", "--root", tree, "sh", "-c", "sh -c 'mount -t proc proc /proc && exec sleep infinity' & wait"]
         p = self.popen(argv)
 
         def payload():
             if p.poll() is not None:
                 raise Failure("unshare exited %d:\n%s" % (p.returncode, self.log_text()))
             for k in descendants(p.pid):
-                if open("/proc/%d/comm" % k).read().strip() == "sleep":
+                if comm(k) == "sleep":
                     return k
             return None
 
         self.pid = wait_for("the namespace's sleep", payload)
+        # Not -r: the tree's mount is setuid and owned by 100000 there. Entering the mount
+        # namespace alone leaves us at its root, where the container's root is the tree's path.
+        run(["nsenter", "-t", str(self.pid), "-m", "mount", "-t", "devpts", "-o", self.devpts_options, "devpts", dev + "/pts"])
 
     def exec(self, argv, user=None):
         return self.nsenter(argv, user)
