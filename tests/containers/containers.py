@@ -435,6 +435,7 @@ def run_case(name, args):
         log("FAIL %s: %s" % (name, e))
         return 1
     h = Host(args)
+    h.slot = list(CASES).index(name)
     t0 = time.monotonic()
     status = 1
     try:

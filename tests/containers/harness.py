@@ -201,6 +201,7 @@ class Host:
         self._trees = {}
         self.user = None
         self.real_dev = None
+        self.slot = 0
 
     # ---- setup ----
 
@@ -246,7 +247,9 @@ class Host:
         taken = set()
         with open("/etc/passwd") as f:
             taken = {int(l.split(":")[2]) for l in f if l.count(":") >= 6}
-        uid = next(u for u in range(47000 + os.getpid() % 900, 48000) if u not in taken)
+        # One uid per case (slot: its place in the list), so that cases running side by side
+        # never share one: every process of that uid is the case's own.
+        uid = next(u for u in range(47000 + self.slot * 20, 48000) if u not in taken)
         self.user = {"name": "ptsct%d" % uid, "uid": uid, "home": os.path.join(self.scratch, "home")}
         os.makedirs(self.user["home"])
         os.chown(self.user["home"], uid, uid)
@@ -833,11 +836,25 @@ class Bwrap(Container):
             if p.poll() is not None:
                 raise Failure("bwrap exited %d:\n%s" % (p.returncode, self.log_text()))
             for k in descendants(p.pid):
-                if open("/proc/%d/comm" % k).read().strip() == "sleep":
+                if comm(k) == "sleep":
                     return k
             return None
 
         self.pid = wait_for("bwrap's sleep", payload)
+        # bwrap itself is PID 1 of the new pid namespace, the sleep its child: ending PID 1
+        # ends the namespace.
+        self.init = next((k for k in descendants(p.pid) if (status_field(k, "NSpid") or [""])[-1] == "1"), None)
+
+    def tracked_pids(self):
+        return super().tracked_pids() + ([self.init] if getattr(self, "init", None) else [])
+
+    def stop(self):
+        if getattr(self, "init", None) and pid_alive(self.init):
+            try:
+                os.kill(self.init, signal.SIGKILL)
+            except OSError:
+                pass
+        super().stop()
 
     def user_ids(self):
         return (USER_UID, USER_UID) if self.host_dev else (self.host.user["uid"],) * 2
