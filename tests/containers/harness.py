@@ -349,8 +349,16 @@ class Host:
                 fn()
             except Exception as e:  # noqa: BLE001
                 self.check.fail("cleanup %s failed: %s" % (getattr(fn, "__name__", fn), e))
+        def settled(pids):
+            """The pids still alive after a moment: a SIGKILL takes effect asynchronously."""
+            try:
+                wait_for("killed processes to go", lambda: not [p for p in pids() if pid_alive(p)], timeout=10)
+            except Failure:
+                pass
+            return [p for p in pids() if pid_alive(p)]
+
         for ct in self.containers:
-            left = [p for p in ct.tracked_pids() if pid_alive(p)]
+            left = settled(ct.tracked_pids)
             if left:
                 self.check.fail("%s: processes left after stopping it: %s" % (ct.label, left))
                 for p in left:
@@ -364,7 +372,7 @@ class Host:
                 except Failure:
                     self.check.fail("%s: cgroup %s is left after stopping it" % (ct.label, d))
         if self.user:
-            left = processes_of_uid(self.user["uid"])
+            left = settled(lambda: processes_of_uid(self.user["uid"]))
             if left:
                 self.check.fail("processes of the test user left: %s" % left)
                 for p in left:
