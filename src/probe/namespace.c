@@ -123,7 +123,15 @@ int namespace_target_open(pid_t pid, struct namespace_target **ret)
 		return r;
 	if ((r = namespace_self_mntns(&self)) < 0)
 		return r;
-	t->own = self == t->mntns;
+	/* A process in our namespace but below another root (a chroot) is judged under its root,
+	 * as an audit run inside it would be: mountinfo already shows only what is under it. */
+	if (self == t->mntns) {
+		struct stat root, ours;
+
+		if (fstat(t->root_fd, &root) < 0 || stat("/", &ours) < 0)
+			return gone(errno);
+		t->own = root.st_dev == ours.st_dev && root.st_ino == ours.st_ino;
+	}
 	if ((r = read_idmap(t, "uid_map", &t->uid_map)) < 0 ||
 	    (r = read_idmap(t, "gid_map", &t->gid_map)) < 0)
 		return gone(-r);

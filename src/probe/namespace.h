@@ -29,7 +29,8 @@ struct namespace_target {
 	int mntns_fd;	/* /proc/PID/ns/mnt, for setns(CLONE_NEWNS) */
 	int root_fd;	/* /proc/PID/root, O_PATH: every path of the namespace starts here */
 	uint64_t mntns; /* inode number of its mount namespace (what lsns and /proc/PID/ns show) */
-	/* It is the caller's own mount namespace: judged as the host, with its usual paths. */
+	/* It is the caller's own mount namespace and root: judged as the host, with its usual
+	 * paths. A process of the same namespace below another root (a chroot) is not own. */
 	bool own;
 	/* Its user namespace's maps, the text of /proc/PID/uid_map and gid_map; NULL for the
 	 * identity (the initial user namespace). */

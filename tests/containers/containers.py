@@ -50,10 +50,6 @@ CASES, case = testlib.case_registry()
 DISPUTED = {
     "lxc-console-slave": ("both", "LXC gives the container's console pty (bound on /dev/console) mode 0700 on "
     "purpose; no user's pty is affected, and the summary's cause (devpts options once wrong) is not what happened"),
-    "chroot-namespace-root": ("host", "a process in the host's own mount namespace but below another root (a "
-    "chroot) is judged as the host, with every mount of the host, not what is under its root (as the audit "
-    "inside it sees it, and as `--namespace PID`, 'the mount namespace and root of process PID', promises): "
-    "the chroot's own stack on the host's path of its /dev/pts is counted once more"),
 }
 
 
@@ -392,10 +388,10 @@ def chroot_shared_dev_case(h):
     ct = h.start(harness.Chroot(h, "chroot-shared-dev", shared=True))
     broken = ["devpts-options-lost", "devpts-overmount"]
     # The host also has the chroot's own stack (its bind, then the new devpts) on its mount
-    # table. `--namespace PID` of the chroot's process should judge what is under its root, as
-    # the audit inside does; today it judges the host (DISPUTED).
+    # table; `--namespace PID` of the chroot's process judges what is under its root, as the
+    # audit inside does.
     on_host = broken + ["devpts-overmount"]
-    expect(ct, inside=broken, host=on_host, pty=dict(ok=True, uid=harness.USER_UID, gid=harness.USER_UID, mode="0600", by_name="same"), disputed=["chroot-namespace-root"], **NOT_LISTED)
+    expect(ct, inside=broken, pty=dict(ok=True, uid=harness.USER_UID, gid=harness.USER_UID, mode="0600", by_name="same"), **NOT_LISTED)
     verify(h, host_expect=on_host)
     report = json.loads(ptsguard(h, "audit", "--json").stdout)
     for f in report.get("findings", []):
