@@ -42,17 +42,9 @@ const char *boot_effect_to_string(enum boot_effect e)
 	return e < _EFFECT_MAX ? boot_effect_names[e] : NULL;
 }
 
-static int name_index(const char *const *names, int n, const char *s)
-{
-	for (int i = 0; i < n; i++)
-		if (streq(s, names[i]))
-			return i;
-	return -EINVAL;
-}
-
 int dev_move_from_string(const char *s)
 {
-	return name_index(dev_move_names, _DEV_MOVE_MAX, s);
+	return string_table_index(dev_move_names, _DEV_MOVE_MAX, s);
 }
 
 bool initramfs_prediction_warns(const struct initramfs_prediction *p)
@@ -421,7 +413,7 @@ static int load_effect(json_object *o, const char *at, struct initramfs_predicti
 	p->healthy_after = v ? json_object_get_boolean(v) : -1;
 	if (!effect)
 		return 0;
-	e = name_index(boot_effect_names, _EFFECT_MAX, effect);
+	e = string_table_index(boot_effect_names, _EFFECT_MAX, effect);
 	if (e < 0)
 		return load_fail(
 		    err,
@@ -454,7 +446,7 @@ static int load_init(json_object *root, const char *where, struct initramfs_reco
 	    (r = json_get(o, at, "remount_fs", json_type_boolean, maybe, &v, err)) < 0 ||
 	    (r = json_get_string(o, at, "remount_fs_off", maybe, &off, err)) < 0)
 		return r;
-	k = name_index(init_kind_names, _INIT_KIND_MAX, kind);
+	k = string_table_index(init_kind_names, _INIT_KIND_MAX, kind);
 	if (k < 0)
 		return load_fail(err,
 				 "key '%s.kind': \"%s\" is not one of unknown, systemd, upstart, "
