@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -125,19 +126,40 @@ static bool devpts_options_equal(const struct devpts_options *x, const struct de
 }
 
 struct prediction {
-	bool double_mount;
 	/* The visible devpts mount of the initramfs that moves into the new root, or NULL; and
 	 * where it lands there. */
 	const struct mount_entry *carried;
 	const char *lands;
-	/* The fstab line that mounts devpts there again, else the first auto devpts line, or
-	 * NULL; and whether its options differ from the instance's. */
+	/* The auto fstab line that mounts devpts there (matched), else the first auto devpts line,
+	 * or NULL; and whether its options differ from the instance's. */
 	const struct initramfs_fstab_line *line;
+	bool matched;
 	bool options_differ;
+	enum boot_effect effect;
+	struct devpts_options after; /* what serves there after boot (effect != none, carried) */
 };
 
+/* What the new root's init does with a mounted devpts that an auto fstab line lists. */
+static enum boot_effect init_effect(const struct initramfs_init *init)
+{
+	switch (init ? init->kind : INIT_UNKNOWN) {
+	case INIT_SYSTEMD:
+		/* Every systemd since 2011 (systemd-remount-api-vfs, systemd-remount-fs from 2012
+		 * on) runs "mount PATH -o remount" for each API file system fstab lists, /dev/pts
+		 * among them; a devpts remount resets every option it is not given. */
+		return init->remount_fs == 0 ? EFFECT_KEPT : EFFECT_REMOUNT;
+	case INIT_SYSVINIT:
+	case INIT_OPENRC:
+		return EFFECT_KEPT; /* mount -a skips what is mounted */
+	case INIT_UPSTART:
+	default:
+		return EFFECT_DOUBLE_MOUNT; /* unknown: the worst that can happen */
+	}
+}
+
 static void predict(const struct analysis *a, const struct initramfs_record *rec,
-		    const struct switch_root *sr, struct prediction *ret)
+		    const struct switch_root *sr, const struct initramfs_init *init,
+		    struct prediction *ret)
 {
 	const struct mount_table *t = a->snap->mounts;
 
@@ -157,6 +179,7 @@ static void predict(const struct analysis *a, const struct initramfs_record *rec
 			if (!ret->carried) {
 				ret->carried = m;
 				ret->lands = lands;
+				devpts_options_parse(m->super_options, &ret->after);
 			}
 			FOREACH_ARRAY (e, rec->fstab_devpts, rec->n_fstab_devpts) {
 				struct devpts_options mine, theirs;
@@ -166,33 +189,82 @@ static void predict(const struct analysis *a, const struct initramfs_record *rec
 				devpts_options_parse(m->super_options, &mine);
 				devpts_options_parse(e->options, &theirs);
 				*ret = (struct prediction){
-					.double_mount = true,
 					.carried = m,
 					.lands = lands,
 					.line = e,
+					.matched = true,
 					.options_differ = !devpts_options_equal(&mine, &theirs),
+					.effect = init_effect(init),
 				};
+				ret->after = ret->effect == EFFECT_KEPT ? mine : theirs;
 				return;
 			}
 		}
 	}
 }
 
-static int prediction_reason(const struct prediction *p, char **ret)
+static const char *init_name(const struct initramfs_init *init, char buf[static 32])
+{
+	if (init->kind == INIT_SYSTEMD && init->systemd_version)
+		snprintf(buf, 32, "systemd %u", init->systemd_version);
+	else
+		snprintf(buf, 32, "%s", init_kind_to_string(init->kind));
+	return buf;
+}
+
+static int prediction_reason(const struct prediction *p, const struct initramfs_init *init,
+			     bool healthy_after, char **ret)
 {
 	const struct mount_entry *m = p->carried;
+	_cleanup_free_ char *head = NULL, *after = NULL;
+	char name[32];
 
-	if (p->double_mount)
+	if (p->matched) {
+		after = devpts_options_format(&p->after);
+		if (!after ||
+		    set_printf(
+			&head,
+			"devpts %u:%u, mounted in the initramfs on %s (%s), is carried into "
+			"the new root to %s, and /etc/fstab line %u mounts devpts there (\"%s\")",
+			major(m->dev), minor(m->dev), m->mountpoint, m->super_options, p->lands,
+			p->line->line, p->line->options) < 0)
+			return -ENOMEM;
+	}
+	if (p->matched && p->effect == EFFECT_REMOUNT)
 		return set_printf(
 		    ret,
-		    "devpts %u:%u, mounted in the initramfs on %s (%s), is carried into the new "
-		    "root to %s, and /etc/fstab line %u mounts devpts there again: an init that "
-		    "mounts it regardless stacks a second instance on top (devpts-overmount, the "
-		    "CentOS 6 recipe); one that skips mounted filesystems (systemd, util-linux "
-		    "mount -a) keeps the initramfs options%s%s%s",
-		    major(m->dev), minor(m->dev), m->mountpoint, m->super_options, p->lands,
-		    p->line->line, p->options_differ ? ", not fstab's \"" : ", the same as fstab's",
-		    p->options_differ ? p->line->options : "", p->options_differ ? "\"" : "");
+		    "%s: the new root's init is %s, whose systemd-remount-fs.service "
+		    "remounts it with those options, so the instance will have %s%s",
+		    head, init_name(init, name), after,
+		    healthy_after ? ""
+		    : !p->after.has_gid
+			? ": no gid=, new ptys get their creator's group "
+			  "(devpts-options-lost)"
+			: ": not the tty group and a healthy mode (devpts-options-lost)");
+	if (p->matched && p->effect == EFFECT_KEPT)
+		return set_printf(ret,
+				  "%s: the new root's init is %s, %s, so the instance keeps the "
+				  "initramfs options (%s)",
+				  head, init_name(init, name),
+				  init->kind == INIT_SYSTEMD
+				      ? init->remount_fs_off
+					    ?: "systemd-remount-fs.service does not run"
+				      : "whose mount -a skips what is already mounted",
+				  after);
+	if (p->matched && init->kind == INIT_UPSTART)
+		return set_printf(ret,
+				  "%s: the new root's init is upstart, whose rc.sysinit mounts it "
+				  "regardless: a second instance is stacked on top with %s "
+				  "(devpts-overmount, the CentOS 6 recipe)",
+				  head, after);
+	if (p->matched)
+		return set_printf(
+		    ret,
+		    "%s: the new root's init is not known; one that mounts it regardless stacks a "
+		    "second instance on top (devpts-overmount, the CentOS 6 recipe), systemd's "
+		    "systemd-remount-fs remounts it with %s, one that skips mounted filesystems "
+		    "(util-linux mount -a) keeps the initramfs options%s",
+		    head, after, p->options_differ ? "" : " (the same)");
 	if (m && p->line)
 		return set_printf(ret,
 				  "devpts %u:%u from the initramfs lands on %s and /etc/fstab line "
@@ -214,25 +286,46 @@ static int prediction_reason(const struct prediction *p, char **ret)
 			       "/etc/fstab mounts none at boot: its init mounts its own");
 }
 
-static int set_prediction(const struct prediction *p, struct initramfs_prediction *ret)
+static int set_prediction(const struct prediction *p, const struct initramfs_init *init,
+			  gid_t tty_gid, struct initramfs_prediction *ret)
 {
+	bool healthy =
+	    p->after.has_gid && p->after.gid == tty_gid && devpts_mode_healthy(NULL, p->after.mode);
+
 	*ret = (struct initramfs_prediction){
-		.double_mount = p->double_mount,
+		.double_mount = p->effect == EFFECT_DOUBLE_MOUNT,
 		.has_device = p->carried != NULL,
 		.device = p->carried ? p->carried->dev : 0,
 		.has_mount_id = p->carried != NULL,
 		.mount_id = p->carried ? p->carried->id : 0,
 		.has_fstab_line = p->line != NULL,
 		.fstab_line = p->line ? p->line->line : 0,
-		.options_differ = p->double_mount ? p->options_differ : -1,
+		.options_differ = p->matched ? p->options_differ : -1,
+		.has_effect = true,
+		.effect = p->effect,
+		.healthy_after = p->carried ? healthy : -1,
 	};
 	if (p->lands && !(ret->mountpoint = strdup(p->lands)))
 		return -ENOMEM;
-	return prediction_reason(p, &ret->reason);
+	if (p->carried && !(ret->options_after = devpts_options_format(&p->after)))
+		return -ENOMEM;
+	return prediction_reason(p, init, healthy, &ret->reason);
+}
+
+static int copy_init(const struct initramfs_init *from, struct initramfs_init *to)
+{
+	*to = *from;
+	to->path = NULL;
+	to->remount_fs_off = NULL;
+	if ((from->path && !(to->path = strdup(from->path))) ||
+	    (from->remount_fs_off && !(to->remount_fs_off = strdup(from->remount_fs_off))))
+		return -ENOMEM;
+	return 0;
 }
 
 int initramfs_record_build(const struct analysis *a, const char *newroot, const char *phase,
-			   int fstab_errno, struct initramfs_record **ret)
+			   int fstab_errno, const struct initramfs_init *init,
+			   struct initramfs_record **ret)
 {
 	_cleanup_(initramfs_record_freep) struct initramfs_record *rec = initramfs_record_new();
 	struct prediction prediction;
@@ -255,8 +348,13 @@ int initramfs_record_build(const struct analysis *a, const char *newroot, const 
 	r = add_fstab_devpts(a->snap->fstab, rec);
 	if (r < 0)
 		return r;
-	predict(a, rec, &sr, &prediction);
-	r = set_prediction(&prediction, &rec->prediction);
+	if (init) {
+		rec->has_init = true;
+		if (copy_init(init, &rec->init) < 0)
+			return -ENOMEM;
+	}
+	predict(a, rec, &sr, &rec->init, &prediction);
+	r = set_prediction(&prediction, &rec->init, a->snap->tty_gid, &rec->prediction);
 	if (r < 0)
 		return r;
 	*ret = TAKE_PTR(rec);

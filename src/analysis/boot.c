@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <stdio.h>
 #include <string.h>
 
 #include "analysis/boot.h"
@@ -12,26 +13,58 @@ const struct initramfs_instance *initramfs_instance(const struct snapshot *s, de
 
 const struct initramfs_prediction *initramfs_prediction(const struct snapshot *s)
 {
-	if (!s->initramfs || !s->initramfs->prediction.double_mount)
+	if (!s->initramfs || s->initramfs->prediction.effect == EFFECT_NONE)
 		return NULL;
 	return &s->initramfs->prediction;
+}
+
+static bool options_equal(const char *x, const char *y)
+{
+	struct devpts_options a, b;
+
+	devpts_options_parse(x ?: "", &a);
+	devpts_options_parse(y ?: "", &b);
+	return a.has_gid == b.has_gid && (!a.has_gid || a.gid == b.gid) && a.has_uid == b.has_uid &&
+	       (!a.has_uid || a.uid == b.uid) && (a.mode & 0777) == (b.mode & 0777) &&
+	       (a.ptmxmode & 0777) == (b.ptmxmode & 0777) && a.has_max == b.has_max &&
+	       (!a.has_max || a.max == b.max);
 }
 
 int initramfs_prediction_came_true(const struct analysis *a)
 {
 	const struct initramfs_prediction *p = initramfs_prediction(a->snap);
+	const struct initramfs_instance *rec;
 	const struct mount_table *t = a->snap->mounts;
 
 	if (!p)
 		return -1;
 	if (!p->mountpoint || !p->has_device)
 		return 0;
-	for (size_t i = 0; i < t->n_entries; i++)
-		if (t->entries[i].dev == p->device &&
-		    streq(t->entries[i].mountpoint, p->mountpoint) && !a->reachable[i] &&
-		    a->stacked_on[i] != NO_MOUNT &&
-		    streq(t->entries[a->stacked_on[i]].fstype, "devpts"))
-			return 1;
+	rec = initramfs_instance(a->snap, p->device);
+	for (size_t i = 0; i < t->n_entries; i++) {
+		const struct mount_entry *e = &t->entries[i];
+
+		if (e->dev != p->device || !streq(e->mountpoint, p->mountpoint))
+			continue;
+		switch (p->effect) {
+		case EFFECT_DOUBLE_MOUNT:
+			if (!a->reachable[i] && a->stacked_on[i] != NO_MOUNT &&
+			    streq(t->entries[a->stacked_on[i]].fstype, "devpts"))
+				return 1;
+			break;
+		case EFFECT_REMOUNT:
+			/* still the one there, with the fstab line's options */
+			if (a->reachable[i] && options_equal(e->super_options, p->options_after))
+				return 1;
+			break;
+		case EFFECT_KEPT:
+			if (a->reachable[i] && rec && options_equal(e->super_options, rec->options))
+				return 1;
+			break;
+		default:
+			break;
+		}
+	}
 	return 0;
 }
 
@@ -54,6 +87,113 @@ json_object *boot_report_json(const struct analysis *a)
 	return o;
 }
 
+/* The auto devpts line of the record's fstab for mountpoint, or NULL. */
+static const struct initramfs_fstab_line *fstab_line_at(const struct initramfs_record *rec,
+							const char *mountpoint)
+{
+	FOREACH_ARRAY (l, rec->fstab_devpts, rec->n_fstab_devpts)
+		if (!l->noauto && streq(l->mountpoint, mountpoint))
+			return l;
+	return NULL;
+}
+
+static const char *const origin_change_names[_ORIGIN_CHANGE_MAX] = {
+	[ORIGIN_UNCHANGED] = "unchanged",
+	[ORIGIN_REMOUNT] = "remount",
+	[ORIGIN_SECOND_MOUNT] = "second-mount",
+	[ORIGIN_UNKNOWN] = "unknown",
+};
+
+int boot_origin(const struct analysis *a, size_t idx, struct boot_origin *ret)
+{
+	const struct initramfs_record *rec = a->snap->initramfs;
+	const struct mount_table *t = a->snap->mounts;
+	const struct mount_entry *e;
+	size_t cur, n = 0;
+
+	*ret = (struct boot_origin){ 0 };
+	if (!rec || idx == NO_MOUNT || !streq(t->entries[idx].fstype, "devpts"))
+		return 0;
+	e = &t->entries[idx];
+	ret->now = e->super_options;
+	ret->systemd = !rec->has_init || rec->init.kind == INIT_SYSTEMD;
+	ret->rec = initramfs_instance(a->snap, e->dev);
+	if (ret->rec) {
+		const struct initramfs_fstab_line *l = fstab_line_at(rec, e->mountpoint);
+
+		ret->mount = e;
+		if (options_equal(ret->rec->options, e->super_options))
+			ret->change = ORIGIN_UNCHANGED;
+		else if (l && options_equal(l->options, e->super_options)) {
+			/* what a remount with the line's options leaves: every other option reset
+			 */
+			ret->change = ORIGIN_REMOUNT;
+			ret->line = l;
+		} else
+			ret->change = ORIGIN_UNKNOWN;
+		return 1;
+	}
+	/* A devpts of the record below this one on the same mountpoint: this is a second mount. The
+	 * walk is bounded: a hostile table may hold a parent cycle. */
+	for (cur = idx; n <= t->n_entries; n++) {
+		size_t p = a->parent[cur];
+
+		if (p == NO_MOUNT || !streq(t->entries[p].mountpoint, e->mountpoint) ||
+		    a->stacked_on[p] != cur)
+			return 0;
+		cur = p;
+		if (streq(t->entries[p].fstype, "devpts") &&
+		    (ret->rec = initramfs_instance(a->snap, t->entries[p].dev))) {
+			ret->mount = &t->entries[p];
+			ret->change = ORIGIN_SECOND_MOUNT;
+			ret->line = fstab_line_at(rec, e->mountpoint);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+char *boot_origin_changed_by(const struct boot_origin *o)
+{
+	char *s = NULL;
+
+	switch (o->change) {
+	case ORIGIN_REMOUNT:
+		(void)set_printf(&s, "fstab line %u through %s", o->line->line,
+				 o->systemd ? "systemd-remount-fs" : "a remount");
+		break;
+	case ORIGIN_SECOND_MOUNT:
+		if (o->line)
+			(void)set_printf(&s, "a second mount at fstab line %u", o->line->line);
+		else
+			(void)set_printf(&s, "a second mount that no fstab line names");
+		break;
+	case ORIGIN_UNKNOWN:
+		(void)set_printf(&s, "unknown");
+		break;
+	default:
+		break;
+	}
+	return s;
+}
+
+json_object *boot_origin_json(const struct boot_origin *o)
+{
+	json_object *j = json_object_new_object();
+	char *by = boot_origin_changed_by(o);
+
+	json_object_object_add(j, "initramfs_device", json_new_devnum(o->rec->dev));
+	json_object_object_add(j, "initramfs_mount_id", json_object_new_int64(o->mount->id));
+	json_object_object_add(j, "before_switch_root", json_new_string_or_null(o->rec->options));
+	json_object_object_add(j, "now", json_object_new_string(o->now));
+	json_object_object_add(j, "change", json_object_new_string(origin_change_names[o->change]));
+	json_object_object_add(j, "changed_by", json_new_string_or_null(by));
+	json_object_object_add(j, "fstab_line",
+			       o->line ? json_object_new_int64(o->line->line) : NULL);
+	free(by);
+	return j;
+}
+
 mode_t initramfs_healthy_mode(const struct snapshot *s, dev_t dev)
 {
 	const struct initramfs_instance *rec = initramfs_instance(s, dev);
@@ -67,5 +207,5 @@ mode_t initramfs_healthy_mode(const struct snapshot *s, dev_t dev)
 mode_t instance_wanted_mode(const struct snapshot *s, const struct instance *in,
 			    const struct check_policy *policy)
 {
-	return devpts_mode_wanted(policy, in->options.mode, initramfs_healthy_mode(s, in->dev));
+	return devpts_mode_wanted(policy, &in->options, initramfs_healthy_mode(s, in->dev));
 }

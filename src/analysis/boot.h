@@ -19,18 +19,51 @@ const struct initramfs_instance *initramfs_instance(const struct snapshot *s, de
  * 620 or 600): what the instance had before something at boot changed it. 0 when unknown. */
 mode_t initramfs_healthy_mode(const struct snapshot *s, dev_t dev);
 
-/* The slave mode the instance should have under policy: pinned; else its mode if healthy; else
- * as the record last saw it healthy; else 620. What a remount sets, and what a slave of it is
- * given. */
+/* The slave mode the instance should have under policy, by the rule of
+ * snapshot/devpts-options.h (devpts_mode_wanted) with what the record saw on it healthy. What a
+ * remount sets, and what a slave of it is given. */
 mode_t instance_wanted_mode(const struct snapshot *s, const struct instance *in,
 			    const struct check_policy *policy);
 
-/* The record's prediction of a second devpts mount, or NULL when none was made. Borrowed. */
+/* The record's prediction of what the boot does to the carried devpts (effect other than none),
+ * or NULL when it foresaw nothing. Borrowed. */
 const struct initramfs_prediction *initramfs_prediction(const struct snapshot *s);
 
-/* Did the predicted double mount happen: is the predicted instance now covered at its
- * mountpoint? -1 without a prediction. */
+/* Did the prediction come true? A double mount: the predicted instance is now covered at its
+ * mountpoint by another devpts; a remount: it is still there with the fstab line's options;
+ * kept: still there with the options it had in the initramfs. -1 without a prediction. */
 int initramfs_prediction_came_true(const struct analysis *a);
+
+/* Where the devpts serving at a mountpoint comes from, when the record knows: the recorded
+ * instance (this mount's own, or one this mount is stacked on), its options before switch-root,
+ * the options now, and what changed them. */
+enum origin_change {
+	ORIGIN_UNCHANGED,    /* the recorded instance, with its initramfs options */
+	ORIGIN_REMOUNT,	     /* the recorded instance, remounted with the fstab line's options */
+	ORIGIN_SECOND_MOUNT, /* another instance, mounted on top of the recorded one */
+	ORIGIN_UNKNOWN,	     /* the recorded instance, with options no fstab line explains */
+	_ORIGIN_CHANGE_MAX,
+};
+
+struct boot_origin {
+	const struct initramfs_instance *rec; /* the recorded instance */
+	const struct mount_entry *mount;      /* its mount at that place now */
+	const char *now;		      /* the options of the mount audited */
+	enum origin_change change;
+	const struct initramfs_fstab_line
+	    *line;    /* remount, second mount: the fstab line, or NULL */
+	bool systemd; /* the record's init is systemd (or not recorded): remount-fs remounts */
+};
+
+/* The origin of the devpts mount at index idx of the table: 1 when the record knows it (ret
+ * filled, borrowed), 0 when not (no record, not devpts, no recorded instance there). */
+int boot_origin(const struct analysis *a, size_t idx, struct boot_origin *ret);
+/* "fstab line 3 through systemd-remount-fs", "a second mount at fstab line 3", "unknown";
+ * NULL when unchanged (or out of memory). malloc'ed. */
+char *boot_origin_changed_by(const struct boot_origin *o);
+/* The evidence's "origin" object: initramfs_device, initramfs_mount_id, before_switch_root, now,
+ * change, changed_by, fstab_line. */
+json_object *boot_origin_json(const struct boot_origin *o);
 
 /* The "boot" object of the report: the record's phase, prediction and its outcome; NULL
  * without a record. */

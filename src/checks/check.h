@@ -48,6 +48,9 @@ json_object *check_evidence_ptmx(const struct analysis *a);
 /* The evidence of a finding about the serving instance's options (in mounted at mp). */
 json_object *check_options_evidence(const struct check_context *ctx, const struct instance *in,
 				    const char *mp);
+/* When the initramfs record knows the devpts mount at index idx (or the one it is stacked on),
+ * its "origin" (analysis/boot.h): the options before switch-root, now, and what changed them. */
+void check_add_origin(const struct check_context *ctx, json_object *ev, size_t idx);
 /* The remount that fixes what the check's row says a remount fixes (remount_owner,
  * remount_ptmx) and keeps every other option of in, mounted at mp: the options repair sets. */
 int check_set_remount_remedy(struct finding *f, const struct check_context *ctx,

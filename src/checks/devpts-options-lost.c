@@ -10,6 +10,7 @@ static int devpts_options_lost(const struct check_context *ctx, const struct che
 	bool mode_ok;
 	char mode[8];
 	struct finding *f;
+	json_object *ev;
 	int r;
 
 	if (a->route != ROUTE_OK || !in)
@@ -17,7 +18,9 @@ static int devpts_options_lost(const struct check_context *ctx, const struct che
 	mode_ok = devpts_mode_healthy(ctx->policy, in->options.mode);
 	if (in->options.has_gid && mode_ok)
 		return 0;
-	f = findings_add(out, info, info->severity, check_options_evidence(ctx, in, mp));
+	ev = check_options_evidence(ctx, in, mp);
+	check_add_origin(ctx, ev, a->serving_mount);
+	f = findings_add(out, info, info->severity, ev);
 	if (!f || finding_add_mount(f, check_serving_mount_id(a), in->dev) < 0)
 		return -ENOMEM;
 	format_mode(in->options.mode, mode);
@@ -52,7 +55,10 @@ const struct check_info check_devpts_options_lost = {
 		       "get the creating process's group or a mode that lets other users read or "
 		       "write someone's terminal: write, wall and mesg break or open the terminal "
 		       "to the wrong people (mosh#700, firejail#351). Since glibc 2.33 nothing in "
-		       "user space corrects it: grantpt() only asks the kernel.",
+		       "user space corrects it: grantpt() only asks the kernel. For an instance "
+		       "born in the initramfs, the evidence's origin says what it had before "
+		       "switch-root and what changed it (an fstab line through systemd-remount-fs, "
+		       "a second mount).",
 	.remedy = "mount -o remount,gid=5,mode=620 /dev/pts",
 	.repair = REPAIR_REMOUNT,
 	.remount_owner = true,

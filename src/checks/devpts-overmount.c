@@ -69,6 +69,7 @@ static int devpts_overmount(const struct check_context *ctx, const struct check_
 		json_object_object_add(ev, "hidden", json_object_new_boolean(!a->reachable[top]));
 		if (!a->reachable[top])
 			json_object_object_add(ev, "hidden_by", check_json_mount(a, hidden_by));
+		check_add_origin(ctx, ev, top);
 		f = findings_add(out, info, a->reachable[top] ? info->severity : SEVERITY_INFO, ev);
 		if (!f)
 			return -ENOMEM;

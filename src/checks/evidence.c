@@ -140,3 +140,11 @@ int check_set_remount_remedy(struct finding *f, const struct check_context *ctx,
 	f->remedy = devpts_remount_command(&in->options, &fix, mp);
 	return f->remedy ? 0 : -ENOMEM;
 }
+
+void check_add_origin(const struct check_context *ctx, json_object *ev, size_t idx)
+{
+	struct boot_origin o;
+
+	if (boot_origin(ctx->a, idx, &o) > 0)
+		json_object_object_add(ev, "origin", boot_origin_json(&o));
+}

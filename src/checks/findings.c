@@ -20,10 +20,7 @@ const char *severity_to_string(enum severity s)
 
 int severity_from_string(const char *s)
 {
-	for (int i = 0; i < _SEVERITY_MAX; i++)
-		if (streq(s, severity_names[i]))
-			return i;
-	return -EINVAL;
+	return string_table_index(severity_names, _SEVERITY_MAX, s);
 }
 
 static void finding_done(struct finding *f)

@@ -38,6 +38,7 @@ static int fstab_devpts_options(const struct check_context *ctx, const struct ch
 		json_object_object_add(ev, "line", json_object_new_int64(line));
 		json_object_object_add(ev, "mountpoint", json_object_new_string(mountpoint));
 		json_object_object_add(ev, "options", json_object_new_string(opts));
+		check_add_origin(ctx, ev, analysis_mount_at(ctx->a, mountpoint));
 		f = findings_add(out, info, info->severity, ev);
 		if (!f ||
 		    set_printf(&f->summary,
@@ -49,8 +50,11 @@ static int fstab_devpts_options(const struct check_context *ctx, const struct ch
 			       "edit /etc/fstab line %u to: devpts %s devpts gid=%u,mode=%03o 0 0",
 			       line, mountpoint, (unsigned)s->tty_gid,
 			       /* no mode= at all: name the traditional mode, not the default */
-			       (unsigned)devpts_mode_wanted(ctx->policy, has_mode ? mode_v : 07777,
-							    0)) < 0 ||
+			       (unsigned)devpts_mode_wanted(
+				   ctx->policy,
+				   &(struct devpts_options){ .mode = has_mode ? mode_v : 07777,
+							     .has_gid = gid_ok },
+				   0)) < 0 ||
 		    set_printf(&f->mountpoint, "%s", mountpoint) < 0)
 			return -ENOMEM;
 	}
@@ -63,8 +67,12 @@ const struct check_info check_fstab_devpts_options = {
 	.message_id = "6251d54e166946aca8a6c1474a1c3a84",
 	.summary = "/etc/fstab mounts devpts without gid=tty and a safe mode",
 	.explanation = "/etc/fstab has a devpts entry whose options would not give gid=<tty gid> "
-		       "and mode 620 or 600. A later mount -a, a remount or the next boot applies "
-		       "them and the system's ptys lose their group or mode.",
+		       "and mode 620 or 600. Under systemd, systemd-remount-fs applies them to "
+		       "/dev/pts at every boot (a devpts remount resets what it is not given: "
+		       "\"defaults\" drops gid= and sets mode 600); elsewhere a remount or a "
+		       "second mount does, and the system's ptys lose their group or mode. When "
+		       "the initramfs record knows the instance, the evidence's origin says what "
+		       "it had before switch-root.",
 	.remedy = "change the entry to: devpts /dev/pts devpts gid=5,mode=620 0 0",
 	.run = fstab_devpts_options,
 };

@@ -24,16 +24,19 @@
 #include "cli/cli.h"
 #include "snapshot/fstab.h"
 #include "snapshot/initramfs-record.h"
+#include "probe/newroot-init.h"
 #include "probe/probe.h"
 #include "snapshot/snapshot.h"
 #include "report/report.h"
 #include "util/json-util.h"
+#include "util/limits.h"
 #include "util/log.h"
 #include "util/util.h"
 
 static void help(void)
 {
-	printf("Usage: ptsguard initramfs-record --newroot DIR [--phase NAME] [--output FILE|-]\n"
+	printf("Usage: ptsguard initramfs-record --newroot DIR [--phase NAME] [--cmdline FILE]\n"
+	       "                                 [--output FILE|-]\n"
 	       "\n"
 	       "Run by the initramfs hooks just before switch-root: audit the initramfs with the\n"
 	       "new root's /etc/fstab, foresee what the boot does to devpts, and write the record\n"
@@ -41,16 +44,21 @@ static void help(void)
 	       "\n"
 	       "  --newroot DIR   where the real root is mounted ($NEWROOT, $rootmnt)\n"
 	       "  --phase NAME    the hook point, recorded as is (pre-pivot, init-bottom)\n"
+	       "  --cmdline FILE  the kernel command line (init=, systemd.mask=, fstab=); the\n"
+	       "                  default is /proc/cmdline\n"
 	       "  --output FILE   write there instead; - for standard output\n"
 	       "\n"
-	       "Exit status: 0 record written, 3 not written. Notes for the kernel log (a\n"
-	       "predicted double mount, findings at warning or above) go to standard output.\n");
+	       "Exit status: 0 record written, 3 not written. Notes for the kernel log go to\n"
+	       "standard output, each with its level as <N>: the prediction (<4> when it\n"
+	       "foresees a second instance or lost options, else <6>), findings at warning or\n"
+	       "above (<4>).\n");
 }
 
 struct initramfs_args {
 	char *newroot; /* absolute, without trailing slashes */
 	const char *phase;
-	const char *output; /* "-": standard output */
+	const char *cmdline; /* the file holding the kernel command line */
+	const char *output;  /* "-": standard output */
 };
 
 static void initramfs_args_done(struct initramfs_args *args)
@@ -65,13 +73,18 @@ static int initramfs_parse(int argc, char **argv, struct initramfs_args *ret)
 	static const struct option options[] = {
 		{ "newroot", required_argument, NULL, 'r' },
 		{ "phase", required_argument, NULL, 'p' },
+		{ "cmdline", required_argument, NULL, 'c' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "help", no_argument, NULL, 'h' },
 		{},
 	};
 	int c;
 
-	*ret = (struct initramfs_args){ .phase = "initramfs", .output = INITRAMFS_RECORD_PATH };
+	*ret = (struct initramfs_args){
+		.phase = "initramfs",
+		.cmdline = "/proc/cmdline",
+		.output = INITRAMFS_RECORD_PATH,
+	};
 	while ((c = getopt_long(argc, argv, ":h", options, NULL)) >= 0) {
 		switch (c) {
 		case 'r':
@@ -82,6 +95,9 @@ static int initramfs_parse(int argc, char **argv, struct initramfs_args *ret)
 			break;
 		case 'p':
 			ret->phase = optarg;
+			break;
+		case 'c':
+			ret->cmdline = optarg;
 			break;
 		case 'o':
 			ret->output = optarg;
@@ -161,8 +177,31 @@ static char *record_text(struct initramfs_record *rec, const struct snapshot *sn
 	return text;
 }
 
+/* The new root's init (probe/newroot-init.h), with the kernel command line of args->cmdline; one
+ * that cannot be read is logged and counts as empty: the init is then judged by its files. */
+static int read_newroot_init(const struct initramfs_args *args, struct initramfs_init *ret)
+{
+	_cleanup_free_ char *cmdline = NULL;
+	int r = read_full_file(args->cmdline, CMDLINE_SIZE_MAX, &cmdline, NULL);
+
+	if (r < 0)
+		log_error("initramfs-record: cannot read the kernel command line %s: %s",
+			  args->cmdline, read_error_string(r));
+	r = newroot_init_read(args->newroot, cmdline, ret);
+	if (r < 0)
+		log_error_errno(r, "initramfs-record: the new root's init");
+	return r;
+}
+
+static void init_done(struct initramfs_init *init)
+{
+	free(init->path);
+	free(init->remount_fs_off);
+}
+
 static int initramfs_run(const struct initramfs_args *args)
 {
+	_cleanup_(init_done) struct initramfs_init init = { 0 };
 	_cleanup_(audit_result_done) struct audit_result probed = { 0 }, res = { 0 };
 	_cleanup_(initramfs_record_freep) struct initramfs_record *rec = NULL;
 	_cleanup_free_ char *text = NULL;
@@ -175,7 +214,9 @@ static int initramfs_run(const struct initramfs_args *args)
 	if (run_pipeline(&(struct audit_target){ .snapshot = TAKE_PTR(probed.snap) }, NULL, &res) <
 	    0)
 		return EXIT_UNKNOWN;
-	r = initramfs_record_build(res.a, args->newroot, args->phase, fstab_errno, &rec);
+	if (read_newroot_init(args, &init) < 0)
+		return EXIT_UNKNOWN;
+	r = initramfs_record_build(res.a, args->newroot, args->phase, fstab_errno, &init, &rec);
 	if (r < 0) {
 		log_error_errno(r, "initramfs-record: audit failed");
 		return EXIT_UNKNOWN;
@@ -188,13 +229,17 @@ static int initramfs_run(const struct initramfs_args *args)
 	if (write_output("initramfs-record", args->output, text, true) < 0)
 		return EXIT_UNKNOWN;
 
-	/* Notes for the kernel log, where a person reads about the boot. */
+	/* Notes for the kernel log, where a person reads about the boot: a prediction that
+	 * something breaks is a warning, one that nothing does a note; nothing about a boot with
+	 * nothing to foresee. */
 	if (!streq(args->output, "-")) {
-		if (rec->prediction.double_mount)
-			printf("prediction: %s\n", rec->prediction.reason);
+		if (rec->prediction.effect != EFFECT_NONE)
+			printf("<%d>prediction: %s\n",
+			       initramfs_prediction_warns(&rec->prediction) ? 4 : 6,
+			       rec->prediction.reason);
 		FOREACH_ARRAY (f, res.findings.items, res.findings.n_items)
 			if (f->severity >= SEVERITY_WARNING)
-				printf("%s: %s\n", f->check->id, f->summary);
+				printf("<4>%s: %s\n", f->check->id, f->summary);
 	}
 	/* The record is written: a lost note does not change that. */
 	(void)fflush(stdout);

@@ -57,6 +57,35 @@ static void write_ptmx_line(FILE *f, const struct analysis *a)
 	fputc('\n', f);
 }
 
+/* One line on where a boot-born instance's options come from (the evidence's "origin"). */
+static void write_origin_line(FILE *f, const struct finding *i, const char *dim, const char *reset)
+{
+	json_object *o, *v;
+	const char *by = NULL;
+
+	if (!i->evidence || !json_object_object_get_ex(i->evidence, "origin", &o) ||
+	    !json_object_is_type(o, json_type_object))
+		return;
+	if (json_object_object_get_ex(o, "changed_by", &v) &&
+	    json_object_is_type(v, json_type_string))
+		by = json_object_get_string(v);
+	fprintf(f, "    %sorigin:%s ", dim, reset);
+	if (json_object_object_get_ex(o, "before_switch_root", &v) && v)
+		fputs_escaped(json_object_get_string(v), f);
+	else
+		fputs("(no options)", f);
+	fputs(" before switch-root, ", f);
+	if (json_object_object_get_ex(o, "now", &v) && v)
+		fputs_escaped(json_object_get_string(v), f);
+	fputs(" now: ", f);
+	if (by) {
+		fputs("changed by ", f);
+		fputs_escaped(by, f);
+	} else
+		fputs("unchanged since the initramfs", f);
+	fputc('\n', f);
+}
+
 static int write_one(FILE *f, const struct report *r, bool color);
 
 /* The host, then each namespace judged beside it under a heading of its own. */
@@ -134,6 +163,7 @@ static int write_one(FILE *f, const struct report *r, bool color)
 				fputs_escaped(i->remedy, f);
 				fputc('\n', f);
 			}
+			write_origin_line(f, i, dim, reset);
 		}
 	}
 	if (r->snap->initramfs) {
@@ -144,10 +174,24 @@ static int write_one(FILE *f, const struct report *r, bool color)
 		if (p) {
 			if (p->has_fstab_line)
 				snprintf(line, sizeof(line), "%u", p->fstab_line);
-			fputs("\nBoot: the initramfs predicted a second devpts on ", f);
+			if (p->effect == EFFECT_REMOUNT)
+				fputs("\nBoot: the initramfs predicted that systemd-remount-fs "
+				      "remounts ",
+				      f);
+			else if (p->effect == EFFECT_KEPT)
+				fputs("\nBoot: the initramfs predicted that the init keeps the "
+				      "initramfs options on ",
+				      f);
+			else
+				fputs("\nBoot: the initramfs predicted a second devpts on ", f);
 			fputs_escaped(p->mountpoint ?: "?", f);
-			fprintf(f, " (fstab line %s): %s.\n", line,
-				came == 1 ? "it came true" : "it did not happen");
+			if (p->effect == EFFECT_REMOUNT) {
+				fprintf(f, " with fstab line %s (", line);
+				fputs_escaped(p->options_after ?: "?", f);
+				fputc(')', f);
+			} else
+				fprintf(f, " (fstab line %s)", line);
+			fprintf(f, ": %s.\n", came == 1 ? "it came true" : "it did not happen");
 		} else
 			fprintf(f,
 				"\nBoot: the initramfs record predicted no second devpts mount.\n");

@@ -79,14 +79,19 @@ bool devpts_mode_healthy(const struct check_policy *policy, mode_t mode)
 	return false;
 }
 
-mode_t devpts_mode_wanted(const struct check_policy *policy, mode_t current, mode_t last_healthy)
+mode_t devpts_mode_wanted(const struct check_policy *policy, const struct devpts_options *now,
+			  mode_t last_healthy)
 {
+	bool now_healthy = devpts_mode_healthy(policy, now->mode);
+
 	if (policy && policy->pin_mode)
 		return policy->mode & 0777;
-	if (devpts_mode_healthy(policy, current))
-		return current & 0777;
+	if (now_healthy && now->has_gid)
+		return now->mode & 0777;
 	if (last_healthy && devpts_mode_healthy(policy, last_healthy))
 		return last_healthy & 0777;
+	if (now_healthy)
+		return now->mode & 0777;
 	return DEVPTS_MODE_DEFAULT;
 }
 
@@ -98,7 +103,7 @@ struct devpts_options devpts_options_target(const struct devpts_options *now,
 	if (fix->owner) {
 		t.has_gid = true;
 		t.gid = fix->tty_gid;
-		t.mode = devpts_mode_wanted(fix->policy, now->mode, fix->last_healthy);
+		t.mode = devpts_mode_wanted(fix->policy, now, fix->last_healthy);
 	}
 	if (fix->ptmx)
 		t.ptmxmode = 0666;

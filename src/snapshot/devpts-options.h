@@ -41,9 +41,18 @@ char *devpts_options_format(const struct devpts_options *o);
 size_t devpts_modes_healthy(const struct check_policy *policy, mode_t ret[static 2]);
 /* Is mode (permission bits) a healthy slave mode? policy may be NULL. */
 bool devpts_mode_healthy(const struct check_policy *policy, mode_t mode);
-/* The slave mode to set: the pinned one; else current when healthy; else last_healthy (the mode
- * the instance had when last seen healthy, 0 when unknown) when healthy; else 620. */
-mode_t devpts_mode_wanted(const struct check_policy *policy, mode_t current, mode_t last_healthy);
+/* The slave mode to set on an instance that has the options now, the one rule of it (repair,
+ * every remedy, the slaves' mode). In this order:
+ *   1. the pinned mode (Mode=), when the policy pins one;
+ *   2. now's mode, when healthy and set together with gid=: a complete setting someone chose;
+ *   3. last_healthy, the mode the instance had when it was last seen with gid= and a healthy
+ *      mode (the initramfs record; 0 when unknown): a remount without gid= (systemd-remount-fs
+ *      applying an fstab line "defaults") resets the mode to the kernel's 600 too, so a mode
+ *      that came without gid= says less about this instance than what it had before;
+ *   4. now's mode, when healthy even without gid= (600 may be meant: systemd 258's default);
+ *   5. 620. */
+mode_t devpts_mode_wanted(const struct check_policy *policy, const struct devpts_options *now,
+			  mode_t last_healthy);
 
 /* What a remount must fix. */
 struct devpts_fix {

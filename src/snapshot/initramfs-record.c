@@ -20,20 +20,48 @@ const char *dev_move_to_string(enum dev_move m)
 	return m < _DEV_MOVE_MAX ? dev_move_names[m] : NULL;
 }
 
+static const char *const init_kind_names[_INIT_KIND_MAX] = {
+	[INIT_UNKNOWN] = "unknown",   [INIT_SYSTEMD] = "systemd", [INIT_UPSTART] = "upstart",
+	[INIT_SYSVINIT] = "sysvinit", [INIT_OPENRC] = "openrc",
+};
+
+static const char *const boot_effect_names[_EFFECT_MAX] = {
+	[EFFECT_NONE] = "none",
+	[EFFECT_REMOUNT] = "remount",
+	[EFFECT_DOUBLE_MOUNT] = "double-mount",
+	[EFFECT_KEPT] = "kept",
+};
+
+const char *init_kind_to_string(enum init_kind k)
+{
+	return k < _INIT_KIND_MAX ? init_kind_names[k] : NULL;
+}
+
+const char *boot_effect_to_string(enum boot_effect e)
+{
+	return e < _EFFECT_MAX ? boot_effect_names[e] : NULL;
+}
+
 int dev_move_from_string(const char *s)
 {
-	for (int i = 0; i < _DEV_MOVE_MAX; i++)
-		if (streq(s, dev_move_names[i]))
-			return i;
-	return -EINVAL;
+	return string_table_index(dev_move_names, _DEV_MOVE_MAX, s);
+}
+
+bool initramfs_prediction_warns(const struct initramfs_prediction *p)
+{
+	return p->effect == EFFECT_DOUBLE_MOUNT ||
+	       (p->effect == EFFECT_REMOUNT && p->healthy_after == 0);
 }
 
 struct initramfs_record *initramfs_record_new(void)
 {
 	struct initramfs_record *rec = calloc(1, sizeof(*rec));
 
-	if (rec)
+	if (rec) {
 		rec->prediction.options_differ = -1;
+		rec->prediction.healthy_after = -1;
+		rec->init.remount_fs = -1;
+	}
 	return rec;
 }
 
@@ -62,6 +90,9 @@ struct initramfs_record *initramfs_record_free(struct initramfs_record *rec)
 	free(rec->fstab_devpts);
 	free(rec->prediction.reason);
 	free(rec->prediction.mountpoint);
+	free(rec->prediction.options_after);
+	free(rec->init.path);
+	free(rec->init.remount_fs_off);
 	json_object_put(rec->findings);
 	json_object_put(rec->summary);
 	free(rec);
@@ -140,6 +171,15 @@ json_object *initramfs_prediction_to_json(const struct initramfs_prediction *p)
 	json_object_object_add(o, "options_differ",
 			       p->options_differ >= 0 ? json_object_new_boolean(p->options_differ)
 						      : NULL);
+	if (p->has_effect) {
+		json_object_object_add(o, "effect",
+				       json_object_new_string(boot_effect_to_string(p->effect)));
+		json_object_object_add(o, "options_after",
+				       json_new_string_or_null(p->options_after));
+		json_object_object_add(
+		    o, "healthy_after",
+		    p->healthy_after >= 0 ? json_object_new_boolean(p->healthy_after) : NULL);
+	}
 	return o;
 }
 
@@ -204,6 +244,23 @@ json_object *initramfs_record_to_json(const struct initramfs_record *rec)
 		FOREACH_ARRAY (l, rec->fstab_devpts, rec->n_fstab_devpts)
 			json_object_array_add(arr, fstab_line_to_json(l));
 		json_object_object_add(o, "fstab_devpts", arr);
+	}
+	if (rec->has_init) {
+		const struct initramfs_init *in = &rec->init;
+		json_object *i = json_object_new_object();
+
+		json_object_object_add(i, "kind",
+				       json_object_new_string(init_kind_to_string(in->kind)));
+		json_object_object_add(i, "path", json_new_string_or_null(in->path));
+		json_object_object_add(
+		    i, "systemd_version",
+		    in->systemd_version ? json_object_new_int64(in->systemd_version) : NULL);
+		json_object_object_add(i, "remount_fs",
+				       in->remount_fs >= 0 ? json_object_new_boolean(in->remount_fs)
+							   : NULL);
+		json_object_object_add(i, "remount_fs_off",
+				       json_new_string_or_null(in->remount_fs_off));
+		json_object_object_add(o, "init", i);
 	}
 	json_object_object_add(o, "prediction", initramfs_prediction_to_json(&rec->prediction));
 	if (rec->findings)
@@ -338,6 +395,72 @@ static int load_fstab(json_object *root, const char *where, struct initramfs_rec
 	return 0;
 }
 
+/* What records of newer hooks add to the prediction; an older one's effect follows from
+ * double_mount. */
+static int load_effect(json_object *o, const char *at, struct initramfs_prediction *p,
+		       struct load_error *err)
+{
+	const int maybe = JSON_OPTIONAL | JSON_NULLABLE;
+	const char *effect, *after;
+	json_object *v;
+	int e, r;
+
+	p->effect = p->double_mount ? EFFECT_DOUBLE_MOUNT : EFFECT_NONE;
+	if ((r = json_get_string(o, at, "effect", JSON_OPTIONAL, &effect, err)) < 0 ||
+	    (r = json_get_string(o, at, "options_after", maybe, &after, err)) < 0 ||
+	    (r = json_get(o, at, "healthy_after", json_type_boolean, maybe, &v, err)) < 0)
+		return r;
+	p->healthy_after = v ? json_object_get_boolean(v) : -1;
+	if (!effect)
+		return 0;
+	e = string_table_index(boot_effect_names, _EFFECT_MAX, effect);
+	if (e < 0)
+		return load_fail(
+		    err,
+		    "key '%s.effect': \"%s\" is not one of none, remount, double-mount, "
+		    "kept",
+		    at, effect);
+	p->has_effect = true;
+	p->effect = e;
+	return dup_str(after, &p->options_after);
+}
+
+static int load_init(json_object *root, const char *where, struct initramfs_record *rec,
+		     struct load_error *err)
+{
+	const int maybe = JSON_OPTIONAL | JSON_NULLABLE;
+	struct initramfs_init *in = &rec->init;
+	const char *kind, *path, *off;
+	json_object *o, *v;
+	long version = 0;
+	char at[256];
+	int k, r = json_get(root, where, "init", json_type_object, JSON_OPTIONAL, &o, err);
+
+	if (r < 0 || !o)
+		return r;
+	snprintf(at, sizeof(at), "%s%sinit", where, *where ? "." : "");
+	if ((r = json_get_string(o, at, "kind", JSON_REQUIRED, &kind, err)) < 0 ||
+	    (r = json_get_string(o, at, "path", maybe, &path, err)) < 0 ||
+	    (r = json_get_long(o, at, "systemd_version", 1, UINT32_MAX, maybe, &version, err)) <
+		0 ||
+	    (r = json_get(o, at, "remount_fs", json_type_boolean, maybe, &v, err)) < 0 ||
+	    (r = json_get_string(o, at, "remount_fs_off", maybe, &off, err)) < 0)
+		return r;
+	k = string_table_index(init_kind_names, _INIT_KIND_MAX, kind);
+	if (k < 0)
+		return load_fail(err,
+				 "key '%s.kind': \"%s\" is not one of unknown, systemd, upstart, "
+				 "sysvinit, openrc",
+				 at, kind);
+	rec->has_init = true;
+	in->kind = k;
+	in->systemd_version = (unsigned)version;
+	in->remount_fs = v ? json_object_get_boolean(v) : -1;
+	if (dup_str(path, &in->path) < 0 || dup_str(off, &in->remount_fs_off) < 0)
+		return -ENOMEM;
+	return 0;
+}
+
 static int load_prediction(json_object *root, const char *where, struct initramfs_prediction *p,
 			   struct load_error *err)
 {
@@ -373,7 +496,7 @@ static int load_prediction(json_object *root, const char *where, struct initramf
 	p->options_differ = v ? json_object_get_boolean(v) : -1;
 	if (dup_str(reason, &p->reason) < 0 || dup_str(mountpoint, &p->mountpoint) < 0)
 		return -ENOMEM;
-	return 0;
+	return load_effect(o, at, p, err);
 }
 
 /* A member kept as JSON: any value of the type, or absent. */
@@ -436,7 +559,8 @@ int initramfs_record_from_json(json_object *root, const char *where, struct init
 	if (r < 0)
 		return r;
 	rec->has_fstab_devpts = r > 0;
-	if ((r = load_prediction(root, where, &rec->prediction, err)) < 0 ||
+	if ((r = load_init(root, where, rec, err)) < 0 ||
+	    (r = load_prediction(root, where, &rec->prediction, err)) < 0 ||
 	    (r = keep(root, where, "findings", json_type_array, &rec->findings, err)) < 0 ||
 	    (r = keep(root, where, "summary", json_type_object, &rec->summary, err)) < 0)
 		return r;

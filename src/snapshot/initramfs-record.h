@@ -57,9 +57,42 @@ struct initramfs_fstab_line {
 	bool noauto;
 };
 
+/* What the new root's init does with a devpts that fstab lists and that is already mounted. */
+enum init_kind {
+	INIT_UNKNOWN,  /* no init found, or one not known: either of the below may happen */
+	INIT_SYSTEMD,  /* systemd-remount-fs remounts it with fstab's options */
+	INIT_UPSTART,  /* rc.sysinit mounts it again regardless: a second instance on top */
+	INIT_SYSVINIT, /* util-linux mount -a: skips what is mounted */
+	INIT_OPENRC,   /* likewise */
+	_INIT_KIND_MAX,
+};
+
+/* The new root's init, as far as its files tell (nothing of the new root runs before the switch):
+ * the "init" section of the record, absent from records of older hooks (has_init). */
+struct initramfs_init {
+	enum init_kind kind;
+	char *path; /* what init= or /sbin/init leads to in the new root; NULL: none */
+	unsigned systemd_version; /* of libsystemd-shared-N.so; 0 when unknown */
+	int remount_fs;		  /* systemd: 1 remount-fs runs, 0 it does not; -1 otherwise */
+	char *remount_fs_off;	  /* remount_fs == 0: why not */
+};
+
+/* What the boot does to the carried devpts at a mountpoint fstab lists. */
+enum boot_effect {
+	EFFECT_NONE,	     /* nothing: no auto fstab line there, or nothing carried */
+	EFFECT_REMOUNT,	     /* systemd-remount-fs remounts it with the line's options */
+	EFFECT_DOUBLE_MOUNT, /* a second instance on top (or, init unknown, possibly) */
+	EFFECT_KEPT,	     /* mount -a skips it: the initramfs options stay */
+	_EFFECT_MAX,
+};
+
 struct initramfs_prediction {
 	bool double_mount;
 	char *reason;
+	bool has_effect;	 /* effect, options_after, healthy_after were recorded */
+	enum boot_effect effect; /* records of older hooks: from double_mount */
+	char *options_after;	 /* what serves there after boot, as options; NULL: not known */
+	int healthy_after;	 /* are those gid=tty and a healthy mode: -1 (null) unknown */
 	/* The devpts mount of the initramfs carried into the new root, and where it lands. */
 	bool has_device;
 	dev_t device;
@@ -89,6 +122,9 @@ struct initramfs_record {
 	struct initramfs_fstab_line *fstab_devpts;
 	size_t n_fstab_devpts;
 
+	bool has_init;
+	struct initramfs_init init;
+
 	struct initramfs_prediction prediction;
 
 	/* The audit of the initramfs as the report writes them ("findings", "summary"); kept as
@@ -113,6 +149,12 @@ const struct initramfs_instance *initramfs_record_instance(const struct initramf
 
 const char *dev_move_to_string(enum dev_move m);
 int dev_move_from_string(const char *s);
+const char *init_kind_to_string(enum init_kind k);
+const char *boot_effect_to_string(enum boot_effect e);
+/* Does the prediction say the boot leaves the carried instance with options other users can
+ * misuse (a second instance or a remount without gid= or a healthy mode): a warning for the
+ * kernel log. Otherwise the prediction is a note (info). */
+bool initramfs_prediction_warns(const struct initramfs_prediction *p);
 
 json_object *initramfs_record_to_json(const struct initramfs_record *rec);
 json_object *initramfs_prediction_to_json(const struct initramfs_prediction *p);

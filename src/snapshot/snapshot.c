@@ -29,10 +29,7 @@ const char *node_type_to_string(enum node_type t)
 
 int node_type_from_string(const char *s)
 {
-	for (int i = 0; i < _NODE_TYPE_MAX; i++)
-		if (streq(s, node_type_names[i]))
-			return i;
-	return -EINVAL;
+	return string_table_index(node_type_names, _NODE_TYPE_MAX, s);
 }
 
 struct snapshot *snapshot_new(void)

@@ -49,3 +49,7 @@
 /* Items listed in one array of a finding's evidence (holders, slaves); the full count is given
  * beside the list. */
 #define EVIDENCE_LIST_MAX 64
+
+/* The kernel command line (/proc/cmdline, or initramfs-record --cmdline): COMMAND_LINE_SIZE is
+ * 2048 to 4096 bytes on every architecture. */
+#define CMDLINE_SIZE_MAX (64u << 10)

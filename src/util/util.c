@@ -358,3 +358,11 @@ char *strdup_or_null(const char *s)
 {
 	return s ? strdup(s) : NULL;
 }
+
+int string_table_index(const char *const *names, int n, const char *s)
+{
+	for (int i = 0; i < n; i++)
+		if (names[i] && streq(s, names[i]))
+			return i;
+	return -EINVAL;
+}

@@ -75,6 +75,9 @@ char *path_resolve_lexical(const char *link_path, const char *target);
 _printf_(1, 0) char *vformat(const char *fmt, va_list ap);
 _printf_(2, 3) int set_printf(char **field, const char *fmt, ...);
 
+/* The index of s in names[0..n) (a table of an enum's names), or -EINVAL. */
+int string_table_index(const char *const *names, int n, const char *s);
+
 /* strdup that accepts NULL. */
 char *strdup_or_null(const char *s);
 

@@ -48,6 +48,38 @@ FSTAB_BROKEN = (
     "devpts /dev/pts devpts defaults 0 0\n"
 )
 FSTAB_BROKEN_LINE = 3
+# The same line with the options of the initramfs: a healthy boot.
+FSTAB_HEALTHY = FSTAB_BROKEN.replace("defaults", "gid=5,mode=620")
+
+# What the new root holds besides etc/fstab, made by `fake_root KIND DIR` (shell): nothing of it
+# runs, the hook reads the files. "debian12-systemd" is laid out as Debian 12 is (merged /usr,
+# /sbin/init -> /lib/systemd/systemd, libsystemd-shared-252.so in the multiarch directory, the
+# remount-fs unit pulled in by the fstab generator); "sysvinit" has an init and /etc/inittab.
+FAKE_ROOT = r"""
+fake_root() {
+	D=$2
+	case "$1" in
+	none) ;;
+	debian12-systemd|debian12-systemd-masked)
+		mkdir -p "$D/usr/sbin" "$D/usr/lib/systemd/system" "$D/usr/lib/x86_64-linux-gnu/systemd" \
+			"$D/etc/systemd/system"
+		ln -s usr/sbin "$D/sbin"
+		ln -s usr/lib "$D/lib"
+		: > "$D/usr/lib/systemd/systemd"
+		ln -s /lib/systemd/systemd "$D/usr/sbin/init"
+		: > "$D/usr/lib/x86_64-linux-gnu/systemd/libsystemd-shared-252.so"
+		: > "$D/usr/lib/systemd/system/systemd-remount-fs.service"
+		if [ "$1" = debian12-systemd-masked ]; then
+			ln -s /dev/null "$D/etc/systemd/system/systemd-remount-fs.service"
+		fi ;;
+	sysvinit)
+		mkdir -p "$D/sbin"
+		: > "$D/sbin/init"
+		: > "$D/etc/inittab" ;;
+	*) echo "fake_root: unknown kind $1" >&2; exit 1 ;;
+	esac
+}
+"""
 
 CASES, case = case_registry()
 
@@ -185,7 +217,7 @@ class Context:
     # --- running a hook in the image ---------------------------------------------------
 
     def run_in_image(self, root, newroot, command, fstab=FSTAB_BROKEN, env=None, run_readonly=False,
-                     move_dev=False):
+                     move_dev=False, root_kind="none"):
         """Run command with the image's /bin/sh, chrooted into root, in a private mount namespace
         set up like the initramfs at the switch. Returns (exit status, stdout, stderr, record or
         None, kmsg lines, the devpts mount {id, device, mountpoint} from the host's view)."""
@@ -196,7 +228,7 @@ class Context:
         kmsg = os.path.join(root, KMSG.lstrip("/"))
         if os.path.exists(kmsg):
             os.unlink(kmsg)
-        setup = r"""
+        setup = FAKE_ROOT + r"""
 set -eu
 R=$1 OUT=$2 NR=$3
 shift 3
@@ -214,6 +246,7 @@ mount -t tmpfs -o mode=0755,nosuid,nodev tmpfs "$R/run"
 mount -t tmpfs -o mode=0755 newroot "$R$NR"
 mkdir -p "$R$NR/etc" "$R$NR/dev" "$R$NR/run" "$R$NR/proc" "$R$NR/sys"
 if [ -e "$OUT/fstab" ]; then cp "$OUT/fstab" "$R$NR/etc/fstab"; fi
+fake_root "$ROOT_KIND" "$R$NR"
 if [ "$MOVE_DEV" = 1 ]; then
 	# What initramfs-tools' udev init-bottom script does, when it runs first.
 	mount --move "$R/dev" "$R$NR/dev"
@@ -236,7 +269,7 @@ exit 0
         started = time.monotonic()
         r = subprocess.run(argv, capture_output=True, text=True, timeout=60,
                            env=dict(os.environ, COMMAND=command, MOVE_DEV="1" if move_dev else "0",
-                                    RUN_RO="1" if run_readonly else "0"))
+                                    RUN_RO="1" if run_readonly else "0", ROOT_KIND=root_kind))
         elapsed = time.monotonic() - started
         if r.returncode != 0 or not os.path.exists(os.path.join(out, "rc")):
             raise Failure("setting up the image root failed (%d):\n%s" % (r.returncode, r.stderr))
@@ -344,6 +377,10 @@ def check_record(ctx, result, phase, newroot, dev_move, after_mountpoint):
              {"double_mount": True, "device": devpts["device"], "mount_id": devpts["mount_id"],
               "mountpoint": "/dev/pts", "fstab_line": FSTAB_BROKEN_LINE, "options_differ": True}, "prediction")
     check("CentOS 6" in pred.get("reason", ""), "reason of the prediction: %r" % pred.get("reason"))
+    # The new root holds no init: what it does is not known, the worst case is foreseen.
+    check_eq(record.get("init", {}).get("kind"), "unknown", "init of the new root")
+    check_eq({k: pred.get(k) for k in ("effect", "options_after", "healthy_after")},
+             {"effect": "double-mount", "options_after": "mode=600", "healthy_after": False}, "effect")
 
     found = [f for f in record.get("findings", []) if f.get("id") == "fstab-devpts-options"]
     check(len(found) == 1, "no fstab-devpts-options finding in %r" % [f.get("id") for f in record.get("findings", [])])
@@ -480,6 +517,59 @@ def initramfs_tools_dev_moved(ctx):
     check_record(ctx, result, "init-bottom", "/root", "done", "/dev/pts")
 
 
+def check_systemd_record(result, fstab_options, healthy):
+    """The record and the kernel log of a hook run against a Debian 12 root (systemd 252) whose
+    fstab has devpts on line 3 with fstab_options: systemd-remount-fs will remount the carried
+    instance with them, no second instance."""
+    status, _, _, record, kmsg, devpts, _ = result
+    check_eq(status, 0, "exit status of the hook")
+    check(record is not None, "the hook wrote no /%s" % RECORD)
+    check_eq(record.get("init"), {"kind": "systemd", "path": "/usr/lib/systemd/systemd", "systemd_version": 252,
+                                  "remount_fs": True, "remount_fs_off": None}, "init of the new root")
+    pred = record["prediction"]
+    after = "gid=5,mode=620" if healthy else "mode=600"
+    check_eq({k: pred.get(k) for k in ("double_mount", "effect", "device", "mountpoint", "fstab_line",
+                                        "options_after", "healthy_after")},
+             {"double_mount": False, "effect": "remount", "device": devpts["device"], "mountpoint": "/dev/pts",
+              "fstab_line": FSTAB_BROKEN_LINE, "options_after": after, "healthy_after": healthy}, "prediction")
+    check("systemd-remount-fs" in pred["reason"] and "CentOS 6" not in pred["reason"],
+          "reason of the prediction: %r" % pred["reason"])
+    check_eq(record["fstab_devpts"][0]["options"], fstab_options, "the fstab line")
+    check(all(line.startswith("<") for line in kmsg), "kernel log lines without a level: %r" % kmsg)
+    prediction = [line for line in kmsg if line[3:].startswith("ptsguard: prediction: ")]
+    check_eq(len(prediction), 1, "prediction lines in the kernel log: %r" % kmsg)
+    if healthy:
+        # A prediction that cannot break anything is a note: nothing at warning or above.
+        check(prediction[0].startswith("<6>"), "the prediction is not a note: %r" % prediction[0])
+        check(not any(line[:3] in ("<0>", "<1>", "<2>", "<3>", "<4>") for line in kmsg),
+              "a healthy systemd boot logs at warning or above: %r" % kmsg)
+    else:
+        check(prediction[0].startswith("<4>") and "no gid=" in prediction[0],
+              "the loss is not a warning: %r" % prediction[0])
+        check(any(line.startswith("<4>ptsguard: fstab-devpts-options: ") for line in kmsg),
+              "no fstab-devpts-options in the kernel log: %r" % kmsg)
+    log("record ok: systemd 252, remount-fs applies fstab line %d (%s): %s"
+        % (FSTAB_BROKEN_LINE, fstab_options, prediction[0]))
+
+
+def systemd_hook_runs(ctx, root, newroot, command):
+    """One image, two Debian 12 roots: fstab "defaults" (a loss that will come true, a warning)
+    and the initramfs's own options (a note only)."""
+    for fstab, options, healthy in ((FSTAB_BROKEN, "defaults", False), (FSTAB_HEALTHY, "gid=5,mode=620", True)):
+        result = ctx.run_in_image(root, newroot, command, fstab=fstab, root_kind="debian12-systemd")
+        check_systemd_record(result, options, healthy)
+
+
+@case("dracut-hook-systemd")
+def dracut_hook_systemd(ctx):
+    systemd_hook_runs(ctx, ctx.unpack_dracut(ctx.build_dracut()), "/sysroot", DRACUT_SOURCE)
+
+
+@case("initramfs-tools-hook-systemd")
+def initramfs_tools_hook_systemd(ctx):
+    systemd_hook_runs(ctx, ctx.unpack_initramfs_tools(ctx.build_initramfs_tools()), "/root", ITOOLS_RUN)
+
+
 @case("initramfs-tools-hook-failure")
 def initramfs_tools_hook_failure(ctx):
     root = ctx.unpack_initramfs_tools(ctx.build_initramfs_tools())
@@ -489,9 +579,9 @@ def initramfs_tools_hook_failure(ctx):
 # ---------------------------------------------------------------------------
 # `ptsguard initramfs-record` itself, in a private mount namespace without an image
 
-RECORD_SETUP = r"""
+RECORD_SETUP = FAKE_ROOT + r"""
 set -eu
-W=$1 FSTAB=$2
+W=$1 FSTAB=$2 KIND=$3
 mount -t tmpfs -o mode=0755 dev /dev
 mknod -m 666 /dev/null c 1 3
 mknod -m 666 /dev/ptmx c 5 2
@@ -508,14 +598,18 @@ symlink:*)
 	ln -s /etc/fstab.d/real "$W/newroot/etc/fstab" ;;
 *) printf '%s\n' "$FSTAB" > "$W/newroot/etc/fstab" ;;
 esac
-shift 2
+fake_root "$KIND" "$W/newroot"
+shift 3
 "$@" --newroot "$W/newroot" --output "$W/record.json"
 """
 
 
-def record_run(ctx, fstab):
+def record_run(ctx, fstab, root_kind="none", cmdline=""):
+    with open(ctx.path("cmdline"), "w") as f:
+        f.write(cmdline + "\n")
     r = run(["unshare", "--mount", "--propagation", "private", "sh", "-c", RECORD_SETUP, "setup", ctx.work, fstab,
-             ctx.args.ptsguard, "initramfs-record", "--phase", "test"], ok=False)
+             root_kind, ctx.args.ptsguard, "initramfs-record", "--phase", "test", "--cmdline", ctx.path("cmdline")],
+            ok=False)
     check_eq(r.returncode, 0, "exit status of initramfs-record (stderr: %s)" % r.stderr)
     with open(ctx.path("record.json")) as f:
         record = json.load(f)
@@ -551,7 +645,8 @@ def record_fstab_healthy(ctx):
     # Stacked or skipped, the options are the same: the prediction still names the recipe.
     check_eq(record["prediction"]["double_mount"], True, "double_mount")
     check_eq(record["prediction"]["options_differ"], False, "options_differ")
-    check(r.stdout.startswith("prediction: "), "the note for the kernel log: %r" % r.stdout)
+    # No init in the new root: a second instance may come, a warning.
+    check(r.stdout.startswith("<4>prediction: "), "the note for the kernel log: %r" % r.stdout)
 
 
 @case("record-fstab-noauto")
@@ -600,6 +695,47 @@ def record_usage(ctx):
         check(message in r.stderr, "initramfs-record %s: stderr %r lacks %r" % (" ".join(argv), r.stderr, message))
     r = run([ctx.args.ptsguard, "initramfs-record", "--help"])
     check("--newroot DIR" in r.stdout, "help: %r" % r.stdout)
+
+
+def check_kept(r, record, why):
+    pred = record["prediction"]
+    check_eq({k: pred[k] for k in ("double_mount", "effect", "options_after", "healthy_after")},
+             {"double_mount": False, "effect": "kept", "options_after": "gid=5,mode=620", "healthy_after": True},
+             "prediction")
+    check(why in pred["reason"], "reason %r lacks %r" % (pred["reason"], why))
+    check(r.stdout.startswith("<6>prediction: "), "the prediction is not a note: %r" % r.stdout)
+    # The fstab line is still wrong: a remount or the next mount -a applies it.
+    check("<4>fstab-devpts-options: " in r.stdout, "stdout: %r" % r.stdout)
+
+
+@case("record-systemd-masked")
+def record_systemd_masked(ctx):
+    r, record = record_run(ctx, "devpts /dev/pts devpts defaults 0 0", "debian12-systemd-masked")
+    check_eq(record["init"]["remount_fs"], False, "remount_fs")
+    check_kept(r, record, "masked in /etc/systemd/system")
+
+
+@case("record-systemd-mask-cmdline")
+def record_systemd_mask_cmdline(ctx):
+    # The words after "--" are init's arguments, not parameters: that init= does not count.
+    r, record = record_run(ctx, "devpts /dev/pts devpts defaults 0 0", "debian12-systemd",
+                           "root=/dev/vda systemd.mask=systemd-remount-fs.service -- init=/bin/sh")
+    check_eq(record["init"]["kind"], "systemd", "init")
+    check_kept(r, record, "systemd.mask=")
+    # fstab=no: nothing pulls the unit in (Debian 12 has no static want).
+    r, record = record_run(ctx, "devpts /dev/pts devpts defaults 0 0", "debian12-systemd", "ro fstab=no")
+    check_kept(r, record, "fstab=no")
+    # init= elsewhere: not systemd.
+    r, record = record_run(ctx, "devpts /dev/pts devpts defaults 0 0", "debian12-systemd", "init=/bin/sh")
+    check_eq(record["init"]["kind"], "unknown", "init with init=/bin/sh, which is not there")
+
+
+@case("record-sysvinit")
+def record_sysvinit(ctx):
+    r, record = record_run(ctx, "devpts /dev/pts devpts defaults 0 0", "sysvinit")
+    check_eq(record["init"], {"kind": "sysvinit", "path": "/sbin/init", "systemd_version": None,
+                              "remount_fs": None, "remount_fs_off": None}, "init")
+    check_kept(r, record, "mount -a skips")
 
 
 NO_ROOT_NEEDED = {"record-usage", "record-newroot-missing"}

@@ -427,6 +427,58 @@ def mode_as_last_healthy(sc):
     expect_findings(sc, report, status, [])
 
 
+@case("mode-from-record-after-remount-fs")
+def mode_from_record_after_remount_fs(sc):
+    # The Debian 12 boot: the initramfs mounted gid=5,mode=620 and recorded it; the root's fstab
+    # lists devpts with "defaults" and its init is systemd, whose systemd-remount-fs remounts the
+    # same instance with them: mode=600, no gid=. 600 is a healthy mode, but it only came with
+    # the remount that dropped gid=; the repair restores the recorded 620.
+    setup(sc)
+    sc.mount_devpts("/dev/pts", HEALTHY)
+    sc.mount("tmpfs", "/run", "mode=755")
+    newroot = sc.scratch_dir("sysroot")
+    for d in ("etc", "dev", "usr/lib/systemd/system", "sbin"):
+        os.makedirs(os.path.join(newroot, d), exist_ok=True)
+    with open(os.path.join(newroot, "etc", "fstab"), "w") as f:
+        f.write("UUID=0a1b / ext4 defaults 0 1\ndevpts /dev/pts devpts defaults 0 0\n")
+    for path in ("usr/lib/systemd/systemd", "usr/lib/systemd/system/systemd-remount-fs.service"):
+        open(os.path.join(newroot, path), "w").close()
+    os.symlink("/usr/lib/systemd/systemd", os.path.join(newroot, "sbin", "init"))
+    cmdline = os.path.join(newroot, "cmdline")
+    with open(cmdline, "w") as f:
+        f.write("root=/dev/vda ro\n")
+    r = sc.run_ptsguard("initramfs-record", "--newroot", newroot, "--cmdline", cmdline)
+    sc.check.eq(r.returncode, 0, "initramfs-record: " + r.stderr)
+    with open("/run/ptsguard/initramfs.json") as f:
+        prediction = json.load(f)["prediction"]
+    sc.check.eq((prediction["effect"], prediction["options_after"]), ("remount", "mode=600"), "the prediction")
+    before = top_mount()
+    dev = pts_device()
+    # What systemd-remount-fs runs: "mount /dev/pts -o remount", which takes the options of the
+    # fstab line ("defaults"); the root's fstab is the new root's here. (Without a line for it,
+    # util-linux would keep the options mountinfo shows.)
+    sc.sh("mount", "-T", os.path.join(newroot, "etc", "fstab"), "/dev/pts", "-o", "remount")
+    expect_options(sc, top_mount(), {"mode": "600"}, absent=("gid",))
+    report = sc.audit()
+    sc.expect(report, ["devpts-options-lost"])
+    f = sc.finding(report, "devpts-options-lost")
+    if f is not None:
+        origin = f["evidence"].get("origin") or {}
+        sc.check.eq((origin.get("change"), origin.get("changed_by")),
+                    ("remount", "fstab line 2 through systemd-remount-fs"), "origin of the loss")
+        sc.check.eq(f["remedy"], "mount -o remount,gid=5,mode=620 /dev/pts", "remedy")
+
+    report, status, err = run_repair(sc, "--verify-user", "nobody")
+    expect_actions(sc, report, [("devpts-options-lost", "mount -o remount,gid=5,mode=620 /dev/pts", "done")])
+    expect_detail(sc, action(sc, report, "devpts-options-lost"), r"uid 65534 got group 5 and mode 0620")
+    after = top_mount()
+    sc.check.eq((after["mount_id"], after["device"]), (before["mount_id"], before["device"]),
+                "the same mount and instance after repair")
+    expect_options(sc, after, {"gid": "5", "mode": "620"})
+    expect_findings(sc, report, status, [])
+    expect_unprivileged_pty(sc, dev, "0620")
+
+
 @case("gid-mismatch")
 def gid_mismatch(sc):
     options_case(sc, "gid=100,mode=620", "devpts-gid-mismatch", "mount -o remount,gid=5,mode=620 /dev/pts", "620")

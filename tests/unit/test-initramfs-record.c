@@ -26,6 +26,18 @@ static const char record[] =
     " \"mountpoint\": \"/dev/pts\", \"fstab_line\": 4, \"options_differ\": true},"
     " \"findings\": [], \"summary\": {\"critical\": 0}, \"snapshot\": {}}";
 
+/* What a newer hook writes besides: the new root's init and the prediction's effect. */
+static const char record_init[] =
+    "{\"schema\": \"ptsguard.initramfs/1\", \"phase\": \"init-bottom\", \"newroot\": \"/root\","
+    " \"dev_moved\": true, \"dev_move\": \"pending\", \"instances\": [{\"device\": \"0:26\","
+    " \"options\": \"rw,gid=5,mode=620,ptmxmode=000\", \"mounts\": []}], \"fstab_devpts\": [{"
+    "\"line\": 3, \"mountpoint\": \"/dev/pts\", \"options\": \"defaults\", \"noauto\": false}],"
+    " \"init\": {\"kind\": \"systemd\", \"path\": \"/usr/lib/systemd/systemd\","
+    " \"systemd_version\": 252, \"remount_fs\": true, \"remount_fs_off\": null},"
+    " \"prediction\": {\"double_mount\": false, \"reason\": \"r\", \"device\": \"0:26\","
+    " \"mount_id\": 29, \"mountpoint\": \"/dev/pts\", \"fstab_line\": 3, \"options_differ\": true,"
+    " \"effect\": \"remount\", \"options_after\": \"mode=600\", \"healthy_after\": false}}";
+
 static int load(const char *text, struct initramfs_record **ret, struct load_error *err)
 {
 	json_object *o = json_tokener_parse(text);
@@ -87,11 +99,50 @@ static void test_round_trip(void)
 	initramfs_record_free(rec);
 }
 
-static void expect_error(const char *from, const char *to, const char *message)
+static void test_init_and_effect(void)
+{
+	struct initramfs_record *rec = NULL, *old = NULL;
+	struct load_error err = { { 0 } };
+	char *text = NULL, *again;
+	json_object *o;
+
+	EXPECT_INT(load(record_init, &rec, &err), 0);
+	if (rec) {
+		EXPECT(rec->has_init);
+		EXPECT_INT(rec->init.kind, INIT_SYSTEMD);
+		EXPECT_INT(rec->init.systemd_version, 252);
+		EXPECT_INT(rec->init.remount_fs, 1);
+		EXPECT(rec->prediction.has_effect);
+		EXPECT_INT(rec->prediction.effect, EFFECT_REMOUNT);
+		EXPECT_STR(rec->prediction.options_after, "mode=600");
+		EXPECT_INT(rec->prediction.healthy_after, 0);
+		EXPECT(initramfs_prediction_warns(&rec->prediction));
+		o = initramfs_record_to_json(rec);
+		text = json_to_text(o, 0);
+		json_object_put(o);
+		o = json_tokener_parse(record_init);
+		again = json_to_text(o, 0);
+		json_object_put(o);
+		EXPECT_STR(text, again);
+		free(again);
+		free(text);
+	}
+	/* An older hook's record: no init, the effect follows from double_mount. */
+	EXPECT_INT(load(record, &old, &err), 0);
+	if (old) {
+		EXPECT(!old->has_init && !old->prediction.has_effect);
+		EXPECT_INT(old->prediction.effect, EFFECT_DOUBLE_MOUNT);
+		EXPECT_INT(old->prediction.healthy_after, -1);
+	}
+	initramfs_record_free(old);
+	initramfs_record_free(rec);
+}
+
+static void expect_error_in(const char *base, const char *from, const char *to, const char *message)
 {
 	struct initramfs_record *rec = NULL;
 	struct load_error err = { { 0 } };
-	char *text = strdup(record), *p = strstr(text, from);
+	char *text = strdup(base), *p = strstr(text, from);
 	char buf[4096];
 
 	if (!p) {
@@ -105,6 +156,11 @@ static void expect_error(const char *from, const char *to, const char *message)
 	EXPECT_STR(err.message, message);
 	initramfs_record_free(rec);
 	free(text);
+}
+
+static void expect_error(const char *from, const char *to, const char *message)
+{
+	expect_error_in(record, from, to, message);
 }
 
 static void test_strict(void)
@@ -128,11 +184,24 @@ static void test_strict(void)
 		     "key 'initramfs.prediction.double_mount': expected true or false");
 	expect_error("\"present\": true", "\"present\": null",
 		     "key 'initramfs.fstab.present' must not be null");
+	expect_error_in(
+	    record_init, "\"remount\"", "\"remounted\"",
+	    "key 'initramfs.prediction.effect': \"remounted\" is not one of none, remount, "
+	    "double-mount, kept");
+	expect_error_in(
+	    record_init, "\"systemd\",", "\"runit\",",
+	    "key 'initramfs.init.kind': \"runit\" is not one of unknown, systemd, upstart, "
+	    "sysvinit, openrc");
+	expect_error_in(record_init, "\"systemd_version\": 252", "\"systemd_version\": \"252\"",
+			"key 'initramfs.init.systemd_version': expected an integer");
+	expect_error_in(record_init, "\"healthy_after\": false", "\"healthy_after\": 0",
+			"key 'initramfs.prediction.healthy_after': expected true or false");
 }
 
 int main(void)
 {
 	test_round_trip();
 	test_strict();
+	test_init_and_effect();
 	return test_result("test-initramfs-record");
 }

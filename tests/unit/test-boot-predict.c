@@ -1,0 +1,167 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The boot model (analysis/boot-predict.h) and the mode rule (snapshot/devpts-options.h): what the
+ * record foresees for a devpts of the initramfs carried to /dev/pts that an fstab line lists,
+ * under each init the new root may have (systemd with and without systemd-remount-fs, sysvinit,
+ * upstart, none known), whether that is a warning for the kernel log, and which slave mode a
+ * remount sets in each case of the rule's order.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/analysis.h"
+#include "analysis/boot-predict.h"
+#include "snapshot/snapshot.h"
+#include "test.h"
+#include "util/util.h"
+
+/* The initramfs at the switch: /dev (a mount of its own) with its devpts; the new root is "/"
+ * here, so nothing moves and the devpts lands on /dev/pts. */
+static const char mountinfo[] =
+    "1 0 0:2 / / rw - rootfs rootfs rw\n"
+    "20 1 0:5 / /dev rw,nosuid - devtmpfs udev rw,mode=755\n"
+    "21 20 0:26 / /dev/pts rw,nosuid,noexec - devpts devpts rw,gid=5,mode=620,ptmxmode=000\n";
+
+struct want {
+	enum boot_effect effect;
+	bool double_mount;
+	const char *options_after;
+	int healthy_after;
+	bool warns;
+	const char *in_reason;
+};
+
+static void expect_prediction(const char *what, const char *fstab,
+			      const struct initramfs_init *init, const struct want *w)
+{
+	_cleanup_(snapshot_freep) struct snapshot *s = snapshot_new();
+	_cleanup_(analysis_freep) struct analysis *a = NULL;
+	_cleanup_(initramfs_record_freep) struct initramfs_record *rec = NULL;
+	struct parse_error perr = { 0 };
+	char *text = strdup(mountinfo);
+	const struct initramfs_prediction *p;
+
+	if (!s || !text)
+		abort();
+	s->tty_gid = 5;
+	s->fstab = strdup(fstab);
+	EXPECT_INT(snapshot_set_mountinfo(s, text, strlen(mountinfo), &perr), 0);
+	EXPECT_INT(analysis_new(s, &a), 0);
+	if (!a)
+		return;
+	EXPECT_INT(initramfs_record_build(a, "/", "test", 0, init, &rec), 0);
+	if (!rec)
+		return;
+	p = &rec->prediction;
+	CHECK_MSG(p->effect == w->effect, "%s: effect %s, expected %s", what,
+		  boot_effect_to_string(p->effect), boot_effect_to_string(w->effect));
+	CHECK_MSG(p->double_mount == w->double_mount, "%s: double_mount %d", what, p->double_mount);
+	CHECK_MSG(streq_ptr(p->options_after, w->options_after),
+		  "%s: options_after %s, expected %s", what, p->options_after ?: "null",
+		  w->options_after ?: "null");
+	CHECK_MSG(p->healthy_after == w->healthy_after, "%s: healthy_after %d, expected %d", what,
+		  p->healthy_after, w->healthy_after);
+	CHECK_MSG(initramfs_prediction_warns(p) == w->warns, "%s: warns %d, expected %d", what,
+		  initramfs_prediction_warns(p), w->warns);
+	CHECK_MSG(p->reason && strstr(p->reason, w->in_reason), "%s: reason \"%s\" lacks \"%s\"",
+		  what, p->reason ?: "", w->in_reason);
+	CHECK_MSG(rec->has_init == (init != NULL), "%s: has_init %d", what, rec->has_init);
+	EXPECT_INT(p->fstab_line, strstr(fstab, "devpts") && !strstr(fstab, "noauto") ? 2 : 0);
+}
+
+static void test_prediction(void)
+{
+	static const char defaults[] = "UUID=1 / ext4 defaults 0 1\n"
+				       "devpts /dev/pts devpts defaults 0 0\n",
+			  healthy[] = "UUID=1 / ext4 defaults 0 1\n"
+				      "devpts /dev/pts devpts gid=5,mode=620 0 0\n",
+			  noauto[] = "UUID=1 / ext4 defaults 0 1\n"
+				     "devpts /dev/pts devpts noauto,mode=600 0 0\n",
+			  none[] = "UUID=1 / ext4 defaults 0 1\n";
+	const struct initramfs_init systemd = { .kind = INIT_SYSTEMD,
+						.systemd_version = 252,
+						.remount_fs = 1 },
+				    masked = { .kind = INIT_SYSTEMD,
+					       .systemd_version = 252,
+					       .remount_fs = 0,
+					       .remount_fs_off = (char *)"it is masked" },
+				    sysvinit = { .kind = INIT_SYSVINIT, .remount_fs = -1 },
+				    openrc = { .kind = INIT_OPENRC, .remount_fs = -1 },
+				    upstart = { .kind = INIT_UPSTART, .remount_fs = -1 },
+				    unknown = { .kind = INIT_UNKNOWN, .remount_fs = -1 };
+
+	/* Debian 12 as booted: remount-fs applies "defaults", gid= is lost; a warning. */
+	expect_prediction("systemd, defaults", defaults, &systemd,
+			  &(struct want){ EFFECT_REMOUNT, false, "mode=600", 0, true,
+					  "systemd 252, whose systemd-remount-fs.service" });
+	/* The healthy systemd boot: a remount with the same options, a note only. */
+	expect_prediction("systemd, healthy line", healthy, &systemd,
+			  &(struct want){ EFFECT_REMOUNT, false, "gid=5,mode=620", 1, false,
+					  "will have gid=5,mode=620" });
+	expect_prediction("systemd, remount-fs masked", defaults, &masked,
+			  &(struct want){ EFFECT_KEPT, false, "gid=5,mode=620", 1, false,
+					  "it is masked, so the instance keeps" });
+	expect_prediction(
+	    "sysvinit", defaults, &sysvinit,
+	    &(struct want){ EFFECT_KEPT, false, "gid=5,mode=620", 1, false, "mount -a skips" });
+	expect_prediction("openrc", defaults, &openrc,
+			  &(struct want){ EFFECT_KEPT, false, "gid=5,mode=620", 1, false,
+					  "openrc, whose mount -a" });
+	expect_prediction("upstart", defaults, &upstart,
+			  &(struct want){ EFFECT_DOUBLE_MOUNT, true, "mode=600", 0, true,
+					  "rc.sysinit mounts it regardless" });
+	/* upstart with a healthy line: a second instance is still a warning (devpts-overmount). */
+	expect_prediction(
+	    "upstart, healthy line", healthy, &upstart,
+	    &(struct want){ EFFECT_DOUBLE_MOUNT, true, "gid=5,mode=620", 1, true, "CentOS 6" });
+	expect_prediction(
+	    "init unknown", defaults, &unknown,
+	    &(struct want){ EFFECT_DOUBLE_MOUNT, true, "mode=600", 0, true, "is not known" });
+	expect_prediction(
+	    "init not read", defaults, NULL,
+	    &(struct want){ EFFECT_DOUBLE_MOUNT, true, "mode=600", 0, true, "is not known" });
+	/* Nothing mounts devpts again: the carried instance stays as it is. */
+	expect_prediction("noauto", noauto, &systemd,
+			  &(struct want){ EFFECT_NONE, false, "gid=5,mode=620", 1, false,
+					  "mounts no devpts at boot" });
+	expect_prediction(
+	    "no fstab line", none, &systemd,
+	    &(struct want){ EFFECT_NONE, false, "gid=5,mode=620", 1, false, "stays as it is" });
+}
+
+static mode_t wanted(const struct check_policy *policy, const char *now, mode_t last_healthy)
+{
+	struct devpts_options o;
+
+	devpts_options_parse(now, &o);
+	return devpts_mode_wanted(policy, &o, last_healthy);
+}
+
+static void test_mode_rule(void)
+{
+	const struct check_policy pin600 = { .pin_mode = true, .mode = 0600 };
+
+	/* 1. pinned */
+	EXPECT_INT(wanted(&pin600, "gid=5,mode=620", 0620), 0600);
+	/* 2. a healthy mode that came with gid= is kept, whatever the record says */
+	EXPECT_INT(wanted(NULL, "gid=7,mode=600", 0620), 0600);
+	/* 3. the record's mode over one a remount without gid= left (the Debian 12 boot) */
+	EXPECT_INT(wanted(NULL, "mode=600", 0620), 0620);
+	EXPECT_INT(wanted(NULL, "gid=5,mode=644", 0600), 0600);
+	EXPECT_INT(wanted(NULL, "mode=644", 0600), 0600);
+	/* an unhealthy record does not count */
+	EXPECT_INT(wanted(NULL, "mode=600", 0644), 0600);
+	/* 4. without a record, a healthy mode stays even without gid= */
+	EXPECT_INT(wanted(NULL, "mode=600", 0), 0600);
+	EXPECT_INT(wanted(NULL, "mode=620", 0), 0620);
+	/* 5. else 620 */
+	EXPECT_INT(wanted(NULL, "gid=5,mode=644", 0), 0620);
+	EXPECT_INT(wanted(NULL, "mode=666", 0), 0620);
+}
+
+int main(void)
+{
+	test_prediction();
+	test_mode_rule();
+	return test_result("test-boot-predict");
+}
