@@ -6,7 +6,6 @@
  */
 #include <errno.h>
 #include <getopt.h>
-#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,32 +20,10 @@
 #include "repair/repair.h"
 #include "repair/verify.h"
 #include "report/report.h"
+#include "util/group.h"
 #include "util/json-util.h"
 #include "util/log.h"
 #include "util/util.h"
-
-static int resolve_user(const char *name, uid_t *uid, gid_t *gid)
-{
-	struct passwd *pw = getpwnam(name);
-	unsigned v;
-
-	if (pw) {
-		*uid = pw->pw_uid;
-		*gid = pw->pw_gid;
-		return 0;
-	}
-	if (parse_uint(name, &v) == 0 && v != 0) {
-		*uid = v;
-		*gid = v;
-		return 0;
-	}
-	if (streq(name, "nobody")) { /* no NSS entry: the conventional overflow id */
-		*uid = 65534;
-		*gid = 65534;
-		return 0;
-	}
-	return -ENOENT;
-}
 
 static void journal_outcomes(const struct repair_plan *p)
 {
@@ -236,7 +213,7 @@ static int repair_run(const struct repair_args *args)
 	ro.verify_uid = VERIFY_TRANSIENT;
 	ro.verify_gid = (gid_t)VERIFY_TRANSIENT;
 	if (args->verify_user &&
-	    resolve_user(args->verify_user, &ro.verify_uid, &ro.verify_gid) < 0) {
+	    user_lookup(args->verify_user, &ro.verify_uid, &ro.verify_gid) < 0) {
 		log_error("repair: unknown user '%s' for --verify-user", args->verify_user);
 		return EXIT_UNKNOWN;
 	}

@@ -658,7 +658,7 @@ def case_config_errors(ptsguard, opts):
         ("[Devpts]\nMode=644\n", 2, "Mode=644: expected 620 or 600 (or empty for either)"),
         ("[Devpts]\nTTYGroup=tty\n\n[Daemon]\nBogus=1\n", 5, "unknown key 'Bogus' in [Daemon]"),
         ("[Ignore]\nChecks=ptmx-mode no-such-check\n", 2, "Checks=: unknown check 'no-such-check' (see ptsguard checks)"),
-        ("# comment\n[Devpt]\nMode=620\n", 2, "unknown section [Devpt] (expected Devpts, Repair, Ignore or Daemon)"),
+        ("# comment\n[Devpt]\nMode=620\n", 2, "unknown section [Devpt] (expected Devpts, Repair, Probe, Ignore or Daemon)"),
         ("Mode=620\n", 1, "'Mode' is outside of any [Section]"),
         ("[Repair]\nPolicy=yes\n", 2, "Policy=yes: expected off or safe"),
         ("[Daemon]\nCoalesceMSec=20ms\n", 2, "CoalesceMSec=20ms: expected milliseconds from 0 to 10000"),
