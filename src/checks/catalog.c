@@ -29,6 +29,7 @@ const struct check_info *const check_catalog[] = {
 	&check_devpts_uid_set,
 	&check_pty_path_blocked,
 	&check_devpts_host_instance,
+	&check_pty_allocation_fails,
 };
 
 const size_t check_catalog_size = ELEMENTSOF(check_catalog);
@@ -50,16 +51,18 @@ int checks_run(const struct analysis *a, const struct check_policy *policy, stru
 		.policy = policy ?: &default_policy,
 	};
 
-	for (size_t i = 0; i < check_catalog_size; i++) {
-		const struct check_info *c = check_catalog[i];
-		int r;
+	/* Those that judge the others' findings (the allocation probe's) come last. */
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t i = 0; i < check_catalog_size; i++) {
+			const struct check_info *c = check_catalog[i];
+			int r;
 
-		if (!c->run || c->transition)
-			continue;
-		r = c->run(&ctx, c, out);
-		if (r < 0)
-			return r;
-	}
+			if (!c->run || c->transition || c->after_others != (pass == 1))
+				continue;
+			r = c->run(&ctx, c, out);
+			if (r < 0)
+				return r;
+		}
 	findings_sort(out);
 	return 0;
 }

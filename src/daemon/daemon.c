@@ -123,6 +123,7 @@ struct daemon {
 	size_t n_helper_watches;
 
 	char *config_path;
+	bool no_probe; /* --no-probe: over what the configuration says */
 	struct config *config;
 
 	uint64_t last_audit_start, last_audit_usec;
@@ -941,6 +942,8 @@ static int daemon_reload(struct daemon *d)
 	} else {
 		config_free(d->config);
 		d->config = TAKE_PTR(c);
+		if (d->no_probe)
+			d->config->probe_enabled = false;
 		log_config_loaded(d->config, "Reloaded");
 		holder_cache_clear(&d->holders);
 		if (d->tracker)
@@ -1202,6 +1205,9 @@ int daemon_new(const struct daemon_options *opts, struct daemon **ret)
 		log_config_error(&err, r, "not starting");
 		return r;
 	}
+	d->no_probe = opts->no_probe;
+	if (d->no_probe)
+		d->config->probe_enabled = false;
 	log_config_loaded(d->config, "Loaded");
 
 	r = sd_event_new(&d->event);
