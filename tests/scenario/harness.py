@@ -437,9 +437,67 @@ class Scenario:
             "findings of audit --snapshot (snapshot of this state) vs the live audit",
         )
         self.check.eq(off.returncode, live.returncode, "exit status of audit --snapshot vs live")
+        self.check.eq(off_report.get("probe"), live_report.get("probe"), "the probe of audit --snapshot vs live")
+        # The audit's own allocation probe against this scenario's: a user allocating now.
+        self.check_probe_agrees(live_report, self.probe())
         if self.daemon:
             self.check_daemon_agrees(live_report)
         return live_report
+
+    # ---- the allocation probe against the scenario's own non-root allocation ----
+
+    # pty-probe's steps, as the audit's probe names them.
+    PTY_PROBE_STEPS = {"open": "open_ptmx", "unlock": "unlockpt", "index": "ptsname", "peer": "peer", "fstat": "peer"}
+
+    @classmethod
+    def user_outcome(cls, res):
+        """What a user got from pty-probe: None (a working pty, reopened by its name), or
+        (where, errno name or "other")."""
+        if not res.get("ok"):
+            return (cls.PTY_PROBE_STEPS.get(res.get("step"), res.get("step")), res.get("error"))
+        if res.get("by_name") != "same":
+            return ("by_name", res.get("by_name"))
+        return None
+
+    @staticmethod
+    def audit_probe_outcome(probe):
+        """The same for the audit's probe object (docs/report.md)."""
+        step = probe.get("failed_step")
+        if step is None:
+            return None
+        err = (probe.get("errno") or {}).get("name")
+        if step in ("ptsname", "open_slave"):
+            return ("by_name", err)
+        if step == "compare":
+            return ("by_name", "other")
+        if step == "grantpt" and err == "EINVAL":
+            # Not a pty master: glibc's grantpt() asks the kernel (TIOCGPTN) and turns its
+            # ENOTTY into POSIX's EINVAL; pty-probe, which skips grantpt(), meets the ENOTTY of
+            # the next ioctl.
+            return ("unlockpt", "ENOTTY")
+        return (step, err)
+
+    def check_probe_agrees(self, report, user_res, where="live report"):
+        """The audit's probe ran (as root, live) and found what the scenario's own unprivileged
+        allocation found: the same verdict, at the same step, with the same errno."""
+        probe = report.get("probe") or {}
+        if not self.check.eq(probe.get("performed"), True, "%s: the allocation probe was performed (%s)" % (where, probe)):
+            return
+        self.check.eq(probe.get("uid"), 65534, "%s: the probe's uid (nobody)" % where)
+        self.check.eq(
+            self.audit_probe_outcome(probe),
+            self.user_outcome(user_res),
+            "%s: the audit's probe (%s) vs the scenario's unprivileged allocation (%s)"
+            % (where, json.dumps(probe.get("steps", [])[-1:] + [probe.get("errno")]), json.dumps(user_res)),
+        )
+        # A failure is either a finding's, confirmed, or pty-allocation-fails: never silent.
+        if self.audit_probe_outcome(probe) is not None:
+            ids = [f.get("id") for f in report.get("findings", [])]
+            confirmed = [f.get("id") for f in report.get("findings", []) if (f.get("evidence") or {}).get("confirmed_by_probe") is True]
+            self.check.true(
+                bool(confirmed) != ("pty-allocation-fails" in ids),
+                "%s: a probe failure is confirmed by a finding (%s) or reported as pty-allocation-fails (%s), exactly one" % (where, confirmed, ids),
+            )
 
     # ---- the daemon following the scenario ----
 

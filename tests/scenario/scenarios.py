@@ -1132,6 +1132,9 @@ def userns_audit(sc, ids, setup, probe_as_user=True):
     sc.check.eq(off_report.get("findings"), live.get("findings"), "findings offline vs live in the user namespace")
     with open(os.path.join(out, "probe.json")) as f:
         res = json.loads(f.read().strip() or "{}")
+    sc.check.eq(off_report.get("probe"), live.get("probe"), "the probe offline vs live in the user namespace")
+    if probe_as_user:
+        sc.check_probe_agrees(live, res, "live report in the user namespace")
     with open(os.path.join(out, "repair.json")) as f:
         sc.userns_repair = f.read()
     with open(os.path.join(out, "after-repair")) as f:
@@ -1211,8 +1214,15 @@ def userns_single_id(sc):
     sc.check.true(top and "gid=" not in top[0], "repair left the mount alone: %r" % top)
     sc.check.true("remount" not in sc.userns_repair or "not repaired" in sc.userns_repair,
                   "repair did not try a remount: %s" % sc.userns_repair)
-    # It works for the one user there is.
+    # It works for the one user there is; there is no other user to probe as.
     sc.expect_probe(res, ok=True, uid=0, gid=0, mode="0620", by_name="same")
+    probe = report.get("probe") or {}
+    sc.check.eq(
+        {k: probe.get(k) for k in ("performed", "reason", "setup_step")},
+        {"performed": False, "reason": "setup-failed", "setup_step": "privileges"},
+        "the allocation probe cannot become nobody where only one id is mapped",
+    )
+    sc.check.eq((probe.get("errno") or {}).get("name"), "EINVAL", "setresgid() of an unmapped gid")
 
 
 # ---------------------------------------------------------------------------
