@@ -287,7 +287,7 @@ class Scenario:
 
     # ---- pty-probe ----
 
-    def _probe_argv(self, unprivileged, ptmx, hold):
+    def _probe_argv(self, unprivileged, ptmx, hold, wrap=()):
         argv = [self.pty_probe]
         if ptmx:
             argv += ["--ptmx", ptmx]
@@ -300,7 +300,7 @@ class Scenario:
                 "--regid=%d" % UNPRIVILEGED_GID,
                 "--clear-groups",
             ] + argv
-        return argv
+        return list(wrap) + argv
 
     @staticmethod
     def _parse_probe(line, argv, stderr=""):
@@ -310,9 +310,10 @@ class Scenario:
             raise SetupError("pty-probe printed no JSON (%s): %r %s" % (" ".join(argv), line, stderr))
         return res
 
-    def probe(self, unprivileged=True, ptmx=None):
-        """Allocate and release one pty; return pty-probe's JSON."""
-        argv = self._probe_argv(unprivileged, ptmx, False)
+    def probe(self, unprivileged=True, ptmx=None, wrap=()):
+        """Allocate and release one pty (under the command wrap, if any); return pty-probe's
+        JSON."""
+        argv = self._probe_argv(unprivileged, ptmx, False, wrap)
         r = self.sh(*argv, ok=False)
         res = self._parse_probe(r.stdout.strip(), argv, r.stderr)
         want_rc = 0 if res.get("ok") else 1
@@ -379,7 +380,7 @@ class Scenario:
 
     def run_ptsguard(self, *args):
         return subprocess.run(
-            [self.ptsguard] + list(args),
+            getattr(self, "wrap", []) + [self.ptsguard] + list(args),
             stdin=self.null,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -398,12 +399,15 @@ class Scenario:
                 % (what, r.returncode, e, r.stdout, r.stderr)
             )
 
-    def audit(self):
+    def audit(self, wrap=()):
         """Audit live, snapshot, audit the snapshot; return the live report.
 
         Asserts the contract every report must keep, and that the snapshot
-        audit finds exactly what the live audit found.
+        audit finds exactly what the live audit found. wrap: a command that runs the live
+        audit, the snapshot and the scenario's own allocation (a seccomp filter), not the
+        offline audit.
         """
+        self.wrap = list(wrap)
         live = self.run_ptsguard("audit", "--json")
         live_report = self._parse_report(live, "ptsguard audit --json")
         self.reports["live"] = (live_report, live.returncode)
@@ -412,6 +416,7 @@ class Scenario:
 
         snap_path = os.path.join(self.workdir, "snapshot.json")
         s = self.run_ptsguard("snapshot", "--output", snap_path)
+        self.wrap = []
         if s.returncode != 0:
             raise SetupError(
                 "ptsguard snapshot --output exited %d\nstdout: %s\nstderr: %s"
@@ -439,7 +444,7 @@ class Scenario:
         self.check.eq(off.returncode, live.returncode, "exit status of audit --snapshot vs live")
         self.check.eq(off_report.get("probe"), live_report.get("probe"), "the probe of audit --snapshot vs live")
         # The audit's own allocation probe against this scenario's: a user allocating now.
-        self.check_probe_agrees(live_report, self.probe())
+        self.check_probe_agrees(live_report, self.probe(wrap=wrap))
         if self.daemon:
             self.check_daemon_agrees(live_report)
         return live_report
@@ -708,7 +713,7 @@ class Scenario:
 
     def dump(self):
         for argv, res in self.probe_results:
-            who = "uid %d" % UNPRIVILEGED_UID if argv[0] == "setpriv" else "root"
+            who = "uid %d" % UNPRIVILEGED_UID if "setpriv" in argv else "root"
             args = " ".join(argv[argv.index(self.pty_probe) + 1 :]) or "(no options)"
             log("pty-probe %s, as %s -> %s" % (args, who, json.dumps(res)))
         try:

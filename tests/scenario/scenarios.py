@@ -886,6 +886,56 @@ def pty_path_blocked_pts(sc):
     sc.expect_probe(res, ok=True, gid=TTY_GID, by_name="EACCES")
 
 
+# ---------------------------------------------------------------------------
+# The allocation probe: failures nothing in the mount table predicts
+
+SECCOMP_EXEC = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "helpers", "seccomp-exec")
+TIOCSPTLCK = 0x40045431
+
+
+def unpredicted_failure(sc, report, step, errno_name, errno_number):
+    sc.expect(report, ["pty-allocation-fails"])
+    f = sc.finding(report, "pty-allocation-fails")
+    if f is not None:
+        sc.check.eq(
+            f.get("evidence"),
+            {"step": step, "errno": {"name": errno_name, "number": errno_number}, "uid": 65534, "gid": 65534,
+             "ptsname": None},
+            "pty-allocation-fails evidence",
+        )
+        sc.check.eq(f.get("repairable"), False, "pty-allocation-fails is not repairable")
+
+
+@case("probe-seccomp-unlock")
+def probe_seccomp_unlock(sc):
+    """A healthy mount table, but a seccomp filter (inherited by the probe's child, as by every
+    program started under it) fails unlockpt()'s TIOCSPTLCK with EPERM: only the allocation
+    probe sees it."""
+    r = subprocess.run(["/usr/bin/python3", "-c", "import seccomp"], stdin=sc.null, capture_output=True, text=True)
+    if r.returncode != 0:
+        raise SetupError("/usr/bin/python3 has no seccomp module (Debian: python3-seccomp): %s" % r.stderr.strip())
+    sc.setup_base()
+    sc.mount_devpts("/dev/pts", HEALTHY)
+    report = sc.audit(wrap=[SECCOMP_EXEC, "ioctl=0x%x:EPERM" % TIOCSPTLCK])
+    unpredicted_failure(sc, report, "unlockpt", "EPERM", 1)
+    sc.check.eq((report.get("probe") or {}).get("failed_step"), "unlockpt", "probe.failed_step")
+    # The same system without the filter: nothing to report.
+    report = sc.audit()
+    sc.expect(report, [])
+
+
+@case("probe-dev-nodev")
+def probe_dev_nodev(sc):
+    """/dev mounted nodev: opening the /dev/ptmx node fails with EACCES for everyone, whatever its
+    mode. No check reads /dev's mount flags; the allocation probe meets it."""
+    sc.setup_base()
+    sc.mount_devpts("/dev/pts", HEALTHY)
+    sc.catalog  # read now: with nodev, /dev/null cannot be opened either
+    sc.sh("mount", "-o", "remount,nodev", "/dev")
+    report = sc.audit()
+    unpredicted_failure(sc, report, "open_ptmx", "EACCES", 13)
+
+
 @case("hidden-stack")
 def hidden_stack(sc):
     """A stack at /dev/pts hidden under a new /dev (a container's): info, says what hides it."""
