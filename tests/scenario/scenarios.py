@@ -936,6 +936,73 @@ def probe_dev_nodev(sc):
     unpredicted_failure(sc, report, "open_ptmx", "EACCES", 13)
 
 
+ATTACKER = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "helpers", "signal-attacker")
+
+
+def attacked_audits(sc, uid, rounds):
+    """Audit `rounds` times while a process of uid SIGSTOPs and SIGKILLs, in turn, every child of
+    ptsguard it sees; return the live reports and the attacker's counts."""
+    import tempfile
+
+    fd, pid_file = tempfile.mkstemp(prefix="ptsguard-attacked-", dir=sc.workdir)
+    os.close(fd)
+    os.chmod(pid_file, 0o644)
+    attacker = subprocess.Popen(
+        [sys.executable, ATTACKER, "--uid", str(uid), "--pid-file", pid_file],
+        stdin=sc.null, stdout=subprocess.PIPE, text=True,
+    )
+    reports = []
+    try:
+        if attacker.stdout.readline().strip() != "ready":
+            raise SetupError("the signal attacker did not start")
+        # The wrapper names ptsguard's pid before becoming it: the attacker sees its first child.
+        wrapper = ["/bin/sh", "-c", 'echo $$ > "$0"; exec "$@"', pid_file]
+        for _ in range(rounds):
+            with open(pid_file, "w"):
+                pass
+            r = subprocess.run(wrapper + [sc.ptsguard, "audit", "--json"], stdin=sc.null,
+                               capture_output=True, text=True, timeout=60)
+            report = sc._parse_report(r, "ptsguard audit --json under attack")
+            sc.validate_report(report, r.returncode, "live")
+            reports.append(report)
+    finally:
+        attacker.terminate()
+        out, _ = attacker.communicate(timeout=20)
+    return reports, json.loads(out.strip().splitlines()[-1])
+
+
+@case("probe-attacked")
+def probe_attacked(sc):
+    """Processes of uid nobody, the uid the probe allocates as, SIGSTOP and SIGKILL every child of
+    ptsguard: they cannot reach the probe's child (its real and saved uid are a transient one),
+    so every audit completes with a working pty found. Root, which can, only makes the probe
+    inconclusive (retried, then "interfered"), never a failure."""
+    sc.setup_base()
+    sc.mount_devpts("/dev/pts", HEALTHY)
+    reports, counts = attacked_audits(sc, 65534, 5)
+    log("attacker as nobody: %s" % counts)
+    sc.check.eq(counts["hit"], 0, "no probe child could be signalled by uid 65534")
+    for i, report in enumerate(reports):
+        sc.check.eq([f.get("id") for f in report.get("findings", [])], [], "audit %d under attack: findings" % i)
+        probe = report.get("probe") or {}
+        sc.check.eq((probe.get("performed"), probe.get("failed_step")), (True, None),
+                    "audit %d under attack: the probe ran and found a working pty (%s)" % (i, probe))
+    reports, counts = attacked_audits(sc, 0, 2)
+    log("attacker as root: %s" % counts)
+    for i, report in enumerate(reports):
+        sc.check.eq([f.get("id") for f in report.get("findings", [])], [], "audit %d attacked by root: findings" % i)
+        probe = report.get("probe") or {}
+        sc.check.true(
+            (probe.get("performed"), probe.get("failed_step")) == (True, None)
+            or (probe.get("performed"), probe.get("reason")) == (False, "interfered"),
+            "audit %d attacked by root: the probe succeeded or says it was interfered with: %s" % (i, probe),
+        )
+    # Nothing the attacked probes opened is left open.
+    report = sc.audit()
+    sc.expect(report, [])
+    sc.check.eq(sorted(os.listdir("/dev/pts")), ["ptmx"], "no pty left open on /dev/pts")
+
+
 @case("hidden-stack")
 def hidden_stack(sc):
     """A stack at /dev/pts hidden under a new /dev (a container's): info, says what hides it."""
