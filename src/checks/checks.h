@@ -108,6 +108,11 @@ static inline bool finding_repairable(const struct finding *f)
 	return check_repairable(f->check) && !f->manual;
 }
 
+/* "open_ptmx with EACCES", "ptsname, open_slave or compare (any errno)": for explain and the
+ * docs; "" when it predicts nothing. Returns buf. */
+const char *probe_prediction_describe(const struct probe_prediction *p, char *buf, size_t size);
+json_object *probe_prediction_to_json(const struct probe_prediction *p);
+
 /* Every check, in catalog order (the order of `ptsguard checks` and of the man page). */
 extern const struct check_info *const check_catalog[];
 extern const size_t check_catalog_size;

@@ -42,6 +42,7 @@
 #include "snapshot/snapshot.h"
 #include "util/output-file.h"
 #include "util/clock.h"
+#include "util/group.h"
 #include "util/json-util.h"
 #include "util/strv.h"
 #include "util/util.h"
@@ -219,13 +220,14 @@ static void log_config_loaded(const struct config *c, const char *verb)
 		return;
 	p = ignored[0] ? ignored + 1 : ignored;
 	log_info("%s configuration from %s: TTYGroup=%s Mode=%s Policy=%s CreatePtmx=%s "
-		 "MountEvents=%s CoalesceMSec=%llu AuditCPUPercent=%u HolderRescanSec=%llu "
-		 "StateFile=%s PrometheusFile=%s Ignore=%s",
+		 "Probe=%s ProbeUser=%s MountEvents=%s CoalesceMSec=%llu AuditCPUPercent=%u "
+		 "HolderRescanSec=%llu StateFile=%s PrometheusFile=%s Ignore=%s",
 		 verb, files[0] ? files : "built-in defaults", c->tty_group ?: "tty",
 		 !c->check_policy.pin_mode		 ? "620|600"
 		 : (c->check_policy.mode & 0777) == 0600 ? "600"
 							 : "620",
 		 repair_policy_to_string(c->repair_policy), c->ptmx_symlink ? "symlink" : "node",
+		 c->probe_enabled ? "yes" : "no", c->probe_user ?: PROBE_USER_DEFAULT,
 		 mount_events_to_string(c->mount_events),
 		 (unsigned long long)(c->coalesce_usec / USEC_PER_MSEC), c->audit_cpu_percent,
 		 (unsigned long long)(c->holder_rescan_usec / USEC_PER_SEC),

@@ -718,7 +718,7 @@ def case_default_config(ptsguard, opts):
     keys = re.findall(r"^#([A-Za-z]+)=", text, re.M)
     c.eq(
         sorted(keys),
-        sorted(["TTYGroup", "Mode", "Policy", "CreatePtmx", "Checks", "Mountpoints", "MountEvents", "CoalesceMSec", "AuditCPUPercent", "HolderRescanSec", "StateFile", "PrometheusFile", "PrometheusHeartbeatSec"]),
+        sorted(["TTYGroup", "Mode", "Policy", "CreatePtmx", "Enabled", "User", "Checks", "Mountpoints", "MountEvents", "CoalesceMSec", "AuditCPUPercent", "HolderRescanSec", "StateFile", "PrometheusFile", "PrometheusHeartbeatSec"]),
         "every key is in the default configuration, commented out",
     )
     c.true(not re.search(r"^[A-Za-z]+=", text, re.M), "no key is set in the default configuration")
@@ -772,7 +772,7 @@ def case_config_dirs(ptsguard, opts):
     p.send_signal(signal.SIGTERM)
     out = p.communicate(timeout=10)[0]
     c.eq(p.returncode, 0, "vendor only: exit status")
-    want = "ptsguard: Loaded configuration from %s/ptsguard.conf, %s/ptsguard.conf.d/10-vendor.conf, %s/ptsguard.conf.d/30-vendor.conf: TTYGroup=tty Mode=600 Policy=off CreatePtmx=node MountEvents=auto CoalesceMSec=30 AuditCPUPercent=40 HolderRescanSec=30 StateFile=/run/ptsguard/report.json PrometheusFile=(none) Ignore=pty-capacity" % (vendor, vendor, vendor)
+    want = "ptsguard: Loaded configuration from %s/ptsguard.conf, %s/ptsguard.conf.d/10-vendor.conf, %s/ptsguard.conf.d/30-vendor.conf: TTYGroup=tty Mode=600 Policy=off CreatePtmx=node Probe=yes ProbeUser=nobody MountEvents=auto CoalesceMSec=30 AuditCPUPercent=40 HolderRescanSec=30 StateFile=/run/ptsguard/report.json PrometheusFile=(none) Ignore=pty-capacity" % (vendor, vendor, vendor)
     c.eq(out.splitlines()[0] if out else "", want, "vendor file and vendor drop-ins")
 
     # /etc's file replaces the vendor file; /etc's drop-ins come after the vendor's.
@@ -793,7 +793,7 @@ def case_config_dirs(ptsguard, opts):
             admin + "/ptsguard.conf.d/20-admin.conf",
         ]
     )
-    want = "ptsguard: Loaded configuration from %s: TTYGroup=tty Mode=620|600 Policy=safe CreatePtmx=node MountEvents=auto CoalesceMSec=70 AuditCPUPercent=50 HolderRescanSec=30 StateFile=/run/ptsguard/report.json PrometheusFile=(none) Ignore=pty-capacity" % order
+    want = "ptsguard: Loaded configuration from %s: TTYGroup=tty Mode=620|600 Policy=safe CreatePtmx=node Probe=yes ProbeUser=nobody MountEvents=auto CoalesceMSec=70 AuditCPUPercent=50 HolderRescanSec=30 StateFile=/run/ptsguard/report.json PrometheusFile=(none) Ignore=pty-capacity" % order
     c.eq(out.splitlines()[0] if out else "", want, "admin file replaces the vendor file; drop-ins vendor then admin")
 
     # An error in a drop-in names the drop-in.
