@@ -1341,13 +1341,28 @@ def case_capabilities(ptsguard, opts):
     /proc/PID/status); the holder scan still sees another user's pty; a reload that lowers the
     policy drops more, and one that raises it again takes back what repair needs."""
     c = Checker()
-    audit_only = {CAP_SYS_PTRACE, CAP_DAC_READ_SEARCH}
-    repair = audit_only | {CAP_SYS_ADMIN, CAP_CHOWN, CAP_FOWNER, CAP_KILL, CAP_SETUID, CAP_SETGID, CAP_MKNOD}
+    no_probe = {CAP_SYS_PTRACE, CAP_DAC_READ_SEARCH}
+    # The allocation probe's child becomes nobody (CAP_SETUID, CAP_SETGID) and is killed past
+    # its deadline (CAP_KILL).
+    audit_only = no_probe | {CAP_KILL, CAP_SETUID, CAP_SETGID}
+    repair = audit_only | {CAP_SYS_ADMIN, CAP_CHOWN, CAP_FOWNER, CAP_MKNOD}
     safe_config = default_config().replace("Policy=off", "Policy=safe")
+
+    daemon = Daemon(ptsguard, config_text=default_config() + "\n[Probe]\nEnabled=no\n", notify=NotifySocket(TEST_DIR + "/notify-noprobe"))
+    daemon.wait_ready()
+    c.eq(cap_eff(daemon.pid), no_probe, "CapEff with Policy=off and [Probe] Enabled=no")
+    report = wait_state("the first audit", lambda r: True)
+    c.eq((report.get("probe") or {}).get("reason"), "disabled", "the state file says the probe is disabled")
+    stop_daemon(c, daemon)
 
     daemon = Daemon(ptsguard)
     daemon.wait_ready()
     c.eq(cap_eff(daemon.pid), audit_only, "CapEff with Policy=off")
+    # With what is left, each audit's probe still becomes nobody and gets a working pty.
+    report = wait_state("the first audit of this daemon", lambda r: (r.get("probe") or {}).get("reason") != "disabled")
+    probe = report.get("probe") or {}
+    c.eq((probe.get("performed"), probe.get("uid"), probe.get("failed_step")), (True, 65534, None),
+         "the daemon's allocation probe, capabilities dropped: %s" % probe)
     # What is left is enough: uid 1000 holds a pty on an instance that then gets covered.
     holder = register(subprocess.Popen(
         ["setpriv", "--reuid=1000", "--regid=1000", "--clear-groups", "/usr/bin/python3", "-c",
