@@ -26,18 +26,6 @@ static bool errno_predicted(const struct probe_prediction *p, int e)
 	return false;
 }
 
-static json_object *errno_json(int e)
-{
-	json_object *o;
-
-	if (!e)
-		return NULL;
-	o = json_object_new_object();
-	json_object_object_add(o, "name", json_new_string_or_null(errno_name(e)));
-	json_object_object_add(o, "number", json_object_new_int64(e));
-	return o;
-}
-
 static int pty_allocation_fails(const struct check_context *ctx, const struct check_info *info,
 				struct findings *out)
 {
@@ -72,7 +60,7 @@ static int pty_allocation_fails(const struct check_context *ctx, const struct ch
 	err = errno_name(p->error) ?: "an unknown error";
 	ev = json_object_new_object();
 	json_object_object_add(ev, "step", json_object_new_string(step));
-	json_object_object_add(ev, "errno", errno_json(p->error));
+	json_object_object_add(ev, "errno", errno_to_json(p->error));
 	json_object_object_add(ev, "uid", json_object_new_int64(p->uid));
 	json_object_object_add(ev, "gid", json_object_new_int64(p->gid));
 	json_object_object_add(ev, "ptsname",

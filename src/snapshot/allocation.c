@@ -104,7 +104,7 @@ const char *alloc_probe_describe(const struct alloc_probe *p, char *buf, size_t 
 	return buf;
 }
 
-static json_object *errno_json(int e)
+json_object *errno_to_json(int e)
 {
 	json_object *o;
 
@@ -141,7 +141,7 @@ json_object *alloc_probe_to_json(const struct alloc_probe *p)
 	json_object_object_add(o, "steps", steps);
 	json_object_object_add(o, "failed_step",
 			       has_failed ? json_object_new_string(step_names[failed]) : NULL);
-	json_object_object_add(o, "errno", errno_json(p->error));
+	json_object_object_add(o, "errno", errno_to_json(p->error));
 	json_object_object_add(o, "ptsname",
 			       p->ptsname[0] ? json_object_new_string(p->ptsname) : NULL);
 	if (p->status == ALLOC_SETUP_FAILED)
@@ -153,15 +153,16 @@ static int load_errno(json_object *o, const char *where, int *ret, struct load_e
 {
 	json_object *e;
 	const char *name;
+	char w[64];
 	long number;
 	int r;
 
 	r = json_get(o, where, "errno", json_type_object, JSON_NULLABLE, &e, err);
 	if (r < 0 || !e)
 		return r;
-	if ((r = json_get_string(e, "probe.errno", "name", JSON_REQUIRED, &name, err)) < 0 ||
-	    (r = json_get_long(e, "probe.errno", "number", 1, 4095, JSON_REQUIRED, &number, err)) <
-		0)
+	snprintf(w, sizeof(w), "%s.errno", where);
+	if ((r = json_get_string(e, w, "name", JSON_REQUIRED, &name, err)) < 0 ||
+	    (r = json_get_long(e, w, "number", 1, 4095, JSON_REQUIRED, &number, err)) < 0)
 		return r;
 	if (errno_from_name(name) != (int)number)
 		return load_fail(err, "key '%s.errno': name \"%s\" is not errno %ld", where, name,

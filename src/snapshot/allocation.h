@@ -65,6 +65,8 @@ bool alloc_probe_succeeded(const struct alloc_probe *p);
 /* "EACCES" for 13 (NULL when unknown), and back (-EINVAL when unknown). */
 const char *errno_name(int e);
 int errno_from_name(const char *name);
+/* {"name": "EACCES", "number": 13}, or NULL (JSON null) for 0. */
+json_object *errno_to_json(int e);
 
 /* One line for a person: "uid 65534 gid 65534 got a working pty (/dev/pts/3)", "... failed at
  * open_slave (/dev/pts/3): EACCES", "not performed: not root". Returns buf. */
