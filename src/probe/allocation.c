@@ -21,6 +21,7 @@ struct answer {
 	unsigned n_steps; /* steps taken; the last failed when error or mismatch */
 	int error;
 	bool mismatch;
+	int index; /* -1: unknown */
 	char ptsname[64];
 };
 
@@ -42,9 +43,17 @@ static void allocate(void *userdata, void *answer)
 
 	(void)userdata;
 	errno = 0;
+	a->index = -1;
 	master = open("/dev/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC);
-	if (!step(a, ALLOC_STEP_OPEN_PTMX, master >= 0) ||
-	    !step(a, ALLOC_STEP_GRANTPT, grantpt(master) == 0) ||
+	if (!step(a, ALLOC_STEP_OPEN_PTMX, master >= 0))
+		return;
+	/* Not a step of its own (ptsname() asks the same): which /dev/pts/N this probe makes and
+	 * removes, whatever fails next. */
+	if (ioctl(master, TIOCGPTN, &p) < 0)
+		p = -1;
+	a->index = p;
+	errno = 0;
+	if (!step(a, ALLOC_STEP_GRANTPT, grantpt(master) == 0) ||
 	    !step(a, ALLOC_STEP_UNLOCKPT, unlockpt(master) == 0))
 		return;
 	errno = ptsname_r(master, a->ptsname, sizeof(a->ptsname));
@@ -93,7 +102,7 @@ int probe_allocation(const struct alloc_options *o, struct alloc_probe *ret)
 	}
 	if (r < 0)
 		return r;
-	*ret = (struct alloc_probe){ .uid = g.as_uid, .gid = g.as_gid };
+	*ret = (struct alloc_probe){ .uid = g.as_uid, .gid = g.as_gid, .index = -1 };
 	if (g.setup_error) {
 		ret->status = ALLOC_SETUP_FAILED;
 		ret->error = g.setup_error;
@@ -105,6 +114,7 @@ int probe_allocation(const struct alloc_options *o, struct alloc_probe *ret)
 	ret->n_steps = a.n_steps > _ALLOC_STEP_MAX ? _ALLOC_STEP_MAX : a.n_steps;
 	ret->error = a.error;
 	ret->mismatch = a.mismatch;
+	ret->index = a.n_steps > 0 ? a.index : -1;
 	a.ptsname[sizeof(a.ptsname) - 1] = 0;
 	memcpy(ret->ptsname, a.ptsname, sizeof(ret->ptsname));
 	return 0;

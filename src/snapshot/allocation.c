@@ -174,7 +174,7 @@ static int load_errno(json_object *o, const char *where, int *ret, struct load_e
 int alloc_probe_from_json(json_object *o, const char *where, struct alloc_probe *ret,
 			  struct load_error *err)
 {
-	struct alloc_probe p = { 0 };
+	struct alloc_probe p = { .index = -1 };
 	const char *reason, *failed_step, *ptsname, *setup_step;
 	json_object *steps;
 	bool performed = false;

@@ -48,6 +48,10 @@ struct alloc_probe {
 	int error;	  /* errno of the failed step; 0 when none failed with an errno */
 	bool mismatch;	  /* ALLOC_STEP_COMPARE failed: the name leads to another pty */
 	char ptsname[64]; /* what ptsname() answered, "" before that step */
+	/* The index of the pty the child allocated (once /dev/ptmx opened), -1 when unknown; only
+	 * meaningful when performed, live (not in JSON): the daemon knows its own /dev/pts/N by
+	 * it. */
+	int index;
 	/* ALLOC_SETUP_FAILED: what failed ("start": no child; "namespace", "root", "privileges":
 	 * the child's setup) and error. */
 	char setup_step[16];

@@ -1395,7 +1395,45 @@ def case_capabilities(ptsguard, opts):
     c.done()
 
 
+def audits_so_far(daemon):
+    """How many audits a stopped daemon ran, from its last words ("Stopping after N audits")."""
+    m = re.search(r"Stopping after (\d+) audits", daemon.stderr_text())
+    return int(m.group(1)) if m else None
+
+
+def case_probe_quiet(ptsguard, opts):
+    """Each audit's allocation probe makes and removes a /dev/pts/N, and the daemon watches
+    /dev/pts: those events are the daemon's own, so an idle daemon stays idle (were they taken
+    for a change, every audit would wake the next, for ever). A user's new pty still wakes it."""
+    c = Checker()
+    daemon = Daemon(ptsguard)
+    daemon.wait_ready()
+    report = wait_state("the first audit", lambda r: True)
+    c.eq(((report.get("probe") or {}).get("performed"), (report.get("probe") or {}).get("failed_step")),
+         (True, None), "the daemon's probe got a working pty: %s" % report.get("probe"))
+    time.sleep(3)
+    stop_daemon(c, daemon)
+    n = audits_so_far(daemon)
+    c.true(n is not None and n <= 2, "an idle daemon audited %s times in 3 s: its probe's pty woke it" % n)
+
+    # A pty of a user (uid 1000), with a mode the check dislikes, is seen at once.
+    daemon = Daemon(ptsguard, notify=NotifySocket(TEST_DIR + "/notify-quiet-2"))
+    daemon.wait_ready()
+    wait_state("the first audit", lambda r: finding_ids(r) == [])
+    holder = register(subprocess.Popen(
+        ["setpriv", "--reuid=1000", "--regid=1000", "--clear-groups", "/usr/bin/python3", "-c",
+         "import os, sys\nm, s = os.openpty()\nos.fchmod(s, 0o666)\nprint('ready', flush=True)\nsys.stdin.read()\n"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True))
+    c.eq(holder.stdout.readline().strip(), "ready", "the user's pty is open")
+    wait_state("the user's pty of mode 0666 seen", lambda r: "pty-slave-perms" in finding_ids(r))
+    holder.stdin.close()
+    holder.wait(timeout=10)
+    stop_daemon(c, daemon)
+    c.done()
+
+
 CASES = {
+    "probe-quiet": (case_probe_quiet, True),
     "capabilities": (case_capabilities, True),
     "output-symlink-swap": (case_output_symlink_swap, True),
     "transitions": (case_transitions, True),
