@@ -153,6 +153,11 @@ def healthy_char(sc):
     )
     res = sc.probe()
     sc.expect_probe(res, ok=True, uid=UNPRIVILEGED_UID, gid=TTY_GID, mode="0620", dev=dev)
+    # --no-probe: the report (and a snapshot) say the probe was skipped, and why.
+    for argv, what in ((["audit", "--json", "--no-probe"], "audit --no-probe"), (["snapshot", "--no-probe"], "snapshot --no-probe")):
+        r = sc.run_ptsguard(*argv)
+        probe = (sc._parse_report(r, what).get("probe") or {})
+        sc.check.eq((probe.get("performed"), probe.get("reason")), (False, "disabled"), "%s: probe %s" % (what, probe))
 
 
 @case("healthy-symlink")
@@ -438,6 +443,11 @@ def stack_audit_unprivileged(sc):
     sc.check.true(scan.get("processes_skipped", 0) > 0, "skipped processes are counted: %s" % scan)
     text = subprocess.run(as_user + ["--no-color"], stdin=sc.null, capture_output=True, text=True, timeout=30)
     sc.check.true("could not be inspected" in text.stdout, "the text report says so:\n" + text.stdout)
+    # Nor can it become another user: no allocation probe, and the report says why.
+    probe = report.get("probe") or {}
+    sc.check.eq((probe.get("performed"), probe.get("reason"), probe.get("steps")), (False, "not-root", []),
+                "the probe of a non-root audit: %s" % probe)
+    sc.check.true("allocation probe: not performed: not root" in text.stdout, "the text report says so:\n" + text.stdout)
     # root sees the holder
     root = sc.audit()
     sc.expect(root, ["devpts-orphan-in-use", "devpts-overmount"])
