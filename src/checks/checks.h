@@ -51,6 +51,9 @@ struct finding {
 	/* The check's repair cannot work here (a gid= the user namespace cannot name): the
 	 * remedy is for a person. */
 	bool manual;
+	/* The check's row predicts an allocation probe failure, but this finding does not (a
+	 * devpts mode that still lets the owner open the slave). */
+	bool predicts_nothing;
 	/* Fields its journal entries carry besides the common ones, "KEY=value", NULL-terminated;
 	 * or NULL. One allocation holding the strings too: free() releases it. */
 	char **journal_fields;
@@ -65,6 +68,14 @@ struct check_context {
 	const struct analysis *a;
 	const struct snapshot *snap;
 	const struct check_policy *policy;
+};
+
+/* What a check's findings say the allocation probe (snapshot/allocation.h) meets: a failure at
+ * one of steps (ALLOC_STEP_BIT()) with one of errnos (0-terminated; none: any errno). The table
+ * of them all is in docs/checks.md, "The allocation probe". */
+struct probe_prediction {
+	unsigned steps;
+	int errnos[4];
 };
 
 typedef int (*check_fn)(const struct check_context *ctx, const struct check_info *info,
@@ -82,7 +93,9 @@ struct check_info {
 	/* A remount for this check fixes the instance's owner (gid=, mode=) or its ptmxmode=. */
 	bool remount_owner, remount_ptmx;
 	bool transition; /* raised by the daemon on a change, never by a one-shot audit */
-	check_fn run;	 /* NULL for a transition: its module has its own entry point */
+	struct probe_prediction predicts; /* none: steps 0 */
+	bool after_others; /* run after every other check, with their findings in out */
+	check_fn run;	   /* NULL for a transition: its module has its own entry point */
 };
 
 static inline bool check_repairable(const struct check_info *c)
@@ -94,6 +107,11 @@ static inline bool finding_repairable(const struct finding *f)
 {
 	return check_repairable(f->check) && !f->manual;
 }
+
+/* "open_ptmx with EACCES", "ptsname, open_slave or compare (any errno)": for explain and the
+ * docs; "" when it predicts nothing. Returns buf. */
+const char *probe_prediction_describe(const struct probe_prediction *p, char *buf, size_t size);
+json_object *probe_prediction_to_json(const struct probe_prediction *p);
 
 /* Every check, in catalog order (the order of `ptsguard checks` and of the man page). */
 extern const struct check_info *const check_catalog[];

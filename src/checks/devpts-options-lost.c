@@ -23,6 +23,8 @@ static int devpts_options_lost(const struct check_context *ctx, const struct che
 	f = findings_add(out, info, info->severity, ev);
 	if (!f || finding_add_mount(f, check_serving_mount_id(a), in->dev) < 0)
 		return -ENOMEM;
+	/* Only a mode that denies the owner their own slave stops an allocation. */
+	f->predicts_nothing = (in->options.mode & 0600) == 0600;
 	format_mode(in->options.mode, mode);
 	if (!in->options.has_gid && !mode_ok)
 		r = set_printf(
@@ -63,4 +65,5 @@ const struct check_info check_devpts_options_lost = {
 	.repair = REPAIR_REMOUNT,
 	.remount_owner = true,
 	.run = devpts_options_lost,
+	.predicts = { .steps = ALLOC_STEP_BIT(ALLOC_STEP_OPEN_SLAVE), .errnos = { EACCES } },
 };

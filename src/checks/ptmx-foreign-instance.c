@@ -67,4 +67,7 @@ const struct check_info check_ptmx_foreign_instance = {
 	.remedy = "point /dev/ptmx at the instance mounted at /dev/pts: ln -sf pts/ptmx /dev/ptmx "
 		  "(or bind-mount /dev/pts/ptmx onto it)",
 	.run = ptmx_foreign_instance,
+	.predicts = { .steps = ALLOC_STEP_BIT(ALLOC_STEP_PTSNAME) |
+			       ALLOC_STEP_BIT(ALLOC_STEP_OPEN_SLAVE) |
+			       ALLOC_STEP_BIT(ALLOC_STEP_COMPARE) },
 };

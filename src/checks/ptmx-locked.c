@@ -76,4 +76,5 @@ const struct check_info check_ptmx_locked = {
 	.repair = REPAIR_REMOUNT,
 	.remount_ptmx = true,
 	.run = ptmx_locked,
+	.predicts = { .steps = ALLOC_STEP_BIT(ALLOC_STEP_OPEN_PTMX), .errnos = { EACCES } },
 };

@@ -32,4 +32,5 @@ const struct check_info check_ptmx_missing = {
 	.remedy = "mknod -m 0666 /dev/ptmx c 5 2",
 	.repair = REPAIR_CREATE_PTMX,
 	.run = ptmx_missing,
+	.predicts = { .steps = ALLOC_STEP_BIT(ALLOC_STEP_OPEN_PTMX), .errnos = { ENOENT } },
 };

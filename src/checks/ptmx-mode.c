@@ -28,6 +28,7 @@ static int ptmx_mode(const struct check_context *ctx, const struct check_info *i
 	    set_printf(&f->remedy, "chmod 0666 %s", fin->path) < 0 ||
 	    set_printf(&f->mountpoint, "%s", fin->path) < 0)
 		return -ENOMEM;
+	f->predicts_nothing = (fin->mode & 0006) == 0006;
 	return 0;
 }
 
@@ -42,4 +43,5 @@ const struct check_info check_ptmx_mode = {
 	.remedy = "chmod 0666 /dev/ptmx",
 	.repair = REPAIR_CHMOD_PTMX,
 	.run = ptmx_mode,
+	.predicts = { .steps = ALLOC_STEP_BIT(ALLOC_STEP_OPEN_PTMX), .errnos = { EACCES } },
 };

@@ -46,4 +46,5 @@ const struct check_info check_ptmx_no_devpts = {
 	.remedy = "mkdir -p /dev/pts && mount -t devpts -o gid=5,mode=620,ptmxmode=000 devpts "
 		  "/dev/pts",
 	.run = ptmx_no_devpts,
+	.predicts = { .steps = ALLOC_STEP_BIT(ALLOC_STEP_OPEN_PTMX) },
 };

@@ -57,4 +57,8 @@ const struct check_info check_ptmx_not_device = {
 		       "major:minor. Opening it does not allocate a pty.",
 	.remedy = "mv /dev/ptmx /dev/ptmx.broken && mknod -m 0666 /dev/ptmx c 5 2",
 	.run = ptmx_not_device,
+	.predicts = { .steps = ALLOC_STEP_BIT(ALLOC_STEP_OPEN_PTMX) |
+			       ALLOC_STEP_BIT(ALLOC_STEP_GRANTPT) |
+			       ALLOC_STEP_BIT(ALLOC_STEP_UNLOCKPT) |
+			       ALLOC_STEP_BIT(ALLOC_STEP_PTSNAME) },
 };

@@ -57,4 +57,7 @@ const struct check_info check_pts_covered = {
 		       "ENODEV, and existing ptys vanish from /dev/pts.",
 	.remedy = "umount the covering mount (see evidence), e.g. umount /dev/pts",
 	.run = pts_covered,
+	.predicts = { .steps = ALLOC_STEP_BIT(ALLOC_STEP_OPEN_PTMX) |
+			       ALLOC_STEP_BIT(ALLOC_STEP_OPEN_SLAVE) |
+			       ALLOC_STEP_BIT(ALLOC_STEP_COMPARE) },
 };

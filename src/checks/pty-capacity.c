@@ -25,6 +25,8 @@ static int pty_capacity(const struct check_context *ctx, const struct check_info
 			       limit) < 0 ||
 		    set_printf(&f->remedy, "sysctl -w kernel.pty.max=%ld", s->pty_max * 2) < 0)
 			return -ENOMEM;
+		/* Near the limit is a warning; only at it does an allocation fail. */
+		f->predicts_nothing = s->pty_nr < limit;
 	}
 
 	if (a->serving && a->serving->options.has_max && a->serving->options.max > 0) {
@@ -47,6 +49,7 @@ static int pty_capacity(const struct check_context *ctx, const struct check_info
 			       a->serving->options.max * 2, e->mountpoint) < 0 ||
 		    set_printf(&f->mountpoint, "%s", e->mountpoint) < 0)
 			return -ENOMEM;
+		f->predicts_nothing = in_use < a->serving->options.max;
 	}
 	return 0;
 }
@@ -63,4 +66,5 @@ const struct check_info check_pty_capacity = {
 	.remedy = "sysctl -w kernel.pty.max=<larger> (and persist it in /etc/sysctl.d/), or "
 		  "remount the instance with a larger max=",
 	.run = pty_capacity,
+	.predicts = { .steps = ALLOC_STEP_BIT(ALLOC_STEP_OPEN_PTMX), .errnos = { ENOSPC } },
 };

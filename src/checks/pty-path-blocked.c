@@ -164,4 +164,8 @@ const struct check_info check_pty_path_blocked = {
 	    "EACCES (gVisor#14761).",
 	.remedy = "chmod o+x on each listed directory (usually chmod 0755 /dev /dev/pts)",
 	.run = pty_path_blocked,
+	.predicts = { .steps = ALLOC_STEP_BIT(ALLOC_STEP_OPEN_PTMX) |
+			       ALLOC_STEP_BIT(ALLOC_STEP_PTSNAME) |
+			       ALLOC_STEP_BIT(ALLOC_STEP_OPEN_SLAVE),
+		      .errnos = { EACCES } },
 };

@@ -187,9 +187,10 @@ int run_namespace(const char *cmd, const struct audit_target *t, const struct co
 	return r;
 }
 
-int run_audit(const struct config *config, const char *snapshot_path, struct audit_result *ret)
+int run_audit(const struct config *config, const char *snapshot_path, bool no_probe,
+	      struct audit_result *ret)
 {
-	struct audit_target t = { 0 };
+	struct audit_target t = { .probe.skip_allocation = no_probe };
 
 	*ret = (struct audit_result){ 0 };
 	if (snapshot_path && load_snapshot_file(snapshot_path, &t.snapshot) < 0)
@@ -197,12 +198,13 @@ int run_audit(const struct config *config, const char *snapshot_path, struct aud
 	return run_pipeline(&t, config, ret);
 }
 
-int run_probe(struct audit_result *ret)
+int run_probe(bool no_probe, struct audit_result *ret)
 {
 	*ret = (struct audit_result){ 0 };
-	return run_pipeline(
-	    &(struct audit_target){ .probe.need_mountinfo_text = true, .snapshot_only = true },
-	    NULL, ret);
+	return run_pipeline(&(struct audit_target){ .probe.need_mountinfo_text = true,
+						    .probe.skip_allocation = no_probe,
+						    .snapshot_only = true },
+			    NULL, ret);
 }
 
 int write_output(const char *cmd, const char *path, const char *text, bool make_dir)

@@ -48,12 +48,13 @@ bool want_color(bool no_color);
 /* The audit pipeline (pipeline/pipeline.h) for target; logs what went wrong. */
 int run_pipeline(const struct audit_target *t, const struct config *c, struct audit_result *ret);
 /* The audit pipeline over the live system, or the snapshot at
- * snapshot_path ("-" for standard input), with config's policy, tty group and [Ignore]. Logs
- * what went wrong. */
-int run_audit(const struct config *config, const char *snapshot_path, struct audit_result *ret);
-/* The live system as a snapshot (with the raw mountinfo text), analysed, not checked. Logs
- * what went wrong. */
-int run_probe(struct audit_result *ret);
+ * snapshot_path ("-" for standard input), with config's policy, tty group, [Probe] and [Ignore];
+ * no_probe (--no-probe): without the allocation probe. Logs what went wrong. */
+int run_audit(const struct config *config, const char *snapshot_path, bool no_probe,
+	      struct audit_result *ret);
+/* The live system as a snapshot (with the raw mountinfo text), analysed, not checked; with the
+ * allocation probe (as nobody) unless no_probe. Logs what went wrong. */
+int run_probe(bool no_probe, struct audit_result *ret);
 
 /* --namespace PID: the process id, or -EINVAL (logged). */
 int parse_namespace_pid(const char *cmd, const char *s, pid_t *ret);

@@ -23,6 +23,7 @@ struct audit_args {
 	bool no_color;
 	const char *config_path;
 	pid_t namespace_pid; /* --namespace: 0 for none */
+	bool no_probe;
 };
 
 /* 0: run; 1: done (help shown); negative: a usage error, logged. */
@@ -35,6 +36,7 @@ static int audit_parse(int argc, char **argv, struct audit_args *ret)
 		{ "no-color", no_argument, NULL, 'C' },
 		{ "config", required_argument, NULL, 'c' },
 		{ "namespace", required_argument, NULL, 'N' },
+		{ "no-probe", no_argument, NULL, 'P' },
 		{ "help", no_argument, NULL, 'h' },
 		{},
 	};
@@ -71,6 +73,9 @@ static int audit_parse(int argc, char **argv, struct audit_args *ret)
 		case 'N':
 			if (parse_namespace_pid("audit", optarg, &ret->namespace_pid) < 0)
 				return -EINVAL;
+			break;
+		case 'P':
+			ret->no_probe = true;
 			break;
 		case 'h':
 			usage();
@@ -134,6 +139,7 @@ static int audit_namespace(const struct audit_args *args, const struct config *c
 		return log_error_errno(r, "audit: out of memory"), r;
 	t.probe.ns = ns;
 	t.probe.host = &host;
+	t.probe.skip_allocation = args->no_probe;
 	if (run_namespace("audit", &t, config, res) < 0)
 		return -EINVAL;
 	*ret = (struct report_namespace){ .mntns = ns->mntns, .pid = ns->pid };
@@ -158,7 +164,7 @@ static int audit_run(const struct audit_args *args)
 		r = config_new_default(&config);
 	if (r < 0)
 		return EXIT_UNKNOWN;
-	r = run_audit(config, args->snapshot_path, &res);
+	r = run_audit(config, args->snapshot_path, args->no_probe, &res);
 	if (r < 0)
 		return EXIT_UNKNOWN;
 

@@ -60,6 +60,7 @@ static json_object *check_info_to_json(const struct check_info *ci)
 	json_object_object_add(o, "daemon_only", json_object_new_boolean(ci->transition));
 	json_object_object_add(o, "explanation", json_object_new_string(ci->explanation));
 	json_object_object_add(o, "remedy", json_object_new_string(ci->remedy));
+	json_object_object_add(o, "probe_predicts", probe_prediction_to_json(&ci->predicts));
 	return o;
 }
 

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* `ptsguard daemon [--config FILE]`: the command line of the service. */
+/* `ptsguard daemon [--config FILE] [--no-probe]`: the command line of the service. */
 #include <errno.h>
 #include <getopt.h>
 #include <signal.h>
@@ -12,7 +12,7 @@
 
 static void daemon_help(void)
 {
-	printf("Usage: ptsguard daemon [--config FILE]\n"
+	printf("Usage: ptsguard daemon [--config FILE] [--no-probe]\n"
 	       "\n"
 	       "Watch devpts and /dev/ptmx: audit at start, then on every mount table change,\n"
 	       "udev event for ptmx and change of /dev/ptmx or /dev/pts; journal each\n"
@@ -21,6 +21,8 @@ static void daemon_help(void)
 	       "Options:\n"
 	       "  -c --config FILE   read only this configuration file (default: the vendor\n"
 	       "                     file, /etc/ptsguard/ptsguard.conf and the drop-ins)\n"
+	       "     --no-probe      do not allocate a pty as an unprivileged user in each\n"
+	       "                     audit (the allocation probe)\n"
 	       "  -h --help          show this help\n"
 	       "\n"
 	       "SIGHUP reloads the configuration; SIGTERM stops. See ptsguard.conf(5).\n");
@@ -32,6 +34,7 @@ static int daemon_parse(int argc, char **argv, struct daemon_options *ret)
 {
 	static const struct option options[] = {
 		{ "config", required_argument, NULL, 'c' },
+		{ "no-probe", no_argument, NULL, 'P' },
 		{ "help", no_argument, NULL, 'h' },
 		{},
 	};
@@ -42,6 +45,9 @@ static int daemon_parse(int argc, char **argv, struct daemon_options *ret)
 		switch (c) {
 		case 'c':
 			ret->config_path = optarg;
+			break;
+		case 'P':
+			ret->no_probe = true;
 			break;
 		case 'h':
 			daemon_help();

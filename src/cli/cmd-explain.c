@@ -81,6 +81,12 @@ static int explain_run(const struct explain_args *args)
 	print_wrapped(ci->explanation, "");
 	printf("\nRemedy:\n");
 	print_wrapped(ci->remedy, "  ");
+	if (ci->predicts.steps) {
+		char pred[160];
+
+		printf("\nAllocation probe: its findings predict a failure at %s.\n",
+		       probe_prediction_describe(&ci->predicts, pred, sizeof(pred)));
+	}
 	printf("\nMESSAGE_ID=%s\n", ci->message_id);
 	return fflush(stdout) == 0 ? 0 : EXIT_UNKNOWN;
 }

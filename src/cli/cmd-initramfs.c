@@ -208,7 +208,7 @@ static int initramfs_run(const struct initramfs_args *args)
 	int fstab_errno, r;
 
 	/* This root as it is, judged with the new root's fstab: what the boot goes on with. */
-	if (run_probe(&probed) < 0)
+	if (run_probe(true, &probed) < 0)
 		return EXIT_UNKNOWN;
 	fstab_errno = read_newroot_fstab(args->newroot, probed.snap);
 	if (run_pipeline(&(struct audit_target){ .snapshot = TAKE_PTR(probed.snap) }, NULL, &res) <

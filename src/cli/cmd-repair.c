@@ -6,7 +6,6 @@
  */
 #include <errno.h>
 #include <getopt.h>
-#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,32 +20,10 @@
 #include "repair/repair.h"
 #include "repair/verify.h"
 #include "report/report.h"
+#include "util/group.h"
 #include "util/json-util.h"
 #include "util/log.h"
 #include "util/util.h"
-
-static int resolve_user(const char *name, uid_t *uid, gid_t *gid)
-{
-	struct passwd *pw = getpwnam(name);
-	unsigned v;
-
-	if (pw) {
-		*uid = pw->pw_uid;
-		*gid = pw->pw_gid;
-		return 0;
-	}
-	if (parse_uint(name, &v) == 0 && v != 0) {
-		*uid = v;
-		*gid = v;
-		return 0;
-	}
-	if (streq(name, "nobody")) { /* no NSS entry: the conventional overflow id */
-		*uid = 65534;
-		*gid = 65534;
-		return 0;
-	}
-	return -ENOENT;
-}
 
 static void journal_outcomes(const struct repair_plan *p)
 {
@@ -90,7 +67,7 @@ static void write_text(const struct repair_plan *p, const struct report *rep, bo
 }
 
 struct repair_args {
-	bool dry_run, no_color;
+	bool dry_run, no_color, no_probe;
 	char **only; /* --check IDs, NULL-terminated; NULL: all */
 	size_t n_only;
 	enum format format;
@@ -116,6 +93,7 @@ static int repair_parse(int argc, char **argv, struct repair_args *ret)
 		{ "no-color", no_argument, NULL, 'C' },
 		{ "config", required_argument, NULL, 'F' },
 		{ "namespace", required_argument, NULL, 'N' },
+		{ "no-probe", no_argument, NULL, 'P' },
 		{ "help", no_argument, NULL, 'h' },
 		{},
 	};
@@ -162,11 +140,14 @@ static int repair_parse(int argc, char **argv, struct repair_args *ret)
 			if (parse_namespace_pid("repair", optarg, &ret->namespace_pid) < 0)
 				return -EINVAL;
 			break;
+		case 'P':
+			ret->no_probe = true;
+			break;
 		case 'h':
 			printf("Usage: ptsguard repair [--dry-run] [--check ID]... [--format "
 			       "text|json]\n"
 			       "                       [--verify-user USER] [--config FILE] "
-			       "[--namespace PID]\n");
+			       "[--namespace PID] [--no-probe]\n");
 			return 1;
 		default:
 			return bad_option("repair", c, argv);
@@ -177,15 +158,18 @@ static int repair_parse(int argc, char **argv, struct repair_args *ret)
 
 /* The live audit repair starts from and verifies with, of the host or of ns; "audit failed"
  * for anything wrong. */
-static int audit_live(const struct config *c, const struct namespace_target *ns,
+static int audit_live(const struct config *c, const struct namespace_target *ns, bool no_probe,
 		      struct audit_result *ret)
 {
 	int r;
 
 	*ret = (struct audit_result){ 0 };
 	if (ns)
-		return run_namespace("repair", &(struct audit_target){ .probe.ns = ns }, c, ret);
-	r = run_audit(c, NULL, ret);
+		return run_namespace(
+		    "repair",
+		    &(struct audit_target){ .probe.ns = ns, .probe.skip_allocation = no_probe }, c,
+		    ret);
+	r = run_audit(c, NULL, no_probe, ret);
 
 	if (r < 0)
 		log_error_errno(r, "audit failed");
@@ -236,7 +220,7 @@ static int repair_run(const struct repair_args *args)
 	ro.verify_uid = VERIFY_TRANSIENT;
 	ro.verify_gid = (gid_t)VERIFY_TRANSIENT;
 	if (args->verify_user &&
-	    resolve_user(args->verify_user, &ro.verify_uid, &ro.verify_gid) < 0) {
+	    user_lookup(args->verify_user, &ro.verify_uid, &ro.verify_gid) < 0) {
 		log_error("repair: unknown user '%s' for --verify-user", args->verify_user);
 		return EXIT_UNKNOWN;
 	}
@@ -247,7 +231,7 @@ static int repair_run(const struct repair_args *args)
 	ro.policy = &config->check_policy;
 	ro.ptmx_symlink = config->ptmx_symlink;
 
-	if (audit_live(config, ns, &before) < 0)
+	if (audit_live(config, ns, args->no_probe, &before) < 0)
 		goto out;
 	ro.tty_gid = before.snap->tty_gid;
 	r = repair_plan(before.a, &before.findings, &ro, &plan);
@@ -260,7 +244,7 @@ static int repair_run(const struct repair_args *args)
 
 	/* Verify by a fresh look at the world, and report that state. */
 	if (!ro.dry_run) {
-		if (audit_live(config, ns, &after) < 0)
+		if (audit_live(config, ns, args->no_probe, &after) < 0)
 			goto out;
 		repair_confirm(&plan, &after.findings);
 		journal_outcomes(&plan);

@@ -4,6 +4,10 @@
  * live system (or from the mount namespace of process PID, which the snapshot then names), with
  * the raw mountinfo text, as ptsguard.snapshot/1 JSON for an audit elsewhere (audit
  * --snapshot). Exit 0 when written, 3 when not.
+ * `ptsguard snapshot [--output FILE] [--no-probe]`: capture what the checks read from the live
+ * system, with the raw mountinfo text and (as root) the allocation probe's result, as
+ * ptsguard.snapshot/1 JSON for an audit elsewhere (audit --snapshot). Exit 0 when written, 3
+ * when not.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -18,6 +22,7 @@
 struct snapshot_args {
 	const char *output;  /* NULL or "-": standard output */
 	pid_t namespace_pid; /* --namespace: 0 for none */
+	bool no_probe;
 };
 
 /* 0: run; 1: done (help shown); negative: a usage error, logged. */
@@ -26,6 +31,7 @@ static int snapshot_parse_args(int argc, char **argv, struct snapshot_args *ret)
 	static const struct option options[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "namespace", required_argument, NULL, 'N' },
+		{ "no-probe", no_argument, NULL, 'P' },
 		{ "help", no_argument, NULL, 'h' },
 		{},
 	};
@@ -40,6 +46,9 @@ static int snapshot_parse_args(int argc, char **argv, struct snapshot_args *ret)
 		case 'N':
 			if (parse_namespace_pid("snapshot", optarg, &ret->namespace_pid) < 0)
 				return -EINVAL;
+			break;
+		case 'P':
+			ret->no_probe = true;
 			break;
 		case 'h':
 			usage();
@@ -60,6 +69,7 @@ static int snapshot_run(const struct snapshot_args *args)
 	if (args->namespace_pid) {
 		_cleanup_(namespace_target_freep) struct namespace_target *ns = NULL;
 		struct audit_target t = { .probe.need_mountinfo_text = true,
+					  .probe.skip_allocation = args->no_probe,
 					  .snapshot_only = true };
 
 		if (open_namespace("snapshot", args->namespace_pid, &ns) < 0)
@@ -67,7 +77,7 @@ static int snapshot_run(const struct snapshot_args *args)
 		t.probe.ns = ns;
 		if (run_namespace("snapshot", &t, NULL, &res) < 0)
 			return EXIT_UNKNOWN;
-	} else if (run_probe(&res) < 0)
+	} else if (run_probe(args->no_probe, &res) < 0)
 		return EXIT_UNKNOWN;
 	o = snapshot_to_json(res.snap);
 	text = json_to_text(o, 1);

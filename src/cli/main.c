@@ -24,11 +24,11 @@ static const struct command {
 	{ "audit", cmd_audit,
 	  "  audit    [--format text|json|prometheus] [--json] [--snapshot FILE|-]\n"
 	  "           [--min-severity info|warning|critical] [--no-color] [--config FILE]\n"
-	  "           [--namespace PID]\n"
+	  "           [--namespace PID] [--no-probe]\n"
 	  "                             audit this host (or a captured snapshot), and the\n"
 	  "                             mount namespace of process PID\n" },
 	{ "snapshot", cmd_snapshot,
-	  "  snapshot [--output FILE] [--namespace PID]\n"
+	  "  snapshot [--output FILE] [--namespace PID] [--no-probe]\n"
 	  "                             capture the live state for an offline audit\n" },
 	{ "checks", cmd_checks,
 	  "  checks   [--format text|json]\n"
@@ -36,13 +36,15 @@ static const struct command {
 	{ "explain", cmd_explain,
 	  "  explain  ID                what a check means and how to fix it\n" },
 	{ "daemon", cmd_daemon,
-	  "  daemon   [--config FILE]   watch and report transitions (the service)\n" },
+	  "  daemon   [--config FILE] [--no-probe]\n"
+	  "                             watch and report transitions (the service)\n" },
 	{ "initramfs-record", cmd_initramfs,
 	  "  initramfs-record --newroot DIR [--phase NAME] [--output FILE|-]\n"
 	  "                             record the initramfs's devpts state (run by the hooks)\n" },
 	{ "repair", cmd_repair,
 	  "  repair   [--dry-run] [--check ID]... [--format text|json]\n"
 	  "           [--verify-user USER] [--config FILE] [--namespace PID]\n"
+	  "           [--no-probe]\n"
 	  "                             fix what is safe to fix, verify, report\n" },
 };
 

@@ -42,6 +42,7 @@
 #include "snapshot/snapshot.h"
 #include "util/output-file.h"
 #include "util/clock.h"
+#include "util/group.h"
 #include "util/json-util.h"
 #include "util/strv.h"
 #include "util/util.h"
@@ -123,12 +124,19 @@ struct daemon {
 	size_t n_helper_watches;
 
 	char *config_path;
+	bool no_probe; /* --no-probe: over what the configuration says */
 	struct config *config;
 
 	uint64_t last_audit_start, last_audit_usec;
 	bool last_audit_full;  /* it read the whole table (always, without the tracker) */
 	uint64_t last_refresh; /* the tracker's last re-read of the followed mounts */
 	uint64_t n_audits, n_mount_events, n_udev_events, n_inotify_events, n_fanotify_wakeups;
+	/* The /dev/pts/N entries the allocation probe of our own audits made and removed: their
+	 * inotify events are ours, not a change to audit (else each audit would wake the next). */
+	struct probe_echo {
+		unsigned index;
+		unsigned creates, deletes;
+	} probe_echoes[4];
 
 	struct holder_cache holders;
 	struct findings findings; /* of the last audit, Ignore= applied */
@@ -218,13 +226,14 @@ static void log_config_loaded(const struct config *c, const char *verb)
 		return;
 	p = ignored[0] ? ignored + 1 : ignored;
 	log_info("%s configuration from %s: TTYGroup=%s Mode=%s Policy=%s CreatePtmx=%s "
-		 "MountEvents=%s CoalesceMSec=%llu AuditCPUPercent=%u HolderRescanSec=%llu "
-		 "StateFile=%s PrometheusFile=%s Ignore=%s",
+		 "Probe=%s ProbeUser=%s MountEvents=%s CoalesceMSec=%llu AuditCPUPercent=%u "
+		 "HolderRescanSec=%llu StateFile=%s PrometheusFile=%s Ignore=%s",
 		 verb, files[0] ? files : "built-in defaults", c->tty_group ?: "tty",
 		 !c->check_policy.pin_mode		 ? "620|600"
 		 : (c->check_policy.mode & 0777) == 0600 ? "600"
 							 : "620",
 		 repair_policy_to_string(c->repair_policy), c->ptmx_symlink ? "symlink" : "node",
+		 c->probe_enabled ? "yes" : "no", c->probe_user ?: PROBE_USER_DEFAULT,
 		 mount_events_to_string(c->mount_events),
 		 (unsigned long long)(c->coalesce_usec / USEC_PER_MSEC), c->audit_cpu_percent,
 		 (unsigned long long)(c->holder_rescan_usec / USEC_PER_SEC),
@@ -591,6 +600,54 @@ out:
 	return r;
 }
 
+/* The probe of this audit created and removed /dev/pts/N: expect those two events. */
+static void probe_echo_expect(struct daemon *d, const struct alloc_probe *p)
+{
+	struct probe_echo *slot = NULL;
+
+	if (p->status != ALLOC_PERFORMED || p->index < 0)
+		return;
+	for (size_t i = 0; i < ELEMENTSOF(d->probe_echoes) && !slot; i++)
+		if (d->probe_echoes[i].index == (unsigned)p->index &&
+		    (d->probe_echoes[i].creates || d->probe_echoes[i].deletes))
+			slot = &d->probe_echoes[i];
+	for (size_t i = 0; i < ELEMENTSOF(d->probe_echoes) && !slot; i++)
+		if (!d->probe_echoes[i].creates && !d->probe_echoes[i].deletes)
+			slot = &d->probe_echoes[i];
+	if (!slot) /* more probes unheard than slots: let the oldest go (one extra audit) */
+		slot = &d->probe_echoes[0];
+	if (slot->index != (unsigned)p->index)
+		*slot = (struct probe_echo){ .index = (unsigned)p->index };
+	slot->creates++;
+	slot->deletes++;
+}
+
+/* Is e (of the /dev/pts watch) the echo of our own probe? Each expected event is taken once, in
+ * order: a user's pty that gets the same index after ours is gone is seen. */
+static bool probe_echo_consume(struct daemon *d, const struct inotify_event *e)
+{
+	unsigned index;
+
+	if (!e->len || parse_uint(e->name, &index) < 0)
+		return false;
+	FOREACH_ARRAY (x, d->probe_echoes, ELEMENTSOF(d->probe_echoes)) {
+		if (x->index != index || (!x->creates && !x->deletes))
+			continue;
+		if ((e->mask & IN_CREATE) && x->creates && x->creates >= x->deletes) {
+			x->creates--;
+			return true;
+		}
+		if ((e->mask & IN_DELETE) && x->deletes > x->creates) {
+			x->deletes--;
+			return true;
+		}
+		/* Between its creation and removal, a change of its owner or mode is ours too. */
+		if ((e->mask & IN_ATTRIB) && x->deletes > x->creates)
+			return true;
+	}
+	return false;
+}
+
 static int daemon_audit(struct daemon *d)
 {
 	_cleanup_(audit_done) struct audit now = { 0 };
@@ -606,6 +663,7 @@ static int daemon_audit(struct daemon *d)
 	r = daemon_collect(d, &now);
 	if (r < 0)
 		goto done;
+	probe_echo_expect(d, &now.snap->probe);
 	daemon_ok(d, FAILURE_AUDIT);
 
 	r = daemon_log_transitions(d, &now.findings);
@@ -876,7 +934,7 @@ static int on_inotify(sd_event_source *s, int fd, uint32_t revents, void *userda
 
 			if (e->mask & IN_Q_OVERFLOW)
 				reasons |= REASON_PTMX | REASON_PTS;
-			else if (e->wd == d->pts_watch.wd)
+			else if (e->wd == d->pts_watch.wd && !probe_echo_consume(d, e))
 				reasons |= REASON_PTS;
 			else if (e->wd == d->dev_watch.wd && e->len && streq(e->name, "ptmx"))
 				reasons |= REASON_PTMX;
@@ -941,6 +999,8 @@ static int daemon_reload(struct daemon *d)
 	} else {
 		config_free(d->config);
 		d->config = TAKE_PTR(c);
+		if (d->no_probe)
+			d->config->probe_enabled = false;
 		log_config_loaded(d->config, "Reloaded");
 		holder_cache_clear(&d->holders);
 		if (d->tracker)
@@ -1202,6 +1262,9 @@ int daemon_new(const struct daemon_options *opts, struct daemon **ret)
 		log_config_error(&err, r, "not starting");
 		return r;
 	}
+	d->no_probe = opts->no_probe;
+	if (d->no_probe)
+		d->config->probe_enabled = false;
 	log_config_loaded(d->config, "Loaded");
 
 	r = sd_event_new(&d->event);

@@ -46,6 +46,7 @@ struct config *config_free(struct config *c)
 	if (!c)
 		return NULL;
 	free(c->tty_group);
+	free(c->probe_user);
 	strv_free(c->ignore_checks);
 	strv_free(c->ignore_mountpoints);
 	free(c->state_file);
@@ -62,6 +63,7 @@ int config_new_default(struct config **ret)
 	if (!c)
 		return -ENOMEM;
 	c->repair_policy = REPAIR_POLICY_OFF;
+	c->probe_enabled = true;
 	c->coalesce_usec = CONFIG_COALESCE_USEC_DEFAULT;
 	c->audit_cpu_percent = CONFIG_AUDIT_CPU_PERCENT_DEFAULT;
 	c->holder_rescan_usec = CONFIG_HOLDER_RESCAN_USEC_DEFAULT;
@@ -299,6 +301,44 @@ static int parse_heartbeat(struct config *c, const char *v, char msg[static 512]
 	return r;
 }
 
+static int parse_probe_user(struct config *c, const char *v, char msg[static 512])
+{
+	int r;
+
+	if (single_line(v, msg) < 0)
+		return -EINVAL;
+	free(c->probe_user);
+	c->probe_user = NULL;
+	c->has_probe_user = false;
+	if (is_blank(v))
+		return 0; /* back to "nobody" */
+	r = user_lookup(v, &c->probe_uid, &c->probe_gid);
+	if (r == -ESRCH)
+		return bad(msg, "User=%s: no such user", v);
+	if (r < 0)
+		return bad(msg, "User=%s: cannot look the user up: %s", v, strerror(-r));
+	if (c->probe_uid == 0 || c->probe_gid == 0)
+		return bad(msg,
+			   "User=%s: uid %u, gid %u: the probe must run as an unprivileged user "
+			   "(uid and gid other than 0)",
+			   v, (unsigned)c->probe_uid, (unsigned)c->probe_gid);
+	c->probe_user = strdup(v);
+	if (!c->probe_user)
+		return -ENOMEM;
+	c->has_probe_user = true;
+	return 0;
+}
+
+static int parse_probe_enabled(struct config *c, const char *v, char msg[static 512])
+{
+	static const char *const names[] = { "no", "yes" };
+	int k, r = parse_choice("Enabled", names, ELEMENTSOF(names), v, &k, msg);
+
+	if (r >= 0)
+		c->probe_enabled = k == 1;
+	return r;
+}
+
 static int parse_path(char **field, const char *key, const char *v, char msg[static 512])
 {
 	char *copy = NULL;
@@ -337,6 +377,8 @@ static const struct config_key {
 	{ "Devpts", "Mode", parse_mode_pin },
 	{ "Repair", "Policy", parse_repair_policy },
 	{ "Repair", "CreatePtmx", parse_create_ptmx },
+	{ "Probe", "Enabled", parse_probe_enabled },
+	{ "Probe", "User", parse_probe_user },
 	{ "Ignore", "Checks", parse_ignore_checks },
 	{ "Ignore", "Mountpoints", parse_ignore_mountpoints },
 	{ "Daemon", "MountEvents", parse_mount_events },
@@ -508,7 +550,8 @@ static int apply_file(struct config *c, econf_file *kf, struct config_error *err
 		if (!known_section(section)) {
 			locate(text, section, NULL, &first, &second);
 			r = fail(err, path, first,
-				 "unknown section [%s] (expected Devpts, Repair, Ignore or Daemon)",
+				 "unknown section [%s] (expected Devpts, Repair, Probe, Ignore or "
+				 "Daemon)",
 				 section);
 			break;
 		}

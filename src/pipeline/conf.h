@@ -56,6 +56,13 @@ struct config {
 	char **ignore_checks;	   /* catalog ids, validated */
 	char **ignore_mountpoints; /* absolute paths, no trailing slash */
 
+	/* [Probe] */
+	bool probe_enabled; /* Enabled=, default yes: run the allocation probe in audits as root */
+	char *probe_user;   /* User= as written, NULL when not set (then "nobody") */
+	bool has_probe_user;
+	uid_t probe_uid; /* resolved when the configuration is loaded */
+	gid_t probe_gid;
+
 	/* [Daemon] */
 	enum mount_events mount_events;
 	uint64_t coalesce_usec;

@@ -93,20 +93,32 @@ static int snapshot_stage(const struct audit_target *t, const struct config *c,
 		}
 		po.host = &host;
 	}
+	if (c && !c->probe_enabled)
+		po.skip_allocation = true;
+	if (c && c->has_probe_user && !po.has_alloc_user) {
+		po.has_alloc_user = true;
+		po.alloc_uid = c->probe_uid;
+		po.alloc_gid = c->probe_gid;
+	}
 	r = probe_base(&po, &res->snap, err);
 	if (r < 0)
 		return r;
 	r = analysis_new(res->snap, &res->a);
 	if (r < 0)
 		return r;
-	/* NAMESPACE-PROBE: the allocation probe belongs here, after the details; for a namespace
-	 * (po.ns set and not po.ns->own) its child calls namespace_enter(po.ns) (setns to
-	 * po.ns->mntns_fd, chroot to po.ns->root_fd) before it drops privileges. */
 	r = probe_details(&po, res->snap, res->a);
 	if (r >= 0 && t->holders)
 		r = t->holders(t->userdata, res->snap, res->a);
 	if (r >= 0)
 		r = analysis_update_nodes(res->a);
+	/* Last, so that it sees the system as the passes before it did. For another namespace its
+	 * child enters that mount namespace and root before it drops privileges. */
+	if (r >= 0) {
+		bool other = po.ns && !po.ns->own;
+
+		r = probe_allocation_into(&po, res->snap, other ? po.ns->mntns_fd : -1,
+					  other ? po.ns->root_fd : -1);
+	}
 	return r;
 }
 

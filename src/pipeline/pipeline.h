@@ -4,11 +4,13 @@
  * target (the live system, or a snapshot taken elsewhere) and a resolved configuration in; the
  * snapshot, its analysis and the findings out.
  *
- *   configuration -> probe_base -> analysis -> probe_details -> checks -> [Ignore]
+ *   configuration -> probe_base -> analysis -> probe_details -> allocation probe -> checks
+ *                 -> [Ignore]
  *
  * The configuration is applied before anything is read (TTYGroup= is the tty group the probe
- * records); the analysis of the first pass says which instance serves /dev/ptmx, and so which
- * slaves and holders the second pass reads. For a snapshot the probe passes are skipped. It
+ * records, [Probe] whether and as whom the allocation probe runs); the analysis of the first
+ * pass says which instance serves /dev/ptmx, and so which slaves and holders the second pass
+ * reads. For a snapshot the probe passes are skipped. It
  * never logs: the caller says what went wrong.
  */
 #pragma once

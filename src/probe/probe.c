@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "analysis/analysis.h"
+#include "probe/allocation.h"
 #include "snapshot/initramfs-record.h"
 #include "probe/namespace.h"
 #include "probe/probe.h"
@@ -821,5 +822,42 @@ int probe_details(const struct probe_options *opts, struct snapshot *s, const st
 	/* A namespace whose process left is being torn down: what was read may be half of it. */
 	if (other)
 		return namespace_target_check(ns);
+	return 0;
+}
+
+int probe_allocation_into(const struct probe_options *opts, struct snapshot *s, int mntns_fd,
+			  int root_fd)
+{
+	struct alloc_options o = { .mntns_fd = mntns_fd, .root_fd = root_fd };
+	int r;
+
+	if (opts->skip_allocation) {
+		s->probe = (struct alloc_probe){ .status = ALLOC_DISABLED };
+		return 0;
+	}
+	if (geteuid() != 0) {
+		s->probe = (struct alloc_probe){ .status = ALLOC_NOT_ROOT };
+		return 0;
+	}
+	if (opts->has_alloc_user) {
+		o.uid = opts->alloc_uid;
+		o.gid = opts->alloc_gid;
+	} else {
+		r = user_lookup(PROBE_USER_DEFAULT, &o.uid, &o.gid);
+		if (r < 0)
+			return r; /* cannot happen: "nobody" always has its fallback */
+	}
+	r = probe_allocation(&o, &s->probe);
+	if (r < 0) {
+		s->probe = (struct alloc_probe){
+			.status = ALLOC_SETUP_FAILED,
+			.uid = o.uid,
+			.gid = o.gid,
+			.error = -r,
+			.setup_step = "start",
+		};
+		if (r == -ENOMEM)
+			return r;
+	}
 	return 0;
 }

@@ -23,6 +23,13 @@ struct probe_options {
 	 * group "tty". */
 	bool has_tty_gid;
 	gid_t tty_gid;
+	/* The allocation probe (probe/allocation.h), run after the second pass in audits as root:
+	 * skipped when skip_allocation (the snapshot then says ALLOC_DISABLED); as the user
+	 * has_alloc_user names, else PROBE_USER_DEFAULT. */
+	bool skip_allocation;
+	bool has_alloc_user;
+	uid_t alloc_uid;
+	gid_t alloc_gid;
 	/* The mount namespace and root of this process to judge (audit --namespace), 0 for the
 	 * caller's own: the pipeline opens it (probe/namespace.h) unless ns is given. */
 	pid_t namespace_pid;
@@ -44,6 +51,12 @@ int probe_base(const struct probe_options *opts, struct snapshot **ret, struct p
  * helpers and the initramfs record. It adds nodes to s, so a's node pointers must be renewed
  * afterwards (analysis_update_nodes()). */
 int probe_details(const struct probe_options *opts, struct snapshot *s, const struct analysis *a);
+
+/* The allocation probe into s->probe, or why it was not performed (skipped, not root). A child
+ * that cannot be started is recorded as such (ALLOC_SETUP_FAILED, "start"), not an error of the
+ * audit. mntns_fd and root_fd: the namespace and root to allocate in (-1: the caller's). */
+int probe_allocation_into(const struct probe_options *opts, struct snapshot *s, int mntns_fd,
+			  int root_fd);
 
 /* Scan proc (normally "/proc") for processes holding ptys of the covered instances of a, into
  * s->holders; nothing when no instance is covered. About 10 us an open fd, whatever it is:

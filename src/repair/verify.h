@@ -3,19 +3,12 @@
  * What an unprivileged user gets from /dev/ptmx: a forked child drops its
  * privileges (no supplementary groups), opens the multiplexer, unlocks the
  * pty, opens its slave through TIOCGPTPEER and reports the slave's owner,
- * group and mode. Repair uses it to prove a fix; the allocation probe is
- * meant to build on it.
+ * group and mode. Repair uses it to prove a fix; the allocation probe
+ * (probe/allocation.h) runs in the same kind of child.
  *
- * The child cannot be interfered with by other unprivileged processes: its
- * real and saved uid are a transient uid from VERIFY_UID_MIN..VERIFY_UID_MAX
- * that no process had (as real, effective or saved uid, read from
- * /proc/PID/status) and systemd has not handed to a DynamicUser= service, so
- * no unprivileged process may signal or trace it (both need the sender's uid
- * to be the target's real or saved one), and it is not dumpable. Its effective uid and gid are the
- * same transient ids, or the user asked for. Every wait on it has a
- * deadline (a pidfd where the kernel has one): a child that is stopped past
- * the deadline is killed, and one that dies without answering is reported
- * as interfered with (-ECANCELED), never as an outcome.
+ * The child is a guarded one (util/guarded-child.h): a transient uid no other process has as
+ * its real and saved uid, not dumpable, with a deadline; one that is stopped or killed is
+ * reported as interfered with (-ECANCELED), never as an outcome.
  *
  * Returns negative errno and does not log.
  */
@@ -24,13 +17,10 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-/* The range systemd uses for DynamicUser= (61184..65519): ids no account is meant to have.
- * Each verification picks a free one from a random start. */
-#define VERIFY_UID_MIN 61184u
-#define VERIFY_UID_MAX 65519u
+#include "util/guarded-child.h"
 
 /* No user: run as the transient ids themselves. */
-#define VERIFY_TRANSIENT ((uid_t)-1)
+#define VERIFY_TRANSIENT GUARD_TRANSIENT
 
 /* How long one verification child may take from fork to exit. */
 #define VERIFY_DEADLINE_USEC (3ULL * 1000000ULL)

@@ -216,6 +216,7 @@ json_object *report_to_json(const struct report *r)
 	}
 	json_object_object_add(o, "findings", findings);
 	json_object_object_add(o, "boot", boot_report_json(r->a));
+	json_object_object_add(o, "probe", alloc_probe_to_json(&r->snap->probe));
 	{
 		/* Holders are looked for only when a covered instance exists; a process whose fds
 		 * could not be read (not root) may hold one unseen. */

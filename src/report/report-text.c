@@ -141,6 +141,13 @@ static int write_one(FILE *f, const struct report *r, bool color)
 		fprintf(f, "mount namespace %llu of pid %d, judged from the host\n",
 			(unsigned long long)r->snap->ns->mntns, (int)r->snap->ns->pid);
 	write_ptmx_line(f, r->a);
+	{
+		char probe[256];
+
+		fputs("allocation probe: ", f);
+		fputs_escaped(alloc_probe_describe(&r->snap->probe, probe, sizeof(probe)), f);
+		fputc('\n', f);
+	}
 
 	FOREACH_ARRAY (i, r->findings->items, r->findings->n_items)
 		counts[i->severity]++;

@@ -36,8 +36,10 @@ struct snapshot *snapshot_new(void)
 {
 	struct snapshot *s = calloc(1, sizeof(*s));
 
-	if (s)
+	if (s) {
 		s->tty_gid = TTY_GID_FALLBACK;
+		s->probe.status = ALLOC_NOT_RECORDED;
+	}
 	return s;
 }
 
@@ -387,6 +389,8 @@ json_object *snapshot_to_json(const struct snapshot *s)
 		json_object_object_add(root, "initramfs", initramfs_record_to_json(s->initramfs));
 	if (s->ns)
 		json_object_object_add(root, "namespace", snapshot_namespace_to_json(s->ns));
+	if (s->probe.status != ALLOC_NOT_RECORDED)
+		json_object_object_add(root, "probe", alloc_probe_to_json(&s->probe));
 	return root;
 }
 
@@ -605,6 +609,9 @@ int snapshot_from_json(json_object *root, struct snapshot **ret, struct load_err
 	if ((r = json_get(root, "", "initramfs", json_type_object, JSON_OPTIONAL, &v, err)) < 0 ||
 	    (v && (r = initramfs_record_from_json(v, "initramfs", &s->initramfs, err)) < 0) ||
 	    (r = load_namespace(root, s, err)) < 0)
+		return r;
+	if ((r = json_get(root, "", "probe", json_type_object, JSON_OPTIONAL, &v, err)) < 0 ||
+	    (v && (r = alloc_probe_from_json(v, "probe", &s->probe, err)) < 0))
 		return r;
 
 	*ret = TAKE_PTR(s);

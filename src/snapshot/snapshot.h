@@ -13,6 +13,7 @@
 #include <sys/types.h>
 #include <time.h>
 
+#include "snapshot/allocation.h"
 #include "snapshot/mountinfo.h"
 #include "util/json-load.h"
 #include "util/macro.h"
@@ -109,6 +110,10 @@ struct snapshot {
 	/* A namespace audit: which namespace, and the host's serving instance; NULL when the
 	 * snapshot is of the caller's own namespace. */
 	struct snapshot_namespace *ns;
+
+	/* The allocation probe (snapshot/allocation.h); ALLOC_NOT_RECORDED when the snapshot has
+	 * none. Optional in JSON. */
+	struct alloc_probe probe;
 };
 
 struct snapshot *snapshot_new(void);

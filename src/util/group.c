@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <errno.h>
 #include <grp.h>
+#include <pwd.h>
 #include <stdlib.h>
 
 #include "util/group.h"
@@ -41,4 +42,27 @@ int group_lookup(const char *name, gid_t *ret)
 		return -r;
 	*ret = res->gr_gid;
 	return 0;
+}
+
+int user_lookup(const char *name, uid_t *uid, gid_t *gid)
+{
+	struct passwd *pw = getpwnam(name);
+	unsigned v;
+
+	if (pw) {
+		*uid = pw->pw_uid;
+		*gid = pw->pw_gid;
+		return 0;
+	}
+	if (parse_uint(name, &v) == 0) {
+		*uid = v;
+		*gid = v;
+		return 0;
+	}
+	if (streq(name, PROBE_USER_DEFAULT)) { /* no NSS entry: the conventional overflow id */
+		*uid = NOBODY_ID_FALLBACK;
+		*gid = NOBODY_ID_FALLBACK;
+		return 0;
+	}
+	return -ESRCH;
 }

@@ -520,6 +520,48 @@ def config_bad(ctx):
     expect_error(ctx.run("audit", "--snapshot", path, "--config", conf), "audit: " + want)
 
 
+@case("config-probe-bad")
+def config_probe_bad(ctx):
+    path = ctx.snapshot_file("config-base.json", BASE_SNAPSHOT)
+    for text, line, message in (
+        ("[Probe]\nUser=no-such-user-of-ptsguard\n", 2, "User=no-such-user-of-ptsguard: no such user"),
+        ("[Probe]\nEnabled=yes\nUser=root\n", 3, "User=root: uid 0, gid 0: the probe must run as an unprivileged user"),
+        ("[Probe]\n\nEnabled=maybe\n", 3, "Enabled=maybe: expected no or yes"),
+        ("[Probes]\nUser=nobody\n", 1, "unknown section [Probes] (expected Devpts, Repair, Probe, Ignore or Daemon)"),
+    ):
+        conf = ctx.write("probe.conf", text)
+        want = "%s:%d: %s" % (conf, line, message)
+        expect_error(ctx.run("audit", "--snapshot", path, "--config", conf), "audit: " + want)
+        expect_error(ctx.run("repair", "--dry-run", "--config", conf), "repair: " + want)
+    conf = ctx.write("probe-ok.conf", "[Probe]\nUser=nobody\nEnabled=no\n")
+    expect_healthy_snapshot_report(ctx.run("audit", "--snapshot", path, "--config", conf, "--json"))
+
+
+@case("probe-docs-table")
+def probe_docs_table(ctx):
+    """docs/checks.md's table of what each check predicts of the allocation probe is the
+    catalog's (checks --format json, probe_predicts), row for row."""
+    r = ctx.run("checks", "--format", "json")
+    expect_ok(r)
+    want = []
+    for e in parse_json(r):
+        p = e.get("probe_predicts")
+        if p:
+            want.append((e["id"], ", ".join("`%s`" % x for x in p["steps"]), ", ".join(p["errnos"]) or "any"))
+    docs = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs", "checks.md")
+    with open(docs) as f:
+        text = f.read()
+    section = text.split("## The allocation probe", 1)[-1].split("\n## ", 1)[0]
+    got = []
+    for line in section.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 4 and cells[0].startswith("`"):
+            got.append((cells[0].strip("`"), cells[1], cells[2]))
+    if got != want:
+        raise Failed("docs/checks.md, The allocation probe: the table says\n  %s\nthe catalog says\n  %s"
+                     % ("\n  ".join(map(str, got)), "\n  ".join(map(str, want))))
+
+
 @case("config-too-large")
 def config_too_large(ctx):
     # Over 1 MiB, a file is refused from its size, before libeconf reads it: libeconf needs

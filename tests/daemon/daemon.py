@@ -658,7 +658,7 @@ def case_config_errors(ptsguard, opts):
         ("[Devpts]\nMode=644\n", 2, "Mode=644: expected 620 or 600 (or empty for either)"),
         ("[Devpts]\nTTYGroup=tty\n\n[Daemon]\nBogus=1\n", 5, "unknown key 'Bogus' in [Daemon]"),
         ("[Ignore]\nChecks=ptmx-mode no-such-check\n", 2, "Checks=: unknown check 'no-such-check' (see ptsguard checks)"),
-        ("# comment\n[Devpt]\nMode=620\n", 2, "unknown section [Devpt] (expected Devpts, Repair, Ignore or Daemon)"),
+        ("# comment\n[Devpt]\nMode=620\n", 2, "unknown section [Devpt] (expected Devpts, Repair, Probe, Ignore or Daemon)"),
         ("Mode=620\n", 1, "'Mode' is outside of any [Section]"),
         ("[Repair]\nPolicy=yes\n", 2, "Policy=yes: expected off or safe"),
         ("[Daemon]\nCoalesceMSec=20ms\n", 2, "CoalesceMSec=20ms: expected milliseconds from 0 to 10000"),
@@ -718,7 +718,7 @@ def case_default_config(ptsguard, opts):
     keys = re.findall(r"^#([A-Za-z]+)=", text, re.M)
     c.eq(
         sorted(keys),
-        sorted(["TTYGroup", "Mode", "Policy", "CreatePtmx", "Checks", "Mountpoints", "MountEvents", "CoalesceMSec", "AuditCPUPercent", "HolderRescanSec", "StateFile", "PrometheusFile", "PrometheusHeartbeatSec"]),
+        sorted(["TTYGroup", "Mode", "Policy", "CreatePtmx", "Enabled", "User", "Checks", "Mountpoints", "MountEvents", "CoalesceMSec", "AuditCPUPercent", "HolderRescanSec", "StateFile", "PrometheusFile", "PrometheusHeartbeatSec"]),
         "every key is in the default configuration, commented out",
     )
     c.true(not re.search(r"^[A-Za-z]+=", text, re.M), "no key is set in the default configuration")
@@ -772,7 +772,7 @@ def case_config_dirs(ptsguard, opts):
     p.send_signal(signal.SIGTERM)
     out = p.communicate(timeout=10)[0]
     c.eq(p.returncode, 0, "vendor only: exit status")
-    want = "ptsguard: Loaded configuration from %s/ptsguard.conf, %s/ptsguard.conf.d/10-vendor.conf, %s/ptsguard.conf.d/30-vendor.conf: TTYGroup=tty Mode=600 Policy=off CreatePtmx=node MountEvents=auto CoalesceMSec=30 AuditCPUPercent=40 HolderRescanSec=30 StateFile=/run/ptsguard/report.json PrometheusFile=(none) Ignore=pty-capacity" % (vendor, vendor, vendor)
+    want = "ptsguard: Loaded configuration from %s/ptsguard.conf, %s/ptsguard.conf.d/10-vendor.conf, %s/ptsguard.conf.d/30-vendor.conf: TTYGroup=tty Mode=600 Policy=off CreatePtmx=node Probe=yes ProbeUser=nobody MountEvents=auto CoalesceMSec=30 AuditCPUPercent=40 HolderRescanSec=30 StateFile=/run/ptsguard/report.json PrometheusFile=(none) Ignore=pty-capacity" % (vendor, vendor, vendor)
     c.eq(out.splitlines()[0] if out else "", want, "vendor file and vendor drop-ins")
 
     # /etc's file replaces the vendor file; /etc's drop-ins come after the vendor's.
@@ -793,7 +793,7 @@ def case_config_dirs(ptsguard, opts):
             admin + "/ptsguard.conf.d/20-admin.conf",
         ]
     )
-    want = "ptsguard: Loaded configuration from %s: TTYGroup=tty Mode=620|600 Policy=safe CreatePtmx=node MountEvents=auto CoalesceMSec=70 AuditCPUPercent=50 HolderRescanSec=30 StateFile=/run/ptsguard/report.json PrometheusFile=(none) Ignore=pty-capacity" % order
+    want = "ptsguard: Loaded configuration from %s: TTYGroup=tty Mode=620|600 Policy=safe CreatePtmx=node Probe=yes ProbeUser=nobody MountEvents=auto CoalesceMSec=70 AuditCPUPercent=50 HolderRescanSec=30 StateFile=/run/ptsguard/report.json PrometheusFile=(none) Ignore=pty-capacity" % order
     c.eq(out.splitlines()[0] if out else "", want, "admin file replaces the vendor file; drop-ins vendor then admin")
 
     # An error in a drop-in names the drop-in.
@@ -1341,13 +1341,28 @@ def case_capabilities(ptsguard, opts):
     /proc/PID/status); the holder scan still sees another user's pty; a reload that lowers the
     policy drops more, and one that raises it again takes back what repair needs."""
     c = Checker()
-    audit_only = {CAP_SYS_PTRACE, CAP_DAC_READ_SEARCH}
-    repair = audit_only | {CAP_SYS_ADMIN, CAP_CHOWN, CAP_FOWNER, CAP_KILL, CAP_SETUID, CAP_SETGID, CAP_MKNOD}
+    no_probe = {CAP_SYS_PTRACE, CAP_DAC_READ_SEARCH}
+    # The allocation probe's child becomes nobody (CAP_SETUID, CAP_SETGID) and is killed past
+    # its deadline (CAP_KILL).
+    audit_only = no_probe | {CAP_KILL, CAP_SETUID, CAP_SETGID}
+    repair = audit_only | {CAP_SYS_ADMIN, CAP_CHOWN, CAP_FOWNER, CAP_MKNOD}
     safe_config = default_config().replace("Policy=off", "Policy=safe")
+
+    daemon = Daemon(ptsguard, config_text=default_config() + "\n[Probe]\nEnabled=no\n", notify=NotifySocket(TEST_DIR + "/notify-noprobe"))
+    daemon.wait_ready()
+    c.eq(cap_eff(daemon.pid), no_probe, "CapEff with Policy=off and [Probe] Enabled=no")
+    report = wait_state("the first audit", lambda r: True)
+    c.eq((report.get("probe") or {}).get("reason"), "disabled", "the state file says the probe is disabled")
+    stop_daemon(c, daemon)
 
     daemon = Daemon(ptsguard)
     daemon.wait_ready()
     c.eq(cap_eff(daemon.pid), audit_only, "CapEff with Policy=off")
+    # With what is left, each audit's probe still becomes nobody and gets a working pty.
+    report = wait_state("the first audit of this daemon", lambda r: (r.get("probe") or {}).get("reason") != "disabled")
+    probe = report.get("probe") or {}
+    c.eq((probe.get("performed"), probe.get("uid"), probe.get("failed_step")), (True, 65534, None),
+         "the daemon's allocation probe, capabilities dropped: %s" % probe)
     # What is left is enough: uid 1000 holds a pty on an instance that then gets covered.
     holder = register(subprocess.Popen(
         ["setpriv", "--reuid=1000", "--regid=1000", "--clear-groups", "/usr/bin/python3", "-c",
@@ -1380,7 +1395,45 @@ def case_capabilities(ptsguard, opts):
     c.done()
 
 
+def audits_so_far(daemon):
+    """How many audits a stopped daemon ran, from its last words ("Stopping after N audits")."""
+    m = re.search(r"Stopping after (\d+) audits", daemon.stderr_text())
+    return int(m.group(1)) if m else None
+
+
+def case_probe_quiet(ptsguard, opts):
+    """Each audit's allocation probe makes and removes a /dev/pts/N, and the daemon watches
+    /dev/pts: those events are the daemon's own, so an idle daemon stays idle (were they taken
+    for a change, every audit would wake the next, for ever). A user's new pty still wakes it."""
+    c = Checker()
+    daemon = Daemon(ptsguard)
+    daemon.wait_ready()
+    report = wait_state("the first audit", lambda r: True)
+    c.eq(((report.get("probe") or {}).get("performed"), (report.get("probe") or {}).get("failed_step")),
+         (True, None), "the daemon's probe got a working pty: %s" % report.get("probe"))
+    time.sleep(3)
+    stop_daemon(c, daemon)
+    n = audits_so_far(daemon)
+    c.true(n is not None and n <= 2, "an idle daemon audited %s times in 3 s: its probe's pty woke it" % n)
+
+    # A pty of a user (uid 1000), with a mode the check dislikes, is seen at once.
+    daemon = Daemon(ptsguard, notify=NotifySocket(TEST_DIR + "/notify-quiet-2"))
+    daemon.wait_ready()
+    wait_state("the first audit", lambda r: finding_ids(r) == [])
+    holder = register(subprocess.Popen(
+        ["setpriv", "--reuid=1000", "--regid=1000", "--clear-groups", "/usr/bin/python3", "-c",
+         "import os, sys\nm, s = os.openpty()\nos.fchmod(s, 0o666)\nprint('ready', flush=True)\nsys.stdin.read()\n"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True))
+    c.eq(holder.stdout.readline().strip(), "ready", "the user's pty is open")
+    wait_state("the user's pty of mode 0666 seen", lambda r: "pty-slave-perms" in finding_ids(r))
+    holder.stdin.close()
+    holder.wait(timeout=10)
+    stop_daemon(c, daemon)
+    c.done()
+
+
 CASES = {
+    "probe-quiet": (case_probe_quiet, True),
     "capabilities": (case_capabilities, True),
     "output-symlink-swap": (case_output_symlink_swap, True),
     "transitions": (case_transitions, True),

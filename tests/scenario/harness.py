@@ -287,7 +287,7 @@ class Scenario:
 
     # ---- pty-probe ----
 
-    def _probe_argv(self, unprivileged, ptmx, hold):
+    def _probe_argv(self, unprivileged, ptmx, hold, wrap=()):
         argv = [self.pty_probe]
         if ptmx:
             argv += ["--ptmx", ptmx]
@@ -300,7 +300,7 @@ class Scenario:
                 "--regid=%d" % UNPRIVILEGED_GID,
                 "--clear-groups",
             ] + argv
-        return argv
+        return list(wrap) + argv
 
     @staticmethod
     def _parse_probe(line, argv, stderr=""):
@@ -310,9 +310,10 @@ class Scenario:
             raise SetupError("pty-probe printed no JSON (%s): %r %s" % (" ".join(argv), line, stderr))
         return res
 
-    def probe(self, unprivileged=True, ptmx=None):
-        """Allocate and release one pty; return pty-probe's JSON."""
-        argv = self._probe_argv(unprivileged, ptmx, False)
+    def probe(self, unprivileged=True, ptmx=None, wrap=()):
+        """Allocate and release one pty (under the command wrap, if any); return pty-probe's
+        JSON."""
+        argv = self._probe_argv(unprivileged, ptmx, False, wrap)
         r = self.sh(*argv, ok=False)
         res = self._parse_probe(r.stdout.strip(), argv, r.stderr)
         want_rc = 0 if res.get("ok") else 1
@@ -379,7 +380,7 @@ class Scenario:
 
     def run_ptsguard(self, *args):
         return subprocess.run(
-            [self.ptsguard] + list(args),
+            getattr(self, "wrap", []) + [self.ptsguard] + list(args),
             stdin=self.null,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -398,12 +399,15 @@ class Scenario:
                 % (what, r.returncode, e, r.stdout, r.stderr)
             )
 
-    def audit(self):
+    def audit(self, wrap=()):
         """Audit live, snapshot, audit the snapshot; return the live report.
 
         Asserts the contract every report must keep, and that the snapshot
-        audit finds exactly what the live audit found.
+        audit finds exactly what the live audit found. wrap: a command that runs the live
+        audit, the snapshot and the scenario's own allocation (a seccomp filter), not the
+        offline audit.
         """
+        self.wrap = list(wrap)
         live = self.run_ptsguard("audit", "--json")
         live_report = self._parse_report(live, "ptsguard audit --json")
         self.reports["live"] = (live_report, live.returncode)
@@ -412,6 +416,7 @@ class Scenario:
 
         snap_path = os.path.join(self.workdir, "snapshot.json")
         s = self.run_ptsguard("snapshot", "--output", snap_path)
+        self.wrap = []
         if s.returncode != 0:
             raise SetupError(
                 "ptsguard snapshot --output exited %d\nstdout: %s\nstderr: %s"
@@ -437,9 +442,68 @@ class Scenario:
             "findings of audit --snapshot (snapshot of this state) vs the live audit",
         )
         self.check.eq(off.returncode, live.returncode, "exit status of audit --snapshot vs live")
-        if self.daemon:
+        self.check.eq(off_report.get("probe"), live_report.get("probe"), "the probe of audit --snapshot vs live")
+        # The audit's own allocation probe against this scenario's: a user allocating now.
+        self.check_probe_agrees(live_report, self.probe(wrap=wrap))
+        # The daemon does not run under the wrapper (a seccomp filter): it judges another system.
+        if self.daemon and not wrap:
             self.check_daemon_agrees(live_report)
         return live_report
+
+    # ---- the allocation probe against the scenario's own non-root allocation ----
+
+    # pty-probe's steps, as the audit's probe names them.
+    PTY_PROBE_STEPS = {"open": "open_ptmx", "unlock": "unlockpt", "index": "ptsname", "peer": "peer", "fstat": "peer"}
+
+    @classmethod
+    def user_outcome(cls, res):
+        """What a user got from pty-probe: None (a working pty, reopened by its name), or
+        (where, errno name or "other")."""
+        if not res.get("ok"):
+            return (cls.PTY_PROBE_STEPS.get(res.get("step"), res.get("step")), res.get("error"))
+        if res.get("by_name") != "same":
+            return ("by_name", res.get("by_name"))
+        return None
+
+    @staticmethod
+    def audit_probe_outcome(probe):
+        """The same for the audit's probe object (docs/report.md)."""
+        step = probe.get("failed_step")
+        if step is None:
+            return None
+        err = (probe.get("errno") or {}).get("name")
+        if step in ("ptsname", "open_slave"):
+            return ("by_name", err)
+        if step == "compare":
+            return ("by_name", "other")
+        if step == "grantpt" and err == "EINVAL":
+            # Not a pty master: glibc's grantpt() asks the kernel (TIOCGPTN) and turns its
+            # ENOTTY into POSIX's EINVAL; pty-probe, which skips grantpt(), meets the ENOTTY of
+            # the next ioctl.
+            return ("unlockpt", "ENOTTY")
+        return (step, err)
+
+    def check_probe_agrees(self, report, user_res, where="live report"):
+        """The audit's probe ran (as root, live) and found what the scenario's own unprivileged
+        allocation found: the same verdict, at the same step, with the same errno."""
+        probe = report.get("probe") or {}
+        if not self.check.eq(probe.get("performed"), True, "%s: the allocation probe was performed (%s)" % (where, probe)):
+            return
+        self.check.eq(probe.get("uid"), 65534, "%s: the probe's uid (nobody)" % where)
+        self.check.eq(
+            self.audit_probe_outcome(probe),
+            self.user_outcome(user_res),
+            "%s: the audit's probe (%s) vs the scenario's unprivileged allocation (%s)"
+            % (where, json.dumps(probe.get("steps", [])[-1:] + [probe.get("errno")]), json.dumps(user_res)),
+        )
+        # A failure is either a finding's, confirmed, or pty-allocation-fails: never silent.
+        if self.audit_probe_outcome(probe) is not None:
+            ids = [f.get("id") for f in report.get("findings", [])]
+            confirmed = [f.get("id") for f in report.get("findings", []) if (f.get("evidence") or {}).get("confirmed_by_probe") is True]
+            self.check.true(
+                bool(confirmed) != ("pty-allocation-fails" in ids),
+                "%s: a probe failure is confirmed by a finding (%s) or reported as pty-allocation-fails (%s), exactly one" % (where, confirmed, ids),
+            )
 
     # ---- the daemon following the scenario ----
 
@@ -453,8 +517,13 @@ class Scenario:
         with open(conf, "w") as f:
             # HolderRescanSec=0: every audit scans for holders, as the CLI does; reusing a scan
             # (the default) is tested by the daemon suite.
+            # No allocation probe in the daemon: its transient /dev/pts/N would be seen by the
+            # case's own audits running at the same moment (a slave that comes and goes), and
+            # theirs by it. What is compared here is tracking; the daemon's probe has the daemon
+            # suite's tests.
             f.write(
-                "[Daemon]\nStateFile=%s\nMountEvents=%s\nHolderRescanSec=0\n" % (self.daemon_state, self.daemon_mode)
+                "[Daemon]\nStateFile=%s\nMountEvents=%s\nHolderRescanSec=0\n[Probe]\nEnabled=no\n"
+                % (self.daemon_state, self.daemon_mode)
             )
         with open(self.daemon_log, "w") as log_file:
             self.daemon = subprocess.Popen(
@@ -506,8 +575,15 @@ class Scenario:
 
     @staticmethod
     def _comparable_findings(report):
-        # ptmx-replaced is the daemon's own: a change of /dev/ptmx since it started.
-        return [f for f in report.get("findings", []) if f.get("id") != "ptmx-replaced"]
+        # ptmx-replaced is the daemon's own: a change of /dev/ptmx since it started. The daemon
+        # runs no allocation probe here (start_daemon()): what the probe adds is left out.
+        out = []
+        for f in report.get("findings", []):
+            if f.get("id") in ("ptmx-replaced", "pty-allocation-fails"):
+                continue
+            f = dict(f, evidence={k: v for k, v in (f.get("evidence") or {}).items() if k != "confirmed_by_probe"})
+            out.append(f)
+        return out
 
     def check_daemon_agrees(self, live_report):
         """The daemon, which followed every change of the scenario as it happened (through
@@ -650,7 +726,7 @@ class Scenario:
 
     def dump(self):
         for argv, res in self.probe_results:
-            who = "uid %d" % UNPRIVILEGED_UID if argv[0] == "setpriv" else "root"
+            who = "uid %d" % UNPRIVILEGED_UID if "setpriv" in argv else "root"
             args = " ".join(argv[argv.index(self.pty_probe) + 1 :]) or "(no options)"
             log("pty-probe %s, as %s -> %s" % (args, who, json.dumps(res)))
         try:

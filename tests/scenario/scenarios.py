@@ -153,6 +153,11 @@ def healthy_char(sc):
     )
     res = sc.probe()
     sc.expect_probe(res, ok=True, uid=UNPRIVILEGED_UID, gid=TTY_GID, mode="0620", dev=dev)
+    # --no-probe: the report (and a snapshot) say the probe was skipped, and why.
+    for argv, what in ((["audit", "--json", "--no-probe"], "audit --no-probe"), (["snapshot", "--no-probe"], "snapshot --no-probe")):
+        r = sc.run_ptsguard(*argv)
+        probe = (sc._parse_report(r, what).get("probe") or {})
+        sc.check.eq((probe.get("performed"), probe.get("reason")), (False, "disabled"), "%s: probe %s" % (what, probe))
 
 
 @case("healthy-symlink")
@@ -438,6 +443,11 @@ def stack_audit_unprivileged(sc):
     sc.check.true(scan.get("processes_skipped", 0) > 0, "skipped processes are counted: %s" % scan)
     text = subprocess.run(as_user + ["--no-color"], stdin=sc.null, capture_output=True, text=True, timeout=30)
     sc.check.true("could not be inspected" in text.stdout, "the text report says so:\n" + text.stdout)
+    # Nor can it become another user: no allocation probe, and the report says why.
+    probe = report.get("probe") or {}
+    sc.check.eq((probe.get("performed"), probe.get("reason"), probe.get("steps")), (False, "not-root", []),
+                "the probe of a non-root audit: %s" % probe)
+    sc.check.true("allocation probe: not performed: not root" in text.stdout, "the text report says so:\n" + text.stdout)
     # root sees the holder
     root = sc.audit()
     sc.expect(root, ["devpts-orphan-in-use", "devpts-overmount"])
@@ -886,6 +896,126 @@ def pty_path_blocked_pts(sc):
     sc.expect_probe(res, ok=True, gid=TTY_GID, by_name="EACCES")
 
 
+# ---------------------------------------------------------------------------
+# The allocation probe: failures nothing in the mount table predicts
+
+SECCOMP_EXEC = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "helpers", "seccomp-exec")
+TIOCSPTLCK = 0x40045431
+
+
+def unpredicted_failure(sc, report, step, errno_name, errno_number):
+    sc.expect(report, ["pty-allocation-fails"])
+    f = sc.finding(report, "pty-allocation-fails")
+    if f is not None:
+        sc.check.eq(
+            f.get("evidence"),
+            {"step": step, "errno": {"name": errno_name, "number": errno_number}, "uid": 65534, "gid": 65534,
+             "ptsname": None},
+            "pty-allocation-fails evidence",
+        )
+        sc.check.eq(f.get("repairable"), False, "pty-allocation-fails is not repairable")
+
+
+@case("probe-seccomp-unlock")
+def probe_seccomp_unlock(sc):
+    """A healthy mount table, but a seccomp filter (inherited by the probe's child, as by every
+    program started under it) fails unlockpt()'s TIOCSPTLCK with EPERM: only the allocation
+    probe sees it."""
+    r = subprocess.run(["/usr/bin/python3", "-c", "import seccomp"], stdin=sc.null, capture_output=True, text=True)
+    if r.returncode != 0:
+        raise SetupError("/usr/bin/python3 has no seccomp module (Debian: python3-seccomp): %s" % r.stderr.strip())
+    sc.setup_base()
+    sc.mount_devpts("/dev/pts", HEALTHY)
+    report = sc.audit(wrap=[SECCOMP_EXEC, "ioctl=0x%x:EPERM" % TIOCSPTLCK])
+    unpredicted_failure(sc, report, "unlockpt", "EPERM", 1)
+    sc.check.eq((report.get("probe") or {}).get("failed_step"), "unlockpt", "probe.failed_step")
+    # The same system without the filter: nothing to report.
+    report = sc.audit()
+    sc.expect(report, [])
+
+
+@case("probe-dev-nodev")
+def probe_dev_nodev(sc):
+    """/dev mounted nodev: opening the /dev/ptmx node fails with EACCES for everyone, whatever its
+    mode. No check reads /dev's mount flags; the allocation probe meets it."""
+    sc.setup_base()
+    sc.mount_devpts("/dev/pts", HEALTHY)
+    sc.catalog  # read now: with nodev, /dev/null cannot be opened either
+    sc.sh("mount", "-o", "remount,nodev", "/dev")
+    report = sc.audit()
+    unpredicted_failure(sc, report, "open_ptmx", "EACCES", 13)
+
+
+ATTACKER = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "helpers", "signal-attacker")
+
+
+def attacked_audits(sc, uid, rounds):
+    """Audit `rounds` times while a process of uid SIGSTOPs and SIGKILLs, in turn, every child of
+    ptsguard it sees; return the live reports and the attacker's counts."""
+    import tempfile
+
+    fd, pid_file = tempfile.mkstemp(prefix="ptsguard-attacked-", dir=sc.workdir)
+    os.close(fd)
+    os.chmod(pid_file, 0o644)
+    attacker = subprocess.Popen(
+        [sys.executable, ATTACKER, "--uid", str(uid), "--pid-file", pid_file],
+        stdin=sc.null, stdout=subprocess.PIPE, text=True,
+    )
+    reports = []
+    try:
+        if attacker.stdout.readline().strip() != "ready":
+            raise SetupError("the signal attacker did not start")
+        # The wrapper names ptsguard's pid before becoming it: the attacker sees its first child.
+        wrapper = ["/bin/sh", "-c", 'echo $$ > "$0"; exec "$@"', pid_file]
+        for _ in range(rounds):
+            with open(pid_file, "w"):
+                pass
+            # A sanitizer build's leak check runs at exit in a helper task, a child like any
+            # other to an attacker as root, who stops it: the exit would then wait for ever.
+            env = dict(os.environ, ASAN_OPTIONS=os.environ.get("ASAN_OPTIONS", "") + ":detect_leaks=0")
+            r = subprocess.run(wrapper + [sc.ptsguard, "audit", "--json"], stdin=sc.null,
+                               capture_output=True, text=True, timeout=60, env=env)
+            report = sc._parse_report(r, "ptsguard audit --json under attack")
+            sc.validate_report(report, r.returncode, "live")
+            reports.append(report)
+    finally:
+        attacker.terminate()
+        out, _ = attacker.communicate(timeout=20)
+    return reports, json.loads(out.strip().splitlines()[-1])
+
+
+@case("probe-attacked")
+def probe_attacked(sc):
+    """Processes of uid nobody, the uid the probe allocates as, SIGSTOP and SIGKILL every child of
+    ptsguard: they cannot reach the probe's child (its real and saved uid are a transient one),
+    so every audit completes with a working pty found. Root, which can, only makes the probe
+    inconclusive (retried, then "interfered"), never a failure."""
+    sc.setup_base()
+    sc.mount_devpts("/dev/pts", HEALTHY)
+    reports, counts = attacked_audits(sc, 65534, 3)
+    log("attacker as nobody: %s" % counts)
+    sc.check.eq(counts["hit"], 0, "no probe child could be signalled by uid 65534")
+    for i, report in enumerate(reports):
+        sc.check.eq([f.get("id") for f in report.get("findings", [])], [], "audit %d under attack: findings" % i)
+        probe = report.get("probe") or {}
+        sc.check.eq((probe.get("performed"), probe.get("failed_step")), (True, None),
+                    "audit %d under attack: the probe ran and found a working pty (%s)" % (i, probe))
+    reports, counts = attacked_audits(sc, 0, 1)
+    log("attacker as root: %s" % counts)
+    for i, report in enumerate(reports):
+        sc.check.eq([f.get("id") for f in report.get("findings", [])], [], "audit %d attacked by root: findings" % i)
+        probe = report.get("probe") or {}
+        sc.check.true(
+            (probe.get("performed"), probe.get("failed_step")) == (True, None)
+            or (probe.get("performed"), probe.get("reason")) == (False, "interfered"),
+            "audit %d attacked by root: the probe succeeded or says it was interfered with: %s" % (i, probe),
+        )
+    # Nothing the attacked probes opened is left open.
+    report = sc.audit()
+    sc.expect(report, [])
+    sc.check.eq(sorted(os.listdir("/dev/pts")), ["ptmx"], "no pty left open on /dev/pts")
+
+
 @case("hidden-stack")
 def hidden_stack(sc):
     """A stack at /dev/pts hidden under a new /dev (a container's): info, says what hides it."""
@@ -1132,6 +1262,9 @@ def userns_audit(sc, ids, setup, probe_as_user=True):
     sc.check.eq(off_report.get("findings"), live.get("findings"), "findings offline vs live in the user namespace")
     with open(os.path.join(out, "probe.json")) as f:
         res = json.loads(f.read().strip() or "{}")
+    sc.check.eq(off_report.get("probe"), live.get("probe"), "the probe offline vs live in the user namespace")
+    if probe_as_user:
+        sc.check_probe_agrees(live, res, "live report in the user namespace")
     with open(os.path.join(out, "repair.json")) as f:
         sc.userns_repair = f.read()
     with open(os.path.join(out, "after-repair")) as f:
@@ -1211,8 +1344,15 @@ def userns_single_id(sc):
     sc.check.true(top and "gid=" not in top[0], "repair left the mount alone: %r" % top)
     sc.check.true("remount" not in sc.userns_repair or "not repaired" in sc.userns_repair,
                   "repair did not try a remount: %s" % sc.userns_repair)
-    # It works for the one user there is.
+    # It works for the one user there is; there is no other user to probe as.
     sc.expect_probe(res, ok=True, uid=0, gid=0, mode="0620", by_name="same")
+    probe = report.get("probe") or {}
+    sc.check.eq(
+        {k: probe.get(k) for k in ("performed", "reason", "setup_step")},
+        {"performed": False, "reason": "setup-failed", "setup_step": "privileges"},
+        "the allocation probe cannot become nobody where only one id is mapped",
+    )
+    sc.check.eq((probe.get("errno") or {}).get("name"), "EINVAL", "setresgid() of an unmapped gid")
 
 
 # ---------------------------------------------------------------------------

@@ -92,6 +92,72 @@ static void test_load(void)
 	load_fails(GOOD_HEAD GOOD_MOUNTINFO GOOD_TAIL "xyz", "trailing");
 }
 
+/* The allocation probe's object: each field checked against the others. */
+#define PROBE_TAIL(probe)                                                                          \
+	GOOD_HEAD GOOD_MOUNTINFO                                                                   \
+	    "\"fstab\":null,\"nodes\":[],\"holders\":[],\"setuid_helpers\":[],\"probe\":" probe    \
+	    "}"
+#define OK_STEP(n)   "{\"step\":\"" n "\",\"ok\":true}"
+#define FAIL_STEP(n) "{\"step\":\"" n "\",\"ok\":false}"
+#define IDS	     "\"uid\":65534,\"gid\":65534,"
+
+static void test_load_probe(void)
+{
+	struct snapshot *s = NULL;
+	struct load_error err = { { 0 } };
+	const char *good = PROBE_TAIL(
+	    "{\"performed\":true,\"reason\":null," IDS
+	    "\"steps\":[" OK_STEP("open_ptmx") "," OK_STEP("grantpt") "," FAIL_STEP(
+		"unlockpt") "],\"failed_step\":\"unlockpt\","
+			    "\"errno\":{\"name\":\"EPERM\",\"number\":1},\"ptsname\":null}");
+	enum alloc_step step;
+
+	EXPECT_INT(snapshot_parse(good, strlen(good), &s, &err), 0);
+	if (s) {
+		EXPECT_INT(s->probe.status, ALLOC_PERFORMED);
+		EXPECT(alloc_probe_failed(&s->probe, &step));
+		EXPECT_INT(step, ALLOC_STEP_UNLOCKPT);
+		EXPECT_INT(s->probe.error, EPERM);
+		EXPECT_INT(s->probe.uid, 65534);
+	}
+	snapshot_free(s);
+
+	load_fails(PROBE_TAIL("{\"performed\":\"yes\"}"), "'probe.performed'");
+	load_fails(PROBE_TAIL("{\"performed\":true,\"reason\":\"not-root\"," IDS
+			      "\"steps\":[],\"failed_step\":null,\"errno\":null,\"ptsname\":null}"),
+		   "'probe.reason'");
+	load_fails(
+	    PROBE_TAIL("{\"performed\":false,\"reason\":\"sleepy\",\"uid\":null,\"gid\":null,"
+		       "\"steps\":[],\"failed_step\":null,\"errno\":null,\"ptsname\":null}"),
+	    "'probe.reason'");
+	/* Steps out of order, a failure before the last step, a failure with no errno. */
+	load_fails(PROBE_TAIL("{\"performed\":true,\"reason\":null," IDS "\"steps\":[" OK_STEP(
+		       "grantpt") "],\"failed_step\":null,\"errno\":null,\"ptsname\":null}"),
+		   "probe.steps[0].step");
+	load_fails(PROBE_TAIL("{\"performed\":true,\"reason\":null," IDS
+			      "\"steps\":[" FAIL_STEP("open_ptmx") "," OK_STEP(
+				  "grantpt") "],\"failed_step\":\"open_ptmx\","
+					     "\"errno\":{\"name\":\"EACCES\",\"number\":13},"
+					     "\"ptsname\":null}"),
+		   "only the last step may fail");
+	load_fails(PROBE_TAIL("{\"performed\":true,\"reason\":null," IDS "\"steps\":[" FAIL_STEP(
+		       "open_ptmx") "],\"failed_step\":\"open_ptmx\",\"errno\":null,"
+				    "\"ptsname\":null}"),
+		   "'probe.errno'");
+	load_fails(PROBE_TAIL("{\"performed\":true,\"reason\":null," IDS "\"steps\":[" FAIL_STEP(
+		       "open_ptmx") "],\"failed_step\":\"open_ptmx\","
+				    "\"errno\":{\"name\":\"EACCES\",\"number\":1},"
+				    "\"ptsname\":null}"),
+		   "is not errno 1");
+	/* Not all steps taken, yet none failed. */
+	load_fails(PROBE_TAIL("{\"performed\":true,\"reason\":null," IDS "\"steps\":[" OK_STEP(
+		       "open_ptmx") "],\"failed_step\":null,\"errno\":null,\"ptsname\":null}"),
+		   "the last step taken must have failed");
+	load_fails(PROBE_TAIL("{\"performed\":false,\"reason\":\"not-root\",\"uid\":0,\"gid\":0,"
+			      "\"steps\":[],\"failed_step\":null,\"errno\":null,\"ptsname\":null}"),
+		   "must be null");
+}
+
 static void test_helpers(void)
 {
 	char *p;
@@ -199,6 +265,7 @@ static void test_hostile_tables(void)
 int main(void)
 {
 	test_load();
+	test_load_probe();
 	test_helpers();
 	test_hostile_tables();
 	return test_result("test-snapshot");

@@ -1,0 +1,113 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "checks/check.h"
+
+/*
+ * The allocation probe's result (snapshot/allocation.h) judged against the other findings. Each
+ * check's row says which failure its findings predict (struct probe_prediction; the table is in
+ * docs/checks.md, "The allocation probe"). For every finding with a prediction:
+ *
+ *   - the probe failed at a predicted step with a predicted errno: "confirmed_by_probe": true;
+ *   - the probe got past the predicted steps, or failed at one of them otherwise (another errno),
+ *     or succeeded: "confirmed_by_probe": false (the finding stays: what it describes is there,
+ *     but users are not, or not that way, stopped by it);
+ *   - the probe failed before reaching any predicted step: nothing is said.
+ *
+ * A failure no finding confirms is this check's finding. It runs after every other check
+ * (after_others), reading their findings in out.
+ */
+
+static bool errno_predicted(const struct probe_prediction *p, int e)
+{
+	if (!p->errnos[0])
+		return true;
+	for (size_t i = 0; i < ELEMENTSOF(p->errnos) && p->errnos[i]; i++)
+		if (p->errnos[i] == e)
+			return true;
+	return false;
+}
+
+static int pty_allocation_fails(const struct check_context *ctx, const struct check_info *info,
+				struct findings *out)
+{
+	const struct alloc_probe *p = &ctx->snap->probe;
+	enum alloc_step failed = _ALLOC_STEP_MAX;
+	bool has_failed, confirmed = false;
+	const char *step, *err;
+	struct finding *f;
+	json_object *ev;
+
+	if (p->status != ALLOC_PERFORMED)
+		return 0;
+	has_failed = alloc_probe_failed(p, &failed);
+	FOREACH_ARRAY (i, out->items, out->n_items) {
+		const struct probe_prediction *pred = &i->check->predicts;
+		/* The predicted steps the probe reached: all of them when it succeeded. */
+		unsigned reached = has_failed ? ALLOC_STEP_BIT(failed + 1) - 1 : ~0u;
+		bool yes;
+
+		if (!pred->steps || i->predicts_nothing || !(pred->steps & reached))
+			continue;
+		yes = has_failed && (pred->steps & ALLOC_STEP_BIT(failed)) &&
+		      (p->mismatch || errno_predicted(pred, p->error));
+		confirmed = confirmed || yes;
+		json_object_object_add(i->evidence, "confirmed_by_probe",
+				       json_object_new_boolean(yes));
+	}
+	if (!has_failed || confirmed)
+		return 0;
+
+	step = alloc_step_to_string(failed);
+	err = errno_name(p->error) ?: "an unknown error";
+	ev = json_object_new_object();
+	json_object_object_add(ev, "step", json_object_new_string(step));
+	json_object_object_add(ev, "errno", errno_to_json(p->error));
+	json_object_object_add(ev, "uid", json_object_new_int64(p->uid));
+	json_object_object_add(ev, "gid", json_object_new_int64(p->gid));
+	json_object_object_add(ev, "ptsname",
+			       p->ptsname[0] ? json_object_new_string(p->ptsname) : NULL);
+	f = findings_add(out, info, info->severity, ev);
+	if (!f)
+		return -ENOMEM;
+	if (p->mismatch) {
+		if (set_printf(&f->summary,
+			       "a pty allocated by uid %u is not the one its name %s opens, and no "
+			       "other finding explains it",
+			       (unsigned)p->uid, p->ptsname) < 0)
+			return -ENOMEM;
+	} else if (set_printf(&f->summary,
+			      "uid %u (gid %u) cannot allocate a pty: %s failed with %s, and no "
+			      "other finding explains it",
+			      (unsigned)p->uid, (unsigned)p->gid, step, err) < 0)
+		return -ENOMEM;
+	if (set_printf(&f->remedy,
+		       "find what denies %s to uid %u beyond the mount table: an LSM (journalctl "
+		       "-k | grep -i -e apparmor -e avc), the device cgroup (c 5:2 and c 136:* "
+		       "rw), a seccomp filter (Seccomp: in /proc/PID/status); reproduce with "
+		       "setpriv --reuid=%u --regid=%u --clear-groups script -qc true /dev/null",
+		       step, (unsigned)p->uid, (unsigned)p->uid, (unsigned)p->gid) < 0 ||
+	    set_printf(&f->mountpoint, "%s", PTMX_PATH) < 0)
+		return -ENOMEM;
+	return 0;
+}
+
+const struct check_info check_pty_allocation_fails = {
+	.id = "pty-allocation-fails",
+	.severity = SEVERITY_CRITICAL,
+	.message_id = "5ec6e8577438442e9fbb7ed50308c509",
+	.summary = "an unprivileged user cannot allocate a pty, and nothing in the mount table "
+		   "says why",
+	.explanation =
+	    "Live audits as root allocate a pty the way programs do, from a child that runs as "
+	    "an unprivileged user (nobody, or [Probe] User=): open /dev/ptmx, grantpt, "
+	    "unlockpt, ptsname, open the slave by that name, and compare it with the slave "
+	    "TIOCGPTPEER gives. That allocation failed at a step that no other finding "
+	    "predicts, so what denies it is outside what ptsguard reads statically: a Linux "
+	    "security module (AppArmor, SELinux), the device cgroup, a seccomp filter, or a "
+	    "kernel quirk. A failure another critical finding does predict marks that finding "
+	    "\"confirmed_by_probe\": true instead.",
+	.remedy = "look beyond the mount table for what denies the failing step to the user: "
+		  "the kernel log for LSM denials, the device cgroup (c 5:2 and c 136:* rw), "
+		  "seccomp filters",
+	.run = pty_allocation_fails,
+	.after_others = true,
+};

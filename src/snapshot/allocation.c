@@ -1,0 +1,310 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "snapshot/allocation.h"
+#include "util/json-util.h"
+#include "util/macro.h"
+#include "util/util.h"
+
+static const char *const step_names[_ALLOC_STEP_MAX] = {
+	[ALLOC_STEP_OPEN_PTMX] = "open_ptmx",	[ALLOC_STEP_GRANTPT] = "grantpt",
+	[ALLOC_STEP_UNLOCKPT] = "unlockpt",	[ALLOC_STEP_PTSNAME] = "ptsname",
+	[ALLOC_STEP_OPEN_SLAVE] = "open_slave", [ALLOC_STEP_PEER] = "peer",
+	[ALLOC_STEP_COMPARE] = "compare",
+};
+
+static const char *const status_names[_ALLOC_STATUS_MAX] = {
+	[ALLOC_PERFORMED] = NULL,	   [ALLOC_NOT_ROOT] = "not-root",
+	[ALLOC_DISABLED] = "disabled",	   [ALLOC_NOT_RECORDED] = "not-in-snapshot",
+	[ALLOC_INTERFERED] = "interfered", [ALLOC_SETUP_FAILED] = "setup-failed",
+};
+
+const char *alloc_step_to_string(enum alloc_step s)
+{
+	return s < _ALLOC_STEP_MAX ? step_names[s] : NULL;
+}
+
+int alloc_step_from_string(const char *s)
+{
+	for (int i = 0; i < _ALLOC_STEP_MAX; i++)
+		if (streq(s, step_names[i]))
+			return i;
+	return -EINVAL;
+}
+
+const char *alloc_status_to_string(enum alloc_status s)
+{
+	return s < _ALLOC_STATUS_MAX ? status_names[s] : NULL;
+}
+
+bool alloc_probe_failed(const struct alloc_probe *p, enum alloc_step *step)
+{
+	if (p->status != ALLOC_PERFORMED || (!p->error && !p->mismatch) || p->n_steps == 0)
+		return false;
+	*step = (enum alloc_step)(p->n_steps - 1);
+	return true;
+}
+
+bool alloc_probe_succeeded(const struct alloc_probe *p)
+{
+	return p->status == ALLOC_PERFORMED && !p->error && !p->mismatch &&
+	       p->n_steps == _ALLOC_STEP_MAX;
+}
+
+const char *errno_name(int e)
+{
+	return e > 0 ? strerrorname_np(e) : NULL;
+}
+
+int errno_from_name(const char *name)
+{
+	for (int e = 1; e < 4096; e++) {
+		const char *n = strerrorname_np(e);
+
+		if (n && streq(n, name))
+			return e;
+	}
+	return -EINVAL;
+}
+
+const char *alloc_probe_describe(const struct alloc_probe *p, char *buf, size_t size)
+{
+	static const char *const why[_ALLOC_STATUS_MAX] = {
+		[ALLOC_NOT_ROOT] = "not root",
+		[ALLOC_DISABLED] = "disabled (--no-probe, or [Probe] Enabled=no)",
+		[ALLOC_NOT_RECORDED] = "the snapshot has no probe result",
+		[ALLOC_INTERFERED] = "the probe child was stopped or killed by another process",
+	};
+	enum alloc_step failed;
+
+	if (p->status == ALLOC_SETUP_FAILED)
+		snprintf(buf, size, "not performed: uid %u gid %u: %s failed with %s",
+			 (unsigned)p->uid, (unsigned)p->gid, p->setup_step,
+			 errno_name(p->error) ?: "an unknown error");
+	else if (p->status != ALLOC_PERFORMED)
+		snprintf(buf, size, "not performed: %s", why[p->status] ?: "?");
+	else if (alloc_probe_failed(p, &failed) && p->mismatch)
+		snprintf(
+		    buf, size,
+		    "uid %u gid %u: the slave opened by its name %s is another pty than the one "
+		    "allocated",
+		    (unsigned)p->uid, (unsigned)p->gid, p->ptsname);
+	else if (alloc_probe_failed(p, &failed))
+		snprintf(buf, size,
+			 "uid %u gid %u failed to allocate a pty: %s%s%s%s failed with %s",
+			 (unsigned)p->uid, (unsigned)p->gid, step_names[failed],
+			 p->ptsname[0] ? " (" : "", p->ptsname, p->ptsname[0] ? ")" : "",
+			 errno_name(p->error) ?: "an unknown error");
+	else
+		snprintf(buf, size, "uid %u gid %u got a working pty (%s)", (unsigned)p->uid,
+			 (unsigned)p->gid, p->ptsname);
+	return buf;
+}
+
+json_object *errno_to_json(int e)
+{
+	json_object *o;
+
+	if (!e)
+		return NULL;
+	o = json_object_new_object();
+	json_object_object_add(o, "name", json_new_string_or_null(errno_name(e)));
+	json_object_object_add(o, "number", json_object_new_int64(e));
+	return o;
+}
+
+json_object *alloc_probe_to_json(const struct alloc_probe *p)
+{
+	json_object *o = json_object_new_object(), *steps = json_object_new_array();
+	bool ids = p->status == ALLOC_PERFORMED || p->status == ALLOC_INTERFERED ||
+		   p->status == ALLOC_SETUP_FAILED;
+	enum alloc_step failed;
+	bool has_failed = alloc_probe_failed(p, &failed);
+
+	json_object_object_add(o, "performed",
+			       json_object_new_boolean(p->status == ALLOC_PERFORMED));
+	json_object_object_add(o, "reason",
+			       json_new_string_or_null(alloc_status_to_string(p->status)));
+	json_object_object_add(o, "uid", ids ? json_object_new_int64(p->uid) : NULL);
+	json_object_object_add(o, "gid", ids ? json_object_new_int64(p->gid) : NULL);
+	for (unsigned i = 0; p->status == ALLOC_PERFORMED && i < p->n_steps; i++) {
+		json_object *s = json_object_new_object();
+
+		json_object_object_add(s, "step", json_object_new_string(step_names[i]));
+		json_object_object_add(
+		    s, "ok", json_object_new_boolean(!(has_failed && i == (unsigned)failed)));
+		json_object_array_add(steps, s);
+	}
+	json_object_object_add(o, "steps", steps);
+	json_object_object_add(o, "failed_step",
+			       has_failed ? json_object_new_string(step_names[failed]) : NULL);
+	json_object_object_add(o, "errno", errno_to_json(p->error));
+	json_object_object_add(o, "ptsname",
+			       p->ptsname[0] ? json_object_new_string(p->ptsname) : NULL);
+	if (p->status == ALLOC_SETUP_FAILED)
+		json_object_object_add(o, "setup_step", json_object_new_string(p->setup_step));
+	return o;
+}
+
+static int load_errno(json_object *o, const char *where, int *ret, struct load_error *err)
+{
+	json_object *e;
+	const char *name;
+	char w[64];
+	long number;
+	int r;
+
+	r = json_get(o, where, "errno", json_type_object, JSON_NULLABLE, &e, err);
+	if (r < 0 || !e)
+		return r;
+	snprintf(w, sizeof(w), "%s.errno", where);
+	if ((r = json_get_string(e, w, "name", JSON_REQUIRED, &name, err)) < 0 ||
+	    (r = json_get_long(e, w, "number", 1, 4095, JSON_REQUIRED, &number, err)) < 0)
+		return r;
+	if (errno_from_name(name) != (int)number)
+		return load_fail(err, "key '%s.errno': name \"%s\" is not errno %ld", where, name,
+				 number);
+	*ret = (int)number;
+	return 0;
+}
+
+int alloc_probe_from_json(json_object *o, const char *where, struct alloc_probe *ret,
+			  struct load_error *err)
+{
+	struct alloc_probe p = { .index = -1 };
+	const char *reason, *failed_step, *ptsname, *setup_step;
+	json_object *steps;
+	bool performed = false;
+	long uid = 0, gid = 0;
+	int r, failed = -1;
+
+	if (!json_object_is_type(o, json_type_object))
+		return load_fail(err, "key '%s': expected an object", where);
+	if ((r = json_get_bool(o, where, "performed", JSON_REQUIRED, &performed, err)) < 0 ||
+	    (r = json_get_string(o, where, "reason", JSON_NULLABLE, &reason, err)) < 0 ||
+	    (r = json_get(o, where, "steps", json_type_array, JSON_REQUIRED, &steps, err)) < 0 ||
+	    (r = json_get_string(o, where, "failed_step", JSON_NULLABLE, &failed_step, err)) < 0 ||
+	    (r = json_get_string(o, where, "ptsname", JSON_NULLABLE, &ptsname, err)) < 0 ||
+	    (r = json_get_string(o, where, "setup_step", JSON_OPTIONAL, &setup_step, err)) < 0 ||
+	    (r = load_errno(o, where, &p.error, err)) < 0)
+		return r;
+
+	if (performed != !reason)
+		return load_fail(err, "key '%s.reason': %s", where,
+				 performed ? "must be null when performed is true"
+					   : "must say why when performed is false");
+	if (reason) {
+		p.status = _ALLOC_STATUS_MAX;
+		for (int i = 1; i < _ALLOC_STATUS_MAX; i++)
+			if (i != ALLOC_NOT_RECORDED && streq(reason, status_names[i]))
+				p.status = i;
+		if (p.status == _ALLOC_STATUS_MAX)
+			return load_fail(
+			    err,
+			    "key '%s.reason': \"%s\" is not one of not-root, disabled, "
+			    "interfered, setup-failed",
+			    where, reason);
+	}
+	/* The ids are known once a child was started. */
+	{
+		int need = p.status == ALLOC_PERFORMED || p.status == ALLOC_INTERFERED ||
+				   p.status == ALLOC_SETUP_FAILED
+			       ? JSON_REQUIRED
+			       : JSON_NULLABLE;
+
+		if ((r = json_get_long(o, where, "uid", 0, UINT32_MAX - 1, need, &uid, err)) < 0 ||
+		    (r = json_get_long(o, where, "gid", 0, UINT32_MAX - 1, need, &gid, err)) < 0)
+			return r;
+		if (need != JSON_REQUIRED &&
+		    (json_object_object_get(o, "uid") || json_object_object_get(o, "gid")))
+			return load_fail(err,
+					 "key '%s': uid and gid must be null when reason is %s",
+					 where, reason);
+	}
+	p.uid = (uid_t)uid;
+	p.gid = (gid_t)gid;
+
+	if (p.status == ALLOC_SETUP_FAILED) {
+		if (!setup_step ||
+		    (!streq(setup_step, "start") && !streq(setup_step, "namespace") &&
+		     !streq(setup_step, "root") && !streq(setup_step, "privileges")))
+			return load_fail(err,
+					 "key '%s.setup_step': expected start, namespace, root or "
+					 "privileges when reason is setup-failed",
+					 where);
+		if (!p.error)
+			return load_fail(
+			    err, "key '%s.errno': required when reason is setup-failed", where);
+		snprintf(p.setup_step, sizeof(p.setup_step), "%s", setup_step);
+	} else if (setup_step)
+		return load_fail(err, "key '%s.setup_step': only when reason is setup-failed",
+				 where);
+
+	if (p.status != ALLOC_PERFORMED) {
+		if (json_object_array_length(steps) > 0 || failed_step || ptsname ||
+		    (p.error && p.status != ALLOC_SETUP_FAILED))
+			return load_fail(err,
+					 "key '%s': steps, failed_step, errno and ptsname are for "
+					 "a performed probe",
+					 where);
+		*ret = p;
+		return 0;
+	}
+
+	/* The steps a program takes, in order, each passed but possibly the last. */
+	p.n_steps = (unsigned)json_object_array_length(steps);
+	if (p.n_steps == 0 || p.n_steps > _ALLOC_STEP_MAX)
+		return load_fail(err, "key '%s.steps': expected 1 to %d steps", where,
+				 _ALLOC_STEP_MAX);
+	for (unsigned i = 0; i < p.n_steps; i++) {
+		json_object *s = json_object_array_get_idx(steps, i);
+		char w[64];
+		const char *name;
+		bool ok;
+
+		snprintf(w, sizeof(w), "%s.steps[%u]", where, i);
+		if (!json_object_is_type(s, json_type_object))
+			return load_fail(err, "key '%s': expected an object", w);
+		if ((r = json_get_string(s, w, "step", JSON_REQUIRED, &name, err)) < 0 ||
+		    (r = json_get_bool(s, w, "ok", JSON_REQUIRED, &ok, err)) < 0)
+			return r;
+		if (alloc_step_from_string(name) != (int)i)
+			return load_fail(err, "key '%s.step': expected \"%s\" here, not \"%s\"", w,
+					 step_names[i], name);
+		if (!ok && i + 1 != p.n_steps)
+			return load_fail(err, "key '%s.ok': only the last step may fail", w);
+		if (!ok)
+			failed = (int)i;
+	}
+	if (failed < 0 && p.n_steps != _ALLOC_STEP_MAX)
+		return load_fail(err, "key '%s.steps': the last step taken must have failed",
+				 where);
+	if ((failed < 0) != !failed_step ||
+	    (failed_step && alloc_step_from_string(failed_step) != failed))
+		return load_fail(err, "key '%s.failed_step': must name the step that failed",
+				 where);
+	if (failed == ALLOC_STEP_COMPARE) {
+		if (p.error)
+			return load_fail(err, "key '%s.errno': compare fails without an errno",
+					 where);
+		p.mismatch = true;
+	} else if (failed >= 0 && !p.error)
+		return load_fail(err, "key '%s.errno': required for the failed step %s", where,
+				 failed_step);
+	else if (failed < 0 && p.error)
+		return load_fail(err, "key '%s.errno': must be null when no step failed", where);
+	if (ptsname && (ptsname[0] != '/' || strlen(ptsname) >= sizeof(p.ptsname)))
+		return load_fail(err, "key '%s.ptsname': expected an absolute path under %zu bytes",
+				 where, sizeof(p.ptsname));
+	if (ptsname)
+		snprintf(p.ptsname, sizeof(p.ptsname), "%s", ptsname);
+	if (!ptsname != (p.n_steps <= ALLOC_STEP_PTSNAME ||
+			 (p.n_steps == ALLOC_STEP_PTSNAME + 1 && failed == ALLOC_STEP_PTSNAME)))
+		return load_fail(err, "key '%s.ptsname': set exactly when the ptsname step passed",
+				 where);
+	*ret = p;
+	return 0;
+}

@@ -1,0 +1,137 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * probe-bench: what one allocation probe costs (a benchmark, not a test: it asserts nothing).
+ *
+ *   build/tests/bench/probe-bench [--runs N] [--processes N]
+ *
+ * As root, in a private mount namespace of its own with a healthy /dev (tmpfs, ptmx 5:2, devpts
+ * gid=5,mode=620), it times probe_allocation() as nobody, the way every live audit ends, --runs
+ * times (default 200): median, p90 and max in ms. The child picks a transient uid no process has
+ * by reading /proc/PID/status of every process, so the cost grows with the number of processes:
+ * --processes N starts N sleeping children first (default 0) and the figures are printed for
+ * the count of processes seen in /proc. For comparison it also times a plain fork() and waitpid()
+ * of a child that exits at once, the floor of any probe in a child.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <getopt.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "probe/allocation.h"
+#include "util/clock.h"
+#include "util/group.h"
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static unsigned count_processes(void)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+	unsigned n = 0;
+
+	if (!d)
+		return 0;
+	while ((de = readdir(d)))
+		n += de->d_name[0] >= '1' && de->d_name[0] <= '9';
+	closedir(d);
+	return n;
+}
+
+static void report(const char *what, double *ms, int runs)
+{
+	qsort(ms, (size_t)runs, sizeof(double), cmp_double);
+	printf("%-28s median %7.3f ms   p90 %7.3f ms   max %7.3f ms\n", what, ms[runs / 2],
+	       ms[(runs * 9) / 10], ms[runs - 1]);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option options[] = {
+		{ "runs", required_argument, NULL, 'r' },
+		{ "processes", required_argument, NULL, 'p' },
+		{},
+	};
+	struct alloc_options o = { .mntns_fd = -1, .root_fd = -1 };
+	int runs = 200, extra = 0, c, failed = 0;
+	double *ms, *fork_ms, floor_median;
+	pid_t *kids;
+
+	while ((c = getopt_long(argc, argv, "", options, NULL)) >= 0) {
+		if (c == 'r')
+			runs = atoi(optarg);
+		else if (c == 'p')
+			extra = atoi(optarg);
+		else
+			return 2;
+	}
+	if (runs < 1 || extra < 0)
+		return 2;
+	if (geteuid() != 0) {
+		fprintf(stderr, "probe-bench: needs root\n");
+		return 1;
+	}
+	if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
+	    mount("tmpfs", "/dev", "tmpfs", 0, "mode=755") < 0 ||
+	    mknod("/dev/ptmx", S_IFCHR | 0666, makedev(5, 2)) < 0 || chmod("/dev/ptmx", 0666) < 0 ||
+	    mkdir("/dev/pts", 0755) < 0 ||
+	    mount("devpts", "/dev/pts", "devpts", 0, "newinstance,gid=5,mode=620") < 0) {
+		fprintf(stderr, "probe-bench: cannot build a private /dev: %m\n");
+		return 1;
+	}
+	kids = calloc((size_t)extra + 1, sizeof(pid_t));
+	ms = calloc((size_t)runs, sizeof(double));
+	fork_ms = calloc((size_t)runs, sizeof(double));
+	if (!kids || !ms || !fork_ms)
+		return 1;
+	for (int i = 0; i < extra; i++) {
+		kids[i] = fork();
+		if (kids[i] == 0) {
+			pause();
+			_exit(0);
+		}
+	}
+	user_lookup(PROBE_USER_DEFAULT, &o.uid, &o.gid);
+
+	for (int i = 0; i < runs; i++) {
+		struct alloc_probe p;
+		uint64_t t0 = now_usec(CLOCK_MONOTONIC);
+		pid_t pid;
+		int r = probe_allocation(&o, &p);
+
+		ms[i] = (double)(now_usec(CLOCK_MONOTONIC) - t0) / 1000.0;
+		failed += r < 0 || !alloc_probe_succeeded(&p);
+
+		t0 = now_usec(CLOCK_MONOTONIC);
+		pid = fork();
+		if (pid == 0)
+			_exit(0);
+		waitpid(pid, NULL, 0);
+		fork_ms[i] = (double)(now_usec(CLOCK_MONOTONIC) - t0) / 1000.0;
+	}
+	printf("probe-bench: %d probes as uid %u, %u processes in /proc%s\n", runs, (unsigned)o.uid,
+	       count_processes(), failed ? " (SOME PROBES DID NOT GET A WORKING PTY)" : "");
+	report("allocation probe", ms, runs);
+	report("fork + exit + wait (floor)", fork_ms, runs);
+	floor_median = fork_ms[runs / 2];
+	printf("probe / floor: %.1fx\n", floor_median > 0 ? ms[runs / 2] / floor_median : 0.0);
+
+	for (int i = 0; i < extra; i++)
+		kill(kids[i], SIGKILL);
+	while (wait(NULL) > 0 || errno == EINTR)
+		;
+	return failed ? 1 : 0;
+}
