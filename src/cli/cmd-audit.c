@@ -5,12 +5,16 @@
  * is left after --min-severity (0 ok, 1 warning, 2 critical, 3 could not run).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "cli/cli.h"
+#include "probe/container.h"
+#include "probe/mntns.h"
 #include "report/report.h"
 #include "util/json-util.h"
 #include "util/log.h"
@@ -22,6 +26,7 @@ struct audit_args {
 	enum severity min_severity;
 	bool no_color;
 	const char *config_path;
+	bool all_namespaces;
 };
 
 /* 0: run; 1: done (help shown); negative: a usage error, logged. */
@@ -33,6 +38,7 @@ static int audit_parse(int argc, char **argv, struct audit_args *ret)
 		{ "min-severity", required_argument, NULL, 'm' },
 		{ "no-color", no_argument, NULL, 'C' },
 		{ "config", required_argument, NULL, 'c' },
+		{ "all-namespaces", no_argument, NULL, 'A' },
 		{ "help", no_argument, NULL, 'h' },
 		{},
 	};
@@ -66,12 +72,20 @@ static int audit_parse(int argc, char **argv, struct audit_args *ret)
 		case 'c':
 			ret->config_path = optarg;
 			break;
+		case 'A':
+			ret->all_namespaces = true;
+			break;
 		case 'h':
 			usage();
 			return 1;
 		default:
 			return bad_option("audit", c, argv);
 		}
+	}
+	if (ret->all_namespaces && ret->snapshot_path) {
+		log_error("audit: --all-namespaces judges the live system; a snapshot holds one "
+			  "namespace");
+		return -EINVAL;
 	}
 	return no_more_arguments("audit", argc, argv);
 }
@@ -103,11 +117,165 @@ static int write_report(const struct report *rep, enum format format, bool no_co
 	return r;
 }
 
+#define MACHINES_DIR "/run/systemd/machines"
+
+/* What --all-namespaces has written and counted so far: each namespace is audited, written (or,
+ * for Prometheus, its few series kept) and freed before the next. */
+struct namespaces_output {
+	const struct audit_args *args;
+	struct prometheus_namespaces prom;
+	size_t audited, clean, failed;
+	int status;
+};
+
+/* o as pretty JSON, each line indented by four more spaces, without the final newline: one item
+ * of the namespaces array. */
+static int write_json_item(json_object *o, bool first)
+{
+	_cleanup_free_ char *text = json_to_text(o, 1);
+	size_t n;
+
+	if (!text)
+		return -ENOMEM;
+	n = strlen(text);
+	if (n > 0 && text[n - 1] == '\n')
+		text[--n] = 0;
+	fputs(first ? "\n    " : ",\n    ", stdout);
+	for (const char *p = text; *p; p++) {
+		fputc(*p, stdout);
+		if (*p == '\n')
+			fputs("    ", stdout);
+	}
+	return ferror(stdout) ? -EIO : 0;
+}
+
+static int write_namespace(struct namespaces_output *out, const struct report_namespace *n)
+{
+	switch (out->args->format) {
+	case FORMAT_JSON: {
+		json_object *o = report_namespace_to_json(n);
+		int k = write_json_item(o, out->audited == 0);
+
+		json_object_put(o);
+		return k;
+	}
+	case FORMAT_PROMETHEUS:
+		return prometheus_namespaces_add(&out->prom, n);
+	default:
+		if (n->report.findings->n_items == 0) {
+			out->clean++;
+			return 0;
+		}
+		return report_write_namespace_text(stdout, n, want_color(out->args->no_color));
+	}
+}
+
+static bool process_gone(int r)
+{
+	return r == -ENOENT || r == -ESRCH;
+}
+
+/* Audit namespace ns through the first of its processes still there. 0 when audited or when all
+ * its processes are gone; negative when it could not be judged (logged). */
+static int audit_namespace(struct namespaces_output *out, const struct config *config, int proc_fd,
+			   const struct mntns *ns)
+{
+	for (unsigned k = 0; k < ns->n_pids; k++) {
+		pid_t pid = ns->pids[k];
+		struct container c;
+		struct audit_result res;
+		struct parse_error err;
+		uint64_t t0 = now_usec(CLOCK_MONOTONIC);
+		int r;
+
+		r = container_probe("/proc", pid, MACHINES_DIR, &c);
+		if (r < 0 && process_gone(r))
+			continue;
+		r = pipeline_run(&(struct audit_target){ .probe.namespace_pid = pid }, config, &res,
+				 &err);
+		/* Gone, or its pid taken by a process elsewhere before the audit was done. */
+		if (process_gone(r) || (r >= 0 && mntns_of_pid(proc_fd, pid) != (int64_t)ns->ino)) {
+			if (r >= 0)
+				audit_result_done(&res);
+			container_done(&c);
+			continue;
+		}
+		if (r < 0) {
+			if (r == -EINVAL && err.line > 0)
+				log_error("audit: mount namespace %llu (pid %d): line %u of its "
+					  "mountinfo: %s",
+					  (unsigned long long)ns->ino, (int)pid, err.line,
+					  err.message);
+			else
+				log_error_errno(r, "audit: mount namespace %llu (pid %d)",
+						(unsigned long long)ns->ino, (int)pid);
+			container_done(&c);
+			return r;
+		}
+		findings_filter(&res.findings, out->args->min_severity);
+		r = write_namespace(out, &(struct report_namespace){
+			.mntns = ns->ino,
+			.pid = pid,
+			.pids_total = ns->pids_total,
+			.container_manager = c.manager,
+			.container_id = c.id,
+			.container_name = c.name,
+			.report = {
+				.snap = res.snap,
+				.a = res.a,
+				.findings = &res.findings,
+				.source = "live",
+				.generated_at = now_usec(CLOCK_REALTIME),
+				.duration = (double)(now_usec(CLOCK_MONOTONIC) - t0) / 1e6,
+			},
+		});
+		out->audited++;
+		if (report_exit_status(&res.findings) > out->status)
+			out->status = report_exit_status(&res.findings);
+		audit_result_done(&res);
+		container_done(&c);
+		return r;
+	}
+	return 0;
+}
+
+/* Every other mount namespace, after the host's report (JSON: inside it, before its closing
+ * brace; Prometheus: the host's report is written at the end, with the namespaces' series). */
+static int audit_namespaces(struct namespaces_output *out, const struct config *config)
+{
+	_cleanup_close_ int proc_fd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	struct mntns_list l;
+	int r;
+
+	if (proc_fd < 0)
+		return log_error_errno(-errno, "audit: cannot open /proc");
+	r = mntns_enumerate("/proc", &l);
+	if (r < 0)
+		return log_error_errno(r, "audit: cannot list the mount namespaces in /proc");
+	FOREACH_ARRAY (ns, l.items, l.n) {
+		r = audit_namespace(out, config, proc_fd, ns);
+		if (r == -EOPNOTSUPP || r == -ENOMEM || r == -EIO)
+			break;
+		if (r < 0)
+			out->failed++;
+		r = 0;
+	}
+	if (l.skipped > 0)
+		log_error(
+		    "audit: the mount namespace of %u process(es) could not be read: not allowed",
+		    l.skipped);
+	mntns_list_done(&l);
+	return r;
+}
+
 static int audit_run(const struct audit_args *args)
 {
 	_cleanup_(config_freep) struct config *config = NULL;
+	struct namespaces_output out = { .args = args };
 	struct audit_result res;
 	uint64_t t0 = now_usec(CLOCK_MONOTONIC);
+	struct report rep;
+	_cleanup_free_ char *host_json = NULL;
 	int r, status;
 
 	/* The host's configuration for the host; a snapshot from elsewhere only with --config. */
@@ -124,17 +292,87 @@ static int audit_run(const struct audit_args *args)
 	/* --min-severity drops findings below it from the output and the exit status alike. */
 	findings_filter(&res.findings, args->min_severity);
 
-	r = write_report(
-	    &(struct report){
+	rep = (struct report){
 		.snap = res.snap,
 		.a = res.a,
 		.findings = &res.findings,
 		.source = args->snapshot_path ? "snapshot" : "live",
 		.generated_at = now_usec(CLOCK_REALTIME),
 		.duration = (double)(now_usec(CLOCK_MONOTONIC) - t0) / 1e6,
-	    },
-	    args->format, args->no_color);
+	};
 	status = report_exit_status(&res.findings);
+	if (!args->all_namespaces) {
+		r = write_report(&rep, args->format, args->no_color);
+		goto done;
+	}
+
+	/* The host's report first; its snapshot is freed before the first namespace is read. */
+	switch (args->format) {
+	case FORMAT_JSON: {
+		json_object *o = report_to_json(&rep);
+		char *end;
+
+		host_json = json_to_text(o, 1);
+		json_object_put(o);
+		if (!host_json || !(end = strrchr(host_json, '}'))) {
+			r = -ENOMEM;
+			goto done;
+		}
+		*end = 0;
+		while (end > host_json && (end[-1] == '\n' || end[-1] == ' '))
+			*--end = 0;
+		fputs(host_json, stdout);
+		fputs(",\n  \"namespaces\": [", stdout);
+		break;
+	}
+	case FORMAT_PROMETHEUS:
+		r = prometheus_namespaces_init(&out.prom);
+		if (r < 0)
+			goto done;
+		break;
+	default:
+		r = write_report(&rep, args->format, args->no_color);
+		break;
+	}
+	if (r < 0)
+		goto done;
+	/* Prometheus writes the host's findings at the end: they are all it keeps of the host. */
+	res.a = analysis_free(res.a);
+	res.snap = snapshot_free(res.snap);
+	rep.snap = NULL;
+	rep.a = NULL;
+
+	r = audit_namespaces(&out, config);
+	if (r == -EOPNOTSUPP) {
+		log_error("audit: this build cannot audit other mount namespaces");
+		status = EXIT_UNKNOWN;
+		r = 0;
+	}
+	if (out.status > status)
+		status = out.status;
+	if (out.failed > 0 && status == 0)
+		status = EXIT_UNKNOWN;
+	if (r < 0)
+		goto done;
+	switch (args->format) {
+	case FORMAT_JSON:
+		fputs(out.audited > 0 ? "\n  ]\n}\n" : "]\n}\n", stdout);
+		break;
+	case FORMAT_PROMETHEUS:
+		r = report_write_prometheus_all(stdout, &rep, &out.prom);
+		break;
+	default:
+		printf("\n%zu other namespace%s: no findings\n", out.clean,
+		       out.clean == 1 ? "" : "s");
+		if (out.failed > 0)
+			printf("%zu namespace%s could not be audited\n", out.failed,
+			       out.failed == 1 ? "" : "s");
+		break;
+	}
+	if (r >= 0 && fflush(stdout) != 0)
+		r = -errno;
+done:
+	prometheus_namespaces_done(&out.prom);
 	audit_result_done(&res);
 	if (r < 0) {
 		log_error_errno(r, "cannot write the report");

@@ -207,3 +207,21 @@ json_object *report_to_json(const struct report *r)
 	json_object_object_add(o, "summary", summary);
 	return o;
 }
+
+json_object *report_namespace_to_json(const struct report_namespace *n)
+{
+	json_object *o = json_object_new_object(), *c = NULL;
+
+	json_object_object_add(o, "mntns", json_object_new_int64((int64_t)n->mntns));
+	json_object_object_add(o, "pid", json_object_new_int64(n->pid));
+	json_object_object_add(o, "pids_total", json_object_new_int64(n->pids_total));
+	if (n->container_manager) {
+		c = json_object_new_object();
+		json_object_object_add(c, "manager", json_object_new_string(n->container_manager));
+		json_object_object_add(c, "id", json_new_string_or_null(n->container_id));
+		json_object_object_add(c, "name", json_new_string_or_null(n->container_name));
+	}
+	json_object_object_add(o, "container", c);
+	json_object_object_add(o, "report", report_to_json(&n->report));
+	return o;
+}

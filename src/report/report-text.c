@@ -57,7 +57,9 @@ static void write_ptmx_line(FILE *f, const struct analysis *a)
 	fputc('\n', f);
 }
 
-int report_write_text(FILE *f, const struct report *r, bool color)
+/* The findings by severity, each with its remedy; counts[] gets how many of each. */
+static void write_findings(FILE *f, const struct findings *fs, bool color,
+			   size_t counts[static _SEVERITY_MAX])
 {
 	static const enum severity order[] = { SEVERITY_CRITICAL, SEVERITY_WARNING, SEVERITY_INFO };
 	static const char *const heading[] = {
@@ -65,21 +67,9 @@ int report_write_text(FILE *f, const struct report *r, bool color)
 		[SEVERITY_WARNING] = "Warning",
 		[SEVERITY_INFO] = "Info",
 	};
-	size_t counts[_SEVERITY_MAX] = { 0 };
-	const char *bold = color ? ANSI_BOLD : "", *reset = color ? ANSI_RESET : "";
-	const char *dim = color ? ANSI_DIM : "";
+	const char *reset = color ? ANSI_RESET : "", *dim = color ? ANSI_DIM : "";
 
-	/* Every string from the audited system is escaped (util/escape.h): a hostname, a
-	 * mountpoint or a process name in a summary may hold terminal escape sequences. */
-	fprintf(f, "%sptsguard audit of ", bold);
-	fputs_escaped(r->snap->hostname ?: "?", f);
-	fprintf(f, "%s (kernel ", reset);
-	fputs_escaped(r->snap->kernel_release ?: "?", f);
-	fprintf(f, ", %s devpts, %s)\n",
-		r->a->multi_instance ? "multi-instance" : "single-instance", r->source);
-	write_ptmx_line(f, r->a);
-
-	FOREACH_ARRAY (i, r->findings->items, r->findings->n_items)
+	FOREACH_ARRAY (i, fs->items, fs->n_items)
 		counts[i->severity]++;
 
 	for (size_t k = 0; k < ELEMENTSOF(order); k++) {
@@ -89,7 +79,7 @@ int report_write_text(FILE *f, const struct report *r, bool color)
 		if (counts[s] == 0)
 			continue;
 		fprintf(f, "\n%s%s%s\n", c, heading[s], reset);
-		FOREACH_ARRAY (i, r->findings->items, r->findings->n_items) {
+		FOREACH_ARRAY (i, fs->items, fs->n_items) {
 			if (i->severity != s)
 				continue;
 			fprintf(f, "  %s%s%s: ", c, i->check->id, reset);
@@ -102,6 +92,23 @@ int report_write_text(FILE *f, const struct report *r, bool color)
 			}
 		}
 	}
+}
+
+int report_write_text(FILE *f, const struct report *r, bool color)
+{
+	size_t counts[_SEVERITY_MAX] = { 0 };
+	const char *bold = color ? ANSI_BOLD : "", *reset = color ? ANSI_RESET : "";
+
+	/* Every string from the audited system is escaped (util/escape.h): a hostname, a
+	 * mountpoint or a process name in a summary may hold terminal escape sequences. */
+	fprintf(f, "%sptsguard audit of ", bold);
+	fputs_escaped(r->snap->hostname ?: "?", f);
+	fprintf(f, "%s (kernel ", reset);
+	fputs_escaped(r->snap->kernel_release ?: "?", f);
+	fprintf(f, ", %s devpts, %s)\n",
+		r->a->multi_instance ? "multi-instance" : "single-instance", r->source);
+	write_ptmx_line(f, r->a);
+	write_findings(f, r->findings, color, counts);
 	if (r->snap->initramfs) {
 		const struct initramfs_prediction *p = initramfs_prediction(r->snap);
 		int came = initramfs_prediction_came_true(r->a);
@@ -127,6 +134,42 @@ int report_write_text(FILE *f, const struct report *r, bool color)
 	if (r->findings->n_items == 0)
 		fprintf(f,
 			"\nNo findings: pty allocation works and permissions are as expected.\n");
+	fprintf(f, "\n%zu critical, %zu warning, %zu info\n", counts[SEVERITY_CRITICAL],
+		counts[SEVERITY_WARNING], counts[SEVERITY_INFO]);
+	return ferror(f) ? -EIO : 0;
+}
+
+void report_container_label(const struct report_namespace *n, char *buf, size_t size)
+{
+	if (!n->container_manager)
+		snprintf(buf, size, "%s", "");
+	else if (n->container_name)
+		snprintf(buf, size, "%s/%s", n->container_manager, n->container_name);
+	else if (n->container_id)
+		snprintf(buf, size, "%s/%.12s", n->container_manager, n->container_id);
+	else
+		snprintf(buf, size, "%s", n->container_manager);
+}
+
+int report_write_namespace_text(FILE *f, const struct report_namespace *n, bool color)
+{
+	const struct report *r = &n->report;
+	size_t counts[_SEVERITY_MAX] = { 0 };
+	const char *bold = color ? ANSI_BOLD : "", *reset = color ? ANSI_RESET : "";
+	char label[CONTAINER_LABEL_MAX];
+
+	report_container_label(n, label, sizeof(label));
+	fprintf(f, "\n%sMount namespace %llu", bold, (unsigned long long)n->mntns);
+	if (label[0]) {
+		fputs(": ", f);
+		fputs_escaped(label, f);
+		if (n->container_name && n->container_id)
+			fprintf(f, " (id %.12s)", n->container_id);
+	}
+	fprintf(f, "%s (pid %d, %u process%s)\n", reset, (int)n->pid, n->pids_total,
+		n->pids_total == 1 ? "" : "es");
+	write_ptmx_line(f, r->a);
+	write_findings(f, r->findings, color, counts);
 	fprintf(f, "\n%zu critical, %zu warning, %zu info\n", counts[SEVERITY_CRITICAL],
 		counts[SEVERITY_WARNING], counts[SEVERITY_INFO]);
 	return ferror(f) ? -EIO : 0;
