@@ -31,6 +31,16 @@ static const char *const mount_events_names[_MOUNT_EVENTS_MAX] = {
 	[MOUNT_EVENTS_MOUNTINFO] = "mountinfo",
 };
 
+static const char *const namespaces_audit_names[_NAMESPACES_AUDIT_MAX] = {
+	[NAMESPACES_AUDIT_NONE] = "none",
+	[NAMESPACES_AUDIT_ALL] = "all",
+};
+
+const char *namespaces_audit_to_string(enum namespaces_audit a)
+{
+	return a < _NAMESPACES_AUDIT_MAX ? namespaces_audit_names[a] : NULL;
+}
+
 const char *repair_policy_to_string(enum repair_policy p)
 {
 	return p < _REPAIR_POLICY_MAX ? repair_policy_names[p] : NULL;
@@ -65,6 +75,7 @@ int config_new_default(struct config **ret)
 	c->coalesce_usec = CONFIG_COALESCE_USEC_DEFAULT;
 	c->audit_cpu_percent = CONFIG_AUDIT_CPU_PERCENT_DEFAULT;
 	c->holder_rescan_usec = CONFIG_HOLDER_RESCAN_USEC_DEFAULT;
+	c->namespaces_scan_usec = CONFIG_NAMESPACES_SCAN_USEC_DEFAULT;
 	c->state_file = strdup(CONFIG_STATE_FILE_DEFAULT);
 	if (!c->state_file)
 		return -ENOMEM;
@@ -287,6 +298,25 @@ static int parse_holder_rescan(struct config *c, const char *v, char msg[static 
 	return r;
 }
 
+static int parse_namespaces_audit(struct config *c, const char *v, char msg[static 512])
+{
+	int a, r = parse_choice("Audit", namespaces_audit_names, _NAMESPACES_AUDIT_MAX, v, &a, msg);
+
+	if (r >= 0)
+		c->namespaces_audit = a;
+	return r;
+}
+
+static int parse_namespaces_scan(struct config *c, const char *v, char msg[static 512])
+{
+	unsigned sec;
+	int r = parse_ranged("ScanSec", v, 1, CONFIG_NAMESPACES_SCAN_SEC_MAX, "seconds", &sec, msg);
+
+	if (r >= 0)
+		c->namespaces_scan_usec = (uint64_t)sec * 1000000;
+	return r;
+}
+
 static int parse_path(char **field, const char *key, const char *v, char msg[static 512])
 {
 	char *copy = NULL;
@@ -333,6 +363,8 @@ static const struct config_key {
 	{ "Daemon", "HolderRescanSec", parse_holder_rescan },
 	{ "Daemon", "StateFile", parse_state_file },
 	{ "Daemon", "PrometheusFile", parse_prometheus_file },
+	{ "Namespaces", "Audit", parse_namespaces_audit },
+	{ "Namespaces", "ScanSec", parse_namespaces_scan },
 };
 
 static const struct config_key *find_key(const char *section, const char *key)
@@ -495,7 +527,8 @@ static int apply_file(struct config *c, econf_file *kf, struct config_error *err
 		if (!known_section(section)) {
 			locate(text, section, NULL, &first, &second);
 			r = fail(err, path, first,
-				 "unknown section [%s] (expected Devpts, Repair, Ignore or Daemon)",
+				 "unknown section [%s] (expected Devpts, Repair, Ignore, Daemon or "
+				 "Namespaces)",
 				 section);
 			break;
 		}

@@ -658,7 +658,7 @@ def case_config_errors(ptsguard, opts):
         ("[Devpts]\nMode=644\n", 2, "Mode=644: expected 620 or 600 (or empty for either)"),
         ("[Devpts]\nTTYGroup=tty\n\n[Daemon]\nBogus=1\n", 5, "unknown key 'Bogus' in [Daemon]"),
         ("[Ignore]\nChecks=ptmx-mode no-such-check\n", 2, "Checks=: unknown check 'no-such-check' (see ptsguard checks)"),
-        ("# comment\n[Devpt]\nMode=620\n", 2, "unknown section [Devpt] (expected Devpts, Repair, Ignore or Daemon)"),
+        ("# comment\n[Devpt]\nMode=620\n", 2, "unknown section [Devpt] (expected Devpts, Repair, Ignore, Daemon or Namespaces)"),
         ("Mode=620\n", 1, "'Mode' is outside of any [Section]"),
         ("[Repair]\nPolicy=yes\n", 2, "Policy=yes: expected off or safe"),
         ("[Daemon]\nCoalesceMSec=20ms\n", 2, "CoalesceMSec=20ms: expected milliseconds from 0 to 10000"),
@@ -672,6 +672,8 @@ def case_config_errors(ptsguard, opts):
         ("[Devpts]\nMode\n", 2, "expected Mode=VALUE"),
         ("[Devpts]\nTTYGroup=no-such-group-here\n", 2, "TTYGroup=no-such-group-here: no such group"),
         ("[Devpts\nMode=620\n", 1, None),
+        ("[Namespaces]\nAudit=some\n", 2, "Audit=some: expected none or all"),
+        ("[Daemon]\nAuditCPUPercent=5\n[Namespaces]\nAudit=all\nScanSec=0\n", 5, "ScanSec=0: expected seconds from 1 to 3600"),
     ]
     for text, line, message in cases:
         with open(path, "w") as f:
@@ -718,7 +720,7 @@ def case_default_config(ptsguard, opts):
     keys = re.findall(r"^#([A-Za-z]+)=", text, re.M)
     c.eq(
         sorted(keys),
-        sorted(["TTYGroup", "Mode", "Policy", "CreatePtmx", "Checks", "Mountpoints", "MountEvents", "CoalesceMSec", "AuditCPUPercent", "HolderRescanSec", "StateFile", "PrometheusFile"]),
+        sorted(["TTYGroup", "Mode", "Policy", "CreatePtmx", "Checks", "Mountpoints", "MountEvents", "CoalesceMSec", "AuditCPUPercent", "HolderRescanSec", "StateFile", "PrometheusFile", "Audit", "ScanSec"]),
         "every key is in the default configuration, commented out",
     )
     c.true(not re.search(r"^[A-Za-z]+=", text, re.M), "no key is set in the default configuration")
