@@ -57,7 +57,38 @@ static void write_ptmx_line(FILE *f, const struct analysis *a)
 	fputc('\n', f);
 }
 
+static int write_one(FILE *f, const struct report *r, bool color);
+
+/* The host, then each namespace judged beside it under a heading of its own. */
 int report_write_text(FILE *f, const struct report *r, bool color)
+{
+	const char *bold = color ? ANSI_BOLD : "", *reset = color ? ANSI_RESET : "";
+	int r0 = write_one(f, r, color);
+
+	FOREACH_ARRAY (n, r->namespaces, r->n_namespaces) {
+		struct report inner = n->report;
+
+		inner.namespaces = NULL;
+		inner.n_namespaces = 0;
+		fprintf(f, "\n%s== mount namespace %llu (pid %d, %u process%s", bold,
+			(unsigned long long)n->mntns, (int)n->pid, n->pids_total,
+			n->pids_total == 1 ? "" : "es");
+		if (n->container_manager) {
+			fputs(", ", f);
+			fputs_escaped(n->container_manager, f);
+			if (n->container_name || n->container_id) {
+				fputc(' ', f);
+				fputs_escaped(n->container_name ?: n->container_id, f);
+			}
+		}
+		fprintf(f, ") ==%s\n", reset);
+		if (r0 >= 0)
+			r0 = write_one(f, &inner, color);
+	}
+	return r0;
+}
+
+static int write_one(FILE *f, const struct report *r, bool color)
 {
 	static const enum severity order[] = { SEVERITY_CRITICAL, SEVERITY_WARNING, SEVERITY_INFO };
 	static const char *const heading[] = {
@@ -77,6 +108,9 @@ int report_write_text(FILE *f, const struct report *r, bool color)
 	fputs_escaped(r->snap->kernel_release ?: "?", f);
 	fprintf(f, ", %s devpts, %s)\n",
 		r->a->multi_instance ? "multi-instance" : "single-instance", r->source);
+	if (r->snap->ns)
+		fprintf(f, "mount namespace %llu of pid %d, judged from the host\n",
+			(unsigned long long)r->snap->ns->mntns, (int)r->snap->ns->pid);
 	write_ptmx_line(f, r->a);
 
 	FOREACH_ARRAY (i, r->findings->items, r->findings->n_items)

@@ -14,6 +14,8 @@
 #include "checks/checks.h"
 #include "snapshot/snapshot.h"
 
+struct report_namespace;
+
 struct report {
 	const struct snapshot *snap;
 	const struct analysis *a;
@@ -29,7 +31,24 @@ struct report {
 	const struct journal_stats {
 		uint64_t queued, dropped;
 	} * journal;
+	/* Other mount namespaces judged beside the host (audit --namespace, --all-namespaces): the
+	 * report's "namespaces" array; NULL: no such key. */
+	const struct report_namespace *namespaces;
+	size_t n_namespaces;
 };
+
+/* One element of "namespaces": which namespace, who made it, and its own report (whose own
+ * namespaces are ignored). container_manager NULL: "container" is null. */
+struct report_namespace {
+	uint64_t mntns;
+	pid_t pid;
+	unsigned pids_total;
+	const char *container_manager, *container_id, *container_name;
+	struct report report;
+};
+
+/* The exit status over the host's findings and every namespace's (the worst). */
+int report_exit_status_all(const struct report *r);
 
 json_object *report_to_json(const struct report *r);
 int report_write_text(FILE *f, const struct report *r, bool color);
