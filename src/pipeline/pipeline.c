@@ -99,6 +99,9 @@ static int snapshot_stage(const struct audit_target *t, const struct config *c,
 	r = analysis_new(res->snap, &res->a);
 	if (r < 0)
 		return r;
+	/* NAMESPACE-PROBE: the allocation probe belongs here, after the details; for a namespace
+	 * (po.ns set and not po.ns->own) its child calls namespace_enter(po.ns) (setns to
+	 * po.ns->mntns_fd, chroot to po.ns->root_fd) before it drops privileges. */
 	r = probe_details(&po, res->snap, res->a);
 	if (r >= 0 && t->holders)
 		r = t->holders(t->userdata, res->snap, res->a);
