@@ -28,6 +28,7 @@ const struct check_info *const check_catalog[] = {
 	&check_ptmx_foreign_instance,
 	&check_devpts_uid_set,
 	&check_pty_path_blocked,
+	&check_devpts_host_instance,
 };
 
 const size_t check_catalog_size = ELEMENTSOF(check_catalog);

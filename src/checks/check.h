@@ -24,7 +24,7 @@ extern const struct check_info check_ptmx_missing, check_ptmx_not_device, check_
     check_devpts_orphan_in_use, check_devpts_shared_instance, check_devpts_foreign_defaults,
     check_pty_slave_perms, check_pt_chown_setuid, check_pty_capacity, check_fstab_devpts_options,
     check_kernel_single_instance, check_ptmx_foreign_instance, check_devpts_uid_set,
-    check_pty_path_blocked;
+    check_pty_path_blocked, check_devpts_host_instance;
 
 /* The mount at index i of the snapshot's table, or NULL for NO_MOUNT. */
 const struct mount_entry *check_mount_at(const struct analysis *a, size_t i);

@@ -10,6 +10,7 @@
 #include "analysis/analysis.h"
 #include "cli/cli.h"
 #include "pipeline/conf.h"
+#include "probe/namespace.h"
 #include "probe/probe.h"
 #include "util/limits.h"
 #include "util/output-file.h"
@@ -105,6 +106,58 @@ int run_pipeline(const struct audit_target *t, const struct config *c, struct au
 		log_error("cannot probe the system: %s", err.message);
 	else if (r < 0)
 		log_error_errno(r, "cannot probe the system");
+	return r;
+}
+
+int parse_namespace_pid(const char *cmd, const char *s, pid_t *ret)
+{
+	unsigned v;
+
+	if (parse_uint(s, &v) < 0 || v == 0 || v > INT32_MAX) {
+		log_error("%s: --namespace: '%s' is not a process id", cmd, s);
+		return -EINVAL;
+	}
+	*ret = (pid_t)v;
+	return 0;
+}
+
+int open_namespace(const char *cmd, pid_t pid, struct namespace_target **ret)
+{
+	int r = namespace_target_open(pid, ret);
+
+	if (r == -ESRCH)
+		log_error("%s: --namespace %d: no such process", cmd, (int)pid);
+	else if (r == -EACCES || r == -EPERM)
+		log_error("%s: --namespace %d: not allowed to read the namespace of process %d "
+			  "(run as root)",
+			  cmd, (int)pid, (int)pid);
+	else if (r < 0)
+		log_error("%s: --namespace %d: cannot open its namespace: %s", cmd, (int)pid,
+			  strerror(-r));
+	return r;
+}
+
+int run_namespace(const char *cmd, const struct audit_target *t, const struct config *c,
+		  struct audit_result *ret)
+{
+	pid_t pid = t->probe.ns->pid;
+	struct parse_error err;
+	int r = pipeline_run(t, c, ret, &err);
+
+	if (r == -ESRCH)
+		log_error("%s: process %d exited during the audit of its namespace", cmd, (int)pid);
+	else if (r == -EINVAL && err.line)
+		log_error("%s: /proc/%d/mountinfo line %u: %s", cmd, (int)pid, err.line,
+			  err.message);
+	else if (r == -EACCES || r == -EPERM)
+		log_error("%s: not allowed to read the namespace of process %d (run as root)", cmd,
+			  (int)pid);
+	else if (r < 0 && err.message[0])
+		log_error("%s: cannot probe the namespace of process %d: %s", cmd, (int)pid,
+			  err.message);
+	else if (r < 0)
+		log_error("%s: cannot probe the namespace of process %d: %s", cmd, (int)pid,
+			  strerror(-r));
 	return r;
 }
 

@@ -13,6 +13,7 @@
 #include "checks/checks.h"
 #include "pipeline/conf.h"
 #include "pipeline/pipeline.h"
+#include "probe/namespace.h"
 #include "probe/probe.h"
 #include "snapshot/snapshot.h"
 #include "util/clock.h"
@@ -53,6 +54,15 @@ int run_audit(const struct config *config, const char *snapshot_path, struct aud
 /* The live system as a snapshot (with the raw mountinfo text), analysed, not checked. Logs
  * what went wrong. */
 int run_probe(struct audit_result *ret);
+
+/* --namespace PID: the process id, or -EINVAL (logged). */
+int parse_namespace_pid(const char *cmd, const char *s, pid_t *ret);
+/* Open the namespace of pid (probe/namespace.h); logs why not, naming the process. */
+int open_namespace(const char *cmd, pid_t pid, struct namespace_target **ret);
+/* The pipeline for t, a namespace target (t->probe.ns set); logs what went wrong, naming the
+ * process: -ESRCH when it exited meanwhile. */
+int run_namespace(const char *cmd, const struct audit_target *t, const struct config *c,
+		  struct audit_result *ret);
 
 /* main.c: the top-level usage, which --help of audit, snapshot, checks and explain prints. */
 void usage(void);

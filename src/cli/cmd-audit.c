@@ -15,6 +15,7 @@
 #include "cli/cli.h"
 #include "probe/container.h"
 #include "probe/mntns.h"
+#include "probe/namespace.h"
 #include "report/report.h"
 #include "util/json-util.h"
 #include "util/log.h"
@@ -27,6 +28,7 @@ struct audit_args {
 	bool no_color;
 	const char *config_path;
 	bool all_namespaces;
+	pid_t namespace_pid; /* --namespace: 0 for none */
 };
 
 /* 0: run; 1: done (help shown); negative: a usage error, logged. */
@@ -39,6 +41,7 @@ static int audit_parse(int argc, char **argv, struct audit_args *ret)
 		{ "no-color", no_argument, NULL, 'C' },
 		{ "config", required_argument, NULL, 'c' },
 		{ "all-namespaces", no_argument, NULL, 'A' },
+		{ "namespace", required_argument, NULL, 'N' },
 		{ "help", no_argument, NULL, 'h' },
 		{},
 	};
@@ -75,6 +78,10 @@ static int audit_parse(int argc, char **argv, struct audit_args *ret)
 		case 'A':
 			ret->all_namespaces = true;
 			break;
+		case 'N':
+			if (parse_namespace_pid("audit", optarg, &ret->namespace_pid) < 0)
+				return -EINVAL;
+			break;
 		case 'h':
 			usage();
 			return 1;
@@ -82,9 +89,14 @@ static int audit_parse(int argc, char **argv, struct audit_args *ret)
 			return bad_option("audit", c, argv);
 		}
 	}
-	if (ret->all_namespaces && ret->snapshot_path) {
-		log_error("audit: --all-namespaces judges the live system; a snapshot holds one "
-			  "namespace");
+	if ((ret->all_namespaces || ret->namespace_pid) && ret->snapshot_path) {
+		log_error("audit: --%s and --snapshot exclude each other (a snapshot holds one "
+			  "namespace and records which)",
+			  ret->all_namespaces ? "all-namespaces" : "namespace");
+		return -EINVAL;
+	}
+	if (ret->all_namespaces && ret->namespace_pid) {
+		log_error("audit: --namespace and --all-namespaces exclude each other");
 		return -EINVAL;
 	}
 	return no_more_arguments("audit", argc, argv);
@@ -123,6 +135,8 @@ static int write_report(const struct report *rep, enum format format, bool no_co
  * for Prometheus, its few series kept) and freed before the next. */
 struct namespaces_output {
 	const struct audit_args *args;
+	const struct config *config;
+	struct host_serving host; /* the host's serving instance, read once */
 	struct prometheus_namespaces prom;
 	size_t audited, clean, failed;
 	int status;
@@ -162,7 +176,7 @@ static int write_namespace(struct namespaces_output *out, const struct report_na
 	case FORMAT_PROMETHEUS:
 		return prometheus_namespaces_add(&out->prom, n);
 	default:
-		if (n->report.findings->n_items == 0) {
+		if (n->report.findings->n_items == 0 && !out->args->namespace_pid) {
 			out->clean++;
 			return 0;
 		}
@@ -170,91 +184,115 @@ static int write_namespace(struct namespaces_output *out, const struct report_na
 	}
 }
 
-static bool process_gone(int r)
+/* Audit the namespace target t (its processes pids_total) and write it. Returns what
+ * pipeline_run() does, logged by the caller. */
+static int audit_target_ns(struct namespaces_output *out, const struct namespace_target *t,
+			   unsigned pids_total, struct parse_error *err)
 {
-	return r == -ENOENT || r == -ESRCH;
+	struct audit_target target = { .probe.ns = t, .probe.host = &out->host };
+	uint64_t t0 = now_usec(CLOCK_MONOTONIC);
+	struct container c;
+	struct audit_result res;
+	int r;
+
+	(void)container_probe("/proc", t->pid, MACHINES_DIR, &c);
+	r = pipeline_run(&target, out->config, &res, err);
+	if (r < 0) {
+		container_done(&c);
+		return r;
+	}
+	findings_filter(&res.findings, out->args->min_severity);
+	r = write_namespace(out, &(struct report_namespace){
+		.mntns = t->mntns,
+		.pid = t->pid,
+		.pids_total = pids_total,
+		.container_manager = c.manager,
+		.container_id = c.id,
+		.container_name = c.name,
+		.report = {
+			.snap = res.snap,
+			.a = res.a,
+			.findings = &res.findings,
+			.source = "live",
+			.generated_at = now_usec(CLOCK_REALTIME),
+			.duration = (double)(now_usec(CLOCK_MONOTONIC) - t0) / 1e6,
+		},
+	});
+	out->audited++;
+	if (report_exit_status(&res.findings) > out->status)
+		out->status = report_exit_status(&res.findings);
+	audit_result_done(&res);
+	container_done(&c);
+	return r < 0 ? -EIO : 0;
 }
 
 /* Audit namespace ns through the first of its processes still there. 0 when audited or when all
  * its processes are gone; negative when it could not be judged (logged). */
-static int audit_namespace(struct namespaces_output *out, const struct config *config, int proc_fd,
-			   const struct mntns *ns)
+static int audit_listed(struct namespaces_output *out, const struct mntns *ns)
 {
 	for (unsigned k = 0; k < ns->n_pids; k++) {
+		_cleanup_(namespace_target_freep) struct namespace_target *t = NULL;
 		pid_t pid = ns->pids[k];
-		struct container c;
-		struct audit_result res;
 		struct parse_error err;
-		uint64_t t0 = now_usec(CLOCK_MONOTONIC);
 		int r;
 
-		r = container_probe("/proc", pid, MACHINES_DIR, &c);
-		if (r < 0 && process_gone(r))
+		r = namespace_target_open(pid, &t);
+		/* Gone, or its pid taken by a process elsewhere since the walk. */
+		if (r == -ESRCH || r == -ENOENT || (r >= 0 && t->mntns != ns->ino))
 			continue;
-		r = pipeline_run(&(struct audit_target){ .probe.namespace_pid = pid }, config, &res,
-				 &err);
-		/* Gone, or its pid taken by a process elsewhere before the audit was done. */
-		if (process_gone(r) || (r >= 0 && mntns_of_pid(proc_fd, pid) != (int64_t)ns->ino)) {
-			if (r >= 0)
-				audit_result_done(&res);
-			container_done(&c);
+		if (r >= 0)
+			r = audit_target_ns(out, t, ns->pids_total, &err);
+		if (r == -ESRCH)
 			continue;
-		}
-		if (r < 0) {
-			if (r == -EINVAL && err.line > 0)
-				log_error("audit: mount namespace %llu (pid %d): line %u of its "
-					  "mountinfo: %s",
-					  (unsigned long long)ns->ino, (int)pid, err.line,
-					  err.message);
-			else
-				log_error_errno(r, "audit: mount namespace %llu (pid %d)",
-						(unsigned long long)ns->ino, (int)pid);
-			container_done(&c);
-			return r;
-		}
-		findings_filter(&res.findings, out->args->min_severity);
-		r = write_namespace(out, &(struct report_namespace){
-			.mntns = ns->ino,
-			.pid = pid,
-			.pids_total = ns->pids_total,
-			.container_manager = c.manager,
-			.container_id = c.id,
-			.container_name = c.name,
-			.report = {
-				.snap = res.snap,
-				.a = res.a,
-				.findings = &res.findings,
-				.source = "live",
-				.generated_at = now_usec(CLOCK_REALTIME),
-				.duration = (double)(now_usec(CLOCK_MONOTONIC) - t0) / 1e6,
-			},
-		});
-		out->audited++;
-		if (report_exit_status(&res.findings) > out->status)
-			out->status = report_exit_status(&res.findings);
-		audit_result_done(&res);
-		container_done(&c);
+		if (r == -EINVAL && err.line > 0)
+			log_error(
+			    "audit: mount namespace %llu (pid %d): line %u of its mountinfo: %s",
+			    (unsigned long long)ns->ino, (int)pid, err.line, err.message);
+		else if (r < 0 && r != -EIO)
+			log_error_errno(r, "audit: mount namespace %llu (pid %d)",
+					(unsigned long long)ns->ino, (int)pid);
 		return r;
 	}
 	return 0;
 }
 
+/* --namespace PID: that one (opened before anything is written), judged beside the host. */
+static int audit_named(struct namespaces_output *out, const struct namespace_target *t)
+{
+	struct parse_error err;
+	unsigned pids_total = 0;
+	int r;
+
+	(void)namespace_count_processes(t, &pids_total);
+	r = audit_target_ns(out, t, pids_total, &err);
+	if (r == -ESRCH)
+		log_error("audit: process %d exited during the audit of its namespace",
+			  (int)t->pid);
+	else if (r == -EINVAL && err.line)
+		log_error("audit: /proc/%d/mountinfo line %u: %s", (int)t->pid, err.line,
+			  err.message);
+	else if (r < 0 && r != -EIO)
+		log_error_errno(r, "audit: namespace of process %d", (int)t->pid);
+	if (r < 0)
+		out->failed++;
+	return r == -EIO || r == -ENOMEM ? r : 0;
+}
+
 /* Every other mount namespace, after the host's report (JSON: inside it, before its closing
  * brace; Prometheus: the host's report is written at the end, with the namespaces' series). */
-static int audit_namespaces(struct namespaces_output *out, const struct config *config)
+static int audit_namespaces(struct namespaces_output *out, const struct namespace_target *named)
 {
-	_cleanup_close_ int proc_fd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	struct mntns_list l;
 	int r;
 
-	if (proc_fd < 0)
-		return log_error_errno(-errno, "audit: cannot open /proc");
+	if (named)
+		return audit_named(out, named);
 	r = mntns_enumerate("/proc", &l);
 	if (r < 0)
 		return log_error_errno(r, "audit: cannot list the mount namespaces in /proc");
 	FOREACH_ARRAY (ns, l.items, l.n) {
-		r = audit_namespace(out, config, proc_fd, ns);
-		if (r == -EOPNOTSUPP || r == -ENOMEM || r == -EIO)
+		r = audit_listed(out, ns);
+		if (r == -ENOMEM || r == -EIO)
 			break;
 		if (r < 0)
 			out->failed++;
@@ -271,6 +309,7 @@ static int audit_namespaces(struct namespaces_output *out, const struct config *
 static int audit_run(const struct audit_args *args)
 {
 	_cleanup_(config_freep) struct config *config = NULL;
+	_cleanup_(namespace_target_freep) struct namespace_target *named = NULL;
 	struct namespaces_output out = { .args = args };
 	struct audit_result res;
 	uint64_t t0 = now_usec(CLOCK_MONOTONIC);
@@ -284,6 +323,9 @@ static int audit_run(const struct audit_args *args)
 	else
 		r = config_new_default(&config);
 	if (r < 0)
+		return EXIT_UNKNOWN;
+	out.config = config;
+	if (args->namespace_pid && open_namespace("audit", args->namespace_pid, &named) < 0)
 		return EXIT_UNKNOWN;
 	r = run_audit(config, args->snapshot_path, &res);
 	if (r < 0)
@@ -301,10 +343,13 @@ static int audit_run(const struct audit_args *args)
 		.duration = (double)(now_usec(CLOCK_MONOTONIC) - t0) / 1e6,
 	};
 	status = report_exit_status(&res.findings);
-	if (!args->all_namespaces) {
+	if (!args->all_namespaces && !named) {
 		r = write_report(&rep, args->format, args->no_color);
 		goto done;
 	}
+	r = host_serving_from_analysis(res.a, &out.host);
+	if (r < 0)
+		goto done;
 
 	/* The host's report first; its snapshot is freed before the first namespace is read. */
 	switch (args->format) {
@@ -342,15 +387,12 @@ static int audit_run(const struct audit_args *args)
 	rep.snap = NULL;
 	rep.a = NULL;
 
-	r = audit_namespaces(&out, config);
-	if (r == -EOPNOTSUPP) {
-		log_error("audit: this build cannot audit other mount namespaces");
-		status = EXIT_UNKNOWN;
-		r = 0;
-	}
+	r = audit_namespaces(&out, named);
 	if (out.status > status)
 		status = out.status;
-	if (out.failed > 0 && status == 0)
+	/* A namespace not judged: nothing can be said of it (--namespace: exit 3 whatever the
+	 * host's findings); among many, the worst finding still says most. */
+	if (out.failed > 0 && (status == 0 || named))
 		status = EXIT_UNKNOWN;
 	if (r < 0)
 		goto done;
@@ -362,9 +404,9 @@ static int audit_run(const struct audit_args *args)
 		r = report_write_prometheus_all(stdout, &rep, &out.prom);
 		break;
 	default:
-		printf("\n%zu other namespace%s: no findings\n", out.clean,
-		       out.clean == 1 ? "" : "s");
-		if (out.failed > 0)
+		if (!named)
+			report_write_namespaces_clean(stdout, out.clean);
+		if (out.failed > 0 && !named)
 			printf("%zu namespace%s could not be audited\n", out.failed,
 			       out.failed == 1 ? "" : "s");
 		break;
@@ -373,6 +415,7 @@ static int audit_run(const struct audit_args *args)
 		r = -errno;
 done:
 	prometheus_namespaces_done(&out.prom);
+	host_serving_done(&out.host);
 	audit_result_done(&res);
 	if (r < 0) {
 		log_error_errno(r, "cannot write the report");

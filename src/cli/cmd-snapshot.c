@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * `ptsguard snapshot [--output FILE]`: capture what the checks read from the live system, with
+ * `ptsguard snapshot [--output FILE] [--namespace PID]`: capture what the checks read from the
+ * live system (or from the mount namespace of process PID, which the snapshot then names), with
  * the raw mountinfo text, as ptsguard.snapshot/1 JSON for an audit elsewhere (audit
  * --snapshot). Exit 0 when written, 3 when not.
  */
@@ -15,7 +16,8 @@
 #include "util/util.h"
 
 struct snapshot_args {
-	const char *output; /* NULL or "-": standard output */
+	const char *output;  /* NULL or "-": standard output */
+	pid_t namespace_pid; /* --namespace: 0 for none */
 };
 
 /* 0: run; 1: done (help shown); negative: a usage error, logged. */
@@ -23,6 +25,7 @@ static int snapshot_parse_args(int argc, char **argv, struct snapshot_args *ret)
 {
 	static const struct option options[] = {
 		{ "output", required_argument, NULL, 'o' },
+		{ "namespace", required_argument, NULL, 'N' },
 		{ "help", no_argument, NULL, 'h' },
 		{},
 	};
@@ -33,6 +36,10 @@ static int snapshot_parse_args(int argc, char **argv, struct snapshot_args *ret)
 		switch (c) {
 		case 'o':
 			ret->output = optarg;
+			break;
+		case 'N':
+			if (parse_namespace_pid("snapshot", optarg, &ret->namespace_pid) < 0)
+				return -EINVAL;
 			break;
 		case 'h':
 			usage();
@@ -50,7 +57,17 @@ static int snapshot_run(const struct snapshot_args *args)
 	_cleanup_free_ char *text = NULL;
 	json_object *o;
 
-	if (run_probe(&res) < 0)
+	if (args->namespace_pid) {
+		_cleanup_(namespace_target_freep) struct namespace_target *ns = NULL;
+		struct audit_target t = { .probe.need_mountinfo_text = true,
+					  .snapshot_only = true };
+
+		if (open_namespace("snapshot", args->namespace_pid, &ns) < 0)
+			return EXIT_UNKNOWN;
+		t.probe.ns = ns;
+		if (run_namespace("snapshot", &t, NULL, &res) < 0)
+			return EXIT_UNKNOWN;
+	} else if (run_probe(&res) < 0)
 		return EXIT_UNKNOWN;
 	o = snapshot_to_json(res.snap);
 	text = json_to_text(o, 1);

@@ -1,12 +1,62 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <errno.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "pipeline/pipeline.h"
+#include "probe/namespace.h"
 #include "util/util.h"
+
+void host_serving_done(struct host_serving *h)
+{
+	free(h->mountpoint);
+	*h = (struct host_serving){ 0 };
+}
+
+int host_serving_from_analysis(const struct analysis *a, struct host_serving *ret)
+{
+	const struct mount_entry *e;
+	uint64_t mntns = 0;
+
+	*ret = (struct host_serving){ 0 };
+	(void)namespace_self_mntns(&mntns);
+	ret->mntns = mntns;
+	if (!a->serving || a->serving_mount == NO_MOUNT)
+		return 0;
+	e = &a->snap->mounts->entries[a->serving_mount];
+	ret->known = true;
+	ret->dev = a->serving->dev;
+	ret->mount_id = e->id;
+	ret->mountpoint = strdup(e->mountpoint);
+	return ret->mountpoint ? 0 : -ENOMEM;
+}
+
+/* The host's serving instance: its first probe pass and analysis, nothing more. */
+static int probe_host_serving(const struct config *c, struct host_serving *ret,
+			      struct parse_error *err)
+{
+	_cleanup_(snapshot_freep) struct snapshot *s = NULL;
+	_cleanup_(analysis_freep) struct analysis *a = NULL;
+	struct probe_options po = { 0 };
+	int r;
+
+	if (c && c->has_tty_gid) {
+		po.has_tty_gid = true;
+		po.tty_gid = c->tty_gid;
+	}
+	r = probe_base(&po, &s, err);
+	if (r >= 0)
+		r = analysis_new(s, &a);
+	if (r >= 0)
+		r = host_serving_from_analysis(a, ret);
+	return r;
+}
 
 static int snapshot_stage(const struct audit_target *t, const struct config *c,
 			  struct audit_result *res, struct parse_error *err)
 {
+	_cleanup_(namespace_target_freep) struct namespace_target *owned_ns = NULL;
+	_cleanup_(host_serving_done) struct host_serving host = { 0 };
 	struct probe_options po = t->probe;
 	int r;
 
@@ -27,14 +77,31 @@ static int snapshot_stage(const struct audit_target *t, const struct config *c,
 	}
 	if (t->holders)
 		po.skip_holders = true;
-	if (po.namespace_pid > 0)
-		return -EOPNOTSUPP;
+	if (!po.ns && po.namespace_pid > 0) {
+		r = namespace_target_open(po.namespace_pid, &owned_ns);
+		if (r < 0) {
+			mount_table_free(po.mounts);
+			return r;
+		}
+		po.ns = owned_ns;
+	}
+	if (po.ns && !po.ns->own && !po.host) {
+		r = probe_host_serving(c, &host, err);
+		if (r < 0) {
+			mount_table_free(po.mounts);
+			return r;
+		}
+		po.host = &host;
+	}
 	r = probe_base(&po, &res->snap, err);
 	if (r < 0)
 		return r;
 	r = analysis_new(res->snap, &res->a);
 	if (r < 0)
 		return r;
+	/* NAMESPACE-PROBE: the allocation probe belongs here, after the details; for a namespace
+	 * (po.ns set and not po.ns->own) its child calls namespace_enter(po.ns) (setns to
+	 * po.ns->mntns_fd, chroot to po.ns->root_fd) before it drops privileges. */
 	r = probe_details(&po, res->snap, res->a);
 	if (r >= 0 && t->holders)
 		r = t->holders(t->userdata, res->snap, res->a);

@@ -37,8 +37,18 @@ struct audit_result {
 	struct findings findings;
 };
 
+/* The host's serving instance from an analysis of the caller's own namespace (probe.host of a
+ * namespace audit): known is false when nothing serves /dev/ptmx there. */
+int host_serving_from_analysis(const struct analysis *a, struct host_serving *ret);
+void host_serving_done(struct host_serving *h);
+
 /* Run the pipeline; c may be NULL (the built-in defaults). On -EINVAL from the live mount table,
- * *err names the mountinfo line at fault. On failure *ret is left empty. */
+ * *err names the mountinfo line at fault. On failure *ret is left empty.
+ *
+ * A namespace (t->probe.ns, or t->probe.namespace_pid opened here): the same pipeline, judged in
+ * its own terms (probe/namespace.h); t->probe.host is the host's serving instance (NULL: read
+ * here, one probe pass of the caller's namespace). -ESRCH: the process does not exist, or
+ * exited before the audit was complete; -EACCES/-EPERM: not allowed to read it. */
 int pipeline_run(const struct audit_target *t, const struct config *c, struct audit_result *ret,
 		 struct parse_error *err);
 void audit_result_done(struct audit_result *r);

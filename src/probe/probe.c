@@ -14,6 +14,7 @@
 
 #include "analysis/analysis.h"
 #include "snapshot/initramfs-record.h"
+#include "probe/namespace.h"
 #include "probe/probe.h"
 #include "probe/statmount.h"
 #include "util/group.h"
@@ -74,15 +75,19 @@ static enum node_type type_of(mode_t m)
 	return NODE_OTHER;
 }
 
-/* lstat path into a new node; a path that vanished is recorded as missing. */
-static int stat_new_node(struct snapshot *s, const char *path)
+/* lstat path (in ns's root) into a new node; a path that vanished is recorded as missing. */
+static int stat_new_node(const struct namespace_target *ns, struct snapshot *s, const char *path)
 {
 	struct node *n = snapshot_add_node(s, path);
 	struct stat st;
+	int r;
 
 	if (!n)
 		return -ENOMEM;
-	if (lstat(path, &st) < 0) {
+	r = ns_lstat(ns, path, &st, &n->target);
+	if (r == -ENOMEM)
+		return r;
+	if (r < 0) {
 		n->type = NODE_MISSING;
 		return 0;
 	}
@@ -94,26 +99,15 @@ static int stat_new_node(struct snapshot *s, const char *path)
 	n->dev = st.st_dev;
 	n->ino = st.st_ino;
 	n->ctime = st.st_ctim;
-	if (n->type == NODE_SYMLINK) {
-		char buf[PATH_MAX];
-		ssize_t l = readlink(path, buf, sizeof(buf) - 1);
-
-		if (l >= 0) {
-			buf[l] = 0;
-			n->target = strdup(buf);
-			if (!n->target)
-				return -ENOMEM;
-		}
-	}
 	return 0;
 }
 
 /* The same, once per path. */
-static int add_node(struct snapshot *s, const char *path)
+static int add_node(const struct namespace_target *ns, struct snapshot *s, const char *path)
 {
 	if (snapshot_find_node(s, path))
 		return 0;
-	return stat_new_node(s, path);
+	return stat_new_node(ns, s, path);
 }
 
 /* The hop after *cur (a probed node) on a symlink chain, the way open() walks it: 1 and *cur
@@ -137,7 +131,7 @@ static int next_hop(const struct snapshot *s, char **cur)
 #define PTMX_HOPS_MAX 8
 
 /* /dev/ptmx and every hop of its symlink chain. */
-static int probe_ptmx(struct snapshot *s)
+static int probe_ptmx(const struct namespace_target *ns, struct snapshot *s)
 {
 	_cleanup_free_ char *cur = strdup(PTMX_PATH);
 	int r = 1;
@@ -145,7 +139,7 @@ static int probe_ptmx(struct snapshot *s)
 	if (!cur)
 		return -ENOMEM;
 	for (int hops = 0; r > 0 && hops < PTMX_HOPS_MAX; hops++) {
-		r = add_node(s, cur);
+		r = add_node(ns, s, cur);
 		if (r >= 0)
 			r = next_hop(s, &cur);
 	}
@@ -153,7 +147,7 @@ static int probe_ptmx(struct snapshot *s)
 }
 
 /* A directory and its ancestors, each once. */
-static int probe_dir_chain(struct snapshot *s, const char *dir)
+static int probe_dir_chain(const struct namespace_target *ns, struct snapshot *s, const char *dir)
 {
 	_cleanup_free_ char *cur = strdup(dir);
 	int r;
@@ -163,7 +157,7 @@ static int probe_dir_chain(struct snapshot *s, const char *dir)
 	for (;;) {
 		char *next;
 
-		r = add_node(s, cur);
+		r = add_node(ns, s, cur);
 		if (r < 0 || streq(cur, "/"))
 			return r;
 		next = path_dirname(cur);
@@ -176,7 +170,7 @@ static int probe_dir_chain(struct snapshot *s, const char *dir)
 
 /* The directories a non-root open walks through (pty-path-blocked): those holding each hop of
  * /dev/ptmx's symlink chain, and /dev/pts, where ptsname() names the slaves. */
-static int probe_path_dirs(struct snapshot *s)
+static int probe_path_dirs(const struct namespace_target *ns, struct snapshot *s)
 {
 	_cleanup_free_ char *cur = strdup(PTMX_PATH), *dir = path_dirname(PTMX_PATH);
 	_cleanup_free_ char *pts = dir ? path_join(dir, "pts") : NULL;
@@ -188,11 +182,11 @@ static int probe_path_dirs(struct snapshot *s)
 	for (int hops = 0; r > 0 && hops < PTMX_HOPS_MAX; hops++) {
 		_cleanup_free_ char *d = path_dirname(cur);
 
-		r = d ? probe_dir_chain(s, d) : -ENOMEM;
+		r = d ? probe_dir_chain(ns, s, d) : -ENOMEM;
 		if (r >= 0)
 			r = next_hop(s, &cur);
 	}
-	return r < 0 ? r : probe_dir_chain(s, pts);
+	return r < 0 ? r : probe_dir_chain(ns, s, pts);
 }
 
 static int compare_paths(const void *a, const void *b)
@@ -202,7 +196,7 @@ static int compare_paths(const void *a, const void *b)
 
 /* ptmx inside and beside every devpts mountpoint, each path once (hosts with thousands of
  * devpts instances: sort and skip repeats rather than search the node list each time). */
-static int probe_mountpoints(struct snapshot *s)
+static int probe_mountpoints(const struct namespace_target *ns, struct snapshot *s)
 {
 	const struct mount_table *t = s->mounts;
 	char **paths = NULL;
@@ -234,7 +228,7 @@ static int probe_mountpoints(struct snapshot *s)
 		for (size_t k = 0; k < before && !seen; k++)
 			seen = streq(s->nodes[k].path, paths[i]);
 		if (!seen)
-			r = stat_new_node(s, paths[i]);
+			r = stat_new_node(ns, s, paths[i]);
 	}
 	for (size_t i = 0; i < n; i++)
 		free(paths[i]);
@@ -242,19 +236,24 @@ static int probe_mountpoints(struct snapshot *s)
 	return r;
 }
 
-static int probe_slaves(struct snapshot *s, const struct analysis *a)
+static int probe_slaves(const struct namespace_target *ns, struct snapshot *s,
+			const struct analysis *a)
 {
 	const struct mount_entry *e;
 	DIR *d;
 	struct dirent *de;
-	int r = 0;
+	int r = 0, fd;
 
 	if (!a->serving || a->serving_mount == NO_MOUNT)
 		return 0;
 	e = &s->mounts->entries[a->serving_mount];
-	d = opendir(e->mountpoint);
-	if (!d)
+	fd = ns_open(ns, e->mountpoint, O_RDONLY | O_DIRECTORY | O_NONBLOCK);
+	d = fd >= 0 ? fdopendir(fd) : NULL;
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
 		return 0; /* reported through the checks' view of the nodes, not an error */
+	}
 	while ((de = readdir(d))) {
 		_cleanup_free_ char *p = NULL;
 		unsigned idx;
@@ -267,7 +266,7 @@ static int probe_slaves(struct snapshot *s, const struct analysis *a)
 			break;
 		}
 		/* Slaves are unique by construction: no lookup before adding. */
-		r = stat_new_node(s, p);
+		r = stat_new_node(ns, s, p);
 		if (r < 0)
 			break;
 	}
@@ -392,8 +391,13 @@ static int scan_process(struct snapshot *s, int proc_fd, const char *pid_name, c
 	return 0;
 }
 
-/* Only when a covered instance exists (the common case stays cheap). */
 int probe_holders(struct snapshot *s, const struct analysis *a, const char *proc)
+{
+	return probe_holders_in(s, a, proc, 0);
+}
+
+/* Only when a covered instance exists (the common case stays cheap). */
+int probe_holders_in(struct snapshot *s, const struct analysis *a, const char *proc, uint64_t mntns)
 {
 	_cleanup_free_ dev_t *devs = NULL;
 	_cleanup_close_ int proc_fd = -EBADF;
@@ -418,7 +422,21 @@ int probe_holders(struct snapshot *s, const struct analysis *a, const char *proc
 	if (!d)
 		return -errno;
 	while ((de = readdir(d))) {
-		int r = scan_process(s, proc_fd, de->d_name, devs, n);
+		int r;
+
+		/* A namespace's holders are its own processes; one that cannot be told is one
+		 * more that could not be inspected. */
+		if (mntns && de->d_name[0] >= '1' && de->d_name[0] <= '9') {
+			r = ns_process_in(proc_fd, de->d_name, mntns);
+			if (r == 0 || r == -ENOENT || r == -ESRCH)
+				continue;
+			if (r < 0) {
+				if (not_allowed(-r) < 0)
+					s->holders_skipped++;
+				continue;
+			}
+		}
+		r = scan_process(s, proc_fd, de->d_name, devs, n);
 
 		if (r == -ENOMEM) {
 			closedir(d);
@@ -431,40 +449,89 @@ int probe_holders(struct snapshot *s, const struct analysis *a, const char *proc
 	return 0;
 }
 
-static int probe_helpers(struct snapshot *s)
+static int add_helper(const struct namespace_target *ns, struct snapshot *s, const char *path)
+{
+	struct setuid_helper *h;
+	struct stat st;
+
+	if (ns_lstat(ns, path, &st, NULL) < 0 || !S_ISREG(st.st_mode))
+		return 0;
+	FOREACH_ARRAY (o, s->helpers, s->n_helpers)
+		if (streq(o->path, path))
+			return 0;
+	if (GROW(s->helpers, s->allocated_helpers, s->n_helpers + 1) < 0)
+		return -ENOMEM;
+	h = &s->helpers[s->n_helpers];
+	*h = (struct setuid_helper){ .mode = st.st_mode & 07777, .uid = st.st_uid };
+	h->path = strdup(path);
+	if (!h->path)
+		return -ENOMEM;
+	s->n_helpers++;
+	return 0;
+}
+
+/* glob(3) would walk the host's tree: in a namespace, the one wildcard of a pattern
+ * ("/usr/lib/ * /pt_chown", a whole component) is expanded by reading the directory before it
+ * under the namespace's root. */
+static int helpers_in_root(const struct namespace_target *ns, struct snapshot *s,
+			   const char *pattern)
+{
+	const char *star = strchr(pattern, '*');
+	_cleanup_free_ char *dir = NULL;
+	struct dirent *de;
+	const char *rest;
+	DIR *d;
+	int fd, r = 0;
+
+	if (!star)
+		return add_helper(ns, s, pattern);
+	dir = strndup(pattern, (size_t)(star - pattern));
+	rest = star + 1;
+	if (!dir)
+		return -ENOMEM;
+	fd = ns_open(ns, dir, O_RDONLY | O_DIRECTORY | O_NONBLOCK);
+	d = fd >= 0 ? fdopendir(fd) : NULL;
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return 0;
+	}
+	while (r >= 0 && (de = readdir(d))) {
+		_cleanup_free_ char *p = NULL;
+
+		if (de->d_name[0] == '.')
+			continue;
+		if (asprintf(&p, "%s%s%s", dir, de->d_name, rest) < 0) {
+			r = -ENOMEM;
+			break;
+		}
+		r = add_helper(ns, s, p);
+	}
+	closedir(d);
+	return r;
+}
+
+static int probe_helpers(const struct namespace_target *ns, struct snapshot *s)
 {
 	for (const char *const *p = pt_chown_paths; *p; p++) {
 		glob_t g = { 0 };
+		int r = 0;
 
+		if (ns && !ns->own) {
+			r = helpers_in_root(ns, s, *p);
+			if (r < 0)
+				return r;
+			continue;
+		}
 		if (glob(*p, GLOB_NOSORT, NULL, &g) != 0) {
 			globfree(&g);
 			continue;
 		}
-		for (size_t i = 0; i < g.gl_pathc; i++) {
-			struct setuid_helper *h;
-			struct stat st;
-			bool seen = false;
-
-			if (lstat(g.gl_pathv[i], &st) < 0 || !S_ISREG(st.st_mode))
-				continue;
-			FOREACH_ARRAY (o, s->helpers, s->n_helpers)
-				seen = seen || streq(o->path, g.gl_pathv[i]);
-			if (seen)
-				continue;
-			if (GROW(s->helpers, s->allocated_helpers, s->n_helpers + 1) < 0) {
-				globfree(&g);
-				return -ENOMEM;
-			}
-			h = &s->helpers[s->n_helpers];
-			*h = (struct setuid_helper){ .mode = st.st_mode & 07777, .uid = st.st_uid };
-			h->path = strdup(g.gl_pathv[i]);
-			if (!h->path) {
-				globfree(&g);
-				return -ENOMEM;
-			}
-			s->n_helpers++;
-		}
+		for (size_t i = 0; r >= 0 && i < g.gl_pathc; i++)
+			r = add_helper(NULL, s, g.gl_pathv[i]);
 		globfree(&g);
+		if (r < 0)
+			return r;
 	}
 	return 0;
 }
@@ -510,12 +577,18 @@ static bool is_kernel_thread(const char *pid)
  * (pid 2) lives in the initial mount namespace. When /proc shows none (its own pid namespace),
  * or its namespace cannot be read, it is not known, and the reserve is assumed not to apply.
  */
-static void probe_initial_mount_ns(struct snapshot *s)
+static void probe_initial_mount_ns(const struct namespace_target *ns, struct snapshot *s)
 {
 	struct stat self, kthread;
 
 	s->initial_mount_ns_unknown = false;
-	if (stat("/proc/self/ns/mnt", &self) < 0) {
+	if (ns && !ns->own) {
+		if (fstat(ns->mntns_fd, &self) < 0) {
+			s->initial_mount_ns = false;
+			s->initial_mount_ns_unknown = true;
+			return;
+		}
+	} else if (stat("/proc/self/ns/mnt", &self) < 0) {
 		s->initial_mount_ns = true; /* no namespaces at all */
 		return;
 	}
@@ -528,10 +601,16 @@ static void probe_initial_mount_ns(struct snapshot *s)
 }
 
 /* The maps of the user namespace the audit judges; none recorded for the initial one (a single
- * line mapping every id to itself). */
-static void probe_idmaps(struct snapshot *s)
+ * line mapping every id to itself). A namespace's were read when it was opened. */
+static int probe_idmaps(const struct namespace_target *ns, struct snapshot *s)
 {
 	char **maps[] = { &s->uid_map, &s->gid_map };
+
+	if (ns) {
+		s->uid_map = strdup_or_null(ns->uid_map);
+		s->gid_map = strdup_or_null(ns->gid_map);
+		return (ns->uid_map && !s->uid_map) || (ns->gid_map && !s->gid_map) ? -ENOMEM : 0;
+	}
 	const char *paths[] = { "/proc/self/uid_map", "/proc/self/gid_map" };
 
 	for (size_t i = 0; i < ELEMENTSOF(maps); i++) {
@@ -546,17 +625,20 @@ static void probe_idmaps(struct snapshot *s)
 			continue;
 		*maps[i] = TAKE_PTR(text);
 	}
+	return 0;
 }
 
-static void probe_kernel(struct snapshot *s)
+/* The pty sysctls are the kernel's, one set for every namespace: always read from the caller's
+ * /proc/sys, never from a namespace's own (which may be anything). */
+static int probe_kernel(const struct namespace_target *ns, struct snapshot *s)
 {
 	(void)read_long_file("/proc/sys/kernel/pty/max", &s->pty_max);
 	(void)read_long_file("/proc/sys/kernel/pty/reserve", &s->pty_reserve);
 	(void)read_long_file("/proc/sys/kernel/pty/nr", &s->pty_nr);
 	if (read_long_file("/proc/sys/user/max_user_namespaces", &s->user_namespaces_max) < 0)
 		s->user_namespaces_max = 0;
-	probe_initial_mount_ns(s);
-	probe_idmaps(s);
+	probe_initial_mount_ns(ns, s);
+	return probe_idmaps(ns, s);
 }
 
 static int probe_identity(struct snapshot *s, const struct probe_options *opts,
@@ -575,11 +657,15 @@ static int probe_identity(struct snapshot *s, const struct probe_options *opts,
 	/* The configuration's TTYGroup=, else group tty as grantpt() and the kernel's users
 	 * understand it; 5 only when the database has no such group. A database that cannot be
 	 * read is an error: guessing 5 there would report, and repair, a healthy gid= as wrong. */
-	if (opts->has_tty_gid) {
+	if (opts->has_tty_gid && !(opts->ns && !opts->ns->own)) {
 		s->tty_gid = opts->tty_gid;
 		return 0;
 	}
-	r = group_lookup(TTY_GROUP_NAME, &gid);
+	/* A namespace's own group file, read directly: its NSS modules are not ours to run. */
+	if (opts->ns && !opts->ns->own)
+		r = ns_group_lookup(opts->ns, TTY_GROUP_NAME, &gid);
+	else
+		r = group_lookup(TTY_GROUP_NAME, &gid);
 	if (r == -ESRCH)
 		gid = TTY_GID_FALLBACK;
 	else if (r < 0) {
@@ -600,13 +686,24 @@ static int probe_mounts(struct snapshot *s, const struct probe_options *opts,
 	struct mount_table *t = NULL;
 	char *text = NULL;
 	size_t size;
-	int r;
+	int r = 0;
 
 	if (opts->mounts) {
 		snapshot_set_mount_table(s, opts->mounts);
 		return 0;
 	}
-	if (!opts->need_mountinfo_text && (opts->need_unique_ids || mount_table_prefer_kernel())) {
+	if (opts->ns && !opts->ns->own) {
+		/* Its mountpoints as its root sees them: what every path below resolves under. */
+		r = ns_read_proc(opts->ns, "mountinfo", MOUNTINFO_SIZE_MAX, &text, &size);
+		if (r < 0) {
+			snprintf(err->message, sizeof(err->message),
+				 "cannot read /proc/%d/mountinfo: %s", (int)opts->ns->pid,
+				 r == -ENOENT || r == -ESRCH ? "the process has exited"
+							     : strerror(-r));
+			return r == -ENOENT ? -ESRCH : r;
+		}
+	} else if (!opts->need_mountinfo_text &&
+		   (opts->need_unique_ids || mount_table_prefer_kernel())) {
 		r = mount_table_from_kernel(&t);
 		if (r >= 0) {
 			snapshot_set_mount_table(s, t);
@@ -615,7 +712,8 @@ static int probe_mounts(struct snapshot *s, const struct probe_options *opts,
 		if (r == -ENOMEM)
 			return r;
 	}
-	r = read_full_file("/proc/self/mountinfo", MOUNTINFO_SIZE_MAX, &text, &size);
+	if (!text)
+		r = read_full_file("/proc/self/mountinfo", MOUNTINFO_SIZE_MAX, &text, &size);
 	if (r < 0) {
 		/* Name the file: with nsenter -m alone, /proc may be another pid namespace's. */
 		snprintf(err->message, sizeof(err->message),
@@ -632,6 +730,27 @@ static int probe_mounts(struct snapshot *s, const struct probe_options *opts,
 	if (r < 0)
 		return r;
 	snapshot_set_mount_table(s, t);
+	return 0;
+}
+
+/* Which namespace this is, and what serves /dev/ptmx on the host, for devpts-host-instance. */
+static int probe_namespace(const struct probe_options *opts, struct snapshot *s)
+{
+	const struct namespace_target *ns = opts->ns;
+
+	if (!ns || ns->own)
+		return 0;
+	s->ns = calloc(1, sizeof(*s->ns));
+	if (!s->ns)
+		return -ENOMEM;
+	s->ns->mntns = ns->mntns;
+	s->ns->pid = ns->pid;
+	if (opts->host) {
+		s->ns->host = *opts->host;
+		s->ns->host.mountpoint = strdup_or_null(opts->host->mountpoint);
+		if (opts->host->mountpoint && !s->ns->host.mountpoint)
+			return -ENOMEM;
+	}
 	return 0;
 }
 
@@ -655,14 +774,19 @@ int probe_base(const struct probe_options *opts, struct snapshot **ret, struct p
 	r = probe_identity(s, opts, err);
 	if (r < 0)
 		return r;
-	probe_kernel(s);
+	r = probe_kernel(opts->ns, s);
+	if (r < 0)
+		return r;
+	r = probe_namespace(opts, s);
+	if (r < 0)
+		return r;
 
-	r = read_full_file("/etc/fstab", FSTAB_SIZE_MAX, &s->fstab, NULL);
+	r = ns_read_file(opts->ns, "/etc/fstab", 0, FSTAB_SIZE_MAX, &s->fstab, NULL);
 	if (r < 0 && r != -ENOENT)
 		s->fstab = NULL; /* unreadable fstab: nothing to say about it */
 
-	if ((r = probe_ptmx(s)) < 0 || (r = probe_path_dirs(s)) < 0 ||
-	    (r = probe_mountpoints(s)) < 0)
+	if ((r = probe_ptmx(opts->ns, s)) < 0 || (r = probe_path_dirs(opts->ns, s)) < 0 ||
+	    (r = probe_mountpoints(opts->ns, s)) < 0)
 		return r;
 	*ret = TAKE_PTR(s);
 	return 0;
@@ -673,19 +797,27 @@ int probe_details(const struct probe_options *opts, struct snapshot *s, const st
 	int r;
 
 	/* Adding nodes may move s->nodes: only a's instances and mount indices are used here. */
-	if (a->pts_path && (r = add_node(s, a->pts_path)) < 0)
+	const struct namespace_target *ns = opts ? opts->ns : NULL;
+	bool other = ns && !ns->own;
+
+	if (a->pts_path && (r = add_node(ns, s, a->pts_path)) < 0)
 		return r;
-	r = probe_slaves(s, a);
+	r = probe_slaves(ns, s, a);
 	if (r < 0)
 		return r;
 	if (!opts || !opts->skip_holders) {
-		r = probe_holders(s, a, "/proc");
+		r = probe_holders_in(s, a, "/proc", other ? ns->mntns : 0);
 		if (r < 0 && r != -ENOENT)
 			return r;
 	}
-	r = probe_helpers(s);
+	r = probe_helpers(ns, s);
 	if (r < 0)
 		return r;
-	probe_initramfs_record(s);
+	/* The record is the host's boot (its /run): it says nothing of another namespace. */
+	if (!other)
+		probe_initramfs_record(s);
+	/* A namespace whose process left is being torn down: what was read may be half of it. */
+	if (other)
+		return namespace_target_check(ns);
 	return 0;
 }

@@ -11,6 +11,8 @@
 #include "snapshot/mountinfo.h"
 #include "snapshot/snapshot.h"
 
+struct namespace_target;
+
 struct probe_options {
 	bool skip_holders;	  /* never scan /proc/<pid>/fd */
 	bool need_mountinfo_text; /* snapshot, initramfs-record: keep the raw text */
@@ -22,8 +24,15 @@ struct probe_options {
 	bool has_tty_gid;
 	gid_t tty_gid;
 	/* The mount namespace and root of this process to judge (audit --namespace), 0 for the
-	 * caller's own. Not implemented yet: the pipeline answers -EOPNOTSUPP. */
+	 * caller's own: the pipeline opens it (probe/namespace.h) unless ns is given. */
 	pid_t namespace_pid;
+	/* The namespace to judge, opened by the caller (NULL: namespace_pid, or the caller's
+	 * own). Every path is read under its root, its mountinfo and id maps are its own, its
+	 * holders are its own processes. */
+	const struct namespace_target *ns;
+	/* The host's serving instance, recorded in a namespace's snapshot for
+	 * devpts-host-instance; NULL: the pipeline reads the host itself. */
+	const struct host_serving *host;
 };
 
 /* The first pass: the mount table, hostname and kernel, the tty group, fstab, /dev/ptmx and the
@@ -40,6 +49,9 @@ int probe_details(const struct probe_options *opts, struct snapshot *s, const st
  * s->holders; nothing when no instance is covered. About 10 us an open fd, whatever it is:
  * a second on a host with 100,000 open fds. */
 int probe_holders(struct snapshot *s, const struct analysis *a, const char *proc);
+/* The same, counting only processes of mount namespace mntns (0: every process). */
+int probe_holders_in(struct snapshot *s, const struct analysis *a, const char *proc,
+		     uint64_t mntns);
 
 /* Where the initramfs hook leaves its record; /run survives switch-root. */
 #define INITRAMFS_RECORD_PATH "/run/ptsguard/initramfs.json"

@@ -19,6 +19,18 @@ int report_exit_status(const struct findings *f)
 	return worst == SEVERITY_WARNING ? 1 : 2;
 }
 
+int report_exit_status_all(const struct report *r)
+{
+	int worst = report_exit_status(r->findings);
+
+	FOREACH_ARRAY (n, r->namespaces, r->n_namespaces) {
+		int st = report_exit_status(n->report.findings);
+
+		worst = st > worst ? st : worst;
+	}
+	return worst;
+}
+
 static json_object *json_timestamp(uint64_t usec)
 {
 	time_t t = (time_t)(usec / 1000000);
@@ -172,6 +184,9 @@ json_object *report_to_json(const struct report *r)
 	json_object_object_add(o, "source", json_object_new_string(r->source));
 	json_object_object_add(o, "generator", generator_json());
 	json_object_object_add(o, "host", host_json(r));
+	/* A report of a namespace snapshot audited offline says which namespace it was. */
+	if (r->snap->ns && !r->namespaces)
+		json_object_object_add(o, "namespace", snapshot_namespace_to_json(r->snap->ns));
 	json_object_object_add(o, "ptmx", ptmx_json(r->a));
 	json_object_object_add(o, "instances", instances_json(r->a));
 	FOREACH_ARRAY (f, r->findings->items, r->findings->n_items) {
@@ -200,6 +215,13 @@ json_object *report_to_json(const struct report *r)
 				       json_object_new_int64((int64_t)r->journal->dropped));
 		json_object_object_add(o, "journal", j);
 	}
+	if (r->namespaces) {
+		json_object *arr = json_object_new_array();
+
+		FOREACH_ARRAY (n, r->namespaces, r->n_namespaces)
+			json_object_array_add(arr, report_namespace_to_json(n));
+		json_object_object_add(o, "namespaces", arr);
+	}
 	json_object_object_add(summary, "critical",
 			       json_object_new_int64(counts[SEVERITY_CRITICAL]));
 	json_object_object_add(summary, "warning", json_object_new_int64(counts[SEVERITY_WARNING]));
@@ -211,6 +233,7 @@ json_object *report_to_json(const struct report *r)
 json_object *report_namespace_to_json(const struct report_namespace *n)
 {
 	json_object *o = json_object_new_object(), *c = NULL;
+	struct report inner = n->report;
 
 	json_object_object_add(o, "mntns", json_object_new_int64((int64_t)n->mntns));
 	json_object_object_add(o, "pid", json_object_new_int64(n->pid));
@@ -222,6 +245,9 @@ json_object *report_namespace_to_json(const struct report_namespace *n)
 		json_object_object_add(c, "name", json_new_string_or_null(n->container_name));
 	}
 	json_object_object_add(o, "container", c);
-	json_object_object_add(o, "report", report_to_json(&n->report));
+	/* A namespace's own report has no namespaces of its own. */
+	inner.namespaces = NULL;
+	inner.n_namespaces = 0;
+	json_object_object_add(o, "report", report_to_json(&inner));
 	return o;
 }

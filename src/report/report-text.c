@@ -94,7 +94,7 @@ static void write_findings(FILE *f, const struct findings *fs, bool color,
 	}
 }
 
-int report_write_text(FILE *f, const struct report *r, bool color)
+static int write_one(FILE *f, const struct report *r, bool color)
 {
 	size_t counts[_SEVERITY_MAX] = { 0 };
 	const char *bold = color ? ANSI_BOLD : "", *reset = color ? ANSI_RESET : "";
@@ -107,6 +107,9 @@ int report_write_text(FILE *f, const struct report *r, bool color)
 	fputs_escaped(r->snap->kernel_release ?: "?", f);
 	fprintf(f, ", %s devpts, %s)\n",
 		r->a->multi_instance ? "multi-instance" : "single-instance", r->source);
+	if (r->snap->ns)
+		fprintf(f, "mount namespace %llu of pid %d, judged from the host\n",
+			(unsigned long long)r->snap->ns->mntns, (int)r->snap->ns->pid);
 	write_ptmx_line(f, r->a);
 	write_findings(f, r->findings, color, counts);
 	if (r->snap->initramfs) {
@@ -173,4 +176,26 @@ int report_write_namespace_text(FILE *f, const struct report_namespace *n, bool 
 	fprintf(f, "\n%zu critical, %zu warning, %zu info\n", counts[SEVERITY_CRITICAL],
 		counts[SEVERITY_WARNING], counts[SEVERITY_INFO]);
 	return ferror(f) ? -EIO : 0;
+}
+
+void report_write_namespaces_clean(FILE *f, size_t clean)
+{
+	fprintf(f, "\n%zu other namespace%s: no findings\n", clean, clean == 1 ? "" : "s");
+}
+
+/* The host, then a block for each namespace with findings and one line for the rest. */
+int report_write_text(FILE *f, const struct report *r, bool color)
+{
+	size_t clean = 0;
+	int k = write_one(f, r, color);
+
+	FOREACH_ARRAY (n, r->namespaces, r->n_namespaces) {
+		if (n->report.findings->n_items == 0)
+			clean++;
+		else if (k >= 0)
+			k = report_write_namespace_text(f, n, color);
+	}
+	if (r->namespaces && (clean > 0 || r->n_namespaces == 0))
+		report_write_namespaces_clean(f, clean);
+	return k < 0 ? k : ferror(f) ? -EIO : 0;
 }

@@ -14,6 +14,8 @@
 #include "checks/checks.h"
 #include "snapshot/snapshot.h"
 
+struct report_namespace;
+
 struct report {
 	const struct snapshot *snap;
 	const struct analysis *a;
@@ -29,10 +31,14 @@ struct report {
 	const struct journal_stats {
 		uint64_t queued, dropped;
 	} * journal;
+	/* Other mount namespaces judged beside the host (audit --namespace, --all-namespaces): the
+	 * report's "namespaces" array; NULL: no such key. */
+	const struct report_namespace *namespaces;
+	size_t n_namespaces;
 };
 
-/* One element of "namespaces": which namespace, who made it, and its own report.
- * container_manager NULL: "container" is null. */
+/* One element of "namespaces": which namespace, who made it, and its own report (whose own
+ * namespaces are ignored). container_manager NULL: "container" is null. */
 struct report_namespace {
 	uint64_t mntns;
 	pid_t pid;
@@ -40,6 +46,9 @@ struct report_namespace {
 	const char *container_manager, *container_id, *container_name;
 	struct report report;
 };
+
+/* The exit status over the host's findings and every namespace's (the worst). */
+int report_exit_status_all(const struct report *r);
 
 json_object *report_to_json(const struct report *r);
 /* { mntns, pid, pids_total, container, report }: one item of a report's namespaces[]. */
@@ -50,6 +59,8 @@ json_object *report_namespace_to_json(const struct report_namespace *n);
 void report_container_label(const struct report_namespace *n, char *buf, size_t size);
 /* One block for a namespace: a header naming its container, /dev/ptmx, its findings. */
 int report_write_namespace_text(FILE *f, const struct report_namespace *n, bool color);
+/* "N other namespaces: no findings". */
+void report_write_namespaces_clean(FILE *f, size_t clean);
 int report_write_text(FILE *f, const struct report *r, bool color);
 int report_write_prometheus(FILE *f, const struct report *r);
 /* The series of other namespaces, collected while each is audited and written beside the

@@ -67,6 +67,7 @@ struct snapshot *snapshot_free(struct snapshot *s)
 		free(h->path);
 	free(s->helpers);
 	initramfs_record_free(s->initramfs);
+	snapshot_namespace_free(s->ns);
 	free(s);
 	return NULL;
 }
@@ -213,6 +214,80 @@ static int load_idmap(json_object *root, const char *key, char **ret, struct loa
 	return *ret ? 0 : -ENOMEM;
 }
 
+struct snapshot_namespace *snapshot_namespace_free(struct snapshot_namespace *ns)
+{
+	if (ns)
+		free(ns->host.mountpoint);
+	free(ns);
+	return NULL;
+}
+
+/* "namespace": { "mntns", "pid", "host": { "mntns", "serving": { "device", "mount_id",
+ * "mountpoint" } or null } } */
+static int load_namespace(json_object *root, struct snapshot *s, struct load_error *err)
+{
+	json_object *o, *host, *serving;
+	const char *mp;
+	long mntns = 0, pid = 0, host_mntns = 0, id = 0;
+	int r;
+
+	if ((r = json_get(root, "", "namespace", json_type_object, JSON_OPTIONAL | JSON_NULLABLE,
+			  &o, err)) < 0 ||
+	    !o)
+		return r;
+	if ((r = json_get_long(o, "namespace", "mntns", 0, INT64_MAX, JSON_REQUIRED, &mntns, err)) <
+		0 ||
+	    (r = json_get_long(o, "namespace", "pid", 0, INT32_MAX, JSON_REQUIRED, &pid, err)) <
+		0 ||
+	    (r = json_get(o, "namespace", "host", json_type_object, JSON_REQUIRED, &host, err)) <
+		0 ||
+	    (r = json_get_long(host, "namespace.host", "mntns", 0, INT64_MAX, JSON_REQUIRED,
+			       &host_mntns, err)) < 0 ||
+	    (r = json_get(host, "namespace.host", "serving", json_type_object, JSON_NULLABLE,
+			  &serving, err)) < 0)
+		return r;
+	s->ns = calloc(1, sizeof(*s->ns));
+	if (!s->ns)
+		return -ENOMEM;
+	s->ns->mntns = (uint64_t)mntns;
+	s->ns->pid = (pid_t)pid;
+	s->ns->host.mntns = (uint64_t)host_mntns;
+	if (!serving)
+		return 0;
+	if ((r = json_get_dev(serving, "namespace.host.serving", "device", JSON_REQUIRED,
+			      &s->ns->host.dev, err)) < 0 ||
+	    (r = json_get_long(serving, "namespace.host.serving", "mount_id", 0, UINT32_MAX,
+			       JSON_REQUIRED, &id, err)) < 0 ||
+	    (r = json_get_string(serving, "namespace.host.serving", "mountpoint", JSON_REQUIRED,
+				 &mp, err)) < 0)
+		return r;
+	s->ns->host.known = true;
+	s->ns->host.mount_id = (unsigned)id;
+	s->ns->host.mountpoint = strdup(mp);
+	return s->ns->host.mountpoint ? 0 : -ENOMEM;
+}
+
+json_object *snapshot_namespace_to_json(const struct snapshot_namespace *ns)
+{
+	json_object *o = json_object_new_object(), *host = json_object_new_object(),
+		    *serving = NULL;
+
+	json_object_object_add(o, "mntns", json_object_new_int64((int64_t)ns->mntns));
+	json_object_object_add(o, "pid", json_object_new_int64(ns->pid));
+	json_object_object_add(host, "mntns", json_object_new_int64((int64_t)ns->host.mntns));
+	if (ns->host.known) {
+		serving = json_object_new_object();
+		json_object_object_add(serving, "device", json_new_devnum(ns->host.dev));
+		json_object_object_add(serving, "mount_id",
+				       json_object_new_int64(ns->host.mount_id));
+		json_object_object_add(serving, "mountpoint",
+				       json_new_string_or_null(ns->host.mountpoint));
+	}
+	json_object_object_add(host, "serving", serving);
+	json_object_object_add(o, "host", host);
+	return o;
+}
+
 /* ---- writing ---- */
 
 json_object *snapshot_to_json(const struct snapshot *s)
@@ -288,6 +363,8 @@ json_object *snapshot_to_json(const struct snapshot *s)
 	json_object_object_add(root, "setuid_helpers", helpers);
 	if (s->initramfs)
 		json_object_object_add(root, "initramfs", initramfs_record_to_json(s->initramfs));
+	if (s->ns)
+		json_object_object_add(root, "namespace", snapshot_namespace_to_json(s->ns));
 	return root;
 }
 
@@ -504,7 +581,8 @@ int snapshot_from_json(json_object *root, struct snapshot **ret, struct load_err
 		return r;
 	s->holders_scanned = v ? json_object_get_boolean(v) : s->n_holders > 0;
 	if ((r = json_get(root, "", "initramfs", json_type_object, JSON_OPTIONAL, &v, err)) < 0 ||
-	    (v && (r = initramfs_record_from_json(v, "initramfs", &s->initramfs, err)) < 0))
+	    (v && (r = initramfs_record_from_json(v, "initramfs", &s->initramfs, err)) < 0) ||
+	    (r = load_namespace(root, s, err)) < 0)
 		return r;
 
 	*ret = TAKE_PTR(s);

@@ -9,6 +9,7 @@
 #include <json-c/json.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 #include <time.h>
 
@@ -56,6 +57,23 @@ struct setuid_helper {
 	uid_t uid;
 };
 
+/* The devpts instance serving /dev/ptmx in the caller's own mount namespace ("the host" of a
+ * namespace audit): what devpts-host-instance compares a namespace's serving instance with. */
+struct host_serving {
+	bool known; /* the host has a serving instance, and it was read */
+	dev_t dev;
+	unsigned mount_id;
+	char *mountpoint;
+	uint64_t mntns; /* the host's mount namespace inode */
+};
+
+/* Which namespace a namespace audit (--namespace PID) judged. Optional in JSON. */
+struct snapshot_namespace {
+	uint64_t mntns; /* inode number of the mount namespace */
+	pid_t pid;	/* the process whose namespace and root were read */
+	struct host_serving host;
+};
+
 struct snapshot {
 	char *hostname;
 	char *kernel_release;
@@ -87,9 +105,15 @@ struct snapshot {
 	/* The initramfs hook's record (probe/initramfs-record.h), or NULL: which devpts instances
 	 * the initramfs made and what it predicted. Optional. */
 	struct initramfs_record *initramfs;
+
+	/* A namespace audit: which namespace, and the host's serving instance; NULL when the
+	 * snapshot is of the caller's own namespace. */
+	struct snapshot_namespace *ns;
 };
 
 struct snapshot *snapshot_new(void);
+struct snapshot_namespace *snapshot_namespace_free(struct snapshot_namespace *ns);
+json_object *snapshot_namespace_to_json(const struct snapshot_namespace *ns);
 struct snapshot *snapshot_free(struct snapshot *s);
 DEFINE_POINTER_CLEANUP(struct snapshot, snapshot_free)
 

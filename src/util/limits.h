@@ -35,6 +35,10 @@
 #define GROUP_BUFFER_SIZE_INIT 1024
 #define GROUP_BUFFER_SIZE_MAX  (1u << 20)
 
+/* A group file read directly, not through NSS: the /etc/group of a namespace an audit judges
+ * from the host (probe/namespace.h). */
+#define GROUP_FILE_SIZE_MAX (16u << 20)
+
 /* The reply buffer of one statmount() call, which grows until the mount's strings fit. */
 #define STATMOUNT_BUFFER_SIZE_MAX (64u << 20)
 

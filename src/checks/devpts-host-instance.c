@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "checks/check.h"
+
+/*
+ * A namespace audit only (the snapshot names the namespace and the host's serving instance): a
+ * container given the host's /dev or /dev/pts by bind allocates on the host's own instance.
+ * Device numbers of devpts instances are the kernel's, the same seen from every namespace, so
+ * the namespace's serving instance is the host's exactly when the devices are equal.
+ */
+static int devpts_host_instance(const struct check_context *ctx, const struct check_info *info,
+				struct findings *out)
+{
+	const struct analysis *a = ctx->a;
+	const struct snapshot_namespace *ns = a->snap->ns;
+	const struct mount_entry *e = check_mount_at(a, a->serving_mount);
+	json_object *ev, *host;
+	struct finding *f;
+	char dev[24];
+
+	if (!ns || !ns->host.known || !a->serving || a->serving->dev != ns->host.dev ||
+	    ns->mntns == ns->host.mntns)
+		return 0;
+	ev = check_evidence_at(e, check_serving_mountpoint(a), a->serving->dev);
+	json_object_object_add(ev, "root", e ? json_object_new_string(e->root) : NULL);
+	json_object_object_add(ev, "mntns", json_object_new_int64((int64_t)ns->mntns));
+	host = json_object_new_object();
+	json_object_object_add(host, "mntns", json_object_new_int64((int64_t)ns->host.mntns));
+	json_object_object_add(host, "mount_id", json_object_new_int64(ns->host.mount_id));
+	json_object_object_add(host, "mountpoint", json_new_string_or_null(ns->host.mountpoint));
+	json_object_object_add(ev, "host_mount", host);
+	f = findings_add(out, info, info->severity, ev);
+	if (!f || finding_add_mount(f, check_serving_mount_id(a), a->serving->dev) < 0 ||
+	    set_printf(&f->summary,
+		       "this namespace allocates its ptys on the host's own devpts instance %s "
+		       "(bound at %s from the host's %s): it sees the host's terminals and its "
+		       "ptys appear on the host",
+		       format_devnum(a->serving->dev, dev), check_serving_mountpoint(a),
+		       ns->host.mountpoint ?: "?") < 0 ||
+	    set_printf(&f->remedy, "%s", info->remedy) < 0 ||
+	    set_printf(&f->mountpoint, "%s", check_serving_mountpoint(a)) < 0)
+		return -ENOMEM;
+	return 0;
+}
+
+const struct check_info check_devpts_host_instance = {
+	.id = "devpts-host-instance",
+	.severity = SEVERITY_WARNING,
+	.message_id = "e4f0e67e0dce46708d327b10d263c04b",
+	.summary =
+	    "a mount namespace other than the host's is served by the host's devpts instance",
+	.explanation =
+	    "Namespace audits only. The devpts instance that serves /dev/ptmx in this mount "
+	    "namespace is the host's own: the container or sandbox was given the host's /dev or "
+	    "/dev/pts by a bind mount (docker or podman -v /dev:/dev, bubblewrap --dev-bind /dev "
+	    "/dev). Its processes see every terminal of the host under /dev/pts, and as root or "
+	    "as members of group tty can open them; the ptys it allocates appear on the host, "
+	    "count against the host's limits, and outlive its view of them.",
+	.remedy = "give the namespace its own devpts instance: mount -t devpts -o "
+		  "newinstance,ptmxmode=0666,mode=620,gid=5 devpts /dev/pts and ln -sf pts/ptmx "
+		  "/dev/ptmx inside it (docker/podman: drop -v /dev:/dev or -v /dev/pts; "
+		  "bubblewrap: --dev /dev instead of --dev-bind /dev /dev)",
+	.run = devpts_host_instance,
+};

@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * A mount namespace to judge (audit --namespace PID): the process's mount namespace and root,
+ * held by file descriptors opened once, so that every later read is of that same namespace,
+ * and nothing in it is trusted. Every path of the namespace is resolved under its root with
+ * openat2(RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS): an absolute symlink there stays there.
+ * Files are opened non-blocking and read with the bounds of util/limits.h, as on the host.
+ *
+ * A NULL target everywhere below is the caller's own namespace: paths are then resolved the
+ * ordinary way, as the probe always did.
+ *
+ * The target is pinned by a pidfd: namespace_target_check() tells whether the process is still
+ * there (it may exit at any moment; the descriptors keep its namespace readable, but an audit
+ * of a namespace whose process left says so rather than judging a namespace in teardown).
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include "util/macro.h"
+
+struct namespace_target {
+	pid_t pid;
+	int pidfd;	/* pidfd_open(pid): the process itself, not a reused number */
+	int proc_fd;	/* /proc/PID: mountinfo, uid_map, gid_map */
+	int mntns_fd;	/* /proc/PID/ns/mnt, for setns(CLONE_NEWNS) */
+	int root_fd;	/* /proc/PID/root, O_PATH: every path of the namespace starts here */
+	uint64_t mntns; /* inode number of its mount namespace (what lsns and /proc/PID/ns show) */
+	/* It is the caller's own mount namespace: judged as the host, with its usual paths. */
+	bool own;
+	/* Its user namespace's maps, the text of /proc/PID/uid_map and gid_map; NULL for the
+	 * identity (the initial user namespace). */
+	char *uid_map, *gid_map;
+};
+
+/* Open the namespace of pid. -ESRCH: no such process (or it exited meanwhile); -EACCES/-EPERM:
+ * not allowed (ptrace access mode read is needed: root, in practice); other negative errno. */
+int namespace_target_open(pid_t pid, struct namespace_target **ret);
+struct namespace_target *namespace_target_free(struct namespace_target *t);
+DEFINE_POINTER_CLEANUP(struct namespace_target, namespace_target_free)
+
+/* 0 while the process is alive, -ESRCH once it has exited. */
+int namespace_target_check(const struct namespace_target *t);
+
+/* The mount namespace inode of the caller (for "the host"), and of any process: 0 or -errno. */
+int namespace_self_mntns(uint64_t *ret);
+
+/* In a child about to act or allocate in the namespace: setns() to its mount namespace, then
+ * chroot to its root and chdir there. Privileges are still those of the caller: drop them
+ * afterwards. The user namespace is not entered (ids stay the initial namespace's). Never call
+ * it in the main process. 0 or -errno. */
+int namespace_enter(const struct namespace_target *t);
+
+/* Paths of the namespace (t NULL: the caller's own). Each returns 0 or a negative errno. */
+/* open() of path under the root; flags as for open() (O_CLOEXEC is added). */
+int ns_open(const struct namespace_target *t, const char *path, int flags);
+/* lstat() of path under the root; *ret_target (may be NULL) the symlink's target, as read. */
+int ns_lstat(const struct namespace_target *t, const char *path, struct stat *st,
+	     char **ret_target);
+/* read_file_flags() (util.h) under the root: regular files only, bounded, non-blocking. */
+int ns_read_file(const struct namespace_target *t, const char *path, int flags, size_t max_size,
+		 char **ret, size_t *ret_size);
+/* A file of /proc/PID (t NULL: /proc/self), e.g. "mountinfo", "gid_map". */
+int ns_read_proc(const struct namespace_target *t, const char *name, size_t max_size, char **ret,
+		 size_t *ret_size);
+
+/* The gid of group name in the group file at path (t's /etc/group), read with the bound of
+ * GROUP_FILE_SIZE_MAX and never through NSS (the namespace's NSS modules are not ours to run):
+ * 0, -ESRCH when there is no such group or no file, or another negative errno. */
+int ns_group_lookup(const struct namespace_target *t, const char *name, gid_t *ret);
+
+/* Is process pid (a name of /proc) in the mount namespace mntns? 1, 0, or -errno. */
+int ns_process_in(int proc_fd, const char *pid, uint64_t mntns);
+
+/* Processes in t's mount namespace (pids_total of the report). */
+int namespace_count_processes(const struct namespace_target *t, unsigned *ret);
