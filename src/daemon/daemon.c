@@ -143,8 +143,10 @@ struct daemon {
 	char *status;
 	struct prometheus_file prometheus;
 
-	/* [Namespaces] Audit=all: the other mount namespaces, or NULL. */
+	/* [Namespaces] Audit=all: the other mount namespaces, or NULL; they are judged against
+	 * the host's serving instance of the last audit. */
 	struct ns_follower *namespaces;
+	struct host_serving host;
 
 	/* The journal without blocking: a journald that stops reading must not stop audits. */
 	struct journal_queue *journal;
@@ -272,7 +274,8 @@ static void daemon_apply_namespaces(struct daemon *d)
 		ns_follower_set_config(d->namespaces, d->config);
 		return;
 	}
-	r = ns_follower_new(d->event, d->config, on_namespace_transition, d, &d->namespaces);
+	r = ns_follower_new(d->event, d->config, &d->host, on_namespace_transition, d,
+			    &d->namespaces);
 	if (r < 0)
 		log_warning("Cannot follow the other mount namespaces: %s", strerror(-r));
 }
@@ -637,6 +640,13 @@ static int daemon_audit(struct daemon *d)
 	daemon_ok(d, FAILURE_AUDIT);
 
 	r = daemon_log_transitions(d, &now.findings);
+	if (r < 0)
+		goto done;
+	/* Kept whatever [Namespaces] says: a reload to Audit=all has it at once. */
+	host_serving_done(&d->host);
+	r = host_serving_from_analysis(now.a, &d->host);
+	if (r >= 0 && d->namespaces)
+		r = ns_follower_set_host(d->namespaces, &d->host);
 	if (r < 0)
 		goto done;
 
@@ -1307,6 +1317,7 @@ struct daemon *daemon_free(struct daemon *d)
 	}
 	sd_event_source_disable_unref(d->retry_timer);
 	ns_follower_free(d->namespaces);
+	host_serving_done(&d->host);
 	sd_event_unref(d->event);
 	mnt_unref_monitor(d->mount_monitor);
 	mount_tracker_free(d->tracker);

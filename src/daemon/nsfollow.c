@@ -14,6 +14,7 @@
 #include "pipeline/pipeline.h"
 #include "probe/container.h"
 #include "probe/mntns.h"
+#include "probe/namespace.h"
 #include "report/journal.h"
 #include "report/report.h"
 #include "util/clock.h"
@@ -48,6 +49,7 @@ struct ns_follower {
 	struct followed **items;
 	size_t n, allocated;
 	uint64_t last_pass_start, last_pass_usec, last_scan;
+	struct host_serving host; /* the host's serving instance, from its last audit */
 	struct ns_follower_stats stats;
 };
 
@@ -252,9 +254,11 @@ static void journal_transitions(struct ns_follower *f, struct followed *x,
 	}
 }
 
-/* One namespace's audit; its transitions journaled. */
+/* One namespace's audit; its transitions journaled. The target is opened for the audit only
+ * (a few descriptors): the pidfd held says the pid is still the process followed. */
 static void followed_audit(struct ns_follower *f, struct followed *x)
 {
+	_cleanup_(namespace_target_freep) struct namespace_target *t = NULL;
 	struct audit_result res;
 	struct parse_error err;
 	int r;
@@ -262,8 +266,13 @@ static void followed_audit(struct ns_follower *f, struct followed *x)
 	x->dirty = false;
 	if (x->pid == 0)
 		return;
-	r = pipeline_run(&(struct audit_target){ .probe.namespace_pid = x->pid }, f->config, &res,
-			 &err);
+	r = namespace_target_open(x->pid, &t);
+	if (r >= 0 && (poll(&(struct pollfd){ .fd = x->pidfd, .events = POLLIN }, 1, 0) != 0 ||
+		       t->mntns != x->ino))
+		r = -ESRCH;
+	if (r >= 0)
+		r = pipeline_run(&(struct audit_target){ .probe.ns = t, .probe.host = &f->host },
+				 f->config, &res, &err);
 	if (r < 0) {
 		if (r != -ESRCH && r != -ENOENT)
 			journal_logf(LOG_WARNING, (const char *const[]){ x->mntns_field, NULL },
@@ -389,14 +398,25 @@ static int on_scan_timer(sd_event_source *s, uint64_t usec, void *userdata)
 	return 0;
 }
 
-int ns_follower_new(sd_event *event, const struct config *config, ns_transition_fn on_transition,
-		    void *userdata, struct ns_follower **ret)
+static int host_copy(const struct host_serving *from, struct host_serving *to)
+{
+	*to = *from;
+	to->mountpoint = strdup_or_null(from->mountpoint);
+	return from->mountpoint && !to->mountpoint ? -ENOMEM : 0;
+}
+
+int ns_follower_new(sd_event *event, const struct config *config, const struct host_serving *host,
+		    ns_transition_fn on_transition, void *userdata, struct ns_follower **ret)
 {
 	struct ns_follower *f = calloc(1, sizeof(*f));
 	int r;
 
 	if (!f)
 		return -ENOMEM;
+	if (host_copy(host, &f->host) < 0) {
+		free(f);
+		return -ENOMEM;
+	}
 	f->event = sd_event_ref(event);
 	f->config = config;
 	f->on_transition = on_transition;
@@ -449,6 +469,7 @@ struct ns_follower *ns_follower_free(struct ns_follower *f)
 	if (f->inotify_fd >= 0)
 		close(f->inotify_fd);
 	close(f->proc_fd);
+	host_serving_done(&f->host);
 	sd_event_unref(f->event);
 	free(f);
 	return NULL;
@@ -470,4 +491,23 @@ void ns_follower_get_stats(const struct ns_follower *f, struct ns_follower_stats
 {
 	*ret = f->stats;
 	ret->followed = f->n;
+}
+
+int ns_follower_set_host(struct ns_follower *f, const struct host_serving *host)
+{
+	struct host_serving h;
+	int r = host_copy(host, &h);
+
+	if (r < 0)
+		return r;
+	/* devpts-host-instance compares each namespace with the host's serving instance. */
+	if (h.known != f->host.known || h.dev != f->host.dev || h.mount_id != f->host.mount_id) {
+		for (size_t i = 0; i < f->n; i++)
+			f->items[i]->dirty = true;
+		if (f->n > 0)
+			schedule_pass(f);
+	}
+	host_serving_done(&f->host);
+	f->host = h;
+	return 0;
 }

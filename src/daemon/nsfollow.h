@@ -24,6 +24,7 @@
 #include <systemd/sd-event.h>
 
 #include "pipeline/conf.h"
+#include "snapshot/snapshot.h"
 #include "report/transitions.h"
 
 struct ns_follower;
@@ -37,11 +38,15 @@ struct ns_follower_stats {
  * context. */
 typedef void (*ns_transition_fn)(void *userdata, const struct transition_event *e);
 
-/* Start following (a first walk of /proc, each namespace audited); config is borrowed and may be
- * replaced with ns_follower_set_config(). */
-int ns_follower_new(sd_event *event, const struct config *config, ns_transition_fn on_transition,
-		    void *userdata, struct ns_follower **ret);
+/* Start following (a first walk of /proc, each namespace audited, judged against the host's
+ * serving instance host); config is borrowed and may be replaced with ns_follower_set_config().
+ */
+int ns_follower_new(sd_event *event, const struct config *config, const struct host_serving *host,
+		    ns_transition_fn on_transition, void *userdata, struct ns_follower **ret);
 struct ns_follower *ns_follower_free(struct ns_follower *f);
 /* A reload: the new configuration, and every namespace audited again. */
 void ns_follower_set_config(struct ns_follower *f, const struct config *config);
+/* The host's serving instance, after each audit of the host: the namespaces are judged against
+ * it (devpts-host-instance), and all audited again when it changed. */
+int ns_follower_set_host(struct ns_follower *f, const struct host_serving *host);
 void ns_follower_get_stats(const struct ns_follower *f, struct ns_follower_stats *ret);
