@@ -21,6 +21,9 @@
 #include "util/util.h"
 
 #define MACHINES_DIR "/run/systemd/machines"
+/* A namespace just found is audited once it is this old: a runtime builds a container's /dev
+ * after creating its namespace, and the half-built state is nothing to report. */
+#define NAMESPACE_SETTLE_USEC (500 * 1000ULL)
 #define DEV_WATCH_MASK                                                                             \
 	(IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_ATTRIB | IN_DELETE_SELF |        \
 	 IN_MOVE_SELF | IN_ONLYDIR)
@@ -36,6 +39,7 @@ struct followed {
 	char label[CONTAINER_LABEL_MAX]; /* "" when no container is known */
 	char mntns_field[48], container_field[CONTAINER_LABEL_MAX + 32];
 	struct findings findings; /* of its last audit */
+	uint64_t found;		  /* CLOCK_MONOTONIC */
 	bool dirty, seen;
 };
 
@@ -292,13 +296,24 @@ static void followed_audit(struct ns_follower *f, struct followed *x)
 static int on_audit_timer(sd_event_source *s, uint64_t usec, void *userdata)
 {
 	struct ns_follower *f = userdata;
-	uint64_t t0 = now_usec(CLOCK_MONOTONIC);
+	uint64_t t0 = now_usec(CLOCK_MONOTONIC), settled = 0;
 
 	f->last_pass_start = t0;
-	for (size_t i = 0; i < f->n; i++)
-		if (f->items[i]->dirty)
-			followed_audit(f, f->items[i]);
+	for (size_t i = 0; i < f->n; i++) {
+		struct followed *x = f->items[i];
+
+		if (!x->dirty)
+			continue;
+		if (x->found + NAMESPACE_SETTLE_USEC > t0) {
+			if (settled == 0 || x->found + NAMESPACE_SETTLE_USEC < settled)
+				settled = x->found + NAMESPACE_SETTLE_USEC;
+			continue;
+		}
+		followed_audit(f, x);
+	}
 	f->last_pass_usec = now_usec(CLOCK_MONOTONIC) - t0;
+	if (settled > 0)
+		(void)arm(f->audit_timer, settled);
 	return 0;
 }
 
@@ -359,6 +374,7 @@ static void scan(struct ns_follower *f)
 				break;
 			*x = (struct followed){ .owner = f,
 						.ino = ns->ino,
+						.found = f->last_scan,
 						.pidfd = -1,
 						.mountinfo_fd = -1,
 						.dev_wd = -1 };
