@@ -1382,6 +1382,91 @@ def case_capabilities(ptsguard, opts):
     c.done()
 
 
+def case_namespaces(ptsguard, opts):
+    """[Namespaces] Audit=all: a namespace appearing broken, fixed, broken again, gone; its
+    journal entries carry PTSGUARD_MNTNS= and PTSGUARD_CONTAINER=."""
+    c = Checker()
+    journal = Journald()
+    cid = "d6701ec289c56e4391acb11d07474b3139466857a305490575508a8b7a9fcf22"
+    cgroot = None
+    with open("/proc/self/mountinfo") as f:
+        for line in f:
+            left, right = line.split(" - ", 1)
+            if right.split()[0] == "cgroup2":
+                cgroot = left.split()[4]
+    if not cgroot:
+        raise Skip("no cgroup v2 hierarchy is mounted")
+    base = os.path.join(cgroot, "ptsguard-daemon-test-%d" % os.getpid())
+    scope = os.path.join(base, "docker-%s.scope" % cid)
+    os.makedirs(scope)
+    ready = TEST_DIR + "/ns-ready"
+    setup = (
+        "mount -t tmpfs tmpfs /dev && mkdir /dev/pts && "
+        "mount -t devpts -o newinstance,gid=5,mode=620,ptmxmode=000 devpts /dev/pts && "
+        "ln -s pts/ptmx /dev/ptmx && echo $$ > %s/cgroup.procs && touch %s && exec sleep 600" % (scope, ready)
+    )
+    sleeper = None
+    try:
+        daemon = Daemon(ptsguard, default_config() + "\n[Namespaces]\nAudit=all\nScanSec=1\n")
+        daemon.wait_ready()
+        sleeper = register(subprocess.Popen(["unshare", "--mount", "--propagation", "private", "sh", "-c", setup], stdin=subprocess.DEVNULL))
+        wait_for("the sleeper's namespace", lambda: os.path.exists(ready))
+        ino = str(os.stat("/proc/%d/ns/mnt" % sleeper.pid).st_ino)
+        label = "docker/" + cid[:12]
+
+        def entries(**m):
+            return journal.entries(PTSGUARD_MNTNS=ino, **m)
+
+        def wait_entries(what, n, **m):
+            wait_for(what, lambda: len(entries(**m)) >= n)
+            return entries(**m)
+
+        found = wait_entries("ptmx-locked detected in the namespace", 1, PTSGUARD_CHECK="ptmx-locked", PTSGUARD_STATE="detected")
+        e = found[0]
+        c.eq(e.get("PTSGUARD_CONTAINER"), label, "PTSGUARD_CONTAINER")
+        c.eq(e.get("PRIORITY"), "2", "critical priority")
+        c.true(e.get("MESSAGE", "").startswith("[%s, mount namespace %s] ptmx-locked: " % (label, ino)), "message names the container: %r" % e.get("MESSAGE"))
+        c.true(e.get("MESSAGE_ID"), "a MESSAGE_ID for journalctl -x")
+        c.eq([x.get("PTSGUARD_CHECK") for x in entries() if x.get("PTSGUARD_STATE") == "detected" and x.get("PRIORITY") != "6"], ["ptmx-locked"], "nothing else detected above info")
+
+        run(["nsenter", "-t", str(sleeper.pid), "-m", "mount", "-o", "remount,ptmxmode=666", "/dev/pts"])
+        wait_entries("ptmx-locked resolved after the remount", 1, PTSGUARD_CHECK="ptmx-locked", PTSGUARD_STATE="resolved")
+        run(["nsenter", "-t", str(sleeper.pid), "-m", "mount", "-o", "remount,ptmxmode=000", "/dev/pts"])
+        wait_entries("detected again", 2, PTSGUARD_CHECK="ptmx-locked", PTSGUARD_STATE="detected")
+
+        # /dev/ptmx itself, not a mount: removed inside the namespace
+        run(["nsenter", "-t", str(sleeper.pid), "-m", "rm", "/dev/ptmx"])
+        wait_entries("ptmx-missing after /dev/ptmx is removed in the namespace", 1, PTSGUARD_CHECK="ptmx-missing", PTSGUARD_STATE="detected")
+
+        sleeper.kill()
+        sleeper.wait()
+        prefix = "Mount namespace %s of %s is gone, with its " % (ino, label)
+
+        def gone_entries():
+            return [x for x in entries() if x.get("MESSAGE", "").startswith(prefix)]
+
+        wait_for("the namespace is forgotten", lambda: gone_entries())
+        gone = gone_entries()
+        c.eq(len(gone), 1, "one entry for its going")
+        c.eq(gone[0].get("PTSGUARD_CONTAINER"), label, "the gone entry names the container")
+        time.sleep(1.5)
+        c.eq(len(entries(PTSGUARD_STATE="resolved", PTSGUARD_CHECK="ptmx-missing")), 0, "a namespace gone resolves nothing")
+        c.eq(len(entries(PTSGUARD_CHECK="ptmx-locked", PTSGUARD_STATE="detected")), 2, "one entry per transition, none per poll")
+        rc, _ = daemon.stop()
+        c.eq(rc, 0, "daemon exit status")
+        c.true("Mount namespaces: " in daemon.stderr_text() or journal.entries(), "stop statistics")
+    finally:
+        if sleeper and sleeper.poll() is None:
+            sleeper.kill()
+            sleeper.wait()
+        for d in (scope, base):
+            try:
+                os.rmdir(d)
+            except OSError:
+                pass
+    c.done()
+
+
 CASES = {
     "capabilities": (case_capabilities, True),
     "output-symlink-swap": (case_output_symlink_swap, True),
@@ -1405,6 +1490,7 @@ CASES = {
     "journal-hung": (case_journal_hung, True),
     "tracking-sibling-cover": (case_tracking_sibling_cover, True),
     "outputs-retry": (case_outputs_retry, True),
+    "namespaces": (case_namespaces, True),
 }
 
 if __name__ == "__main__":
