@@ -186,10 +186,23 @@ static int write_namespace(struct namespaces_output *out, const struct report_na
 
 /* Audit the namespace target t (its processes pids_total) and write it. Returns what
  * pipeline_run() does, logged by the caller. */
-static int audit_target_ns(struct namespaces_output *out, const struct namespace_target *t,
-			   unsigned pids_total, struct parse_error *err)
+/* Holders of a listed namespace: its own processes, as the walk found them. */
+static int listed_holders(void *userdata, struct snapshot *s, const struct analysis *a)
 {
-	struct audit_target target = { .probe.ns = t, .probe.host = &out->host };
+	const struct mntns *ns = userdata;
+
+	return probe_holders_pids(s, a, "/proc", ns->all, ns->pids_total, ns->ino);
+}
+
+/* Audit the namespace target t and write it; listed: what the walk of /proc found of it (NULL:
+ * --namespace). Returns what pipeline_run() does, logged by the caller. */
+static int audit_target_ns(struct namespaces_output *out, const struct namespace_target *t,
+			   const struct mntns *listed, unsigned pids_total, struct parse_error *err)
+{
+	struct audit_target target = { .probe.ns = t,
+				       .probe.host = &out->host,
+				       .holders = listed ? listed_holders : NULL,
+				       .userdata = (void *)listed };
 	uint64_t t0 = now_usec(CLOCK_MONOTONIC);
 	struct container c;
 	struct audit_result res;
@@ -241,7 +254,7 @@ static int audit_listed(struct namespaces_output *out, const struct mntns *ns)
 		if (r == -ESRCH || r == -ENOENT || (r >= 0 && t->mntns != ns->ino))
 			continue;
 		if (r >= 0)
-			r = audit_target_ns(out, t, ns->pids_total, &err);
+			r = audit_target_ns(out, t, ns, ns->pids_total, &err);
 		if (r == -ESRCH)
 			continue;
 		if (r == -EINVAL && err.line > 0)
@@ -264,7 +277,7 @@ static int audit_named(struct namespaces_output *out, const struct namespace_tar
 	int r;
 
 	(void)namespace_count_processes(t, &pids_total);
-	r = audit_target_ns(out, t, pids_total, &err);
+	r = audit_target_ns(out, t, NULL, pids_total, &err);
 	if (r == -ESRCH)
 		log_error("audit: process %d exited during the audit of its namespace",
 			  (int)t->pid);

@@ -15,6 +15,7 @@
 #include "probe/container.h"
 #include "probe/mntns.h"
 #include "probe/namespace.h"
+#include "probe/probe.h"
 #include "report/journal.h"
 #include "report/report.h"
 #include "util/clock.h"
@@ -33,6 +34,7 @@ struct followed {
 	uint64_t ino;
 	pid_t pid; /* 0: its process exited; the next walk picks another or forgets it */
 	unsigned pids_total;
+	pid_t *pids; /* its processes at the last walk: where its holders are looked for */
 	int pidfd, mountinfo_fd, dev_wd;
 	sd_event_source *exit_source, *mount_source;
 	struct container container;
@@ -84,6 +86,7 @@ static void followed_free(struct followed *x)
 	followed_unwatch(x);
 	findings_clear(&x->findings);
 	container_done(&x->container);
+	free(x->pids);
 	free(x);
 }
 
@@ -258,6 +261,13 @@ static void journal_transitions(struct ns_follower *f, struct followed *x,
 	}
 }
 
+static int followed_holders(void *userdata, struct snapshot *s, const struct analysis *a)
+{
+	const struct followed *x = userdata;
+
+	return probe_holders_pids(s, a, "/proc", x->pids, x->pids_total, x->ino);
+}
+
 /* One namespace's audit; its transitions journaled. The target is opened for the audit only
  * (a few descriptors): the pidfd held says the pid is still the process followed. */
 static void followed_audit(struct ns_follower *f, struct followed *x)
@@ -275,7 +285,10 @@ static void followed_audit(struct ns_follower *f, struct followed *x)
 		       t->mntns != x->ino))
 		r = -ESRCH;
 	if (r >= 0)
-		r = pipeline_run(&(struct audit_target){ .probe.ns = t, .probe.host = &f->host },
+		r = pipeline_run(&(struct audit_target){ .probe.ns = t,
+							 .probe.host = &f->host,
+							 .holders = followed_holders,
+							 .userdata = x },
 				 f->config, &res, &err);
 	if (r < 0) {
 		if (r != -ESRCH && r != -ENOENT)
@@ -382,7 +395,15 @@ static void scan(struct ns_follower *f)
 			f->stats.appeared++;
 		}
 		x->seen = true;
-		x->pids_total = ns->pids_total;
+		{
+			pid_t *p = reallocarray(x->pids, ns->pids_total ?: 1, sizeof(pid_t));
+
+			if (!p)
+				break;
+			memcpy(p, ns->all, ns->pids_total * sizeof(pid_t));
+			x->pids = p;
+			x->pids_total = ns->pids_total;
+		}
 		if (x->pid != 0)
 			continue;
 		for (unsigned k = 0; k < ns->n_pids && x->pid == 0; k++)

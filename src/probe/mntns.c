@@ -2,6 +2,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -61,7 +62,7 @@ int mntns_enumerate(const char *proc, struct mntns_list *ret)
 {
 	_cleanup_close_ int proc_fd = -EBADF;
 	struct mntns_list l = { 0 };
-	struct mntns *last = NULL;
+	size_t last = SIZE_MAX; /* a position: the array moves as it grows */
 	struct dirent *de;
 	struct stat self;
 	DIR *d;
@@ -96,8 +97,8 @@ int mntns_enumerate(const char *proc, struct mntns_list *ret)
 			continue;
 		}
 		/* Processes of one namespace are mostly neighbours in pid order. */
-		ns = last && last->ino == (uint64_t)ino
-			 ? last
+		ns = last != SIZE_MAX && l.items[last].ino == (uint64_t)ino
+			 ? &l.items[last]
 			 : (struct mntns *)mntns_find(&l, (uint64_t)ino);
 		if (!ns) {
 			if (GROW(l.items, l.allocated, l.n + 1) < 0 ||
@@ -108,8 +109,12 @@ int mntns_enumerate(const char *proc, struct mntns_list *ret)
 			ns = &l.items[l.n++];
 			*ns = (struct mntns){ .ino = (uint64_t)ino };
 		}
-		last = ns;
-		ns->pids_total++;
+		last = (size_t)(ns - l.items);
+		if (GROW(ns->all, ns->allocated_all, ns->pids_total + 1) < 0) {
+			r = -ENOMEM;
+			break;
+		}
+		ns->all[ns->pids_total++] = (pid_t)pid_u;
 		if (ns->n_pids < MNTNS_CANDIDATES && !is_kernel_thread(proc_fd, (pid_t)pid_u))
 			ns->pids[ns->n_pids++] = (pid_t)pid_u;
 	}
@@ -126,6 +131,8 @@ int mntns_enumerate(const char *proc, struct mntns_list *ret)
 
 void mntns_list_done(struct mntns_list *l)
 {
+	FOREACH_ARRAY (ns, l->items, l->n)
+		free(ns->all);
 	free(l->items);
 	hash_index_done(&l->index);
 	*l = (struct mntns_list){ 0 };

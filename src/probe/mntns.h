@@ -24,6 +24,8 @@ struct mntns {
 	unsigned pids_total;
 	unsigned n_pids;
 	pid_t pids[MNTNS_CANDIDATES]; /* the lowest pids that are not kernel threads */
+	pid_t *all;		      /* every process of it (pids_total), for its holders */
+	size_t allocated_all;
 };
 
 struct mntns_list {
