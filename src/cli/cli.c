@@ -7,6 +7,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "config.h"
+
 #include "analysis/analysis.h"
 #include "cli/cli.h"
 #include "pipeline/conf.h"
@@ -135,6 +137,30 @@ int open_namespace(const char *cmd, pid_t pid, struct namespace_target **ret)
 		log_error("%s: --namespace %d: cannot open its namespace: %s", cmd, (int)pid,
 			  strerror(-r));
 	return r;
+}
+
+bool test_hook_enabled(const char *env)
+{
+#if PTSGUARD_TEST_HOOKS
+	const char *v = getenv(env);
+
+	return v && streq(v, "1");
+#else
+	(void)env;
+	return false;
+#endif
+}
+
+void test_hook_pause(const char *env, const char *what)
+{
+	char line[16];
+
+	if (!test_hook_enabled(env))
+		return;
+	fprintf(stderr, "ptsguard: paused %s (test hook); send a line to go on\n", what);
+	fflush(stderr);
+	if (!fgets(line, sizeof(line), stdin))
+		clearerr(stdin);
 }
 
 int run_namespace(const char *cmd, const struct audit_target *t, const struct config *c,

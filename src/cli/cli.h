@@ -64,6 +64,11 @@ int open_namespace(const char *cmd, pid_t pid, struct namespace_target **ret);
 int run_namespace(const char *cmd, const struct audit_target *t, const struct config *c,
 		  struct audit_result *ret);
 
+/* The test suites' hooks (meson option test-hooks; compiled out otherwise): is the variable env
+ * "1"? test_hook_pause() then says so on stderr and waits for a line on stdin. */
+bool test_hook_enabled(const char *env);
+void test_hook_pause(const char *env, const char *what);
+
 /* main.c: the top-level usage, which --help of audit, snapshot, checks and explain prints. */
 void usage(void);
 

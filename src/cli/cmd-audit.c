@@ -340,6 +340,9 @@ static int audit_run(const struct audit_args *args)
 	out.config = config;
 	if (args->namespace_pid && open_namespace("audit", args->namespace_pid, &named) < 0)
 		return EXIT_UNKNOWN;
+	/* Tests: the target may exit here, between opening it and reading it. */
+	if (named)
+		test_hook_pause("PTSGUARD_TEST_PAUSE_NAMESPACE", "after opening the namespace");
 	r = run_audit(config, args->snapshot_path, &res);
 	if (r < 0)
 		return EXIT_UNKNOWN;

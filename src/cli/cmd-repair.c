@@ -89,19 +89,6 @@ static void write_text(const struct repair_plan *p, const struct report *rep, bo
 	report_write_text(stdout, rep, color);
 }
 
-/* The test suites' hook between plan and act (meson option test-hooks): repair waits for a line
- * on stdin when PTSGUARD_TEST_PAUSE_BEFORE_ACT=1. Compiled out of builds for users. */
-static bool test_hook_pause_before_act(void)
-{
-#if PTSGUARD_TEST_HOOKS
-	const char *v = getenv("PTSGUARD_TEST_PAUSE_BEFORE_ACT");
-
-	return v && streq(v, "1");
-#else
-	return false;
-#endif
-}
-
 struct repair_args {
 	bool dry_run, no_color;
 	char **only; /* --check IDs, NULL-terminated; NULL: all */
@@ -109,6 +96,7 @@ struct repair_args {
 	enum format format;
 	const char *verify_user;
 	const char *config_path;
+	pid_t namespace_pid; /* --namespace: 0 for the host's own */
 };
 
 static void repair_args_done(struct repair_args *args)
@@ -127,6 +115,7 @@ static int repair_parse(int argc, char **argv, struct repair_args *ret)
 		{ "verify-user", required_argument, NULL, 'u' },
 		{ "no-color", no_argument, NULL, 'C' },
 		{ "config", required_argument, NULL, 'F' },
+		{ "namespace", required_argument, NULL, 'N' },
 		{ "help", no_argument, NULL, 'h' },
 		{},
 	};
@@ -169,10 +158,15 @@ static int repair_parse(int argc, char **argv, struct repair_args *ret)
 		case 'F':
 			ret->config_path = optarg;
 			break;
+		case 'N':
+			if (parse_namespace_pid("repair", optarg, &ret->namespace_pid) < 0)
+				return -EINVAL;
+			break;
 		case 'h':
 			printf("Usage: ptsguard repair [--dry-run] [--check ID]... [--format "
 			       "text|json]\n"
-			       "                       [--verify-user USER] [--config FILE]\n");
+			       "                       [--verify-user USER] [--config FILE] "
+			       "[--namespace PID]\n");
 			return 1;
 		default:
 			return bad_option("repair", c, argv);
@@ -181,10 +175,17 @@ static int repair_parse(int argc, char **argv, struct repair_args *ret)
 	return no_more_arguments("repair", argc, argv);
 }
 
-/* The live audit repair starts from and verifies with; "audit failed" for anything wrong. */
-static int audit_live(const struct config *c, struct audit_result *ret)
+/* The live audit repair starts from and verifies with, of the host or of ns; "audit failed"
+ * for anything wrong. */
+static int audit_live(const struct config *c, const struct namespace_target *ns,
+		      struct audit_result *ret)
 {
-	int r = run_audit(c, NULL, ret);
+	int r;
+
+	*ret = (struct audit_result){ 0 };
+	if (ns)
+		return run_namespace("repair", &(struct audit_target){ .probe.ns = ns }, c, ret);
+	r = run_audit(c, NULL, ret);
 
 	if (r < 0)
 		log_error_errno(r, "audit failed");
@@ -220,12 +221,13 @@ static int write_result(const struct repair_plan *plan, const struct audit_resul
 
 static int repair_run(const struct repair_args *args)
 {
+	_cleanup_(namespace_target_freep) struct namespace_target *ns = NULL;
 	_cleanup_(config_freep) struct config *config = NULL;
 	struct audit_result before = { 0 }, after = { 0 };
 	struct repair_plan plan = { 0 };
 	struct repair_options ro = {
 		.dry_run = args->dry_run,
-		.pause_before_act = test_hook_pause_before_act(),
+		.pause_before_act = test_hook_enabled("PTSGUARD_TEST_PAUSE_BEFORE_ACT"),
 		.only = args->only,
 	};
 	uint64_t t0 = now_usec(CLOCK_MONOTONIC);
@@ -240,15 +242,17 @@ static int repair_run(const struct repair_args *args)
 	}
 	if (load_config("repair", args->config_path, &config) < 0)
 		goto out;
+	if (args->namespace_pid && open_namespace("repair", args->namespace_pid, &ns) < 0)
+		goto out;
 	ro.policy = &config->check_policy;
 	ro.ptmx_symlink = config->ptmx_symlink;
 
-	if (audit_live(config, &before) < 0)
+	if (audit_live(config, ns, &before) < 0)
 		goto out;
 	ro.tty_gid = before.snap->tty_gid;
 	r = repair_plan(before.a, &before.findings, &ro, &plan);
 	if (r >= 0 && !ro.dry_run)
-		r = repair_act(&plan, &ro);
+		r = repair_act_in(&plan, &ro, ns);
 	if (r < 0) {
 		log_error_errno(r, "repair failed");
 		goto out;
@@ -256,7 +260,7 @@ static int repair_run(const struct repair_args *args)
 
 	/* Verify by a fresh look at the world, and report that state. */
 	if (!ro.dry_run) {
-		if (audit_live(config, &after) < 0)
+		if (audit_live(config, ns, &after) < 0)
 			goto out;
 		repair_confirm(&plan, &after.findings);
 		journal_outcomes(&plan);

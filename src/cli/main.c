@@ -24,9 +24,12 @@ static const struct command {
 	{ "audit", cmd_audit,
 	  "  audit    [--format text|json|prometheus] [--json] [--snapshot FILE|-]\n"
 	  "           [--min-severity info|warning|critical] [--no-color] [--config FILE]\n"
-	  "                             audit this host (or a captured snapshot)\n" },
+	  "           [--namespace PID]\n"
+	  "                             audit this host (or a captured snapshot), and the\n"
+	  "                             mount namespace of process PID\n" },
 	{ "snapshot", cmd_snapshot,
-	  "  snapshot [--output FILE]   capture the live state for an offline audit\n" },
+	  "  snapshot [--output FILE] [--namespace PID]\n"
+	  "                             capture the live state for an offline audit\n" },
 	{ "checks", cmd_checks,
 	  "  checks   [--format text|json]\n"
 	  "                             list the check catalog\n" },
@@ -39,7 +42,7 @@ static const struct command {
 	  "                             record the initramfs's devpts state (run by the hooks)\n" },
 	{ "repair", cmd_repair,
 	  "  repair   [--dry-run] [--check ID]... [--format text|json]\n"
-	  "           [--verify-user USER] [--config FILE]\n"
+	  "           [--verify-user USER] [--config FILE] [--namespace PID]\n"
 	  "                             fix what is safe to fix, verify, report\n" },
 };
 

@@ -109,6 +109,7 @@ struct daemon {
 	sd_event_source *sigterm_source, *sigint_source, *sighup_source;
 	sd_event_source *mount_source, *udev_source, *inotify_source, *audit_timer;
 	sd_event_source *tracker_source, *refresh_timer, *holder_timer, *retry_timer;
+	sd_event_source *heartbeat_timer; /* the Prometheus textfile's heartbeat */
 	uint64_t retry_usec; /* the current output retry interval; 0 when the files are written */
 
 	struct libmnt_monitor *mount_monitor;
@@ -770,6 +771,29 @@ static int on_refresh_timer(sd_event_source *s, uint64_t usec, void *userdata)
 	return 0;
 }
 
+/* Between audits, say in the textfile that its series are still current. */
+static int on_heartbeat_timer(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	struct daemon *d = userdata;
+	const char *path = d->config->prometheus_file;
+	char why[96];
+	int r;
+
+	if (path) {
+		r = prometheus_file_heartbeat(&d->prometheus, path, now_usec(CLOCK_REALTIME));
+		if (r < 0)
+			daemon_fail(d, FAILURE_PROMETHEUS, "Failed to write %s: %s", path,
+				    output_file_strerror(r, (uid_t)-1, why));
+		else if (r > 0)
+			daemon_ok(d, FAILURE_PROMETHEUS);
+	}
+	r = arm_timer(s, usec + d->config->prometheus_heartbeat_usec);
+	if (r < 0)
+		daemon_fail(d, FAILURE_TIMER, "Failed to arm the heartbeat timer: %s",
+			    strerror(-r));
+	return 0;
+}
+
 static void daemon_schedule_refresh(struct daemon *d)
 {
 	uint64_t now = now_usec(CLOCK_MONOTONIC), due = d->last_refresh + d->config->coalesce_usec;
@@ -1254,6 +1278,11 @@ int daemon_new(const struct daemon_options *opts, struct daemon **ret)
 		r = add_timer(d, &d->holder_timer, on_holder_timer, "holder-timer");
 	if (r >= 0)
 		r = add_timer(d, &d->retry_timer, on_retry_timer, "output-retry-timer");
+	if (r >= 0)
+		r = add_timer(d, &d->heartbeat_timer, on_heartbeat_timer, "heartbeat-timer");
+	if (r >= 0)
+		r = arm_timer(d->heartbeat_timer,
+			      now_usec(CLOCK_MONOTONIC) + d->config->prometheus_heartbeat_usec);
 	if (r < 0)
 		return log_err("Failed to create the timers: %s", strerror(-r)), r;
 
@@ -1308,6 +1337,7 @@ struct daemon *daemon_free(struct daemon *d)
 	sd_event_source_disable_unref(d->audit_timer);
 	sd_event_source_disable_unref(d->refresh_timer);
 	sd_event_source_disable_unref(d->holder_timer);
+	sd_event_source_disable_unref(d->heartbeat_timer);
 	sd_event_source_disable_unref(d->journal_source);
 	if (d->journal) {
 		/* What still waits gets one last chance; then back to libsystemd's way. */

@@ -76,6 +76,7 @@ int config_new_default(struct config **ret)
 	c->audit_cpu_percent = CONFIG_AUDIT_CPU_PERCENT_DEFAULT;
 	c->holder_rescan_usec = CONFIG_HOLDER_RESCAN_USEC_DEFAULT;
 	c->namespaces_scan_usec = CONFIG_NAMESPACES_SCAN_USEC_DEFAULT;
+	c->prometheus_heartbeat_usec = CONFIG_HEARTBEAT_USEC_DEFAULT;
 	c->state_file = strdup(CONFIG_STATE_FILE_DEFAULT);
 	if (!c->state_file)
 		return -ENOMEM;
@@ -314,6 +315,14 @@ static int parse_namespaces_scan(struct config *c, const char *v, char msg[stati
 
 	if (r >= 0)
 		c->namespaces_scan_usec = (uint64_t)sec * 1000000;
+static int parse_heartbeat(struct config *c, const char *v, char msg[static 512])
+{
+	unsigned sec;
+	int r = parse_ranged("PrometheusHeartbeatSec", v, 1, CONFIG_HEARTBEAT_SEC_MAX, "seconds",
+			     &sec, msg);
+
+	if (r >= 0)
+		c->prometheus_heartbeat_usec = (uint64_t)sec * 1000000;
 	return r;
 }
 
@@ -365,6 +374,7 @@ static const struct config_key {
 	{ "Daemon", "PrometheusFile", parse_prometheus_file },
 	{ "Namespaces", "Audit", parse_namespaces_audit },
 	{ "Namespaces", "ScanSec", parse_namespaces_scan },
+	{ "Daemon", "PrometheusHeartbeatSec", parse_heartbeat },
 };
 
 static const struct config_key *find_key(const char *section, const char *key)

@@ -41,12 +41,14 @@ enum namespaces_audit {
 
 #define CONFIG_NAMESPACES_SCAN_USEC_DEFAULT (5 * 1000000ULL)
 #define CONFIG_NAMESPACES_SCAN_SEC_MAX	    3600
-#define CONFIG_COALESCE_USEC_DEFAULT	    (20 * 1000ULL)
-#define CONFIG_COALESCE_MSEC_MAX	    10000
-#define CONFIG_AUDIT_CPU_PERCENT_DEFAULT    25
-#define CONFIG_HOLDER_RESCAN_USEC_DEFAULT   (30 * 1000000ULL)
-#define CONFIG_HOLDER_RESCAN_SEC_MAX	    3600
-#define CONFIG_STATE_FILE_DEFAULT	    "/run/ptsguard/report.json"
+#define CONFIG_COALESCE_USEC_DEFAULT	  (20 * 1000ULL)
+#define CONFIG_COALESCE_MSEC_MAX	  10000
+#define CONFIG_AUDIT_CPU_PERCENT_DEFAULT  25
+#define CONFIG_HOLDER_RESCAN_USEC_DEFAULT (30 * 1000000ULL)
+#define CONFIG_HEARTBEAT_SEC_MAX	  3600
+#define CONFIG_HEARTBEAT_USEC_DEFAULT	  (60 * 1000000ULL)
+#define CONFIG_HOLDER_RESCAN_SEC_MAX	  3600
+#define CONFIG_STATE_FILE_DEFAULT	  "/run/ptsguard/report.json"
 
 struct config {
 	/* [Devpts] */
@@ -71,6 +73,7 @@ struct config {
 	    holder_rescan_usec; /* while an instance is covered: how old a holder scan may be */
 	char *state_file;	/* NULL: no state file */
 	char *prometheus_file;	/* NULL: no textfile */
+	uint64_t prometheus_heartbeat_usec; /* how often the textfile says it is current */
 
 	/* [Namespaces] */
 	enum namespaces_audit namespaces_audit;

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "probe/namespace.h"
+#include "snapshot/snapshot.h"
 #include "util/limits.h"
 #include "util/util.h"
 
@@ -191,6 +192,14 @@ int ns_lstat(const struct namespace_target *t, const char *path, struct stat *st
 		}
 	}
 	return 0;
+}
+
+void ns_translate_ids(const struct namespace_target *t, struct stat *st)
+{
+	if (!in_root(t))
+		return;
+	st->st_uid = idmap_from_initial_or_overflow(t->uid_map, st->st_uid);
+	st->st_gid = idmap_from_initial_or_overflow(t->gid_map, st->st_gid);
 }
 
 int ns_read_file(const struct namespace_target *t, const char *path, int flags, size_t max_size,

@@ -63,6 +63,10 @@ int ns_lstat(const struct namespace_target *t, const char *path, struct stat *st
 /* read_file_flags() (util.h) under the root: regular files only, bounded, non-blocking. */
 int ns_read_file(const struct namespace_target *t, const char *path, int flags, size_t max_size,
 		 char **ret, size_t *ret_size);
+/* A stat from the host gives the initial user namespace's ids: turn them into the namespace's
+ * own, as a stat there would give them (the overflow id where it has none), so that a namespace's
+ * snapshot is in its own numbers like that of an audit run inside it. */
+void ns_translate_ids(const struct namespace_target *t, struct stat *st);
 /* A file of /proc/PID (t NULL: /proc/self), e.g. "mountinfo", "gid_map". */
 int ns_read_proc(const struct namespace_target *t, const char *name, size_t max_size, char **ret,
 		 size_t *ret_size);

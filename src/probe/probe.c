@@ -91,6 +91,7 @@ static int stat_new_node(const struct namespace_target *ns, struct snapshot *s, 
 		n->type = NODE_MISSING;
 		return 0;
 	}
+	ns_translate_ids(ns, &st);
 	n->type = type_of(st.st_mode);
 	n->mode = st.st_mode & 07777;
 	n->uid = st.st_uid;
@@ -496,6 +497,7 @@ static int add_helper(const struct namespace_target *ns, struct snapshot *s, con
 
 	if (ns_lstat(ns, path, &st, NULL) < 0 || !S_ISREG(st.st_mode))
 		return 0;
+	ns_translate_ids(ns, &st);
 	FOREACH_ARRAY (o, s->helpers, s->n_helpers)
 		if (streq(o->path, path))
 			return 0;

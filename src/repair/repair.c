@@ -17,6 +17,7 @@
 #include "repair/repair.h"
 #include "util/json-util.h"
 #include "util/limits.h"
+#include "util/procfs.h"
 #include "util/util.h"
 #include "repair/verify.h"
 
@@ -298,21 +299,32 @@ static int open_parent(const char *path, const char **ret_name)
 	return open_nofollow(dir, true);
 }
 
+/* Through the caller's own /proc (util/procfs.h): the same after entering a namespace. */
 static int chmod_fd(int fd, mode_t mode)
 {
 	char p[64];
+	int proc = procfs_fd();
 
-	snprintf(p, sizeof(p), "/proc/self/fd/%d", fd);
-	return chmod(p, mode) < 0 ? -errno : 0;
+	if (proc < 0)
+		return proc;
+	snprintf(p, sizeof(p), "self/fd/%d", fd);
+	return fchmodat(proc, p, mode, 0) < 0 ? -errno : 0;
 }
 
 static int read_mounts(struct mount_table **ret)
 {
 	_cleanup_free_ char *text = NULL;
+	_cleanup_close_ int fd = -EBADF;
 	struct parse_error err;
 	size_t size;
-	int r = read_full_file("/proc/self/mountinfo", MOUNTINFO_SIZE_MAX, &text, &size);
+	int r, proc = procfs_fd();
 
+	if (proc < 0)
+		return proc;
+	fd = openat(proc, "self/mountinfo", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	r = read_regular_fd(fd, MOUNTINFO_SIZE_MAX, &text, &size);
 	if (r < 0)
 		return r;
 	return mount_table_parse(text, size, ret, &err);
@@ -404,13 +416,18 @@ static int reconfigure(int fd, const struct devpts_options *t, const char *opts,
 	 * flags, so pass the ones the mount has. */
 	{
 		char p[64];
+		int cwd, k;
 
 		*ret_api = "mount(2)";
-		snprintf(p, sizeof(p), "/proc/self/fd/%d", fd);
-		if (mount(NULL, p, NULL, MS_REMOUNT | mount_flags(mount_options), opts) < 0)
-			return -errno;
+		snprintf(p, sizeof(p), "self/fd/%d", fd);
+		k = procfs_chdir(&cwd);
+		if (k < 0)
+			return k;
+		k = mount(NULL, p, NULL, MS_REMOUNT | mount_flags(mount_options), opts) < 0 ? -errno
+											    : 0;
+		procfs_chdir_back(cwd);
+		return k;
 	}
-	return 0;
 }
 
 static int verify_pty(struct repair_action *a, const struct repair_options *o, bool check_owner,

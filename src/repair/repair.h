@@ -89,3 +89,16 @@ void repair_plan_clear(struct repair_plan *p);
 
 const char *action_result_to_string(enum action_result r);
 json_object *repair_plan_to_json(const struct repair_plan *p);
+
+struct namespace_target;
+struct host_serving;
+
+/* repair_act() for the namespace of a namespace audit (repair --namespace): from a child that
+ * has entered ns (probe/namespace.h: setns to its mount namespace, chroot to its root); the
+ * outcomes come back to p over a pipe. The plan is in the namespace's ids (its snapshot's);
+ * they are turned into the initial user namespace's for acting. An action whose object is the
+ * host's own (a devpts instance mounted on the host, a node or directory that is the same inode
+ * on the host: a /dev bound in) is refused before the child starts: nothing of the host, or of
+ * a namespace not named, is changed. */
+int repair_act_in(struct repair_plan *p, const struct repair_options *o,
+		  const struct namespace_target *ns);

@@ -20,6 +20,7 @@
 #include "repair/verify.h"
 #include "util/clock.h"
 #include "util/macro.h"
+#include "util/procfs.h"
 
 #ifndef TIOCGPTPEER
 #define TIOCGPTPEER _IO('T', 0x41)
@@ -97,11 +98,19 @@ _Noreturn static void child(int out, const char *ptmx, uid_t guard, uid_t uid, g
 /* Mark in used[] the ids of the range that a process has as real, effective or saved uid. */
 static int scan_uids(unsigned char used[static N_GUARDS])
 {
-	_cleanup_(closedirp) DIR *d = opendir("/proc");
+	/* The caller's own /proc (util/procfs.h): also in a child that entered a namespace. */
+	int proc = procfs_fd(),
+	    dfd = proc >= 0 ? openat(proc, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC) : proc;
+	_cleanup_(closedirp) DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
 	struct dirent *de;
 
-	if (!d)
-		return -errno;
+	if (!d) {
+		int r = dfd >= 0 ? -errno : dfd;
+
+		if (dfd >= 0)
+			close(dfd);
+		return r;
+	}
 	while ((de = readdir(d))) {
 		char path[300], buf[2048], *l;
 		unsigned u[3];
@@ -110,8 +119,8 @@ static int scan_uids(unsigned char used[static N_GUARDS])
 
 		if (de->d_name[0] < '1' || de->d_name[0] > '9')
 			continue;
-		snprintf(path, sizeof(path), "/proc/%s/status", de->d_name);
-		fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+		snprintf(path, sizeof(path), "%s/status", de->d_name);
+		fd = openat(dirfd(d), path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
 		if (fd < 0)
 			continue; /* gone since readdir() */
 		n = read(fd, buf, sizeof(buf) - 1);

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "report/outputs.h"
+#include "util/clock.h"
 #include "util/json-util.h"
 #include "util/output-file.h"
 #include "util/util.h"
@@ -37,36 +38,68 @@ char *findings_signature(const struct findings *f)
 	return s;
 }
 
+/* series, then the heartbeat gauge at now (CLOCK_REALTIME, microseconds), to path. */
+static int prometheus_file_write(const char *path, const char *series, uint64_t now)
+{
+	_cleanup_free_ char *text = NULL;
+	int n;
+
+	n = asprintf(&text,
+		     "%s"
+		     "# HELP ptsguard_daemon_heartbeat_timestamp_seconds When the daemon last said "
+		     "these series are current\n"
+		     "# TYPE ptsguard_daemon_heartbeat_timestamp_seconds gauge\n"
+		     "ptsguard_daemon_heartbeat_timestamp_seconds %.3f\n",
+		     series, (double)now / 1e6);
+	if (n < 0)
+		return -ENOMEM;
+	return output_file_write(path, text, (size_t)n, 0644, true, NULL);
+}
+
 int prometheus_file_update(struct prometheus_file *p, const char *path, const struct report *rep,
 			   uint64_t now)
 {
-	_cleanup_free_ char *sig = findings_signature(rep->findings), *text = NULL;
+	_cleanup_free_ char *sig = findings_signature(rep->findings), *series = NULL;
 	size_t size = 0;
 	FILE *m;
 	int r;
 
 	if (sig && streq(sig, p->signature) && now - p->written < PROMETHEUS_REFRESH_USEC)
 		return 0;
-	m = open_memstream(&text, &size);
+	m = open_memstream(&series, &size);
 	if (!m)
 		return -ENOMEM;
 	r = report_write_prometheus(m, rep);
 	if (fclose(m) != 0 && r >= 0)
 		r = -ENOMEM;
 	if (r >= 0)
-		r = output_file_write(path, text, size, 0644, true, NULL);
+		r = prometheus_file_write(path, series, now_usec(CLOCK_REALTIME));
 	if (r < 0)
 		return r;
 	free(p->signature);
 	p->signature = TAKE_PTR(sig);
+	free(p->series);
+	p->series = TAKE_PTR(series);
 	p->written = now;
 	return 1;
+}
+
+int prometheus_file_heartbeat(struct prometheus_file *p, const char *path, uint64_t now)
+{
+	int r;
+
+	if (!p->series)
+		return 0;
+	r = prometheus_file_write(path, p->series, now);
+	return r < 0 ? r : 1;
 }
 
 void prometheus_file_forget(struct prometheus_file *p)
 {
 	free(p->signature);
 	p->signature = NULL;
+	free(p->series);
+	p->series = NULL;
 }
 
 char *findings_status_text(const struct findings *f)

@@ -7,7 +7,10 @@
  * - the Prometheus textfile: same atomicity, rewritten at once when the ids or
  *   severities of the findings changed, else at most once per
  *   PROMETHEUS_REFRESH_USEC (so the audit's own gauges stay fresh without a
- *   write per mount event);
+ *   write per mount event); and between audits (PrometheusHeartbeatSec=)
+ *   with the same series and a new ptsguard_daemon_heartbeat_timestamp_seconds,
+ *   so that a textfile left behind by a daemon that stopped can be told from the
+ *   one of a quiet host whose last audit is old and still current;
  * - the status text for sd_notify STATUS=.
  *
  * Each file's directory is created when missing (not its parents), and
@@ -28,6 +31,7 @@ int state_file_write(const char *path, const struct report *rep);
 /* What the last write of a textfile was, to tell whether the next one is due. */
 struct prometheus_file {
 	char *signature;  /* findings_signature() of the report written */
+	char *series;	  /* the report's series as written, without the heartbeat */
 	uint64_t written; /* CLOCK_MONOTONIC, microseconds */
 };
 
@@ -36,6 +40,9 @@ struct prometheus_file {
  * (then the next call writes). */
 int prometheus_file_update(struct prometheus_file *p, const char *path, const struct report *rep,
 			   uint64_t now);
+/* Write the series of the last update again with the heartbeat at now (CLOCK_REALTIME,
+ * microseconds): 1 written, 0 when nothing was written yet, or negative errno. */
+int prometheus_file_heartbeat(struct prometheus_file *p, const char *path, uint64_t now);
 /* Make the next update write whatever the findings (and free). */
 void prometheus_file_forget(struct prometheus_file *p);
 

@@ -165,8 +165,10 @@ static bool inside_matches(unsigned long long in, unsigned long long out, unsign
 {
 	struct idmap_query *q = arg;
 
-	(void)out;
-	return q->id >= in && q->id - in < count;
+	if (q->id < in || q->id - in >= count)
+		return false;
+	q->result = (unsigned)(out + (q->id - in));
+	return true;
 }
 
 int idmap_from_initial(const char *map, unsigned id, unsigned *ret)
@@ -181,6 +183,29 @@ int idmap_from_initial(const char *map, unsigned id, unsigned *ret)
 		return -ENOENT;
 	*ret = q.result;
 	return 0;
+}
+
+int idmap_to_initial(const char *map, unsigned id, unsigned *ret)
+{
+	struct idmap_query q = { .id = id };
+
+	if (!map) {
+		*ret = id;
+		return 0;
+	}
+	if (!idmap_each(map, inside_matches, &q))
+		return -ENOENT;
+	*ret = q.result;
+	return 0;
+}
+
+/* The kernel's overflow id (/proc/sys/kernel/overflowuid): what a namespace sees for an id it
+ * has no number for. */
+unsigned idmap_from_initial_or_overflow(const char *map, unsigned id)
+{
+	unsigned v;
+
+	return idmap_from_initial(map, id, &v) == 0 ? v : IDMAP_OVERFLOW_ID;
 }
 
 bool idmap_has_inside(const char *map, unsigned id)

@@ -135,6 +135,12 @@ int snapshot_add_holder(struct snapshot *s, const struct holder *h);
 /* An id of the initial user namespace (what mountinfo prints) as the namespace of map (a
  * uid_map or gid_map text, NULL for the identity) numbers it: 0, or -ENOENT when unmapped. */
 int idmap_from_initial(const char *map, unsigned id, unsigned *ret);
+/* The other way: an id of the namespace as the initial user namespace numbers it, or -ENOENT. */
+int idmap_to_initial(const char *map, unsigned id, unsigned *ret);
+/* idmap_from_initial(), or the overflow id for an unmapped id, as stat() in the namespace shows
+ * it. */
+#define IDMAP_OVERFLOW_ID 65534u
+unsigned idmap_from_initial_or_overflow(const char *map, unsigned id);
 /* Does map give a number to the namespace's own id? (Can gid=id be mounted there?) */
 bool idmap_has_inside(const char *map, unsigned id);
 

@@ -515,6 +515,9 @@ def config_bad(ctx):
     expect_error(ctx.run("audit", "--snapshot", path, "--config", conf), "audit: " + want)
     # repair reads it before it looks at anything: no root needed to be refused.
     expect_error(ctx.run("repair", "--dry-run", "--config", conf), "repair: " + want)
+    conf = ctx.write("bad-heartbeat.conf", "[Daemon]\nPrometheusHeartbeatSec=0\n")
+    want = "%s:2: PrometheusHeartbeatSec=0: expected seconds from 1 to 3600" % conf
+    expect_error(ctx.run("audit", "--snapshot", path, "--config", conf), "audit: " + want)
 
 
 @case("config-too-large")

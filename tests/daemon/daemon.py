@@ -720,7 +720,7 @@ def case_default_config(ptsguard, opts):
     keys = re.findall(r"^#([A-Za-z]+)=", text, re.M)
     c.eq(
         sorted(keys),
-        sorted(["TTYGroup", "Mode", "Policy", "CreatePtmx", "Checks", "Mountpoints", "MountEvents", "CoalesceMSec", "AuditCPUPercent", "HolderRescanSec", "StateFile", "PrometheusFile", "Audit", "ScanSec"]),
+        sorted(["TTYGroup", "Mode", "Policy", "CreatePtmx", "Checks", "Mountpoints", "MountEvents", "CoalesceMSec", "AuditCPUPercent", "HolderRescanSec", "StateFile", "PrometheusFile", "PrometheusHeartbeatSec", "Audit", "ScanSec"]),
         "every key is in the default configuration, commented out",
     )
     c.true(not re.search(r"^[A-Za-z]+=", text, re.M), "no key is set in the default configuration")

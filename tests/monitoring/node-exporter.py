@@ -53,7 +53,7 @@ def case_scrape(ptsguard, opts):
         raise Skip("%s is not installed" % NODE_EXPORTER)
     c = harness.Checker()
     textdir = os.path.dirname(harness.PROM_FILE)
-    daemon = harness.Daemon(ptsguard)
+    daemon = harness.Daemon(ptsguard, config_text=harness.default_config() + "PrometheusHeartbeatSec=1\n")
     daemon.wait_ready()
     harness.wait_for("the daemon's Prometheus file", lambda: os.path.exists(harness.PROM_FILE))
 
@@ -90,6 +90,17 @@ def case_scrape(ptsguard, opts):
     stamp = series.get("ptsguard_last_audit_timestamp_seconds", 0)
     c.true(abs(time.time() - stamp) < 60, "ptsguard_last_audit_timestamp_seconds is now (%s)" % stamp)
     c.true("ptsguard_audit_duration_seconds" in series, "ptsguard_audit_duration_seconds is served")
+
+    # Between audits the heartbeat moves and the audit's own series stay what they were: a
+    # stopped daemon's textfile can be told from a quiet host's.
+    beat = series.get("ptsguard_daemon_heartbeat_timestamp_seconds")
+    c.true(beat is not None and abs(time.time() - beat) < 60, "ptsguard_daemon_heartbeat_timestamp_seconds is now (%s)" % beat)
+    if beat is not None:
+        try:
+            later, _ = harness.wait_for("the heartbeat to move", lambda: scraped(lambda s, t: s.get("ptsguard_daemon_heartbeat_timestamp_seconds", 0) >= beat + 1), timeout=15, interval=0.2)
+            c.eq(later.get("ptsguard_last_audit_timestamp_seconds"), stamp, "the heartbeat rewrote the textfile without an audit")
+        except Failure as e:
+            c.fail("the heartbeat reaches node_exporter: %s" % e)
 
     # Break devpts: the finding must reach the scrape, and go away after the fix.
     harness.remount_devpts("gid=%d,mode=644" % harness.TTY_GID)

@@ -1,0 +1,432 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""ptsguard judging another mount namespace from the host, on the real kernel.
+
+    namespaces.py --ptsguard PATH --pty-probe PATH CASE [CASE...|all]
+    namespaces.py --list
+    namespaces.py --check-registered CASE...
+
+Each case runs as root in a private mount namespace of its own (harness.py), which plays the
+host: a healthy /dev of its own. In it, each case starts a process in a further mount namespace
+(a container, a sandbox, a chroot) and audits, snapshots or repairs that namespace from the
+host with --namespace PID. Exit 0 pass, 1 fail, 77 skip.
+"""
+
+import json
+import os
+import shutil
+import signal
+import stat
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from harness import (  # noqa: E402
+    SetupError,
+    Skip,
+    TTY_GID,
+    UNPRIVILEGED_GID,
+    UNPRIVILEGED_UID,
+    case_registry,
+    cli_main,
+    devnum,
+    read_mountinfo,
+)
+
+CASES, case = case_registry()
+
+HEALTHY = "gid=5,mode=620"
+SUBID_LOCK = "/run/lock/ptsguard-scenario-subid.lock"
+
+# A namespace's own /dev: tmpfs, ptmx, null, and a devpts with OPTIONS.
+OWN_DEV = (
+    "mount -t tmpfs -o mode=755 tmpfs /dev; mknod -m 666 /dev/ptmx c 5 2; chmod 666 /dev/ptmx"
+    "; mknod -m 666 /dev/null c 1 3; chmod 666 /dev/null; mkdir /dev/pts"
+    "; mount -t devpts -o %s devpts /dev/pts"
+)
+
+
+class Target:
+    """A process in a mount namespace of its own, made by `setup` (sh), alive until stopped."""
+
+    def __init__(self, sc, setup, argv=None):
+        self.sc = sc
+        argv = argv or ["unshare", "-m", "--propagation", "private", "sh", "-ec"]
+        self.p = subprocess.Popen(
+            argv + [setup + "; echo ready; exec sleep 600"],
+            stdin=sc.null,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        sc.helpers.append(self)
+        line = self.p.stdout.readline()
+        if line.strip() != "ready":
+            self.p.kill()
+            raise SetupError("the namespace was not made: %r %s" % (line, self.p.stderr.read()))
+        self.pid = self.p.pid
+        self.mntns = os.stat("/proc/%d/ns/mnt" % self.pid).st_ino
+        if self.mntns == os.stat("/proc/self/ns/mnt").st_ino:
+            raise SetupError("the target is in the host's mount namespace")
+
+    # The harness's cleanup() treats helpers like pty-probe processes.
+    def poll(self):
+        return self.p.poll()
+
+    @property
+    def stdin(self):
+        return self
+
+    def close(self):
+        pass
+
+    def wait(self, timeout=None):
+        return self.p.wait(timeout)
+
+    def kill(self):
+        self.p.kill()
+
+    def stop(self):
+        if self.p.poll() is None:
+            self.p.kill()
+        self.p.wait()
+
+
+def audit_ns(sc, target, *extra):
+    """audit --namespace PID --json: (host report, the namespace's element, exit status)."""
+    r = sc.run_ptsguard("audit", "--namespace", str(target.pid), "--json", *extra)
+    report = sc._parse_report(r, "ptsguard audit --namespace --json")
+    sc.reports["live"] = (report, r.returncode)
+    if r.stderr.strip():
+        sc.check.fail("audit --namespace wrote to stderr: %s" % r.stderr)
+    sc.check_schema(report, "audit --namespace report")
+    nss = report.get("namespaces")
+    if not sc.check.true(isinstance(nss, list) and len(nss) == 1, "one element in namespaces[]: %r" % nss):
+        return report, {}, r.returncode
+    ns = nss[0]
+    sc.check.eq(ns.get("mntns"), target.mntns, "namespaces[0].mntns")
+    sc.check.eq(ns.get("pid"), target.pid, "namespaces[0].pid")
+    sc.check.true(isinstance(ns.get("pids_total"), int) and ns["pids_total"] >= 1, "pids_total >= 1")
+    sc.check.true("container" in ns, "namespaces[0] has container")
+    inner = ns.get("report") or {}
+    sc.validate_report(inner, worst_status(inner), "live")
+    sc.validate_report(report, worst_status(report), "live")
+    sc.check.eq(r.returncode, max(worst_status(report), worst_status(inner)),
+                "exit status: the worst over the host and the namespace")
+    return report, ns, r.returncode
+
+
+def worst_status(report):
+    sevs = {f.get("severity") for f in report.get("findings", [])}
+    return 2 if "critical" in sevs else 1 if "warning" in sevs else 0
+
+
+def snapshot_ns(sc, target, inner):
+    """snapshot --namespace PID, then audit it offline: the same findings, and it says which
+    namespace it was. Returns the snapshot."""
+    path = os.path.join(sc.workdir, "ns-snapshot.json")
+    r = sc.run_ptsguard("snapshot", "--namespace", str(target.pid), "--output", path)
+    if r.returncode != 0:
+        raise SetupError("snapshot --namespace exited %d: %s" % (r.returncode, r.stderr))
+    with open(path) as f:
+        snap = json.load(f)
+    sc.check_schema(snap, "snapshot --namespace", snapshot=True)
+    nsobj = snap.get("namespace") or {}
+    sc.check.eq((nsobj.get("mntns"), nsobj.get("pid")), (target.mntns, target.pid), "the snapshot's namespace")
+    off = sc.run_ptsguard("audit", "--snapshot", path, "--json")
+    off_report = sc._parse_report(off, "audit --snapshot of a namespace snapshot")
+    sc.check_schema(off_report, "offline report of a namespace snapshot")
+    sc.check.eq(off_report.get("findings"), inner.get("findings"), "findings offline vs live (namespace)")
+    sc.check.eq((off_report.get("namespace") or {}).get("pid"), target.pid, "the offline report names the namespace")
+    text = sc.run_ptsguard("audit", "--snapshot", path)
+    sc.check.true("mount namespace %d of pid %d" % (target.mntns, target.pid) in text.stdout,
+                  "the offline text report names the namespace: %s" % text.stdout[:300])
+    return snap
+
+
+def ids(report):
+    return sorted(f.get("id") for f in report.get("findings", []))
+
+
+def finding(report, fid):
+    return next((f for f in report.get("findings", []) if f.get("id") == fid), None)
+
+
+def host_state():
+    """What must not change on the host: its mounts (ids, options) and its /dev nodes."""
+    mounts = [(m["mount_id"], m["mountpoint"], m["super_options"]) for m in read_mountinfo()]
+    nodes = {}
+    for p in ("/dev", "/dev/ptmx", "/dev/pts", "/dev/pts/ptmx"):
+        st = os.lstat(p)
+        nodes[p] = (st.st_mode, st.st_uid, st.st_gid, st.st_ino)
+    return mounts, nodes
+
+
+@case("ns-healthy")
+def ns_healthy(sc):
+    """A namespace with its own tmpfs /dev and devpts, healthy: clean, from the host."""
+    sc.setup_base()
+    sc.mount_devpts("/dev/pts", HEALTHY)
+    t = Target(sc, OWN_DEV % "newinstance,gid=5,mode=620,ptmxmode=666")
+    host, ns, rc = audit_ns(sc, t)
+    sc.check.eq(ids(host), [], "host findings")
+    inner = ns.get("report") or {}
+    sc.check.eq(ids(inner), [], "namespace findings")
+    sc.check.eq(rc, 0, "exit status")
+    pts = os.stat("/proc/%d/root/dev/pts" % t.pid).st_dev
+    serving = [i.get("device") for i in inner.get("instances", []) if i.get("serving")]
+    sc.check.eq(serving, [devnum(pts)], "the namespace's serving instance is its own devpts")
+    sc.check.true(devnum(pts) != devnum(os.stat("/dev/pts").st_dev), "its own, not the host's")
+    snapshot_ns(sc, t, inner)
+    text = sc.run_ptsguard("audit", "--namespace", str(t.pid))
+    sc.check.true("== mount namespace %d (pid %d" % (t.mntns, t.pid) in text.stdout,
+                  "text output has the namespace's block: %s" % text.stdout)
+
+
+@case("ns-broken-options")
+def ns_broken_options(sc):
+    """A namespace whose devpts lost gid= and whose /dev/ptmx is 0600: found there, not on the
+    healthy host."""
+    sc.setup_base()
+    sc.mount_devpts("/dev/pts", HEALTHY)
+    t = Target(sc, (OWN_DEV % "newinstance,mode=600,ptmxmode=666") + "; chmod 600 /dev/ptmx")
+    host, ns, rc = audit_ns(sc, t)
+    sc.check.eq(ids(host), [], "host findings")
+    inner = ns.get("report") or {}
+    sc.check.eq(ids(inner), ["devpts-options-lost", "ptmx-mode"], "namespace findings")
+    sc.check.eq(rc, 2, "exit status")
+    f = finding(inner, "devpts-options-lost")
+    if f:
+        sc.check.eq(f.get("devices"), [devnum(os.stat("/proc/%d/root/dev/pts" % t.pid).st_dev)], "the namespace's instance")
+    snapshot_ns(sc, t, inner)
+
+
+@case("ns-host-dev-bind")
+def ns_host_dev_bind(sc):
+    """A container given the host's /dev by bind (-v /dev:/dev, bwrap --dev-bind /dev /dev):
+    devpts-host-instance, with the instance and the host's mount."""
+    sc.setup_base()
+    sc.mount_devpts("/dev/pts", HEALTHY)
+    # The host's /dev bound over the namespace's /dev, as a runtime's -v /dev:/dev does.
+    t = Target(sc, "mount --rbind /dev /dev")
+    host, ns, rc = audit_ns(sc, t)
+    sc.check.eq(ids(host), [], "host findings")
+    inner = ns.get("report") or {}
+    sc.check.eq(ids(inner), ["devpts-host-instance"], "namespace findings")
+    sc.check.eq(rc, 1, "exit status (warning)")
+    f = finding(inner, "devpts-host-instance")
+    if f:
+        ev = f.get("evidence") or {}
+        host_pts = [m for m in read_mountinfo() if m["mountpoint"] == "/dev/pts"][-1]
+        sc.check.eq(ev.get("device"), host_pts["device"], "evidence: the host's instance")
+        sc.check.eq((ev.get("host_mount") or {}).get("mountpoint"), "/dev/pts", "evidence: the host mount")
+        sc.check.eq((ev.get("host_mount") or {}).get("mount_id"), host_pts["mount_id"], "evidence: the host mount id")
+        sc.check.eq(ev.get("mntns"), t.mntns, "evidence: the namespace")
+        sc.check.eq(f.get("severity"), "warning", "severity")
+    snapshot_ns(sc, t, inner)
+    # The host's own audit never reports it.
+    plain = sc.run_ptsguard("audit", "--json")
+    sc.check.eq(ids(json.loads(plain.stdout)), [], "a plain host audit has no devpts-host-instance")
+
+
+@case("ns-symlink-escape")
+def ns_symlink_escape(sc):
+    """A chrooted namespace whose /dev/ptmx, /etc/group and /etc/fstab are absolute symlinks to
+    host paths: each is resolved inside its root, never to the host's file."""
+    sc.setup_base()
+    sc.mount_devpts("/dev/pts", HEALTHY)
+    w = sc.workdir
+    # The host's decoys, which a resolution outside the root would find.
+    sc.mknod_ptmx(0o600, path=os.path.join(w, "host-ptmx"))
+    with open(os.path.join(w, "host-group"), "w") as f:
+        f.write("tty:x:777:\n")
+    with open(os.path.join(w, "host-fstab"), "w") as f:
+        f.write("devpts /dev/pts devpts gid=777,mode=666 0 0\n")
+    root = sc.scratch_dir("jail")
+    for d in ("dev", "etc", "usr/lib"):
+        os.makedirs(os.path.join(root, d), exist_ok=True)
+    os.symlink(os.path.join(w, "host-group"), os.path.join(root, "etc/group"))
+    os.symlink(os.path.join(w, "host-fstab"), os.path.join(root, "etc/fstab"))
+    # A setuid helper outside the root, reached by a link; and a FIFO where a file is read.
+    shutil.copyfile("/bin/true", os.path.join(w, "pt_chown"))
+    os.chmod(os.path.join(w, "pt_chown"), 0o4755)
+    os.symlink(os.path.join(w, "pt_chown"), os.path.join(root, "usr/lib/pt_chown"))
+    setup = (
+        "mount -t tmpfs -o mode=755 tmpfs {r}/dev; mkdir {r}/dev/pts"
+        "; mount -t devpts -o newinstance,gid=5,mode=620,ptmxmode=666 devpts {r}/dev/pts"
+        "; ln -s {w}/host-ptmx {r}/dev/ptmx"
+    ).format(r=root, w=w)
+    chroot_py = "import os,sys,time; os.chroot(sys.argv[1]); os.chdir('/'); print('ready', flush=True); time.sleep(600)"
+    # python3 prints "ready" itself, from inside the chroot; what Target appends never runs.
+    t = Target(sc, setup + "; exec python3 -c \"%s\" %s" % (chroot_py, root))
+    host, ns, rc = audit_ns(sc, t)
+    inner = ns.get("report") or {}
+    sc.check.eq(inner.get("host", {}).get("tty_gid"), TTY_GID, "tty gid: not the host file's 777 (fallback 5)")
+    ptmx = inner.get("ptmx") or {}
+    sc.check.eq(ptmx.get("kind"), "symlink", "/dev/ptmx is a symlink in the namespace")
+    sc.check.true(ptmx.get("rdev") is None, "the link leads nowhere inside the root: no char node %r" % ptmx)
+    sc.check.true("devpts-options-lost" not in ids(inner) and "fstab-devpts-options" not in ids(inner),
+                  "no finding from the host's decoy fstab or group: %s" % ids(inner))
+    sc.check.true("pt-chown-setuid" not in ids(inner), "the host's pt_chown is not the namespace's: %s" % ids(inner))
+    snap = snapshot_ns(sc, t, inner)
+    sc.check.eq(snap.get("fstab"), None, "fstab: the link leads nowhere inside the root")
+    target_node = [n for n in snap.get("nodes", []) if n.get("path") == os.path.join(w, "host-ptmx")]
+    sc.check.eq([n.get("type") for n in target_node], ["missing"], "the link's target, inside the root, is missing")
+    sc.check.eq(snap.get("setuid_helpers"), [], "no setuid helper through the link")
+    # A FIFO where /etc/group is read: the audit neither blocks nor reads it.
+    os.unlink(os.path.join(root, "etc/group"))
+    os.mkfifo(os.path.join(root, "etc/group"))
+    r = sc.run_ptsguard("audit", "--namespace", str(t.pid), "--json")
+    sc.check.eq(r.returncode, 3, "a FIFO as the namespace's /etc/group: could not run (exit 3)")
+    sc.check.true("group" in r.stderr, "the message names the group lookup: %r" % r.stderr)
+
+
+@case("ns-target-exits")
+def ns_target_exits(sc):
+    """The target exits between opening and reading its namespace: exit 3 naming the PID. A
+    PID that does not exist: exit 3 too."""
+    sc.setup_base()
+    sc.mount_devpts("/dev/pts", HEALTHY)
+    t = Target(sc, OWN_DEV % "newinstance,gid=5,mode=620,ptmxmode=666")
+    env = dict(os.environ, PTSGUARD_TEST_PAUSE_NAMESPACE="1")
+    p = subprocess.Popen([sc.ptsguard, "audit", "--namespace", str(t.pid), "--json"], env=env,
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    line = p.stderr.readline()
+    if "test hook" not in line:
+        p.kill()
+        p.wait()
+        raise Skip("no pause: a build without -Dtest-hooks=true (%r)" % line)
+    t.stop()
+    out, err = p.communicate(input="go\n", timeout=20)
+    sc.check.eq(p.returncode, 3, "exit status when the target exited mid-audit")
+    sc.check.true("process %d exited" % t.pid in err, "the message names the process: %r" % err)
+    sc.check.eq(out, "", "no report printed")
+    r = sc.run_ptsguard("audit", "--namespace", str(t.pid))
+    sc.check.eq(r.returncode, 3, "exit status for a process that does not exist")
+    sc.check.true("--namespace %d: no such process" % t.pid in r.stderr, "message: %r" % r.stderr)
+    r = sc.run_ptsguard("audit", "--namespace", "abc")
+    sc.check.eq(r.returncode, 3, "exit status for a PID that is not a number")
+
+
+def userns_target(sc, ids_count, setup, outside=100000):
+    """A Target in a new user and mount namespace mapping ids_count ids from outside (as
+    rootless podman's), with the subordinate ranges newuidmap needs added only while it runs."""
+    import fcntl
+
+    if not shutil.which("newuidmap"):
+        raise SetupError("newuidmap is missing (Debian package uidmap)")
+    os.makedirs(os.path.dirname(SUBID_LOCK), exist_ok=True)
+    with open(SUBID_LOCK, "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        saved = {}
+        for path in ("/etc/subuid", "/etc/subgid"):
+            try:
+                with open(path) as f:
+                    saved[path] = f.read()
+            except FileNotFoundError:
+                saved[path] = None
+            with open(path, "a") as f:
+                f.write("root:%d:%d\n" % (outside, ids_count))
+        try:
+            return Target(sc, setup, argv=[
+                "unshare", "--user", "--map-users=%d,0,%d" % (outside, ids_count),
+                "--map-groups=%d,0,%d" % (outside, ids_count), "--setuid", "0", "--setgid", "0",
+                "--mount", "--propagation", "private", "sh", "-ec"])
+        finally:
+            for path, text in saved.items():
+                if text is None:
+                    os.unlink(path)
+                else:
+                    with open(path, "w") as f:
+                        f.write(text)
+
+
+USERNS_DEV = (
+    "mount -t tmpfs -o mode=755 tmpfs /dev; ln -s pts/ptmx /dev/ptmx; mkdir /dev/pts"
+    "; touch /dev/null; mount --bind %s /dev/null"
+    "; mount -t devpts -o gid=5,mode=620,ptmxmode=666 devpts /dev/pts"
+)
+
+
+@case("ns-userns-rootless")
+def ns_userns_rootless(sc):
+    """A rootless container (ids 0-65535 as 100000-165535, its own /dev, devpts gid=5), judged
+    from the host: clean, its gid translated through its gid_map, its nodes in its own ids."""
+    sc.setup_base()
+    sc.mount_devpts("/dev/pts", HEALTHY)
+    null = os.path.join(sc.workdir, "null")
+    open(null, "w").close()
+    os.chmod(null, 0o666)
+    os.chmod(sc.workdir, 0o755)
+    t = userns_target(sc, 65536, USERNS_DEV % null)
+    host, ns, rc = audit_ns(sc, t)
+    inner = ns.get("report") or {}
+    sc.check.eq(ids(host), [], "host findings")
+    sc.check.eq(ids(inner), [], "namespace findings (no false devpts-gid-mismatch)")
+    sc.check.eq(rc, 0, "exit status")
+    serving = [i for i in inner.get("instances", []) if i.get("serving")]
+    sc.check.eq([i.get("options", {}).get("gid") for i in serving], [TTY_GID], "gid in the namespace's numbers")
+    snap = snapshot_ns(sc, t, inner)
+    sc.check.true("gid=100005" in snap.get("mountinfo", ""), "its mountinfo prints gid=100005")
+    sc.check.eq((snap.get("gid_map") or "").split(), ["0", "100000", "65536"], "the snapshot keeps its gid_map")
+    dev = [n for n in snap.get("nodes", []) if n.get("path") == "/dev"]
+    sc.check.eq([(n.get("uid"), n.get("gid")) for n in dev], [(0, 0)], "/dev is root's in its own ids")
+
+
+@case("ns-repair")
+def ns_repair(sc):
+    """repair --namespace of a broken namespace: fixed there, verified by a pty allocated there,
+    and nothing on the host changes."""
+    sc.setup_base()
+    sc.mount_devpts("/dev/pts", HEALTHY)
+    t = Target(sc, (OWN_DEV % "newinstance,mode=600,ptmxmode=666") + "; chmod 600 /dev/ptmx")
+    before = host_state()
+    r = sc.run_ptsguard("repair", "--namespace", str(t.pid), "--format", "json")
+    after = host_state()
+    sc.check.eq(after, before, "the host's mounts and /dev nodes are unchanged by repair --namespace")
+    try:
+        out = json.loads(r.stdout)
+    except ValueError:
+        raise SetupError("repair --namespace printed no JSON (%d): %s %s" % (r.returncode, r.stdout, r.stderr))
+    sc.check.eq(r.returncode, 0, "exit status after repair: %s" % r.stderr)
+    results = sorted((a.get("check"), a.get("result")) for a in out.get("actions", []))
+    sc.check.eq(results, [("devpts-options-lost", "done"), ("ptmx-mode", "done")], "repair actions")
+    sc.check.eq(ids(out), [], "findings after repair (the namespace's)")
+    sc.check.eq((out.get("namespace") or {}).get("pid"), t.pid, "the repair report names the namespace")
+    host, ns, rc = audit_ns(sc, t)
+    sc.check.eq(ids(ns.get("report") or {}), [], "a fresh audit of the namespace is clean")
+    mi = open("/proc/%d/mountinfo" % t.pid).read()
+    pts = [line for line in mi.splitlines() if " /dev/pts " in line and "devpts" in line][-1]
+    sc.check.true("gid=5" in pts and "mode=600" in pts, "the namespace's devpts now has gid=5: %s" % pts)
+    sc.check.eq(stat.S_IMODE(os.stat("/proc/%d/root/dev/ptmx" % t.pid).st_mode), 0o666, "its /dev/ptmx is 0666")
+    # What a user there gets now.
+    probe = subprocess.run(["nsenter", "-t", str(t.pid), "-m", "setpriv", "--reuid=%d" % UNPRIVILEGED_UID,
+                            "--regid=%d" % UNPRIVILEGED_GID, "--clear-groups", sc.pty_probe],
+                           stdin=sc.null, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=20)
+    res = json.loads(probe.stdout.strip() or "{}")
+    sc.check.eq((res.get("ok"), res.get("gid"), res.get("mode")), (True, TTY_GID, "0600"), "a pty in the namespace: %s" % res)
+
+
+@case("ns-repair-host-instance")
+def ns_repair_host_instance(sc):
+    """A namespace bound to the host's /dev, whose instance lost gid=: repair --namespace refuses
+    what belongs to the host, and the host is unchanged."""
+    sc.setup_base()
+    sc.mount_devpts("/dev/pts", "mode=600")
+    os.chmod("/dev/ptmx", 0o600)
+    t = Target(sc, "mount --rbind /dev /dev")
+    before = host_state()
+    r = sc.run_ptsguard("repair", "--namespace", str(t.pid), "--format", "json")
+    sc.check.eq(host_state(), before, "the host's mounts and /dev nodes are unchanged")
+    out = json.loads(r.stdout or "{}")
+    acted = [(a.get("check"), a.get("result")) for a in out.get("actions", []) if a.get("result") != "refused"]
+    sc.check.eq(acted, [], "no action acted on the host's instance or node: %s" % out.get("actions"))
+    details = " ".join(a.get("detail") or "" for a in out.get("actions", []))
+    sc.check.true("never changes the host" in details, "refusals say why: %s" % details)
+    sc.check.eq(r.returncode, 2, "exit status: still broken")
+
+
+if __name__ == "__main__":
+    sys.exit(cli_main(CASES, __file__, __doc__))
