@@ -315,6 +315,9 @@ static int parse_namespaces_scan(struct config *c, const char *v, char msg[stati
 
 	if (r >= 0)
 		c->namespaces_scan_usec = (uint64_t)sec * 1000000;
+	return r;
+}
+
 static int parse_heartbeat(struct config *c, const char *v, char msg[static 512])
 {
 	unsigned sec;
