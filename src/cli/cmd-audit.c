@@ -255,7 +255,9 @@ static int audit_listed(struct namespaces_output *out, const struct mntns *ns)
 			continue;
 		if (r >= 0)
 			r = audit_target_ns(out, t, ns, ns->pids_total, &err);
-		if (r == -ESRCH)
+		/* Whatever failed, a process that exited meanwhile took its namespace's files
+		 * with it (an empty mountinfo, a root gone): gone, not an error. */
+		if (r == -ESRCH || (r < 0 && r != -ENOMEM && namespace_target_check(t) < 0))
 			continue;
 		if (r == -EINVAL && err.line > 0)
 			log_error(
@@ -269,37 +271,13 @@ static int audit_listed(struct namespaces_output *out, const struct mntns *ns)
 	return 0;
 }
 
-/* --namespace PID: that one (opened before anything is written), judged beside the host. */
-static int audit_named(struct namespaces_output *out, const struct namespace_target *t)
-{
-	struct parse_error err;
-	unsigned pids_total = 0;
-	int r;
-
-	(void)namespace_count_processes(t, &pids_total);
-	r = audit_target_ns(out, t, NULL, pids_total, &err);
-	if (r == -ESRCH)
-		log_error("audit: process %d exited during the audit of its namespace",
-			  (int)t->pid);
-	else if (r == -EINVAL && err.line)
-		log_error("audit: /proc/%d/mountinfo line %u: %s", (int)t->pid, err.line,
-			  err.message);
-	else if (r < 0 && r != -EIO)
-		log_error_errno(r, "audit: namespace of process %d", (int)t->pid);
-	if (r < 0)
-		out->failed++;
-	return r == -EIO || r == -ENOMEM ? r : 0;
-}
-
 /* Every other mount namespace, after the host's report (JSON: inside it, before its closing
  * brace; Prometheus: the host's report is written at the end, with the namespaces' series). */
-static int audit_namespaces(struct namespaces_output *out, const struct namespace_target *named)
+static int audit_namespaces(struct namespaces_output *out)
 {
 	struct mntns_list l;
 	int r;
 
-	if (named)
-		return audit_named(out, named);
 	r = mntns_enumerate("/proc", &l);
 	if (r < 0)
 		return log_error_errno(r, "audit: cannot list the mount namespaces in /proc");
@@ -317,6 +295,55 @@ static int audit_namespaces(struct namespaces_output *out, const struct namespac
 		    l.skipped);
 	mntns_list_done(&l);
 	return r;
+}
+
+/* --namespace PID (opened before the host was read): judged beside the host, and nothing
+ * written unless it could be: the host's report with one namespaces[] item. The exit status. */
+static int audit_named(struct namespaces_output *out, const struct namespace_target *t,
+		       struct report *host)
+{
+	struct audit_target target = { .probe.ns = t, .probe.host = &out->host };
+	uint64_t t0 = now_usec(CLOCK_MONOTONIC);
+	struct audit_result res;
+	struct container c;
+	unsigned pids_total = 0;
+	int r, status;
+
+	(void)container_probe("/proc", t->pid, MACHINES_DIR, &c);
+	(void)namespace_count_processes(t, &pids_total);
+	if (run_namespace("audit", &target, out->config, &res) < 0) {
+		container_done(&c);
+		return EXIT_UNKNOWN;
+	}
+	findings_filter(&res.findings, out->args->min_severity);
+	host->namespaces = &(struct report_namespace){
+		.mntns = t->mntns,
+		.pid = t->pid,
+		.pids_total = pids_total,
+		.container_manager = c.manager,
+		.container_id = c.id,
+		.container_name = c.name,
+		.report = {
+			.snap = res.snap,
+			.a = res.a,
+			.findings = &res.findings,
+			.source = "live",
+			.generated_at = now_usec(CLOCK_REALTIME),
+			.duration = (double)(now_usec(CLOCK_MONOTONIC) - t0) / 1e6,
+		},
+	};
+	host->n_namespaces = 1;
+	r = write_report(host, out->args->format, out->args->no_color);
+	status = report_exit_status_all(host);
+	host->namespaces = NULL;
+	host->n_namespaces = 0;
+	audit_result_done(&res);
+	container_done(&c);
+	if (r < 0) {
+		log_error_errno(r, "cannot write the report");
+		return EXIT_UNKNOWN;
+	}
+	return status;
 }
 
 static int audit_run(const struct audit_args *args)
@@ -366,6 +393,10 @@ static int audit_run(const struct audit_args *args)
 	r = host_serving_from_analysis(res.a, &out.host);
 	if (r < 0)
 		goto done;
+	if (named) {
+		status = audit_named(&out, named, &rep);
+		goto done;
+	}
 
 	/* The host's report first; its snapshot is freed before the first namespace is read. */
 	switch (args->format) {
@@ -403,12 +434,12 @@ static int audit_run(const struct audit_args *args)
 	rep.snap = NULL;
 	rep.a = NULL;
 
-	r = audit_namespaces(&out, named);
+	r = audit_namespaces(&out);
 	if (out.status > status)
 		status = out.status;
-	/* A namespace not judged: nothing can be said of it (--namespace: exit 3 whatever the
-	 * host's findings); among many, the worst finding still says most. */
-	if (out.failed > 0 && (status == 0 || named))
+	/* A namespace not judged: nothing can be said of it; among many, the worst finding still
+	 * says most. */
+	if (out.failed > 0 && status == 0)
 		status = EXIT_UNKNOWN;
 	if (r < 0)
 		goto done;
@@ -420,9 +451,8 @@ static int audit_run(const struct audit_args *args)
 		r = report_write_prometheus_all(stdout, &rep, &out.prom);
 		break;
 	default:
-		if (!named)
-			report_write_namespaces_clean(stdout, out.clean);
-		if (out.failed > 0 && !named)
+		report_write_namespaces_clean(stdout, out.clean);
+		if (out.failed > 0)
 			printf("%zu namespace%s could not be audited\n", out.failed,
 			       out.failed == 1 ? "" : "s");
 		break;

@@ -291,7 +291,7 @@ static void followed_audit(struct ns_follower *f, struct followed *x)
 							 .userdata = x },
 				 f->config, &res, &err);
 	if (r < 0) {
-		if (r != -ESRCH && r != -ENOENT)
+		if (r != -ESRCH && r != -ENOENT && !(t && namespace_target_check(t) < 0))
 			journal_logf(LOG_WARNING, (const char *const[]){ x->mntns_field, NULL },
 				     "Cannot audit mount namespace %llu (pid %d): %s",
 				     (unsigned long long)x->ino, (int)x->pid, strerror(-r));

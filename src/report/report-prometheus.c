@@ -11,7 +11,19 @@
  */
 int report_write_prometheus(FILE *f, const struct report *r)
 {
-	return report_write_prometheus_all(f, r, NULL);
+	struct prometheus_namespaces ns;
+	int k;
+
+	if (!r->namespaces)
+		return report_write_prometheus_all(f, r, NULL);
+	k = prometheus_namespaces_init(&ns);
+	FOREACH_ARRAY (n, r->namespaces, r->n_namespaces)
+		if (k >= 0)
+			k = prometheus_namespaces_add(&ns, n);
+	if (k >= 0)
+		k = report_write_prometheus_all(f, r, &ns);
+	prometheus_namespaces_done(&ns);
+	return k;
 }
 
 int report_write_prometheus_all(FILE *f, const struct report *r, struct prometheus_namespaces *ns)

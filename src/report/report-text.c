@@ -162,15 +162,16 @@ int report_write_namespace_text(FILE *f, const struct report_namespace *n, bool 
 	char label[CONTAINER_LABEL_MAX];
 
 	report_container_label(n, label, sizeof(label));
-	fprintf(f, "\n%sMount namespace %llu", bold, (unsigned long long)n->mntns);
+	fprintf(f, "\n%s== mount namespace %llu (pid %d, %u process%s", bold,
+		(unsigned long long)n->mntns, (int)n->pid, n->pids_total,
+		n->pids_total == 1 ? "" : "es");
 	if (label[0]) {
-		fputs(": ", f);
+		fputs(", ", f);
 		fputs_escaped(label, f);
 		if (n->container_name && n->container_id)
-			fprintf(f, " (id %.12s)", n->container_id);
+			fprintf(f, ", id %.12s", n->container_id);
 	}
-	fprintf(f, "%s (pid %d, %u process%s)\n", reset, (int)n->pid, n->pids_total,
-		n->pids_total == 1 ? "" : "es");
+	fprintf(f, ") ==%s\n", reset);
 	write_ptmx_line(f, r->a);
 	write_findings(f, r->findings, color, counts);
 	fprintf(f, "\n%zu critical, %zu warning, %zu info\n", counts[SEVERITY_CRITICAL],
@@ -189,13 +190,14 @@ int report_write_text(FILE *f, const struct report *r, bool color)
 	size_t clean = 0;
 	int k = write_one(f, r, color);
 
+	/* One namespace named (--namespace): its block whatever it holds. */
 	FOREACH_ARRAY (n, r->namespaces, r->n_namespaces) {
-		if (n->report.findings->n_items == 0)
+		if (n->report.findings->n_items == 0 && r->n_namespaces > 1)
 			clean++;
 		else if (k >= 0)
 			k = report_write_namespace_text(f, n, color);
 	}
-	if (r->namespaces && (clean > 0 || r->n_namespaces == 0))
+	if (r->n_namespaces > 1 && clean > 0)
 		report_write_namespaces_clean(f, clean);
 	return k < 0 ? k : ferror(f) ? -EIO : 0;
 }

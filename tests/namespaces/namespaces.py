@@ -216,10 +216,10 @@ def text_and_prometheus(ptsguard):
         r = audit(ptsguard)
         c.eq(r.returncode, 2, "exit status (stderr %r)" % r.stderr)
         out = r.stdout
-        header = "Mount namespace %d: docker/%s (pid %d, 1 process)" % (ino, ID_DOCKER[:12], broken.pid)
+        header = "== mount namespace %d (pid %d, 1 process, docker/%s) ==" % (ino, broken.pid, ID_DOCKER[:12])
         c.true(header in out, "a block headed by the container: %r in\n%s" % (header, out))
         c.true("ptmx-locked: /dev/ptmx leads to /dev/pts/ptmx with mode 0000" in out, "its finding")
-        c.eq(out.count("Mount namespace "), 1, "no block for a namespace with only info findings above the filter")
+        c.eq(out.count("== mount namespace "), 1, "no block for a namespace with only info findings above the filter")
         c.true(out.rstrip().endswith("3 other namespaces: no findings"), "one line for the rest:\n%s" % out)
 
         r = audit(ptsguard, "--format", "prometheus")
