@@ -497,8 +497,9 @@ struct ns_follower *ns_follower_free(struct ns_follower *f)
 {
 	if (!f)
 		return NULL;
-	for (size_t i = 0; i < f->n; i++)
-		followed_free(f->items[i]);
+	/* Each out of the list before it is freed: followed_unwatch() looks at the others. */
+	while (f->n > 0)
+		followed_free(f->items[--f->n]);
 	free(f->items);
 	sd_event_source_disable_unref(f->scan_timer);
 	sd_event_source_disable_unref(f->audit_timer);
