@@ -5,12 +5,17 @@
  * is left after --min-severity (0 ok, 1 warning, 2 critical, 3 could not run).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "cli/cli.h"
+#include "probe/container.h"
+#include "probe/mntns.h"
+#include "probe/namespace.h"
 #include "report/report.h"
 #include "util/json-util.h"
 #include "util/log.h"
@@ -22,6 +27,7 @@ struct audit_args {
 	enum severity min_severity;
 	bool no_color;
 	const char *config_path;
+	bool all_namespaces;
 	pid_t namespace_pid; /* --namespace: 0 for none */
 	bool no_probe;
 };
@@ -35,6 +41,7 @@ static int audit_parse(int argc, char **argv, struct audit_args *ret)
 		{ "min-severity", required_argument, NULL, 'm' },
 		{ "no-color", no_argument, NULL, 'C' },
 		{ "config", required_argument, NULL, 'c' },
+		{ "all-namespaces", no_argument, NULL, 'A' },
 		{ "namespace", required_argument, NULL, 'N' },
 		{ "no-probe", no_argument, NULL, 'P' },
 		{ "help", no_argument, NULL, 'h' },
@@ -70,6 +77,9 @@ static int audit_parse(int argc, char **argv, struct audit_args *ret)
 		case 'c':
 			ret->config_path = optarg;
 			break;
+		case 'A':
+			ret->all_namespaces = true;
+			break;
 		case 'N':
 			if (parse_namespace_pid("audit", optarg, &ret->namespace_pid) < 0)
 				return -EINVAL;
@@ -84,9 +94,14 @@ static int audit_parse(int argc, char **argv, struct audit_args *ret)
 			return bad_option("audit", c, argv);
 		}
 	}
-	if (ret->namespace_pid && ret->snapshot_path) {
-		log_error("audit: --namespace and --snapshot exclude each other (a namespace's "
-			  "snapshot records which namespace it is)");
+	if ((ret->all_namespaces || ret->namespace_pid) && ret->snapshot_path) {
+		log_error("audit: --%s and --snapshot exclude each other (a snapshot holds one "
+			  "namespace and records which)",
+			  ret->all_namespaces ? "all-namespaces" : "namespace");
+		return -EINVAL;
+	}
+	if (ret->all_namespaces && ret->namespace_pid) {
+		log_error("audit: --namespace and --all-namespaces exclude each other");
 		return -EINVAL;
 	}
 	return no_more_arguments("audit", argc, argv);
@@ -119,42 +134,233 @@ static int write_report(const struct report *rep, enum format format, bool no_co
 	return r;
 }
 
-/* The namespace of --namespace, judged beside the host (whose serving instance host_a says):
- * *ret filled for the report's "namespaces". */
-static int audit_namespace(const struct audit_args *args, const struct config *config,
-			   const struct analysis *host_a, struct audit_result *res,
-			   struct report_namespace *ret)
+#define MACHINES_DIR "/run/systemd/machines"
+
+/* What --all-namespaces has written and counted so far: each namespace is audited, written (or,
+ * for Prometheus, its few series kept) and freed before the next. */
+struct namespaces_output {
+	const struct audit_args *args;
+	const struct config *config;
+	struct host_serving host; /* the host's serving instance, read once */
+	struct prometheus_namespaces prom;
+	size_t audited, clean, failed;
+	int status;
+};
+
+/* o as pretty JSON, each line indented by four more spaces, without the final newline: one item
+ * of the namespaces array. */
+static int write_json_item(json_object *o, bool first)
 {
-	_cleanup_(namespace_target_freep) struct namespace_target *ns = NULL;
-	_cleanup_(host_serving_done) struct host_serving host = { 0 };
-	struct audit_target t = { 0 };
+	_cleanup_free_ char *text = json_to_text(o, 1);
+	size_t n;
+
+	if (!text)
+		return -ENOMEM;
+	n = strlen(text);
+	if (n > 0 && text[n - 1] == '\n')
+		text[--n] = 0;
+	fputs(first ? "\n    " : ",\n    ", stdout);
+	for (const char *p = text; *p; p++) {
+		fputc(*p, stdout);
+		if (*p == '\n')
+			fputs("    ", stdout);
+	}
+	return ferror(stdout) ? -EIO : 0;
+}
+
+static int write_namespace(struct namespaces_output *out, const struct report_namespace *n)
+{
+	switch (out->args->format) {
+	case FORMAT_JSON: {
+		json_object *o = report_namespace_to_json(n);
+		int k = write_json_item(o, out->audited == 0);
+
+		json_object_put(o);
+		return k;
+	}
+	case FORMAT_PROMETHEUS:
+		return prometheus_namespaces_add(&out->prom, n);
+	default:
+		if (n->report.findings->n_items == 0 && !out->args->namespace_pid) {
+			out->clean++;
+			return 0;
+		}
+		return report_write_namespace_text(stdout, n, want_color(out->args->no_color));
+	}
+}
+
+/* Holders of a listed namespace: its own processes, as the walk found them. */
+static int listed_holders(void *userdata, struct snapshot *s, const struct analysis *a)
+{
+	const struct mntns *ns = userdata;
+
+	return probe_holders_pids(s, a, "/proc", ns->all, ns->pids_total, ns->ino);
+}
+
+/* Audit the namespace target t and write it; listed: what the walk of /proc found of it (NULL:
+ * --namespace). Returns what pipeline_run() does, logged by the caller. */
+static int audit_target_ns(struct namespaces_output *out, const struct namespace_target *t,
+			   const struct mntns *listed, unsigned pids_total, struct parse_error *err)
+{
+	struct audit_target target = { .probe.ns = t,
+				       .probe.host = &out->host,
+				       .probe.skip_allocation = out->args->no_probe,
+				       .holders = listed ? listed_holders : NULL,
+				       .userdata = (void *)listed };
+	uint64_t t0 = now_usec(CLOCK_MONOTONIC);
+	struct container c;
+	struct audit_result res;
 	int r;
 
-	if (open_namespace("audit", args->namespace_pid, &ns) < 0)
-		return -EINVAL;
-	/* Tests: the target may exit here, between opening it and reading it. */
-	test_hook_pause("PTSGUARD_TEST_PAUSE_NAMESPACE", "after opening the namespace");
-	r = host_serving_from_analysis(host_a, &host);
-	if (r < 0)
-		return log_error_errno(r, "audit: out of memory"), r;
-	t.probe.ns = ns;
-	t.probe.host = &host;
-	t.probe.skip_allocation = args->no_probe;
-	if (run_namespace("audit", &t, config, res) < 0)
-		return -EINVAL;
-	*ret = (struct report_namespace){ .mntns = ns->mntns, .pid = ns->pid };
-	(void)namespace_count_processes(ns, &ret->pids_total);
-	findings_filter(&res->findings, args->min_severity);
+	(void)container_probe("/proc", t->pid, MACHINES_DIR, &c);
+	r = pipeline_run(&target, out->config, &res, err);
+	if (r < 0) {
+		container_done(&c);
+		return r;
+	}
+	findings_filter(&res.findings, out->args->min_severity);
+	r = write_namespace(out, &(struct report_namespace){
+		.mntns = t->mntns,
+		.pid = t->pid,
+		.pids_total = pids_total,
+		.container_manager = c.manager,
+		.container_id = c.id,
+		.container_name = c.name,
+		.report = {
+			.snap = res.snap,
+			.a = res.a,
+			.findings = &res.findings,
+			.source = "live",
+			.generated_at = now_usec(CLOCK_REALTIME),
+			.duration = (double)(now_usec(CLOCK_MONOTONIC) - t0) / 1e6,
+		},
+	});
+	out->audited++;
+	if (report_exit_status(&res.findings) > out->status)
+		out->status = report_exit_status(&res.findings);
+	audit_result_done(&res);
+	container_done(&c);
+	return r < 0 ? -EIO : 0;
+}
+
+/* Audit namespace ns through the first of its processes still there. 0 when audited or when all
+ * its processes are gone; negative when it could not be judged (logged). */
+static int audit_listed(struct namespaces_output *out, const struct mntns *ns)
+{
+	for (unsigned k = 0; k < ns->n_pids; k++) {
+		_cleanup_(namespace_target_freep) struct namespace_target *t = NULL;
+		pid_t pid = ns->pids[k];
+		struct parse_error err;
+		int r;
+
+		r = namespace_target_open(pid, &t);
+		/* Gone, or its pid taken by a process elsewhere since the walk. */
+		if (r == -ESRCH || r == -ENOENT || (r >= 0 && t->mntns != ns->ino))
+			continue;
+		if (r >= 0)
+			r = audit_target_ns(out, t, ns, ns->pids_total, &err);
+		/* Whatever failed, a process that exited meanwhile took its namespace's files
+		 * with it (an empty mountinfo, a root gone): gone, not an error. */
+		if (r == -ESRCH || (r < 0 && r != -ENOMEM && namespace_target_check(t) < 0))
+			continue;
+		if (r == -EINVAL && err.line > 0)
+			log_error(
+			    "audit: mount namespace %llu (pid %d): line %u of its mountinfo: %s",
+			    (unsigned long long)ns->ino, (int)pid, err.line, err.message);
+		else if (r < 0 && r != -EIO)
+			log_error_errno(r, "audit: mount namespace %llu (pid %d)",
+					(unsigned long long)ns->ino, (int)pid);
+		return r;
+	}
 	return 0;
+}
+
+/* Every other mount namespace, after the host's report (JSON: inside it, before its closing
+ * brace; Prometheus: the host's report is written at the end, with the namespaces' series). */
+static int audit_namespaces(struct namespaces_output *out)
+{
+	struct mntns_list l;
+	int r;
+
+	r = mntns_enumerate("/proc", &l);
+	if (r < 0)
+		return log_error_errno(r, "audit: cannot list the mount namespaces in /proc");
+	FOREACH_ARRAY (ns, l.items, l.n) {
+		r = audit_listed(out, ns);
+		if (r == -ENOMEM || r == -EIO)
+			break;
+		if (r < 0)
+			out->failed++;
+		r = 0;
+	}
+	if (l.skipped > 0)
+		log_error(
+		    "audit: the mount namespace of %u process(es) could not be read: not allowed",
+		    l.skipped);
+	mntns_list_done(&l);
+	return r;
+}
+
+/* --namespace PID (opened before the host was read): judged beside the host, and nothing
+ * written unless it could be: the host's report with one namespaces[] item. The exit status. */
+static int audit_named(struct namespaces_output *out, const struct namespace_target *t,
+		       struct report *host)
+{
+	struct audit_target target = { .probe.ns = t,
+				       .probe.host = &out->host,
+				       .probe.skip_allocation = out->args->no_probe };
+	uint64_t t0 = now_usec(CLOCK_MONOTONIC);
+	struct audit_result res;
+	struct container c;
+	unsigned pids_total = 0;
+	int r, status;
+
+	(void)container_probe("/proc", t->pid, MACHINES_DIR, &c);
+	(void)namespace_count_processes(t, &pids_total);
+	if (run_namespace("audit", &target, out->config, &res) < 0) {
+		container_done(&c);
+		return EXIT_UNKNOWN;
+	}
+	findings_filter(&res.findings, out->args->min_severity);
+	host->namespaces = &(struct report_namespace){
+		.mntns = t->mntns,
+		.pid = t->pid,
+		.pids_total = pids_total,
+		.container_manager = c.manager,
+		.container_id = c.id,
+		.container_name = c.name,
+		.report = {
+			.snap = res.snap,
+			.a = res.a,
+			.findings = &res.findings,
+			.source = "live",
+			.generated_at = now_usec(CLOCK_REALTIME),
+			.duration = (double)(now_usec(CLOCK_MONOTONIC) - t0) / 1e6,
+		},
+	};
+	host->n_namespaces = 1;
+	r = write_report(host, out->args->format, out->args->no_color);
+	status = report_exit_status_all(host);
+	host->namespaces = NULL;
+	host->n_namespaces = 0;
+	audit_result_done(&res);
+	container_done(&c);
+	if (r < 0) {
+		log_error_errno(r, "cannot write the report");
+		return EXIT_UNKNOWN;
+	}
+	return status;
 }
 
 static int audit_run(const struct audit_args *args)
 {
 	_cleanup_(config_freep) struct config *config = NULL;
-	_cleanup_(audit_result_done) struct audit_result nres = { 0 };
-	struct report_namespace nrep = { 0 };
+	_cleanup_(namespace_target_freep) struct namespace_target *named = NULL;
+	struct namespaces_output out = { .args = args };
 	struct audit_result res;
 	uint64_t t0 = now_usec(CLOCK_MONOTONIC);
+	struct report rep;
+	_cleanup_free_ char *host_json = NULL;
 	int r, status;
 
 	/* The host's configuration for the host; a snapshot from elsewhere only with --config. */
@@ -164,37 +370,104 @@ static int audit_run(const struct audit_args *args)
 		r = config_new_default(&config);
 	if (r < 0)
 		return EXIT_UNKNOWN;
+	out.config = config;
+	if (args->namespace_pid && open_namespace("audit", args->namespace_pid, &named) < 0)
+		return EXIT_UNKNOWN;
+	/* Tests: the target may exit here, between opening it and reading it. */
+	if (named)
+		test_hook_pause("PTSGUARD_TEST_PAUSE_NAMESPACE", "after opening the namespace");
 	r = run_audit(config, args->snapshot_path, args->no_probe, &res);
 	if (r < 0)
 		return EXIT_UNKNOWN;
 
 	/* --min-severity drops findings below it from the output and the exit status alike. */
 	findings_filter(&res.findings, args->min_severity);
-	if (args->namespace_pid && audit_namespace(args, config, res.a, &nres, &nrep) < 0) {
-		audit_result_done(&res);
-		return EXIT_UNKNOWN;
-	}
-	nrep.report = (struct report){
-		.snap = nres.snap,
-		.a = nres.a,
-		.findings = &nres.findings,
-		.source = "live",
-		.generated_at = now_usec(CLOCK_REALTIME),
-	};
 
-	struct report rep = {
+	rep = (struct report){
 		.snap = res.snap,
 		.a = res.a,
 		.findings = &res.findings,
 		.source = args->snapshot_path ? "snapshot" : "live",
 		.generated_at = now_usec(CLOCK_REALTIME),
 		.duration = (double)(now_usec(CLOCK_MONOTONIC) - t0) / 1e6,
-		.namespaces = args->namespace_pid ? &nrep : NULL,
-		.n_namespaces = args->namespace_pid ? 1 : 0,
 	};
-	nrep.report.duration = rep.duration;
-	r = write_report(&rep, args->format, args->no_color);
-	status = report_exit_status_all(&rep);
+	status = report_exit_status(&res.findings);
+	if (!args->all_namespaces && !named) {
+		r = write_report(&rep, args->format, args->no_color);
+		goto done;
+	}
+	r = host_serving_from_analysis(res.a, &out.host);
+	if (r < 0)
+		goto done;
+	if (named) {
+		status = audit_named(&out, named, &rep);
+		goto done;
+	}
+
+	/* The host's report first; its snapshot is freed before the first namespace is read. */
+	switch (args->format) {
+	case FORMAT_JSON: {
+		json_object *o = report_to_json(&rep);
+		char *end;
+
+		host_json = json_to_text(o, 1);
+		json_object_put(o);
+		if (!host_json || !(end = strrchr(host_json, '}'))) {
+			r = -ENOMEM;
+			goto done;
+		}
+		*end = 0;
+		while (end > host_json && (end[-1] == '\n' || end[-1] == ' '))
+			*--end = 0;
+		fputs(host_json, stdout);
+		fputs(",\n  \"namespaces\": [", stdout);
+		break;
+	}
+	case FORMAT_PROMETHEUS:
+		r = prometheus_namespaces_init(&out.prom);
+		if (r < 0)
+			goto done;
+		break;
+	default:
+		r = write_report(&rep, args->format, args->no_color);
+		break;
+	}
+	if (r < 0)
+		goto done;
+	/* Prometheus writes the host's findings at the end: they are all it keeps of the host. */
+	res.a = analysis_free(res.a);
+	res.snap = snapshot_free(res.snap);
+	rep.snap = NULL;
+	rep.a = NULL;
+
+	r = audit_namespaces(&out);
+	if (out.status > status)
+		status = out.status;
+	/* A namespace not judged: nothing can be said of it; among many, the worst finding still
+	 * says most. */
+	if (out.failed > 0 && status == 0)
+		status = EXIT_UNKNOWN;
+	if (r < 0)
+		goto done;
+	switch (args->format) {
+	case FORMAT_JSON:
+		fputs(out.audited > 0 ? "\n  ]\n}\n" : "]\n}\n", stdout);
+		break;
+	case FORMAT_PROMETHEUS:
+		r = report_write_prometheus_all(stdout, &rep, &out.prom);
+		break;
+	default:
+		report_write_namespaces_clean(stdout, out.clean);
+		if (out.failed > 0)
+			printf("%zu namespace%s could not be audited\n", out.failed,
+			       out.failed == 1 ? "" : "s");
+		break;
+	}
+	if (r >= 0 && fflush(stdout) != 0)
+		r = -errno;
+done:
+	prometheus_namespaces_done(&out.prom);
+	host_serving_done(&out.host);
 	audit_result_done(&res);
 	if (r < 0) {
 		log_error_errno(r, "cannot write the report");

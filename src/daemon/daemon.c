@@ -27,6 +27,7 @@
 #include "pipeline/pipeline.h"
 #include "daemon/daemon.h"
 #include "daemon/holder-cache.h"
+#include "daemon/nsfollow.h"
 #include "daemon/privileges.h"
 #include "pipeline/conf.h"
 #include "probe/mounttrack.h"
@@ -151,6 +152,11 @@ struct daemon {
 	char *status;
 	struct prometheus_file prometheus;
 
+	/* [Namespaces] Audit=all: the other mount namespaces, or NULL; they are judged against
+	 * the host's serving instance of the last audit. */
+	struct ns_follower *namespaces;
+	struct host_serving host;
+
 	/* The journal without blocking: a journald that stops reading must not stop audits. */
 	struct journal_queue *journal;
 	sd_event_source *journal_source;
@@ -227,7 +233,8 @@ static void log_config_loaded(const struct config *c, const char *verb)
 	p = ignored[0] ? ignored + 1 : ignored;
 	log_info("%s configuration from %s: TTYGroup=%s Mode=%s Policy=%s CreatePtmx=%s "
 		 "Probe=%s ProbeUser=%s MountEvents=%s CoalesceMSec=%llu AuditCPUPercent=%u "
-		 "HolderRescanSec=%llu StateFile=%s PrometheusFile=%s Ignore=%s",
+		 "HolderRescanSec=%llu StateFile=%s PrometheusFile=%s Ignore=%s "
+		 "Namespaces.Audit=%s ScanSec=%llu",
 		 verb, files[0] ? files : "built-in defaults", c->tty_group ?: "tty",
 		 !c->check_policy.pin_mode		 ? "620|600"
 		 : (c->check_policy.mode & 0777) == 0600 ? "600"
@@ -237,7 +244,9 @@ static void log_config_loaded(const struct config *c, const char *verb)
 		 mount_events_to_string(c->mount_events),
 		 (unsigned long long)(c->coalesce_usec / USEC_PER_MSEC), c->audit_cpu_percent,
 		 (unsigned long long)(c->holder_rescan_usec / USEC_PER_SEC),
-		 c->state_file ?: "(none)", c->prometheus_file ?: "(none)", p[0] ? p : "(none)");
+		 c->state_file ?: "(none)", c->prometheus_file ?: "(none)", p[0] ? p : "(none)",
+		 namespaces_audit_to_string(c->namespaces_audit),
+		 (unsigned long long)(c->namespaces_scan_usec / USEC_PER_SEC));
 }
 
 /* ---- one audit ---- */
@@ -256,6 +265,30 @@ static void log_transition(struct daemon *d, const struct transition_event *e)
 	else
 		daemon_fail(d, FAILURE_JOURNAL, "Failed to log %s %s: %s", f->check->id,
 			    transition_to_string(e->transition), strerror(-r));
+}
+
+static void on_namespace_transition(void *userdata, const struct transition_event *e)
+{
+	log_transition(userdata, e);
+}
+
+/* Follow the other mount namespaces when the configuration says so, or stop. */
+static void daemon_apply_namespaces(struct daemon *d)
+{
+	int r;
+
+	if (d->config->namespaces_audit != NAMESPACES_AUDIT_ALL) {
+		d->namespaces = ns_follower_free(d->namespaces);
+		return;
+	}
+	if (d->namespaces) {
+		ns_follower_set_config(d->namespaces, d->config);
+		return;
+	}
+	r = ns_follower_new(d->event, d->config, &d->host, on_namespace_transition, d,
+			    &d->namespaces);
+	if (r < 0)
+		log_warning("Cannot follow the other mount namespaces: %s", strerror(-r));
 }
 
 /* One journal entry per transition between the previous audit's findings and these. A finding
@@ -669,6 +702,13 @@ static int daemon_audit(struct daemon *d)
 	r = daemon_log_transitions(d, &now.findings);
 	if (r < 0)
 		goto done;
+	/* Kept whatever [Namespaces] says: a reload to Audit=all has it at once. */
+	host_serving_done(&d->host);
+	r = host_serving_from_analysis(now.a, &d->host);
+	if (r >= 0 && d->namespaces)
+		r = ns_follower_set_host(d->namespaces, &d->host);
+	if (r < 0)
+		goto done;
 
 	/* Policy=safe: repair what just appeared, then report the world as repair left it. */
 	if (d->config->repair_policy == REPAIR_POLICY_SAFE) {
@@ -1015,6 +1055,7 @@ static int daemon_reload(struct daemon *d)
 		prometheus_file_forget(&d->prometheus);
 		helper_watches_setup(d);
 		daemon_schedule_audit(d, REASON_RELOAD);
+		daemon_apply_namespaces(d);
 	}
 	daemon_notify_status(d, true);
 	return r;
@@ -1044,6 +1085,16 @@ static int on_signal(sd_event_source *s, const struct signalfd_siginfo *si, void
 			 (unsigned long long)st.events, (unsigned long long)st.relevant,
 			 (unsigned long long)st.full_reads, (unsigned long long)st.refreshes,
 			 st.followed);
+	}
+	if (d->namespaces) {
+		struct ns_follower_stats st;
+
+		ns_follower_get_stats(d->namespaces, &st);
+		log_info("Mount namespaces: %zu followed, %llu appeared, %llu gone, %llu audits, "
+			 "%llu walks of /proc, %llu wake-ups",
+			 st.followed, (unsigned long long)st.appeared, (unsigned long long)st.gone,
+			 (unsigned long long)st.audits, (unsigned long long)st.scans,
+			 (unsigned long long)st.wakeups);
 	}
 	return sd_event_exit(sd_event_source_get_event(s), 0);
 }
@@ -1328,6 +1379,7 @@ int daemon_run(struct daemon *d)
 	int r;
 
 	(void)daemon_audit(d);
+	daemon_apply_namespaces(d);
 	daemon_notify_status(d, true);
 	r = sd_event_loop(d->event);
 	if (r < 0)
@@ -1358,6 +1410,8 @@ struct daemon *daemon_free(struct daemon *d)
 		journal_queue_free(d->journal);
 	}
 	sd_event_source_disable_unref(d->retry_timer);
+	ns_follower_free(d->namespaces);
+	host_serving_done(&d->host);
 	sd_event_unref(d->event);
 	mnt_unref_monitor(d->mount_monitor);
 	mount_tracker_free(d->tracker);

@@ -31,6 +31,16 @@ static const char *const mount_events_names[_MOUNT_EVENTS_MAX] = {
 	[MOUNT_EVENTS_MOUNTINFO] = "mountinfo",
 };
 
+static const char *const namespaces_audit_names[_NAMESPACES_AUDIT_MAX] = {
+	[NAMESPACES_AUDIT_NONE] = "none",
+	[NAMESPACES_AUDIT_ALL] = "all",
+};
+
+const char *namespaces_audit_to_string(enum namespaces_audit a)
+{
+	return a < _NAMESPACES_AUDIT_MAX ? namespaces_audit_names[a] : NULL;
+}
+
 const char *repair_policy_to_string(enum repair_policy p)
 {
 	return p < _REPAIR_POLICY_MAX ? repair_policy_names[p] : NULL;
@@ -67,6 +77,7 @@ int config_new_default(struct config **ret)
 	c->coalesce_usec = CONFIG_COALESCE_USEC_DEFAULT;
 	c->audit_cpu_percent = CONFIG_AUDIT_CPU_PERCENT_DEFAULT;
 	c->holder_rescan_usec = CONFIG_HOLDER_RESCAN_USEC_DEFAULT;
+	c->namespaces_scan_usec = CONFIG_NAMESPACES_SCAN_USEC_DEFAULT;
 	c->prometheus_heartbeat_usec = CONFIG_HEARTBEAT_USEC_DEFAULT;
 	c->state_file = strdup(CONFIG_STATE_FILE_DEFAULT);
 	if (!c->state_file)
@@ -290,6 +301,25 @@ static int parse_holder_rescan(struct config *c, const char *v, char msg[static 
 	return r;
 }
 
+static int parse_namespaces_audit(struct config *c, const char *v, char msg[static 512])
+{
+	int a, r = parse_choice("Audit", namespaces_audit_names, _NAMESPACES_AUDIT_MAX, v, &a, msg);
+
+	if (r >= 0)
+		c->namespaces_audit = a;
+	return r;
+}
+
+static int parse_namespaces_scan(struct config *c, const char *v, char msg[static 512])
+{
+	unsigned sec;
+	int r = parse_ranged("ScanSec", v, 1, CONFIG_NAMESPACES_SCAN_SEC_MAX, "seconds", &sec, msg);
+
+	if (r >= 0)
+		c->namespaces_scan_usec = (uint64_t)sec * 1000000;
+	return r;
+}
+
 static int parse_heartbeat(struct config *c, const char *v, char msg[static 512])
 {
 	unsigned sec;
@@ -387,6 +417,8 @@ static const struct config_key {
 	{ "Daemon", "HolderRescanSec", parse_holder_rescan },
 	{ "Daemon", "StateFile", parse_state_file },
 	{ "Daemon", "PrometheusFile", parse_prometheus_file },
+	{ "Namespaces", "Audit", parse_namespaces_audit },
+	{ "Namespaces", "ScanSec", parse_namespaces_scan },
 	{ "Daemon", "PrometheusHeartbeatSec", parse_heartbeat },
 };
 
@@ -549,10 +581,11 @@ static int apply_file(struct config *c, econf_file *kf, struct config_error *err
 
 		if (!known_section(section)) {
 			locate(text, section, NULL, &first, &second);
-			r = fail(err, path, first,
-				 "unknown section [%s] (expected Devpts, Repair, Probe, Ignore or "
-				 "Daemon)",
-				 section);
+			r = fail(
+			    err, path, first,
+			    "unknown section [%s] (expected Devpts, Repair, Probe, Ignore, Daemon "
+			    "or Namespaces)",
+			    section);
 			break;
 		}
 		keys = NULL;

@@ -32,14 +32,23 @@ enum mount_events {
 	_MOUNT_EVENTS_MAX,
 };
 
-#define CONFIG_COALESCE_USEC_DEFAULT	  (20 * 1000ULL)
-#define CONFIG_COALESCE_MSEC_MAX	  10000
-#define CONFIG_AUDIT_CPU_PERCENT_DEFAULT  25
-#define CONFIG_HOLDER_RESCAN_USEC_DEFAULT (30 * 1000000ULL)
-#define CONFIG_HEARTBEAT_SEC_MAX	  3600
-#define CONFIG_HEARTBEAT_USEC_DEFAULT	  (60 * 1000000ULL)
-#define CONFIG_HOLDER_RESCAN_SEC_MAX	  3600
-#define CONFIG_STATE_FILE_DEFAULT	  "/run/ptsguard/report.json"
+/* Which mount namespaces besides its own the daemon audits ([Namespaces] Audit=). */
+enum namespaces_audit {
+	NAMESPACES_AUDIT_NONE, /* its own only */
+	NAMESPACES_AUDIT_ALL,  /* every mount namespace of the host, followed as they come and go */
+	_NAMESPACES_AUDIT_MAX,
+};
+
+#define CONFIG_NAMESPACES_SCAN_USEC_DEFAULT (5 * 1000000ULL)
+#define CONFIG_NAMESPACES_SCAN_SEC_MAX	    3600
+#define CONFIG_COALESCE_USEC_DEFAULT	    (20 * 1000ULL)
+#define CONFIG_COALESCE_MSEC_MAX	    10000
+#define CONFIG_AUDIT_CPU_PERCENT_DEFAULT    25
+#define CONFIG_HOLDER_RESCAN_USEC_DEFAULT   (30 * 1000000ULL)
+#define CONFIG_HEARTBEAT_SEC_MAX	    3600
+#define CONFIG_HEARTBEAT_USEC_DEFAULT	    (60 * 1000000ULL)
+#define CONFIG_HOLDER_RESCAN_SEC_MAX	    3600
+#define CONFIG_STATE_FILE_DEFAULT	    "/run/ptsguard/report.json"
 
 struct config {
 	/* [Devpts] */
@@ -73,6 +82,10 @@ struct config {
 	char *prometheus_file;	/* NULL: no textfile */
 	uint64_t prometheus_heartbeat_usec; /* how often the textfile says it is current */
 
+	/* [Namespaces] */
+	enum namespaces_audit namespaces_audit;
+	uint64_t namespaces_scan_usec; /* how often /proc is walked for new namespaces */
+
 	char **sources; /* the files read, in the order they were applied; NULL-terminated */
 };
 
@@ -102,6 +115,7 @@ bool config_ignores(const struct config *c, const struct finding *f);
 int config_drop_ignored(const struct config *c, struct findings *f);
 const char *repair_policy_to_string(enum repair_policy p);
 const char *mount_events_to_string(enum mount_events m);
+const char *namespaces_audit_to_string(enum namespaces_audit a);
 
 /* The standard locations, for messages and the man page. */
 extern const char config_vendor_dir[];

@@ -398,6 +398,51 @@ int probe_holders(struct snapshot *s, const struct analysis *a, const char *proc
 	return probe_holders_in(s, a, proc, 0);
 }
 
+/* The devices of a's covered instances into *ret (n of them; 0: nothing to scan for). */
+static int covered_devs(const struct analysis *a, dev_t **ret, size_t *n)
+{
+	*n = 0;
+	*ret = calloc(a->n_instances ?: 1, sizeof(dev_t));
+	if (!*ret)
+		return -ENOMEM;
+	FOREACH_ARRAY (in, a->instances, a->n_instances)
+		if (in->covered)
+			(*ret)[(*n)++] = in->dev;
+	return 0;
+}
+
+int probe_holders_pids(struct snapshot *s, const struct analysis *a, const char *proc,
+		       const pid_t *pids, size_t n_pids, uint64_t mntns)
+{
+	_cleanup_free_ dev_t *devs = NULL;
+	_cleanup_close_ int proc_fd = -EBADF;
+	size_t n;
+	int r = covered_devs(a, &devs, &n);
+
+	if (r < 0 || n == 0)
+		return r;
+	s->holders_scanned = true;
+	proc_fd = open(proc, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (proc_fd < 0)
+		return -errno;
+	for (size_t i = 0; i < n_pids; i++) {
+		char name[16];
+
+		snprintf(name, sizeof(name), "%d", (int)pids[i]);
+		/* Listed a moment ago: still there, and still of the namespace? */
+		r = ns_process_in(proc_fd, name, mntns);
+		if (r == 0 || r == -ENOENT || r == -ESRCH)
+			continue;
+		if (r >= 0)
+			r = scan_process(s, proc_fd, name, devs, n);
+		if (r == -ENOMEM)
+			return r;
+		if (r < 0)
+			s->holders_skipped++;
+	}
+	return 0;
+}
+
 /* Only when a covered instance exists (the common case stays cheap). */
 int probe_holders_in(struct snapshot *s, const struct analysis *a, const char *proc, uint64_t mntns)
 {
@@ -406,15 +451,10 @@ int probe_holders_in(struct snapshot *s, const struct analysis *a, const char *p
 	size_t n = 0;
 	DIR *d;
 	struct dirent *de;
+	int k = covered_devs(a, &devs, &n);
 
-	devs = calloc(a->n_instances ?: 1, sizeof(dev_t));
-	if (!devs)
-		return -ENOMEM;
-	FOREACH_ARRAY (in, a->instances, a->n_instances)
-		if (in->covered)
-			devs[n++] = in->dev;
-	if (n == 0)
-		return 0;
+	if (k < 0 || n == 0)
+		return k;
 
 	s->holders_scanned = true;
 	proc_fd = open(proc, O_RDONLY | O_DIRECTORY | O_CLOEXEC);

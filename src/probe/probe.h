@@ -65,6 +65,10 @@ int probe_holders(struct snapshot *s, const struct analysis *a, const char *proc
 /* The same, counting only processes of mount namespace mntns (0: every process). */
 int probe_holders_in(struct snapshot *s, const struct analysis *a, const char *proc,
 		     uint64_t mntns);
+/* The same over the processes pids only (those of mount namespace mntns that a walk of proc
+ * listed: audit --all-namespaces walks /proc once for every namespace). */
+int probe_holders_pids(struct snapshot *s, const struct analysis *a, const char *proc,
+		       const pid_t *pids, size_t n_pids, uint64_t mntns);
 
 /* Where the initramfs hook leaves its record; /run survives switch-root. */
 #define INITRAMFS_RECORD_PATH "/run/ptsguard/initramfs.json"

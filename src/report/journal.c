@@ -81,7 +81,7 @@ int journal_log_transition(const struct transition_event *e)
 	_cleanup_free_ char *evidence = NULL, *summary = cescape(f->summary ?: f->check->summary),
 			    *detail_text = detail ? cescape(detail) : NULL;
 	struct iovec iov[32];
-	size_t n = 0, extra = 0;
+	size_t n = 0;
 	char dev[24];
 	int r = 0;
 
@@ -91,16 +91,15 @@ int journal_log_transition(const struct transition_event *e)
 	evidence[strcspn(evidence, "\n")] = 0;
 
 	if (!journal_available()) {
-		fprintf(stderr, "ptsguard: [%s] %s (%s): %s%s%s\n", state, f->check->id, sev,
-			summary, detail ? ": " : "", detail_text ?: "");
+		fprintf(stderr, "ptsguard: %s%s%s[%s] %s (%s): %s%s%s\n", e->context ? "[" : "",
+			e->context ?: "", e->context ? "] " : "", state, f->check->id, sev, summary,
+			detail ? ": " : "", detail_text ?: "");
 		return 0;
 	}
 
-	for (const char *const *x = extra_fields; x && *x && extra < 8; x++, extra++)
-		;
-	if (add_field(iov, &n, "MESSAGE=%s: %s%s%s",
-		      t == TRANSITION_DETECTED ? f->check->id : state, summary, detail ? "; " : "",
-		      detail_text ?: "") < 0 ||
+	if (add_field(iov, &n, "MESSAGE=%s%s%s%s: %s%s%s", e->context ? "[" : "", e->context ?: "",
+		      e->context ? "] " : "", t == TRANSITION_DETECTED ? f->check->id : state,
+		      summary, detail ? "; " : "", detail_text ?: "") < 0 ||
 	    add_field(iov, &n, "MESSAGE_ID=%s", f->check->message_id) < 0 ||
 	    add_field(iov, &n, "PRIORITY=%d", transition_priority(t, f->severity)) < 0 ||
 	    add_field(iov, &n, "PTSGUARD_CHECK=%s", f->check->id) < 0 ||
@@ -113,8 +112,11 @@ int journal_log_transition(const struct transition_event *e)
 	    (f->n_mount_ids && add_field(iov, &n, "PTSGUARD_MOUNT_ID=%u", f->mount_ids[0]) < 0) ||
 	    (detail && add_field(iov, &n, "PTSGUARD_DETAIL=%s", detail) < 0))
 		r = -ENOMEM;
-	for (size_t i = 0; r == 0 && i < extra; i++)
-		r = add_field(iov, &n, "%s", extra_fields[i]);
+	for (const char *const *x = extra_fields; r == 0 && x && *x && n < ELEMENTSOF(iov); x++)
+		r = add_field(iov, &n, "%s", *x);
+	for (const char *const *x = e->context_fields; r == 0 && x && *x && n < ELEMENTSOF(iov);
+	     x++)
+		r = add_field(iov, &n, "%s", *x);
 	if (r == 0)
 		r = journal_sendv(iov, n);
 	for (size_t i = 0; i < n; i++)

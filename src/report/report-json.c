@@ -173,27 +173,6 @@ static json_object *finding_json(const struct finding *f)
 	return o;
 }
 
-static json_object *namespace_json(const struct report_namespace *n)
-{
-	json_object *o = json_object_new_object(), *c = NULL;
-	struct report inner = n->report;
-
-	json_object_object_add(o, "mntns", json_object_new_int64((int64_t)n->mntns));
-	json_object_object_add(o, "pid", json_object_new_int64(n->pid));
-	json_object_object_add(o, "pids_total", json_object_new_int64(n->pids_total));
-	if (n->container_manager) {
-		c = json_object_new_object();
-		json_object_object_add(c, "manager", json_object_new_string(n->container_manager));
-		json_object_object_add(c, "id", json_new_string_or_null(n->container_id));
-		json_object_object_add(c, "name", json_new_string_or_null(n->container_name));
-	}
-	json_object_object_add(o, "container", c);
-	inner.namespaces = NULL;
-	inner.n_namespaces = 0;
-	json_object_object_add(o, "report", report_to_json(&inner));
-	return o;
-}
-
 json_object *report_to_json(const struct report *r)
 {
 	json_object *o = json_object_new_object(), *findings = json_object_new_array();
@@ -241,7 +220,7 @@ json_object *report_to_json(const struct report *r)
 		json_object *arr = json_object_new_array();
 
 		FOREACH_ARRAY (n, r->namespaces, r->n_namespaces)
-			json_object_array_add(arr, namespace_json(n));
+			json_object_array_add(arr, report_namespace_to_json(n));
 		json_object_object_add(o, "namespaces", arr);
 	}
 	json_object_object_add(summary, "critical",
@@ -249,5 +228,27 @@ json_object *report_to_json(const struct report *r)
 	json_object_object_add(summary, "warning", json_object_new_int64(counts[SEVERITY_WARNING]));
 	json_object_object_add(summary, "info", json_object_new_int64(counts[SEVERITY_INFO]));
 	json_object_object_add(o, "summary", summary);
+	return o;
+}
+
+json_object *report_namespace_to_json(const struct report_namespace *n)
+{
+	json_object *o = json_object_new_object(), *c = NULL;
+	struct report inner = n->report;
+
+	json_object_object_add(o, "mntns", json_object_new_int64((int64_t)n->mntns));
+	json_object_object_add(o, "pid", json_object_new_int64(n->pid));
+	json_object_object_add(o, "pids_total", json_object_new_int64(n->pids_total));
+	if (n->container_manager) {
+		c = json_object_new_object();
+		json_object_object_add(c, "manager", json_object_new_string(n->container_manager));
+		json_object_object_add(c, "id", json_new_string_or_null(n->container_id));
+		json_object_object_add(c, "name", json_new_string_or_null(n->container_name));
+	}
+	json_object_object_add(o, "container", c);
+	/* A namespace's own report has no namespaces of its own. */
+	inner.namespaces = NULL;
+	inner.n_namespaces = 0;
+	json_object_object_add(o, "report", report_to_json(&inner));
 	return o;
 }

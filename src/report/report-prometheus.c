@@ -11,6 +11,23 @@
  */
 int report_write_prometheus(FILE *f, const struct report *r)
 {
+	struct prometheus_namespaces ns;
+	int k;
+
+	if (!r->namespaces)
+		return report_write_prometheus_all(f, r, NULL);
+	k = prometheus_namespaces_init(&ns);
+	FOREACH_ARRAY (n, r->namespaces, r->n_namespaces)
+		if (k >= 0)
+			k = prometheus_namespaces_add(&ns, n);
+	if (k >= 0)
+		k = report_write_prometheus_all(f, r, &ns);
+	prometheus_namespaces_done(&ns);
+	return k;
+}
+
+int report_write_prometheus_all(FILE *f, const struct report *r, struct prometheus_namespaces *ns)
+{
 	size_t counts[_SEVERITY_MAX] = { 0 };
 
 	fputs("# HELP ptsguard_finding 1 when a finding is present\n"
@@ -29,6 +46,8 @@ int report_write_prometheus(FILE *f, const struct report *r)
 		fprintf(f, "ptsguard_finding{check=\"%s\",severity=\"%s\"} %d\n", info->id,
 			severity_to_string(sev), present);
 	}
+	if (ns && fflush(ns->finding) == 0 && ns->finding_text)
+		fputs(ns->finding_text, f);
 	FOREACH_ARRAY (i, r->findings->items, r->findings->n_items)
 		counts[i->severity]++;
 	fputs("# HELP ptsguard_findings Findings present now, by severity\n"
@@ -37,6 +56,8 @@ int report_write_prometheus(FILE *f, const struct report *r)
 	for (int s = _SEVERITY_MAX - 1; s >= 0; s--)
 		fprintf(f, "ptsguard_findings{severity=\"%s\"} %zu\n", severity_to_string(s),
 			counts[s]);
+	if (ns && fflush(ns->findings) == 0 && ns->findings_text)
+		fputs(ns->findings_text, f);
 	/* A counter, as its name says: the daemon's detections since it started; a one-shot audit
 	 * is a process of its own, and its total is what it found. */
 	fputs("# HELP ptsguard_findings_total Findings detected since the process started, by "
@@ -55,4 +76,81 @@ int report_write_prometheus(FILE *f, const struct report *r)
 		"ptsguard_audit_duration_seconds %.6f\n",
 		(double)r->generated_at / 1e6, r->duration);
 	return ferror(f) ? -EIO : 0;
+}
+
+int prometheus_namespaces_init(struct prometheus_namespaces *p)
+{
+	*p = (struct prometheus_namespaces){ 0 };
+	p->finding = open_memstream(&p->finding_text, &p->finding_size);
+	p->findings = open_memstream(&p->findings_text, &p->findings_size);
+	if (!p->finding || !p->findings) {
+		prometheus_namespaces_done(p);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+void prometheus_namespaces_done(struct prometheus_namespaces *p)
+{
+	if (p->finding)
+		fclose(p->finding);
+	if (p->findings)
+		fclose(p->findings);
+	free(p->finding_text);
+	free(p->findings_text);
+	*p = (struct prometheus_namespaces){ 0 };
+}
+
+/* A label value of the exposition format: backslash, double quote and newline escaped. */
+static void fputs_label(const char *s, FILE *f)
+{
+	for (; *s; s++) {
+		if (*s == '\\' || *s == '"')
+			fputc('\\', f);
+		if (*s == '\n') {
+			fputs("\\n", f);
+			continue;
+		}
+		fputc(*s, f);
+	}
+}
+
+static void namespace_labels(FILE *f, const struct report_namespace *n)
+{
+	char label[CONTAINER_LABEL_MAX];
+
+	report_container_label(n, label, sizeof(label));
+	fprintf(f, "mntns=\"%llu\",container=\"", (unsigned long long)n->mntns);
+	fputs_label(label, f);
+	fputc('"', f);
+}
+
+/* Of another namespace only the checks that found something get a ptsguard_finding series
+ * (some 25 series for each of hundreds of namespaces would be mostly zeros); its
+ * ptsguard_findings counts are always there, so that a namespace healing shows as 0. */
+int prometheus_namespaces_add(struct prometheus_namespaces *p, const struct report_namespace *n)
+{
+	const struct report *r = &n->report;
+	size_t counts[_SEVERITY_MAX] = { 0 };
+
+	FOREACH_ARRAY (i, r->findings->items, r->findings->n_items) {
+		bool first = true;
+
+		counts[i->severity]++;
+		FOREACH_ARRAY (j, r->findings->items, i - r->findings->items)
+			if (j->check == i->check)
+				first = false;
+		if (!first)
+			continue;
+		fprintf(p->finding, "ptsguard_finding{check=\"%s\",severity=\"%s\",", i->check->id,
+			severity_to_string(i->severity));
+		namespace_labels(p->finding, n);
+		fputs("} 1\n", p->finding);
+	}
+	for (int s = _SEVERITY_MAX - 1; s >= 0; s--) {
+		fprintf(p->findings, "ptsguard_findings{severity=\"%s\",", severity_to_string(s));
+		namespace_labels(p->findings, n);
+		fprintf(p->findings, "} %zu\n", counts[s]);
+	}
+	return ferror(p->finding) || ferror(p->findings) ? -ENOMEM : 0;
 }

@@ -86,38 +86,9 @@ static void write_origin_line(FILE *f, const struct finding *i, const char *dim,
 	fputc('\n', f);
 }
 
-static int write_one(FILE *f, const struct report *r, bool color);
-
-/* The host, then each namespace judged beside it under a heading of its own. */
-int report_write_text(FILE *f, const struct report *r, bool color)
-{
-	const char *bold = color ? ANSI_BOLD : "", *reset = color ? ANSI_RESET : "";
-	int r0 = write_one(f, r, color);
-
-	FOREACH_ARRAY (n, r->namespaces, r->n_namespaces) {
-		struct report inner = n->report;
-
-		inner.namespaces = NULL;
-		inner.n_namespaces = 0;
-		fprintf(f, "\n%s== mount namespace %llu (pid %d, %u process%s", bold,
-			(unsigned long long)n->mntns, (int)n->pid, n->pids_total,
-			n->pids_total == 1 ? "" : "es");
-		if (n->container_manager) {
-			fputs(", ", f);
-			fputs_escaped(n->container_manager, f);
-			if (n->container_name || n->container_id) {
-				fputc(' ', f);
-				fputs_escaped(n->container_name ?: n->container_id, f);
-			}
-		}
-		fprintf(f, ") ==%s\n", reset);
-		if (r0 >= 0)
-			r0 = write_one(f, &inner, color);
-	}
-	return r0;
-}
-
-static int write_one(FILE *f, const struct report *r, bool color)
+/* The findings by severity, each with its remedy; counts[] gets how many of each. */
+static void write_findings(FILE *f, const struct findings *fs, bool color,
+			   size_t counts[static _SEVERITY_MAX])
 {
 	static const enum severity order[] = { SEVERITY_CRITICAL, SEVERITY_WARNING, SEVERITY_INFO };
 	static const char *const heading[] = {
@@ -125,9 +96,38 @@ static int write_one(FILE *f, const struct report *r, bool color)
 		[SEVERITY_WARNING] = "Warning",
 		[SEVERITY_INFO] = "Info",
 	};
+	const char *reset = color ? ANSI_RESET : "", *dim = color ? ANSI_DIM : "";
+
+	FOREACH_ARRAY (i, fs->items, fs->n_items)
+		counts[i->severity]++;
+
+	for (size_t k = 0; k < ELEMENTSOF(order); k++) {
+		enum severity s = order[k];
+		const char *c = color ? severity_color(s) : "";
+
+		if (counts[s] == 0)
+			continue;
+		fprintf(f, "\n%s%s%s\n", c, heading[s], reset);
+		FOREACH_ARRAY (i, fs->items, fs->n_items) {
+			if (i->severity != s)
+				continue;
+			fprintf(f, "  %s%s%s: ", c, i->check->id, reset);
+			fputs_escaped(i->summary ?: i->check->summary, f);
+			fputc('\n', f);
+			if (i->remedy) {
+				fprintf(f, "    %sremedy:%s ", dim, reset);
+				fputs_escaped(i->remedy, f);
+				fputc('\n', f);
+			}
+			write_origin_line(f, i, dim, reset);
+		}
+	}
+}
+
+static int write_one(FILE *f, const struct report *r, bool color)
+{
 	size_t counts[_SEVERITY_MAX] = { 0 };
 	const char *bold = color ? ANSI_BOLD : "", *reset = color ? ANSI_RESET : "";
-	const char *dim = color ? ANSI_DIM : "";
 
 	/* Every string from the audited system is escaped (util/escape.h): a hostname, a
 	 * mountpoint or a process name in a summary may hold terminal escape sequences. */
@@ -148,31 +148,7 @@ static int write_one(FILE *f, const struct report *r, bool color)
 		fputs_escaped(alloc_probe_describe(&r->snap->probe, probe, sizeof(probe)), f);
 		fputc('\n', f);
 	}
-
-	FOREACH_ARRAY (i, r->findings->items, r->findings->n_items)
-		counts[i->severity]++;
-
-	for (size_t k = 0; k < ELEMENTSOF(order); k++) {
-		enum severity s = order[k];
-		const char *c = color ? severity_color(s) : "";
-
-		if (counts[s] == 0)
-			continue;
-		fprintf(f, "\n%s%s%s\n", c, heading[s], reset);
-		FOREACH_ARRAY (i, r->findings->items, r->findings->n_items) {
-			if (i->severity != s)
-				continue;
-			fprintf(f, "  %s%s%s: ", c, i->check->id, reset);
-			fputs_escaped(i->summary ?: i->check->summary, f);
-			fputc('\n', f);
-			if (i->remedy) {
-				fprintf(f, "    %sremedy:%s ", dim, reset);
-				fputs_escaped(i->remedy, f);
-				fputc('\n', f);
-			}
-			write_origin_line(f, i, dim, reset);
-		}
-	}
+	write_findings(f, r->findings, color, counts);
 	if (r->snap->initramfs) {
 		const struct initramfs_prediction *p = initramfs_prediction(r->snap);
 		int came = initramfs_prediction_came_true(r->a);
@@ -215,4 +191,64 @@ static int write_one(FILE *f, const struct report *r, bool color)
 	fprintf(f, "\n%zu critical, %zu warning, %zu info\n", counts[SEVERITY_CRITICAL],
 		counts[SEVERITY_WARNING], counts[SEVERITY_INFO]);
 	return ferror(f) ? -EIO : 0;
+}
+
+void report_container_label(const struct report_namespace *n, char *buf, size_t size)
+{
+	if (!n->container_manager)
+		snprintf(buf, size, "%s", "");
+	else if (n->container_name)
+		snprintf(buf, size, "%s/%s", n->container_manager, n->container_name);
+	else if (n->container_id)
+		snprintf(buf, size, "%s/%.12s", n->container_manager, n->container_id);
+	else
+		snprintf(buf, size, "%s", n->container_manager);
+}
+
+int report_write_namespace_text(FILE *f, const struct report_namespace *n, bool color)
+{
+	const struct report *r = &n->report;
+	size_t counts[_SEVERITY_MAX] = { 0 };
+	const char *bold = color ? ANSI_BOLD : "", *reset = color ? ANSI_RESET : "";
+	char label[CONTAINER_LABEL_MAX];
+
+	report_container_label(n, label, sizeof(label));
+	fprintf(f, "\n%s== mount namespace %llu (pid %d, %u process%s", bold,
+		(unsigned long long)n->mntns, (int)n->pid, n->pids_total,
+		n->pids_total == 1 ? "" : "es");
+	if (label[0]) {
+		fputs(", ", f);
+		fputs_escaped(label, f);
+		if (n->container_name && n->container_id)
+			fprintf(f, ", id %.12s", n->container_id);
+	}
+	fprintf(f, ") ==%s\n", reset);
+	write_ptmx_line(f, r->a);
+	write_findings(f, r->findings, color, counts);
+	fprintf(f, "\n%zu critical, %zu warning, %zu info\n", counts[SEVERITY_CRITICAL],
+		counts[SEVERITY_WARNING], counts[SEVERITY_INFO]);
+	return ferror(f) ? -EIO : 0;
+}
+
+void report_write_namespaces_clean(FILE *f, size_t clean)
+{
+	fprintf(f, "\n%zu other namespace%s: no findings\n", clean, clean == 1 ? "" : "s");
+}
+
+/* The host, then a block for each namespace with findings and one line for the rest. */
+int report_write_text(FILE *f, const struct report *r, bool color)
+{
+	size_t clean = 0;
+	int k = write_one(f, r, color);
+
+	/* One namespace named (--namespace): its block whatever it holds. */
+	FOREACH_ARRAY (n, r->namespaces, r->n_namespaces) {
+		if (n->report.findings->n_items == 0 && r->n_namespaces > 1)
+			clean++;
+		else if (k >= 0)
+			k = report_write_namespace_text(f, n, color);
+	}
+	if (r->n_namespaces > 1 && clean > 0)
+		report_write_namespaces_clean(f, clean);
+	return k < 0 ? k : ferror(f) ? -EIO : 0;
 }

@@ -51,8 +51,30 @@ struct report_namespace {
 int report_exit_status_all(const struct report *r);
 
 json_object *report_to_json(const struct report *r);
+/* { mntns, pid, pids_total, container, report }: one item of a report's namespaces[]. */
+json_object *report_namespace_to_json(const struct report_namespace *n);
+/* The container as one label: "<manager>/<name>", else "<manager>/<id, 12 digits>", else
+ * "<manager>"; "" when none. */
+#define CONTAINER_LABEL_MAX 256
+void report_container_label(const struct report_namespace *n, char *buf, size_t size);
+/* One block for a namespace: a header naming its container, /dev/ptmx, its findings. */
+int report_write_namespace_text(FILE *f, const struct report_namespace *n, bool color);
+/* "N other namespaces: no findings". */
+void report_write_namespaces_clean(FILE *f, size_t clean);
 int report_write_text(FILE *f, const struct report *r, bool color);
 int report_write_prometheus(FILE *f, const struct report *r);
+/* The series of other namespaces, collected while each is audited and written beside the
+ * host's (a metric's series must stay together): their findings present, by check, and their
+ * counts by severity, each labelled with mntns and container. */
+struct prometheus_namespaces {
+	FILE *finding, *findings; /* open_memstream()s */
+	char *finding_text, *findings_text;
+	size_t finding_size, findings_size;
+};
+int prometheus_namespaces_init(struct prometheus_namespaces *p);
+int prometheus_namespaces_add(struct prometheus_namespaces *p, const struct report_namespace *n);
+void prometheus_namespaces_done(struct prometheus_namespaces *p);
+int report_write_prometheus_all(FILE *f, const struct report *r, struct prometheus_namespaces *ns);
 
 /* 0, 1 or 2 by the worst finding (monitoring-plugin convention). */
 int report_exit_status(const struct findings *f);

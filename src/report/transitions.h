@@ -34,6 +34,10 @@ struct transition_event {
 	const struct finding *finding; /* borrowed from the findings it came from */
 	enum transition transition;
 	const char *detail; /* borrowed; what a repair did, or NULL */
+	/* Where, for a finding of another mount namespace than the host's (borrowed, or NULL):
+	 * a prefix of the message for people, and "KEY=value" fields (NULL-terminated). */
+	const char *context;
+	const char *const *context_fields;
 };
 
 struct transitions {

@@ -527,7 +527,7 @@ def config_probe_bad(ctx):
         ("[Probe]\nUser=no-such-user-of-ptsguard\n", 2, "User=no-such-user-of-ptsguard: no such user"),
         ("[Probe]\nEnabled=yes\nUser=root\n", 3, "User=root: uid 0, gid 0: the probe must run as an unprivileged user"),
         ("[Probe]\n\nEnabled=maybe\n", 3, "Enabled=maybe: expected no or yes"),
-        ("[Probes]\nUser=nobody\n", 1, "unknown section [Probes] (expected Devpts, Repair, Probe, Ignore or Daemon)"),
+        ("[Probes]\nUser=nobody\n", 1, "unknown section [Probes] (expected Devpts, Repair, Probe, Ignore, Daemon or Namespaces)"),
     ):
         conf = ctx.write("probe.conf", text)
         want = "%s:%d: %s" % (conf, line, message)

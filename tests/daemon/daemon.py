@@ -658,7 +658,7 @@ def case_config_errors(ptsguard, opts):
         ("[Devpts]\nMode=644\n", 2, "Mode=644: expected 620 or 600 (or empty for either)"),
         ("[Devpts]\nTTYGroup=tty\n\n[Daemon]\nBogus=1\n", 5, "unknown key 'Bogus' in [Daemon]"),
         ("[Ignore]\nChecks=ptmx-mode no-such-check\n", 2, "Checks=: unknown check 'no-such-check' (see ptsguard checks)"),
-        ("# comment\n[Devpt]\nMode=620\n", 2, "unknown section [Devpt] (expected Devpts, Repair, Probe, Ignore or Daemon)"),
+        ("# comment\n[Devpt]\nMode=620\n", 2, "unknown section [Devpt] (expected Devpts, Repair, Probe, Ignore, Daemon or Namespaces)"),
         ("Mode=620\n", 1, "'Mode' is outside of any [Section]"),
         ("[Repair]\nPolicy=yes\n", 2, "Policy=yes: expected off or safe"),
         ("[Daemon]\nCoalesceMSec=20ms\n", 2, "CoalesceMSec=20ms: expected milliseconds from 0 to 10000"),
@@ -672,6 +672,8 @@ def case_config_errors(ptsguard, opts):
         ("[Devpts]\nMode\n", 2, "expected Mode=VALUE"),
         ("[Devpts]\nTTYGroup=no-such-group-here\n", 2, "TTYGroup=no-such-group-here: no such group"),
         ("[Devpts\nMode=620\n", 1, None),
+        ("[Namespaces]\nAudit=some\n", 2, "Audit=some: expected none or all"),
+        ("[Daemon]\nAuditCPUPercent=5\n[Namespaces]\nAudit=all\nScanSec=0\n", 5, "ScanSec=0: expected seconds from 1 to 3600"),
     ]
     for text, line, message in cases:
         with open(path, "w") as f:
@@ -718,7 +720,7 @@ def case_default_config(ptsguard, opts):
     keys = re.findall(r"^#([A-Za-z]+)=", text, re.M)
     c.eq(
         sorted(keys),
-        sorted(["TTYGroup", "Mode", "Policy", "CreatePtmx", "Enabled", "User", "Checks", "Mountpoints", "MountEvents", "CoalesceMSec", "AuditCPUPercent", "HolderRescanSec", "StateFile", "PrometheusFile", "PrometheusHeartbeatSec"]),
+        sorted(["TTYGroup", "Mode", "Policy", "CreatePtmx", "Enabled", "User", "Checks", "Mountpoints", "MountEvents", "CoalesceMSec", "AuditCPUPercent", "HolderRescanSec", "StateFile", "PrometheusFile", "PrometheusHeartbeatSec", "Audit", "ScanSec"]),
         "every key is in the default configuration, commented out",
     )
     c.true(not re.search(r"^[A-Za-z]+=", text, re.M), "no key is set in the default configuration")
@@ -772,7 +774,7 @@ def case_config_dirs(ptsguard, opts):
     p.send_signal(signal.SIGTERM)
     out = p.communicate(timeout=10)[0]
     c.eq(p.returncode, 0, "vendor only: exit status")
-    want = "ptsguard: Loaded configuration from %s/ptsguard.conf, %s/ptsguard.conf.d/10-vendor.conf, %s/ptsguard.conf.d/30-vendor.conf: TTYGroup=tty Mode=600 Policy=off CreatePtmx=node Probe=yes ProbeUser=nobody MountEvents=auto CoalesceMSec=30 AuditCPUPercent=40 HolderRescanSec=30 StateFile=/run/ptsguard/report.json PrometheusFile=(none) Ignore=pty-capacity" % (vendor, vendor, vendor)
+    want = "ptsguard: Loaded configuration from %s/ptsguard.conf, %s/ptsguard.conf.d/10-vendor.conf, %s/ptsguard.conf.d/30-vendor.conf: TTYGroup=tty Mode=600 Policy=off CreatePtmx=node Probe=yes ProbeUser=nobody MountEvents=auto CoalesceMSec=30 AuditCPUPercent=40 HolderRescanSec=30 StateFile=/run/ptsguard/report.json PrometheusFile=(none) Ignore=pty-capacity Namespaces.Audit=none ScanSec=5" % (vendor, vendor, vendor)
     c.eq(out.splitlines()[0] if out else "", want, "vendor file and vendor drop-ins")
 
     # /etc's file replaces the vendor file; /etc's drop-ins come after the vendor's.
@@ -793,7 +795,7 @@ def case_config_dirs(ptsguard, opts):
             admin + "/ptsguard.conf.d/20-admin.conf",
         ]
     )
-    want = "ptsguard: Loaded configuration from %s: TTYGroup=tty Mode=620|600 Policy=safe CreatePtmx=node Probe=yes ProbeUser=nobody MountEvents=auto CoalesceMSec=70 AuditCPUPercent=50 HolderRescanSec=30 StateFile=/run/ptsguard/report.json PrometheusFile=(none) Ignore=pty-capacity" % order
+    want = "ptsguard: Loaded configuration from %s: TTYGroup=tty Mode=620|600 Policy=safe CreatePtmx=node Probe=yes ProbeUser=nobody MountEvents=auto CoalesceMSec=70 AuditCPUPercent=50 HolderRescanSec=30 StateFile=/run/ptsguard/report.json PrometheusFile=(none) Ignore=pty-capacity Namespaces.Audit=none ScanSec=5" % order
     c.eq(out.splitlines()[0] if out else "", want, "admin file replaces the vendor file; drop-ins vendor then admin")
 
     # An error in a drop-in names the drop-in.
@@ -1432,6 +1434,91 @@ def case_probe_quiet(ptsguard, opts):
     c.done()
 
 
+def case_namespaces(ptsguard, opts):
+    """[Namespaces] Audit=all: a namespace appearing broken, fixed, broken again, gone; its
+    journal entries carry PTSGUARD_MNTNS= and PTSGUARD_CONTAINER=."""
+    c = Checker()
+    journal = Journald()
+    cid = "d6701ec289c56e4391acb11d07474b3139466857a305490575508a8b7a9fcf22"
+    cgroot = None
+    with open("/proc/self/mountinfo") as f:
+        for line in f:
+            left, right = line.split(" - ", 1)
+            if right.split()[0] == "cgroup2":
+                cgroot = left.split()[4]
+    if not cgroot:
+        raise Skip("no cgroup v2 hierarchy is mounted")
+    base = os.path.join(cgroot, "ptsguard-daemon-test-%d" % os.getpid())
+    scope = os.path.join(base, "docker-%s.scope" % cid)
+    os.makedirs(scope)
+    ready = TEST_DIR + "/ns-ready"
+    setup = (
+        "mount -t tmpfs tmpfs /dev && mkdir /dev/pts && "
+        "mount -t devpts -o newinstance,gid=5,mode=620,ptmxmode=000 devpts /dev/pts && "
+        "ln -s pts/ptmx /dev/ptmx && echo $$ > %s/cgroup.procs && touch %s && exec sleep 600" % (scope, ready)
+    )
+    sleeper = None
+    try:
+        daemon = Daemon(ptsguard, default_config() + "\n[Namespaces]\nAudit=all\nScanSec=1\n")
+        daemon.wait_ready()
+        sleeper = register(subprocess.Popen(["unshare", "--mount", "--propagation", "private", "sh", "-c", setup], stdin=subprocess.DEVNULL))
+        wait_for("the sleeper's namespace", lambda: os.path.exists(ready))
+        ino = str(os.stat("/proc/%d/ns/mnt" % sleeper.pid).st_ino)
+        label = "docker/" + cid[:12]
+
+        def entries(**m):
+            return journal.entries(PTSGUARD_MNTNS=ino, **m)
+
+        def wait_entries(what, n, **m):
+            wait_for(what, lambda: len(entries(**m)) >= n)
+            return entries(**m)
+
+        found = wait_entries("ptmx-locked detected in the namespace", 1, PTSGUARD_CHECK="ptmx-locked", PTSGUARD_STATE="detected")
+        e = found[0]
+        c.eq(e.get("PTSGUARD_CONTAINER"), label, "PTSGUARD_CONTAINER")
+        c.eq(e.get("PRIORITY"), "2", "critical priority")
+        c.true(e.get("MESSAGE", "").startswith("[%s, mount namespace %s] ptmx-locked: " % (label, ino)), "message names the container: %r" % e.get("MESSAGE"))
+        c.true(e.get("MESSAGE_ID"), "a MESSAGE_ID for journalctl -x")
+        c.eq([x.get("PTSGUARD_CHECK") for x in entries() if x.get("PTSGUARD_STATE") == "detected" and x.get("PRIORITY") != "6"], ["ptmx-locked"], "nothing else detected above info")
+
+        run(["nsenter", "-t", str(sleeper.pid), "-m", "mount", "-o", "remount,ptmxmode=666", "/dev/pts"])
+        wait_entries("ptmx-locked resolved after the remount", 1, PTSGUARD_CHECK="ptmx-locked", PTSGUARD_STATE="resolved")
+        run(["nsenter", "-t", str(sleeper.pid), "-m", "mount", "-o", "remount,ptmxmode=000", "/dev/pts"])
+        wait_entries("detected again", 2, PTSGUARD_CHECK="ptmx-locked", PTSGUARD_STATE="detected")
+
+        # /dev/ptmx itself, not a mount: removed inside the namespace
+        run(["nsenter", "-t", str(sleeper.pid), "-m", "rm", "/dev/ptmx"])
+        wait_entries("ptmx-missing after /dev/ptmx is removed in the namespace", 1, PTSGUARD_CHECK="ptmx-missing", PTSGUARD_STATE="detected")
+
+        sleeper.kill()
+        sleeper.wait()
+        prefix = "Mount namespace %s of %s is gone, with its " % (ino, label)
+
+        def gone_entries():
+            return [x for x in entries() if x.get("MESSAGE", "").startswith(prefix)]
+
+        wait_for("the namespace is forgotten", lambda: gone_entries())
+        gone = gone_entries()
+        c.eq(len(gone), 1, "one entry for its going")
+        c.eq(gone[0].get("PTSGUARD_CONTAINER"), label, "the gone entry names the container")
+        time.sleep(1.5)
+        c.eq(len(entries(PTSGUARD_STATE="resolved", PTSGUARD_CHECK="ptmx-missing")), 0, "a namespace gone resolves nothing")
+        c.eq(len(entries(PTSGUARD_CHECK="ptmx-locked", PTSGUARD_STATE="detected")), 2, "one entry per transition, none per poll")
+        rc, _ = daemon.stop()
+        c.eq(rc, 0, "daemon exit status")
+        c.true("Mount namespaces: " in daemon.stderr_text() or journal.entries(), "stop statistics")
+    finally:
+        if sleeper and sleeper.poll() is None:
+            sleeper.kill()
+            sleeper.wait()
+        for d in (scope, base):
+            try:
+                os.rmdir(d)
+            except OSError:
+                pass
+    c.done()
+
+
 CASES = {
     "probe-quiet": (case_probe_quiet, True),
     "capabilities": (case_capabilities, True),
@@ -1456,6 +1543,7 @@ CASES = {
     "journal-hung": (case_journal_hung, True),
     "tracking-sibling-cover": (case_tracking_sibling_cover, True),
     "outputs-retry": (case_outputs_retry, True),
+    "namespaces": (case_namespaces, True),
 }
 
 if __name__ == "__main__":

@@ -1,0 +1,554 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/inotify.h>
+#include <sys/syscall.h>
+#include <syslog.h>
+#include <unistd.h>
+
+#include "daemon/nsfollow.h"
+#include "pipeline/pipeline.h"
+#include "probe/container.h"
+#include "probe/mntns.h"
+#include "probe/namespace.h"
+#include "probe/probe.h"
+#include "report/journal.h"
+#include "report/report.h"
+#include "util/clock.h"
+#include "util/util.h"
+
+#define MACHINES_DIR "/run/systemd/machines"
+/* A namespace just found is audited once it is this old: a runtime builds a container's /dev
+ * after creating its namespace, and the half-built state is nothing to report. */
+#define NAMESPACE_SETTLE_USEC (500 * 1000ULL)
+#define DEV_WATCH_MASK                                                                             \
+	(IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_ATTRIB | IN_DELETE_SELF |        \
+	 IN_MOVE_SELF | IN_ONLYDIR)
+
+struct followed {
+	struct ns_follower *owner;
+	uint64_t ino;
+	pid_t pid; /* 0: its process exited; the next walk picks another or forgets it */
+	unsigned pids_total;
+	pid_t *pids; /* its processes at the last walk: where its holders are looked for */
+	int pidfd, mountinfo_fd, dev_wd;
+	sd_event_source *exit_source, *mount_source;
+	struct container container;
+	char label[CONTAINER_LABEL_MAX]; /* "" when no container is known */
+	char mntns_field[48], container_field[CONTAINER_LABEL_MAX + 32];
+	struct findings findings; /* of its last audit */
+	uint64_t found;		  /* CLOCK_MONOTONIC */
+	bool dirty, seen;
+};
+
+struct ns_follower {
+	sd_event *event;
+	const struct config *config;
+	ns_transition_fn on_transition;
+	void *userdata;
+	sd_event_source *scan_timer, *audit_timer, *inotify_source;
+	int inotify_fd, proc_fd;
+	struct followed **items;
+	size_t n, allocated;
+	uint64_t last_pass_start, last_pass_usec, last_scan;
+	struct host_serving host; /* the host's serving instance, from its last audit */
+	struct ns_follower_stats stats;
+};
+
+static void followed_unwatch(struct followed *x)
+{
+	x->exit_source = sd_event_source_disable_unref(x->exit_source);
+	x->mount_source = sd_event_source_disable_unref(x->mount_source);
+	if (x->pidfd >= 0)
+		close(x->pidfd);
+	if (x->mountinfo_fd >= 0)
+		close(x->mountinfo_fd);
+	if (x->dev_wd >= 0 && x->owner->inotify_fd >= 0) {
+		/* Several namespaces may share one /dev (one inode, one watch). */
+		bool shared = false;
+
+		for (size_t i = 0; i < x->owner->n; i++)
+			shared = shared || (x->owner->items[i] != x &&
+					    x->owner->items[i]->dev_wd == x->dev_wd);
+		if (!shared)
+			(void)inotify_rm_watch(x->owner->inotify_fd, x->dev_wd);
+	}
+	x->pidfd = x->mountinfo_fd = x->dev_wd = -1;
+	x->pid = 0;
+}
+
+static void followed_free(struct followed *x)
+{
+	followed_unwatch(x);
+	findings_clear(&x->findings);
+	container_done(&x->container);
+	free(x->pids);
+	free(x);
+}
+
+static int arm(sd_event_source *s, uint64_t usec)
+{
+	uint64_t cur;
+
+	/* An earlier deadline already armed stands. */
+	if (sd_event_source_get_enabled(s, NULL) > 0 && sd_event_source_get_time(s, &cur) >= 0 &&
+	    cur <= usec)
+		return 0;
+	int r = sd_event_source_set_time(s, usec);
+	return r < 0 ? r : sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
+}
+
+/* The next pass of audits: after the coalescing window, and no sooner than the CPU share
+ * allows after the last pass. */
+static void schedule_pass(struct ns_follower *f)
+{
+	uint64_t now = now_usec(CLOCK_MONOTONIC), due = now + f->config->coalesce_usec;
+	uint64_t next = f->last_pass_start + f->last_pass_usec * 100 / f->config->audit_cpu_percent;
+
+	if (due < next)
+		due = next;
+	(void)arm(f->audit_timer, due);
+}
+
+static void schedule_scan(struct ns_follower *f, uint64_t delay)
+{
+	(void)arm(f->scan_timer, now_usec(CLOCK_MONOTONIC) + delay);
+}
+
+static int on_process_exit(sd_event_source *s, int fd, uint32_t revents, void *userdata)
+{
+	struct followed *x = userdata;
+	struct ns_follower *f = x->owner;
+
+	f->stats.wakeups++;
+	followed_unwatch(x);
+	/* Another process of it, or none: the walk says, soon, once for a storm of exits. */
+	schedule_scan(f, f->config->coalesce_usec);
+	return 0;
+}
+
+static int on_mounts(sd_event_source *s, int fd, uint32_t revents, void *userdata)
+{
+	struct followed *x = userdata;
+
+	x->owner->stats.wakeups++;
+	x->dirty = true;
+	schedule_pass(x->owner);
+	return 0;
+}
+
+static int on_inotify(sd_event_source *s, int fd, uint32_t revents, void *userdata)
+{
+	struct ns_follower *f = userdata;
+	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+	bool any = false;
+	ssize_t n;
+
+	while ((n = read(fd, buf, sizeof(buf))) > 0) {
+		for (char *p = buf; p < buf + n;) {
+			const struct inotify_event *ev = (const struct inotify_event *)p;
+
+			for (size_t i = 0; i < f->n; i++)
+				if (f->items[i]->dev_wd == ev->wd || (ev->mask & IN_Q_OVERFLOW)) {
+					f->items[i]->dirty = true;
+					any = true;
+				}
+			p += sizeof(*ev) + ev->len;
+		}
+	}
+	f->stats.wakeups++;
+	if (any)
+		schedule_pass(f);
+	return 0;
+}
+
+/* Its /dev, resolved inside its root: never a path of the host's. */
+static int watch_dev(struct ns_follower *f, struct followed *x)
+{
+	_cleanup_close_ int root = -EBADF, dev = -EBADF;
+	struct open_how how = { .flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+				.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS };
+	char path[64];
+
+	if (f->inotify_fd < 0)
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%d/root", (int)x->pid);
+	root = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (root < 0)
+		return -errno;
+	dev = (int)syscall(SYS_openat2, root, "dev", &how, sizeof(how));
+	if (dev < 0)
+		return -errno;
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", dev);
+	x->dev_wd = inotify_add_watch(f->inotify_fd, path, DEV_WATCH_MASK);
+	return x->dev_wd < 0 ? -errno : 0;
+}
+
+/* Follow x through pid: its exit, its mount table, its /dev. */
+static int followed_watch(struct ns_follower *f, struct followed *x, pid_t pid)
+{
+	char path[64];
+	int r;
+
+	x->pid = pid;
+	x->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	if (x->pidfd < 0)
+		goto fail;
+	snprintf(path, sizeof(path), "/proc/%d/mountinfo", (int)pid);
+	x->mountinfo_fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (x->mountinfo_fd < 0)
+		goto fail;
+	/* Opened after the pidfd: if the process is still there, these are its, and it is the
+	 * namespace's (not a process that took the number of one that exited). */
+	if (poll(&(struct pollfd){ .fd = x->pidfd, .events = POLLIN }, 1, 0) != 0 ||
+	    mntns_of_pid(f->proc_fd, pid) != (int64_t)x->ino) {
+		errno = ESRCH;
+		goto fail;
+	}
+	r = sd_event_add_io(f->event, &x->exit_source, x->pidfd, EPOLLIN, on_process_exit, x);
+	if (r >= 0)
+		r = sd_event_add_io(f->event, &x->mount_source, x->mountinfo_fd, EPOLLPRI,
+				    on_mounts, x);
+	if (r < 0) {
+		followed_unwatch(x);
+		return r;
+	}
+	(void)watch_dev(f, x);
+	return 0;
+fail:
+	r = -errno;
+	followed_unwatch(x);
+	return r;
+}
+
+static void followed_set_container(struct followed *x)
+{
+	container_done(&x->container);
+	(void)container_probe("/proc", x->pid, MACHINES_DIR, &x->container);
+	report_container_label(
+	    &(struct report_namespace){ .container_manager = x->container.manager,
+					.container_id = x->container.id,
+					.container_name = x->container.name },
+	    x->label, sizeof(x->label));
+	snprintf(x->mntns_field, sizeof(x->mntns_field), "PTSGUARD_MNTNS=%llu",
+		 (unsigned long long)x->ino);
+	snprintf(x->container_field, sizeof(x->container_field), "PTSGUARD_CONTAINER=%s", x->label);
+}
+
+static void journal_transitions(struct ns_follower *f, struct followed *x,
+				const struct findings *before, const struct findings *now)
+{
+	_cleanup_(transitions_clear) struct transitions t = { 0 };
+	const char *fields[] = { x->mntns_field, x->label[0] ? x->container_field : NULL, NULL };
+	char context[CONTAINER_LABEL_MAX + 64];
+
+	if (x->label[0])
+		snprintf(context, sizeof(context), "%s, mount namespace %llu", x->label,
+			 (unsigned long long)x->ino);
+	else
+		snprintf(context, sizeof(context), "mount namespace %llu",
+			 (unsigned long long)x->ino);
+	if (transitions_diff(before, now, NULL, &t) < 0)
+		return;
+	FOREACH_ARRAY (e, t.items, t.n_items) {
+		e->context = context;
+		e->context_fields = fields;
+		f->on_transition(f->userdata, e);
+	}
+}
+
+static int followed_holders(void *userdata, struct snapshot *s, const struct analysis *a)
+{
+	const struct followed *x = userdata;
+
+	return probe_holders_pids(s, a, "/proc", x->pids, x->pids_total, x->ino);
+}
+
+/* One namespace's audit; its transitions journaled. The target is opened for the audit only
+ * (a few descriptors): the pidfd held says the pid is still the process followed. */
+static void followed_audit(struct ns_follower *f, struct followed *x)
+{
+	_cleanup_(namespace_target_freep) struct namespace_target *t = NULL;
+	struct audit_result res;
+	struct parse_error err;
+	int r;
+
+	x->dirty = false;
+	if (x->pid == 0)
+		return;
+	r = namespace_target_open(x->pid, &t);
+	if (r >= 0 && (poll(&(struct pollfd){ .fd = x->pidfd, .events = POLLIN }, 1, 0) != 0 ||
+		       t->mntns != x->ino))
+		r = -ESRCH;
+	/* No allocation probe in a followed namespace: its pty would come and go under the
+	 * namespace's /dev/pts, which this follower watches, and wake the next audit. */
+	if (r >= 0)
+		r = pipeline_run(&(struct audit_target){ .probe.ns = t,
+							 .probe.host = &f->host,
+							 .probe.skip_allocation = true,
+							 .holders = followed_holders,
+							 .userdata = x },
+				 f->config, &res, &err);
+	if (r < 0) {
+		if (r != -ESRCH && r != -ENOENT && !(t && namespace_target_check(t) < 0))
+			journal_logf(LOG_WARNING, (const char *const[]){ x->mntns_field, NULL },
+				     "Cannot audit mount namespace %llu (pid %d): %s",
+				     (unsigned long long)x->ino, (int)x->pid, strerror(-r));
+		return;
+	}
+	f->stats.audits++;
+	findings_sort(&res.findings);
+	journal_transitions(f, x, &x->findings, &res.findings);
+	findings_clear(&x->findings);
+	x->findings = res.findings;
+	res.findings = (struct findings){ 0 };
+	audit_result_done(&res);
+}
+
+static int on_audit_timer(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	struct ns_follower *f = userdata;
+	uint64_t t0 = now_usec(CLOCK_MONOTONIC), settled = 0;
+
+	f->last_pass_start = t0;
+	for (size_t i = 0; i < f->n; i++) {
+		struct followed *x = f->items[i];
+
+		if (!x->dirty)
+			continue;
+		if (x->found + NAMESPACE_SETTLE_USEC > t0) {
+			if (settled == 0 || x->found + NAMESPACE_SETTLE_USEC < settled)
+				settled = x->found + NAMESPACE_SETTLE_USEC;
+			continue;
+		}
+		followed_audit(f, x);
+	}
+	f->last_pass_usec = now_usec(CLOCK_MONOTONIC) - t0;
+	if (settled > 0)
+		(void)arm(f->audit_timer, settled);
+	return 0;
+}
+
+static struct followed *find(struct ns_follower *f, uint64_t ino)
+{
+	for (size_t i = 0; i < f->n; i++)
+		if (f->items[i]->ino == ino)
+			return f->items[i];
+	return NULL;
+}
+
+/* A namespace gone: its findings go with it (nothing was resolved); said once when it had
+ * any. */
+static void forget(struct ns_follower *f, size_t i)
+{
+	struct followed *x = f->items[i];
+
+	f->stats.gone++;
+	if (x->findings.n_items > 0) {
+		const char *fields[] = { x->mntns_field, x->label[0] ? x->container_field : NULL,
+					 NULL };
+
+		journal_logf(LOG_INFO, fields,
+			     "Mount namespace %llu%s%s is gone, with its %zu finding(s)",
+			     (unsigned long long)x->ino, x->label[0] ? " of " : "", x->label,
+			     x->findings.n_items);
+	}
+	followed_free(x);
+	f->items[i] = f->items[--f->n];
+}
+
+/* Walk /proc: follow what is new, re-follow what lost its process, forget what is gone. */
+static void scan(struct ns_follower *f)
+{
+	struct mntns_list l;
+	bool any = false;
+	int r;
+
+	f->stats.scans++;
+	f->last_scan = now_usec(CLOCK_MONOTONIC);
+	r = mntns_enumerate("/proc", &l);
+	if (r < 0) {
+		journal_logf(LOG_WARNING, NULL, "Cannot list the mount namespaces: %s",
+			     strerror(-r));
+		return;
+	}
+	for (size_t i = 0; i < f->n; i++)
+		f->items[i]->seen = false;
+	FOREACH_ARRAY (ns, l.items, l.n) {
+		struct followed *x = find(f, ns->ino);
+		bool fresh = !x;
+
+		if (ns->n_pids == 0)
+			continue;
+		if (fresh) {
+			if (GROW(f->items, f->allocated, f->n + 1) < 0 ||
+			    !(x = calloc(1, sizeof(*x))))
+				break;
+			*x = (struct followed){ .owner = f,
+						.ino = ns->ino,
+						.found = f->last_scan,
+						.pidfd = -1,
+						.mountinfo_fd = -1,
+						.dev_wd = -1 };
+			f->items[f->n++] = x;
+			f->stats.appeared++;
+		}
+		x->seen = true;
+		{
+			pid_t *p = reallocarray(x->pids, ns->pids_total ?: 1, sizeof(pid_t));
+
+			if (!p)
+				break;
+			memcpy(p, ns->all, ns->pids_total * sizeof(pid_t));
+			x->pids = p;
+			x->pids_total = ns->pids_total;
+		}
+		if (x->pid != 0)
+			continue;
+		for (unsigned k = 0; k < ns->n_pids && x->pid == 0; k++)
+			(void)followed_watch(f, x, ns->pids[k]);
+		if (x->pid == 0)
+			continue;
+		if (fresh)
+			followed_set_container(x);
+		x->dirty = true;
+		any = true;
+	}
+	mntns_list_done(&l);
+	for (size_t i = f->n; i-- > 0;)
+		if (!f->items[i]->seen || f->items[i]->pid == 0)
+			forget(f, i);
+	if (any)
+		schedule_pass(f);
+}
+
+static int on_scan_timer(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	struct ns_follower *f = userdata;
+
+	scan(f);
+	/* The next regular walk. */
+	(void)sd_event_source_set_time(s,
+				       now_usec(CLOCK_MONOTONIC) + f->config->namespaces_scan_usec);
+	(void)sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
+	return 0;
+}
+
+static int host_copy(const struct host_serving *from, struct host_serving *to)
+{
+	*to = *from;
+	to->mountpoint = strdup_or_null(from->mountpoint);
+	return from->mountpoint && !to->mountpoint ? -ENOMEM : 0;
+}
+
+int ns_follower_new(sd_event *event, const struct config *config, const struct host_serving *host,
+		    ns_transition_fn on_transition, void *userdata, struct ns_follower **ret)
+{
+	struct ns_follower *f = calloc(1, sizeof(*f));
+	int r;
+
+	if (!f)
+		return -ENOMEM;
+	if (host_copy(host, &f->host) < 0) {
+		free(f);
+		return -ENOMEM;
+	}
+	f->event = sd_event_ref(event);
+	f->config = config;
+	f->on_transition = on_transition;
+	f->userdata = userdata;
+	f->inotify_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	f->proc_fd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (f->proc_fd < 0) {
+		r = -errno;
+		if (f->inotify_fd >= 0)
+			close(f->inotify_fd);
+		sd_event_unref(f->event);
+		free(f);
+		return r;
+	}
+	r = sd_event_add_time(event, &f->scan_timer, CLOCK_MONOTONIC, 0, 0, on_scan_timer, f);
+	if (r >= 0)
+		r = sd_event_add_time(event, &f->audit_timer, CLOCK_MONOTONIC, 0, 0, on_audit_timer,
+				      f);
+	if (r >= 0 && f->inotify_fd >= 0)
+		r = sd_event_add_io(event, &f->inotify_source, f->inotify_fd, EPOLLIN, on_inotify,
+				    f);
+	if (r >= 0)
+		r = sd_event_source_set_enabled(f->audit_timer, SD_EVENT_OFF);
+	if (r >= 0) {
+		(void)sd_event_source_set_description(f->scan_timer, "namespaces-scan");
+		(void)sd_event_source_set_description(f->audit_timer, "namespaces-audit");
+		/* The first walk and audits at once. */
+		scan(f);
+		on_audit_timer(f->audit_timer, 0, f);
+		r = arm(f->scan_timer, now_usec(CLOCK_MONOTONIC) + config->namespaces_scan_usec);
+	}
+	if (r < 0) {
+		ns_follower_free(f);
+		return r;
+	}
+	*ret = f;
+	return 0;
+}
+
+struct ns_follower *ns_follower_free(struct ns_follower *f)
+{
+	if (!f)
+		return NULL;
+	/* Each out of the list before it is freed: followed_unwatch() looks at the others. */
+	while (f->n > 0)
+		followed_free(f->items[--f->n]);
+	free(f->items);
+	sd_event_source_disable_unref(f->scan_timer);
+	sd_event_source_disable_unref(f->audit_timer);
+	sd_event_source_disable_unref(f->inotify_source);
+	if (f->inotify_fd >= 0)
+		close(f->inotify_fd);
+	close(f->proc_fd);
+	host_serving_done(&f->host);
+	sd_event_unref(f->event);
+	free(f);
+	return NULL;
+}
+
+void ns_follower_set_config(struct ns_follower *f, const struct config *config)
+{
+	f->config = config;
+	for (size_t i = 0; i < f->n; i++) {
+		/* Newly ignored findings leave quietly, as the host's do. */
+		(void)config_drop_ignored(config, &f->items[i]->findings);
+		f->items[i]->dirty = true;
+	}
+	schedule_pass(f);
+	(void)arm(f->scan_timer, now_usec(CLOCK_MONOTONIC) + config->namespaces_scan_usec);
+}
+
+void ns_follower_get_stats(const struct ns_follower *f, struct ns_follower_stats *ret)
+{
+	*ret = f->stats;
+	ret->followed = f->n;
+}
+
+int ns_follower_set_host(struct ns_follower *f, const struct host_serving *host)
+{
+	struct host_serving h;
+	int r = host_copy(host, &h);
+
+	if (r < 0)
+		return r;
+	/* devpts-host-instance compares each namespace with the host's serving instance. */
+	if (h.known != f->host.known || h.dev != f->host.dev || h.mount_id != f->host.mount_id) {
+		for (size_t i = 0; i < f->n; i++)
+			f->items[i]->dirty = true;
+		if (f->n > 0)
+			schedule_pass(f);
+	}
+	host_serving_done(&f->host);
+	f->host = h;
+	return 0;
+}

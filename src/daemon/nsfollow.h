@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The daemon following the host's other mount namespaces ([Namespaces] Audit=all).
+ *
+ * How each is found and watched:
+ *   - new namespaces: a walk of /proc every ScanSec= seconds (probe/mntns.h: one stat(2) of
+ *     /proc/PID/ns/mnt a process), and sooner, one coalescing window after a followed process
+ *     exits. The kernel tells nothing when a namespace is created: fanotify's mount events
+ *     (FAN_MARK_MNTNS) need a namespace to mark, and the proc connector's fork and exec events
+ *     come for every process of the host, not for unshare(2) or setns(2);
+ *   - its mounts: POLLPRI on its /proc/PID/mountinfo, which the kernel raises on every change
+ *     of that namespace's mount table (as libmount's monitor does for the daemon's own);
+ *   - its /dev/ptmx: inotify on its /dev, resolved inside its root;
+ *   - its going: a pidfd of the process it is followed through; when that process exits, the
+ *     next walk follows it through another of its processes, or forgets it.
+ *
+ * Audits of namespaces are coalesced like the host's: changes within CoalesceMSec= are audited
+ * together, and a pass starts no sooner than AuditCPUPercent= allows after the last one's cost.
+ * Transitions are journaled like the host's, with PTSGUARD_MNTNS= and PTSGUARD_CONTAINER=.
+ */
+#pragma once
+
+#include <stdint.h>
+#include <systemd/sd-event.h>
+
+#include "pipeline/conf.h"
+#include "snapshot/snapshot.h"
+#include "report/transitions.h"
+
+struct ns_follower;
+
+struct ns_follower_stats {
+	uint64_t scans, audits, appeared, gone, wakeups;
+	size_t followed;
+};
+
+/* Journal one transition (the daemon counts its detections); e carries the namespace's
+ * context. */
+typedef void (*ns_transition_fn)(void *userdata, const struct transition_event *e);
+
+/* Start following (a first walk of /proc, each namespace audited, judged against the host's
+ * serving instance host); config is borrowed and may be replaced with ns_follower_set_config().
+ */
+int ns_follower_new(sd_event *event, const struct config *config, const struct host_serving *host,
+		    ns_transition_fn on_transition, void *userdata, struct ns_follower **ret);
+struct ns_follower *ns_follower_free(struct ns_follower *f);
+/* A reload: the new configuration, and every namespace audited again. */
+void ns_follower_set_config(struct ns_follower *f, const struct config *config);
+/* The host's serving instance, after each audit of the host: the namespaces are judged against
+ * it (devpts-host-instance), and all audited again when it changed. */
+int ns_follower_set_host(struct ns_follower *f, const struct host_serving *host);
+void ns_follower_get_stats(const struct ns_follower *f, struct ns_follower_stats *ret);

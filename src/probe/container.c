@@ -1,0 +1,343 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The cgroup paths the runtimes give a container's processes, as they appear in
+ * /proc/PID/cgroup ("0::<path>" on cgroup v2, "N:<controllers>:<path>" on v1, both on a hybrid
+ * host):
+ *
+ *   docker      .../docker-<id>.scope (systemd driver), /docker/<id> (cgroupfs driver)
+ *   podman      .../libpod-<id>.scope[/container], /libpod_parent/libpod-<id> (cgroupfs);
+ *               libpod-conmon-<id>.scope is conmon, on the host's side
+ *   containerd  .../cri-containerd-<id>.scope (CRI, systemd driver), /containerd/<id>
+ *   CRI-O       .../crio-<id>.scope, /.../pod<uid>/crio-<id>; crio-conmon-<id> is conmon
+ *   kubernetes  kubepods.slice/kubepods-<qos>.slice/kubepods-<qos>-pod<uid>.slice/<runtime>,
+ *               /kubepods/<qos>/pod<uid>/<id> (cgroupfs: the runtime is not named)
+ *   LXC         /lxc.payload.<name>[/...] (LXC 4 and later), /lxc/<name>; lxc.monitor.<name> is
+ *               the monitor, on the host's side
+ *   nspawn      /machine.slice/machine-<name>.scope[/payload/...], the name escaped by systemd
+ *               (machine-foo\x2dbar.scope is machine foo-bar)
+ *   systemd     .../<unit>.service: a service with a mount namespace of its own
+ *               (PrivateDevices=, ProtectSystem=, ...), when no runtime matched
+ *
+ * The innermost runtime's component wins (docker inside an nspawn machine is docker's); a
+ * systemd service counts only when no runtime matched in any hierarchy.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "probe/container.h"
+#include "util/util.h"
+
+#define CONTAINER_ID_LEN 64
+#define CGROUP_DEPTH_MAX 64
+#define MACHINE_FILE_MAX (16u << 10)
+
+void container_done(struct container *c)
+{
+	free(c->id);
+	free(c->name);
+	free(c->unit);
+	*c = (struct container){ 0 };
+}
+
+static bool is_hex_id(const char *s, size_t n)
+{
+	if (n != CONTAINER_ID_LEN)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!isxdigit((unsigned char)s[i]) || isupper((unsigned char)s[i]))
+			return false;
+	return true;
+}
+
+static bool has_prefix(const char *s, size_t n, const char *prefix)
+{
+	size_t p = strlen(prefix);
+
+	return n >= p && memcmp(s, prefix, p) == 0;
+}
+
+static bool has_suffix(const char *s, size_t n, const char *suffix)
+{
+	size_t p = strlen(suffix);
+
+	return n >= p && memcmp(s + n - p, suffix, p) == 0;
+}
+
+void unit_name_unescape(char *s)
+{
+	char *w = s;
+
+	for (const char *r = s; *r; r++) {
+		if (r[0] == '\\' && r[1] == 'x' && isxdigit((unsigned char)r[2]) &&
+		    isxdigit((unsigned char)r[3])) {
+			char hex[3] = { r[2], r[3], 0 };
+			char c = (char)strtoul(hex, NULL, 16);
+
+			if (c != 0) {
+				*w++ = c;
+				r += 3;
+				continue;
+			}
+		}
+		*w++ = *r;
+	}
+	*w = 0;
+}
+
+struct component {
+	const char *s;
+	size_t n;
+};
+
+/* "<prefix><64 hex>[.scope]" -> the id, or NULL. */
+static const char *match_id(const struct component *c, const char *prefix, bool scope_only)
+{
+	size_t p = strlen(prefix), n = c->n;
+
+	if (!has_prefix(c->s, n, prefix))
+		return NULL;
+	if (has_suffix(c->s, n, ".scope"))
+		n -= strlen(".scope");
+	else if (scope_only)
+		return NULL;
+	return is_hex_id(c->s + p, n - p) ? c->s + p : NULL;
+}
+
+struct match {
+	int rank; /* 2: a runtime, 1: a systemd service, 0: nothing */
+	const char *manager;
+	struct component id, name, unit, pod;
+};
+
+/* Component i of path (innermost first order is the caller's). */
+static void match_component(const struct component *comps, size_t n, size_t i, struct match *m)
+{
+	const struct component *c = &comps[i];
+	const struct component *outer = i > 0 ? &comps[i - 1] : NULL;
+	const char *id;
+
+#define RUNTIME(mgr, idp)                                                                          \
+	do {                                                                                       \
+		m->rank = 2;                                                                       \
+		m->manager = (mgr);                                                                \
+		m->id = (struct component){ (idp), CONTAINER_ID_LEN };                             \
+		if (has_suffix(c->s, c->n, ".scope"))                                              \
+			m->unit = *c;                                                              \
+		return;                                                                            \
+	} while (0)
+
+	(void)n;
+	if (has_prefix(c->s, c->n, "libpod-conmon-") || has_prefix(c->s, c->n, "crio-conmon-") ||
+	    has_prefix(c->s, c->n, "lxc.monitor."))
+		return;
+	if ((id = match_id(c, "docker-", true)))
+		RUNTIME("docker", id);
+	if ((id = match_id(c, "libpod-", false)))
+		RUNTIME("podman", id);
+	if ((id = match_id(c, "cri-containerd-", true)))
+		RUNTIME("containerd", id);
+	if ((id = match_id(c, "crio-", false)))
+		RUNTIME("crio", id);
+	if (outer && outer->n == 6 && memcmp(outer->s, "docker", 6) == 0 && is_hex_id(c->s, c->n))
+		RUNTIME("docker", c->s);
+	if (outer && outer->n == 10 && memcmp(outer->s, "containerd", 10) == 0) {
+		m->rank = 2;
+		m->manager = "containerd";
+		m->id = *c;
+		return;
+	}
+	if (has_prefix(c->s, c->n, "lxc.payload.") && c->n > strlen("lxc.payload.")) {
+		m->rank = 2;
+		m->manager = "lxc";
+		m->name = (struct component){ c->s + strlen("lxc.payload."),
+					      c->n - strlen("lxc.payload.") };
+		return;
+	}
+	if (outer && outer->n == 3 && memcmp(outer->s, "lxc", 3) == 0 && i == 1) {
+		m->rank = 2;
+		m->manager = "lxc";
+		m->name = *c;
+		return;
+	}
+	if (has_prefix(c->s, c->n, "machine-") && has_suffix(c->s, c->n, ".scope") &&
+	    c->n > strlen("machine-.scope")) {
+		m->rank = 2;
+		m->manager = "nspawn";
+		m->name = (struct component){ c->s + strlen("machine-"),
+					      c->n - strlen("machine-.scope") };
+		m->unit = *c;
+		return;
+	}
+	/* cgroupfs kubepods: /kubepods[/<qos>]/pod<uid>/<id>, the runtime unnamed. */
+	if (outer && is_hex_id(c->s, c->n) && has_prefix(outer->s, outer->n, "pod") &&
+	    comps[0].n == 8 && memcmp(comps[0].s, "kubepods", 8) == 0)
+		RUNTIME("unknown", c->s);
+#undef RUNTIME
+}
+
+/* A pod's uid: "pod<uid>" (cgroupfs) or "kubepods-<qos>-pod<uid_with_underscores>.slice". */
+static void match_pod(const struct component *c, struct match *m)
+{
+	const char *p;
+	size_t n;
+
+	if (has_prefix(c->s, c->n, "pod") && c->n > 3) {
+		m->pod = (struct component){ c->s + 3, c->n - 3 };
+		return;
+	}
+	if (!has_prefix(c->s, c->n, "kubepods") || !has_suffix(c->s, c->n, ".slice"))
+		return;
+	n = c->n - strlen(".slice");
+	p = memmem(c->s, n, "-pod", 4);
+	if (p)
+		m->pod = (struct component){ p + 4, (size_t)(c->s + n - (p + 4)) };
+}
+
+static void match_path(const char *path, size_t len, struct match *m)
+{
+	struct component comps[CGROUP_DEPTH_MAX];
+	size_t n = 0;
+
+	*m = (struct match){ 0 };
+	for (size_t i = 0; i < len;) {
+		size_t j = i;
+
+		while (j < len && path[j] != '/')
+			j++;
+		if (j > i && n < ELEMENTSOF(comps))
+			comps[n++] = (struct component){ path + i, j - i };
+		i = j + 1;
+	}
+	for (size_t i = 0; i < n; i++)
+		match_pod(&comps[i], m);
+	for (size_t i = n; i-- > 0;) {
+		match_component(comps, n, i, m);
+		if (m->rank == 2)
+			return;
+	}
+	/* No runtime: the innermost service, else the innermost scope (for machined). */
+	for (size_t i = n; i-- > 0;)
+		if (has_suffix(comps[i].s, comps[i].n, ".service")) {
+			m->rank = 1;
+			m->manager = "systemd";
+			m->name = m->unit = comps[i];
+			return;
+		}
+	for (size_t i = n; i-- > 0;)
+		if (has_suffix(comps[i].s, comps[i].n, ".scope")) {
+			m->unit = comps[i];
+			return;
+		}
+}
+
+static char *component_dup(const struct component *c, bool unescape)
+{
+	char *s;
+
+	if (!c->s)
+		return NULL;
+	s = strndup(c->s, c->n);
+	if (s && unescape)
+		unit_name_unescape(s);
+	return s;
+}
+
+int container_from_cgroup(const char *text, struct container *ret)
+{
+	struct match best = { 0 }, m;
+
+	*ret = (struct container){ 0 };
+	for (const char *line = text; line && *line;) {
+		const char *end = strchrnul(line, '\n');
+		const char *c1 = memchr(line, ':', (size_t)(end - line));
+		const char *c2 = c1 ? memchr(c1 + 1, ':', (size_t)(end - c1 - 1)) : NULL;
+
+		if (c2) {
+			match_path(c2 + 1, (size_t)(end - c2 - 1), &m);
+			if (m.rank > best.rank || (!best.unit.s && m.unit.s && m.rank == best.rank))
+				best = m;
+		}
+		line = *end ? end + 1 : NULL;
+	}
+	if (best.unit.s && !(ret->unit = component_dup(&best.unit, false)))
+		goto oom;
+	if (best.rank == 0)
+		return 0;
+	ret->manager = best.manager;
+	if (best.id.s && !(ret->id = component_dup(&best.id, false)))
+		goto oom;
+	if (best.name.s) {
+		/* Machine names and unit names are escaped by systemd; LXC names are not. */
+		ret->name = component_dup(&best.name, !streq(best.manager, "lxc"));
+		if (!ret->name)
+			goto oom;
+	} else if (best.pod.s) {
+		if (!(ret->name = strndup(best.pod.s - 3, best.pod.n + 3)))
+			goto oom;
+		/* The systemd driver writes the uid's dashes as underscores. */
+		memcpy(ret->name, "pod", 3);
+		for (char *p = ret->name; *p; p++)
+			if (*p == '_')
+				*p = '-';
+	}
+	return 1;
+oom:
+	container_done(ret);
+	return -ENOMEM;
+}
+
+/* machined's name for a unit: /run/systemd/machines/unit:<unit> is a symlink to it. */
+static char *machine_for_unit(const char *machines, const char *unit)
+{
+	_cleanup_free_ char *link = NULL;
+	char target[256];
+	ssize_t n;
+
+	if (!machines || !unit || strchr(unit, '/'))
+		return NULL;
+	if (asprintf(&link, "%s/unit:%s", machines, unit) < 0) {
+		link = NULL;
+		return NULL;
+	}
+	n = readlink(link, target, sizeof(target) - 1);
+	if (n <= 0)
+		return NULL;
+	target[n] = 0;
+	if (strchr(target, '/'))
+		return NULL;
+	return strdup(target);
+}
+
+int container_probe(const char *proc, pid_t pid, const char *machines, struct container *ret)
+{
+	_cleanup_free_ char *path = NULL, *text = NULL, *machine = NULL;
+	int r;
+
+	*ret = (struct container){ 0 };
+	if (asprintf(&path, "%s/%d/cgroup", proc, (int)pid) < 0) {
+		path = NULL;
+		return -ENOMEM;
+	}
+	r = read_full_file(path, CGROUP_FILE_SIZE_MAX, &text, NULL);
+	if (r < 0)
+		return r;
+	r = container_from_cgroup(text, ret);
+	if (r < 0)
+		return r;
+	machine = machine_for_unit(machines, ret->unit);
+	if (machine) {
+		if (!ret->manager)
+			ret->manager = "unknown";
+		if (!ret->name || streq(ret->manager, "nspawn")) {
+			free(ret->name);
+			ret->name = TAKE_PTR(machine);
+		}
+		r = 1;
+	}
+	return r;
+}

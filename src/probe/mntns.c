@@ -1,0 +1,139 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "probe/mntns.h"
+#include "util/util.h"
+
+#define PF_KTHREAD 0x00200000UL
+
+int64_t mntns_of_pid(int proc_fd, pid_t pid)
+{
+	char path[48];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%d/ns/mnt", (int)pid);
+	if (fstatat(proc_fd, path, &st, 0) < 0)
+		return -errno;
+	return (int64_t)st.st_ino;
+}
+
+/* PF_KTHREAD in field 9 of /proc/PID/stat. A kernel thread's namespace is the initial one,
+ * but it is no process of it: audit through it would read nothing of its own. */
+static bool is_kernel_thread(int proc_fd, pid_t pid)
+{
+	char path[48], buf[1024];
+	const char *p;
+	unsigned long flags;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "%d/stat", (int)pid);
+	fd = openat(proc_fd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return true; /* gone: not a candidate either */
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return true;
+	buf[n] = 0;
+	p = strrchr(buf, ')'); /* comm may hold anything */
+	return !p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %lu", &flags) != 1 ||
+	       (flags & PF_KTHREAD);
+}
+
+const struct mntns *mntns_find(const struct mntns_list *l, uint64_t ino)
+{
+	struct hash_cursor c = { 0 };
+	size_t i;
+
+	while ((i = hash_index_next(&l->index, hash_u64(ino), &c)) != HASH_INDEX_NONE)
+		if (l->items[i].ino == ino)
+			return &l->items[i];
+	return NULL;
+}
+
+int mntns_enumerate(const char *proc, struct mntns_list *ret)
+{
+	_cleanup_close_ int proc_fd = -EBADF;
+	struct mntns_list l = { 0 };
+	size_t last = SIZE_MAX; /* a position: the array moves as it grows */
+	struct dirent *de;
+	struct stat self;
+	DIR *d;
+	int r = 0;
+
+	*ret = (struct mntns_list){ 0 };
+	proc_fd = open(proc, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (proc_fd < 0)
+		return -errno;
+	if (fstatat(proc_fd, "self/ns/mnt", &self, 0) < 0)
+		return -errno;
+	l.self_ino = self.st_ino;
+	d = fdopendir(dup(proc_fd));
+	if (!d)
+		return -errno;
+	while ((errno = 0, de = readdir(d))) {
+		unsigned pid_u;
+		int64_t ino;
+		struct mntns *ns;
+
+		if (de->d_name[0] < '1' || de->d_name[0] > '9' ||
+		    parse_uint(de->d_name, &pid_u) < 0)
+			continue;
+		ino = mntns_of_pid(proc_fd, (pid_t)pid_u);
+		if (ino < 0) {
+			if (ino != -ENOENT && ino != -ESRCH)
+				l.skipped++;
+			continue;
+		}
+		if ((uint64_t)ino == l.self_ino) {
+			l.pids_self++;
+			continue;
+		}
+		/* Processes of one namespace are mostly neighbours in pid order. */
+		ns = last != SIZE_MAX && l.items[last].ino == (uint64_t)ino
+			 ? &l.items[last]
+			 : (struct mntns *)mntns_find(&l, (uint64_t)ino);
+		if (!ns) {
+			if (GROW(l.items, l.allocated, l.n + 1) < 0 ||
+			    hash_index_add(&l.index, hash_u64((uint64_t)ino), l.n) < 0) {
+				r = -ENOMEM;
+				break;
+			}
+			ns = &l.items[l.n++];
+			*ns = (struct mntns){ .ino = (uint64_t)ino };
+		}
+		last = (size_t)(ns - l.items);
+		if (GROW(ns->all, ns->allocated_all, ns->pids_total + 1) < 0) {
+			r = -ENOMEM;
+			break;
+		}
+		ns->all[ns->pids_total++] = (pid_t)pid_u;
+		if (ns->n_pids < MNTNS_CANDIDATES && !is_kernel_thread(proc_fd, (pid_t)pid_u))
+			ns->pids[ns->n_pids++] = (pid_t)pid_u;
+	}
+	if (r == 0 && errno != 0)
+		r = -errno;
+	closedir(d);
+	if (r < 0) {
+		mntns_list_done(&l);
+		return r;
+	}
+	*ret = l;
+	return 0;
+}
+
+void mntns_list_done(struct mntns_list *l)
+{
+	FOREACH_ARRAY (ns, l->items, l->n)
+		free(ns->all);
+	free(l->items);
+	hash_index_done(&l->index);
+	*l = (struct mntns_list){ 0 };
+}

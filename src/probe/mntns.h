@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The mount namespaces of a host, found by one walk of /proc (audit --all-namespaces, the
+ * daemon's [Namespaces] Audit=all): each process's /proc/PID/ns/mnt is stat(2)ed and grouped by
+ * its inode. A process that exits during the walk, a kernel thread, a process whose namespace
+ * cannot be read (not root) is passed over, never an error.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "util/hashindex.h"
+
+/* Processes kept per namespace to audit it through: when the first has exited by the time its
+ * turn comes, the next is tried. */
+#define MNTNS_CANDIDATES 4
+
+struct mntns {
+	uint64_t
+	    ino; /* the inode of the namespace in nsfs: what `lsns` and /proc/PID/ns/mnt show */
+	unsigned pids_total;
+	unsigned n_pids;
+	pid_t pids[MNTNS_CANDIDATES]; /* the lowest pids that are not kernel threads */
+	pid_t *all;		      /* every process of it (pids_total), for its holders */
+	size_t allocated_all;
+};
+
+struct mntns_list {
+	struct mntns *items; /* in the order /proc lists them: by the lowest pid */
+	size_t n, allocated;
+	struct hash_index index; /* ino -> position */
+	uint64_t self_ino;	 /* the caller's own namespace (not in items) */
+	unsigned pids_self;	 /* processes in the caller's namespace */
+	unsigned skipped;	 /* processes whose namespace could not be read */
+};
+
+/* Walk proc ("/proc") once. The caller's own namespace is counted but not listed. */
+int mntns_enumerate(const char *proc, struct mntns_list *ret);
+void mntns_list_done(struct mntns_list *l);
+/* The namespace whose inode is ino, or NULL. */
+const struct mntns *mntns_find(const struct mntns_list *l, uint64_t ino);
+
+/* The mount namespace inode of process pid under proc, or a negative errno (-ENOENT, -ESRCH
+ * once it has exited; -EACCES when not ours to read). */
+int64_t mntns_of_pid(int proc_fd, pid_t pid);

@@ -1,0 +1,299 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""audit --all-namespaces on the real kernel.
+
+Each case runs as root in a private mount *and pid* namespace (so that /proc
+lists only the processes the case starts, whatever else runs on the
+machine), with a healthy /dev of its own. Sleepers started with
+`unshare --mount` build the namespaces: healthy ones (a tmpfs /dev with a
+devpts instance of their own), a broken one (ptmxmode=000 behind a
+/dev/ptmx symlink), one that uses the caller's devpts instance. Some are moved
+into cgroups named the way docker, podman, LXC and systemd-nspawn name theirs
+(a test subtree of the real cgroup v2 hierarchy, removed afterwards), and
+systemd-machined's unit link is faked in the case's private /run.
+"""
+
+import json
+import os
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "lib"))
+sys.path.insert(0, os.path.join(HERE, "..", "daemon"))
+
+import harness  # noqa: E402
+import testlib  # noqa: E402
+from harness import Failure, Skip, log  # noqa: E402
+
+MARKER = "PTSGUARD_NAMESPACES_TEST_PARENT"
+CASES, case = testlib.case_registry()
+ID_DOCKER = "d6701ec289c56e4391acb11d07474b3139466857a305490575508a8b7a9fcf22"
+ID_PODMAN = "0ba8ac17e4e7a31fb82279503552fe94e64bab4745bf6fd2ff231e7c8ca8bed0"
+
+OWN_DEV = (
+    "mount -t tmpfs -o mode=755 tmpfs /dev && mkdir /dev/pts && "
+    "mount -t devpts -o newinstance,gid=5,mode=620,ptmxmode={ptmxmode} devpts /dev/pts && "
+    "ln -s pts/ptmx /dev/ptmx && mknod -m 666 /dev/null c 1 3"
+)
+
+
+def enter():
+    """Re-exec in a private mount and pid namespace with its own /proc."""
+    if os.environ.get(MARKER) is not None:
+        if os.environ[MARKER] == testlib.mount_ns_id():
+            raise Failure("still in the parent's mount namespace")
+        return
+    if os.geteuid() != 0:
+        raise Skip("needs root (mount and pid namespaces)")
+    env = dict(os.environ, **{MARKER: testlib.mount_ns_id()})
+    sys.stdout.flush()
+    os.execvpe(
+        "unshare",
+        ["unshare", "--mount", "--pid", "--fork", "--mount-proc", "--propagation", "private", "--", sys.executable, os.path.abspath(sys.argv[0])]
+        + sys.argv[1:],
+        env,
+    )
+
+
+def cgroup2_root():
+    with open("/proc/self/mountinfo") as f:
+        for line in f:
+            left, right = line.split(" - ", 1)
+            if right.split()[0] == "cgroup2":
+                return left.split()[4]
+    raise Skip("no cgroup v2 hierarchy is mounted")
+
+
+class World:
+    def __init__(self):
+        self.sleepers = []
+        self.cgroups = []
+        self.base = None
+
+    def sleeper(self, name, setup=None):
+        """A process in a mount namespace of its own, set up by the shell command setup."""
+        ready = "%s/ready-%s" % (harness.TEST_DIR, name)
+        script = (setup + " && " if setup else "") + "touch %s && exec sleep 600" % ready
+        p = harness.register(subprocess.Popen(["unshare", "--mount", "--propagation", "private", "sh", "-c", script], stdin=subprocess.DEVNULL))
+        harness.wait_for("sleeper %s ready" % name, lambda: os.path.exists(ready) or p.poll() is not None)
+        if p.poll() is not None:
+            raise Failure("sleeper %s exited with %d" % (name, p.returncode))
+        self.sleepers.append(p)
+        return p
+
+    def into_cgroup(self, pid, path):
+        if self.base is None:
+            self.base = os.path.join(cgroup2_root(), "ptsguard-test-%d" % os.getppid())
+            os.makedirs(self.base, exist_ok=True)
+        d = os.path.join(self.base, path)
+        os.makedirs(d, exist_ok=True)
+        self.cgroups.append(d)
+        with open(os.path.join(d, "cgroup.procs"), "w") as f:
+            f.write(str(pid))
+
+    def close(self):
+        for p in self.sleepers:
+            p.kill()
+            p.wait()
+        time.sleep(0.1)
+        for d in sorted(set(self.cgroups), key=len, reverse=True):
+            while d.startswith(self.base) and d != self.base:
+                try:
+                    os.rmdir(d)
+                except OSError:
+                    pass
+                d = os.path.dirname(d)
+        if self.base:
+            try:
+                os.rmdir(self.base)
+            except OSError:
+                pass
+
+
+def mntns(pid):
+    return os.stat("/proc/%d/ns/mnt" % pid).st_ino
+
+
+def audit(ptsguard, *args):
+    return subprocess.run([ptsguard, "audit", "--all-namespaces", "--no-color"] + list(args), stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60)
+
+
+def setup():
+    enter()
+    harness.make_private_run()
+    harness.make_private_dev()
+    harness.make_neutral_fstab()
+    # The caller's /dev/ptmx as containers have it, so that its devpts serves it.
+    os.unlink("/dev/ptmx")
+    os.symlink("pts/ptmx", "/dev/ptmx")
+    harness.remount_devpts("gid=5,mode=620,ptmxmode=0666")
+
+
+@case("json-and-attribution")
+def json_and_attribution(ptsguard):
+    c = testlib.Checker()
+    w = World()
+    try:
+        healthy = w.sleeper("healthy", OWN_DEV.format(ptmxmode="666"))
+        broken = w.sleeper("broken", OWN_DEV.format(ptmxmode="000"))
+        shared = w.sleeper("shared")  # the caller's /dev and devpts instance
+        docker = w.sleeper("docker", OWN_DEV.format(ptmxmode="666"))
+        podman = w.sleeper("podman", OWN_DEV.format(ptmxmode="666"))
+        nspawn = w.sleeper("nspawn", OWN_DEV.format(ptmxmode="666"))
+        lxc = w.sleeper("lxc", OWN_DEV.format(ptmxmode="666"))
+        w.into_cgroup(docker.pid, "system.slice/docker-%s.scope" % ID_DOCKER)
+        w.into_cgroup(podman.pid, "machine.slice/libpod-%s.scope/container" % ID_PODMAN)
+        w.into_cgroup(nspawn.pid, "machine.slice/machine-deb\\x2dtest.scope/payload")
+        w.into_cgroup(lxc.pid, "lxc.payload.web1")
+
+        r = audit(ptsguard, "--json")
+        c.eq(r.returncode, 2, "exit status: the broken namespace's critical finding (stderr %r)" % r.stderr)
+        doc = json.loads(r.stdout)
+        testlib.validate_report(doc, error=Failure)
+        c.eq(doc["findings"], [], "the host (the caller) is healthy")
+        by_ns = {n["mntns"]: n for n in doc["namespaces"]}
+        c.eq(len(doc["namespaces"]), 7, "one entry per namespace: %s" % sorted(by_ns))
+        own = mntns(os.getpid())
+        c.true(own not in by_ns, "the caller's own namespace is the top-level report, not an entry")
+
+        def ids(p):
+            n = by_ns.get(mntns(p.pid))
+            if not n:
+                c.fail("no entry for pid %d" % p.pid)
+                return None
+            c.eq(n["pid"], p.pid, "the entry names the process it was judged through")
+            c.eq(n["pids_total"], 1, "pids_total of pid %d" % p.pid)
+            return sorted(f["id"] for f in n["report"]["findings"] if f["severity"] != "info")
+
+        c.eq(ids(healthy), [], "healthy namespace: nothing above info")
+        c.eq(ids(broken), ["ptmx-locked"], "broken namespace: ptmx-locked")
+        c.eq(ids(shared), ["devpts-host-instance"], "namespace on the caller's instance")
+        c.eq(by_ns[mntns(healthy.pid)]["container"], None, "no container: null")
+        c.eq(by_ns[mntns(docker.pid)]["container"], {"manager": "docker", "id": ID_DOCKER, "name": None}, "docker")
+        c.eq(by_ns[mntns(podman.pid)]["container"], {"manager": "podman", "id": ID_PODMAN, "name": None}, "podman")
+        c.eq(by_ns[mntns(nspawn.pid)]["container"], {"manager": "nspawn", "id": None, "name": "deb-test"}, "nspawn, name unescaped")
+        c.eq(by_ns[mntns(lxc.pid)]["container"], {"manager": "lxc", "id": None, "name": "web1"}, "lxc")
+
+        # machined's name for the scope, where it has one
+        os.makedirs("/run/systemd/machines", exist_ok=True)
+        os.symlink("registered-name", "/run/systemd/machines/unit:machine-deb\\x2dtest.scope")
+        doc = json.loads(audit(ptsguard, "--json").stdout)
+        n = [n for n in doc["namespaces"] if n["mntns"] == mntns(nspawn.pid)][0]
+        c.eq(n["container"], {"manager": "nspawn", "id": None, "name": "registered-name"}, "machined's name")
+
+        # --min-severity applies to every namespace, and so does the exit status
+        r = audit(ptsguard, "--json", "--min-severity", "warning")
+        doc = json.loads(r.stdout)
+        c.eq(r.returncode, 2, "exit status with --min-severity warning")
+        c.true(all(f["severity"] != "info" for n in doc["namespaces"] for f in n["report"]["findings"]), "no info finding left")
+        w.sleepers.remove(broken)
+        broken.kill()
+        broken.wait()
+        r = audit(ptsguard, "--json")
+        c.eq(r.returncode, 1, "without the broken one: the worst is the shared namespace's warning")
+        w.sleepers.remove(shared)
+        shared.kill()
+        shared.wait()
+        r = audit(ptsguard, "--json")
+        c.eq(r.returncode, 0, "only healthy namespaces left: 0 (stderr %r)" % r.stderr)
+    finally:
+        w.close()
+    return c
+
+
+@case("text-and-prometheus")
+def text_and_prometheus(ptsguard):
+    c = testlib.Checker()
+    w = World()
+    try:
+        for i in range(3):
+            w.sleeper("healthy%d" % i, OWN_DEV.format(ptmxmode="666"))
+        broken = w.sleeper("broken", OWN_DEV.format(ptmxmode="000"))
+        w.into_cgroup(broken.pid, "system.slice/docker-%s.scope" % ID_DOCKER)
+        ino = mntns(broken.pid)
+        r = audit(ptsguard)
+        c.eq(r.returncode, 2, "exit status (stderr %r)" % r.stderr)
+        out = r.stdout
+        header = "== mount namespace %d (pid %d, 1 process, docker/%s) ==" % (ino, broken.pid, ID_DOCKER[:12])
+        c.true(header in out, "a block headed by the container: %r in\n%s" % (header, out))
+        c.true("ptmx-locked: /dev/ptmx leads to /dev/pts/ptmx with mode 0000" in out, "its finding")
+        c.eq(out.count("== mount namespace "), 1, "no block for a namespace with only info findings above the filter")
+        c.true(out.rstrip().endswith("3 other namespaces: no findings"), "one line for the rest:\n%s" % out)
+
+        r = audit(ptsguard, "--format", "prometheus")
+        c.eq(r.returncode, 2, "prometheus: exit status")
+        line = 'ptsguard_finding{check="ptmx-locked",severity="critical",mntns="%d",container="docker/%s"} 1' % (ino, ID_DOCKER[:12])
+        c.true(line in r.stdout.splitlines(), "series %s in\n%s" % (line, r.stdout))
+        c.true('ptsguard_findings{severity="critical",mntns="%d",container="docker/%s"} 1' % (ino, ID_DOCKER[:12]) in r.stdout, "its count")
+        c.eq(r.stdout.count('ptsguard_findings{severity="critical",mntns='), 4, "a count series for every namespace")
+        promtool = subprocess.run(["promtool", "check", "metrics"], input=r.stdout, capture_output=True, text=True)
+        c.eq((promtool.returncode, promtool.stdout + promtool.stderr), (0, ""), "promtool check metrics")
+    finally:
+        w.close()
+    return c
+
+
+@case("exiting-processes")
+def exiting_processes(ptsguard):
+    """Namespaces whose processes come and go during the walk: never an error."""
+    c = testlib.Checker()
+    w = World()
+    try:
+        stays = w.sleeper("stays", OWN_DEV.format(ptmxmode="666"))
+        churn = subprocess.Popen(
+            ["sh", "-c", "while :; do unshare --mount --propagation private true; done"], stdin=subprocess.DEVNULL
+        )
+        harness.register(churn)
+        try:
+            for i in range(20):
+                r = audit(ptsguard, "--json")
+                # A namespace caught before its process exits shares the caller's devpts
+                # (devpts-host-instance, a warning): 0 or 1, never 3.
+                c.true(r.returncode in (0, 1), "run %d: exit status %d (stderr %r)" % (i, r.returncode, r.stderr))
+                c.eq(r.stderr, "", "run %d: nothing on stderr" % i)
+                doc = json.loads(r.stdout)
+                c.eq([n["pid"] for n in doc["namespaces"] if n["mntns"] == mntns(stays.pid)], [stays.pid], "run %d: the stable one" % i)
+        finally:
+            churn.kill()
+            churn.wait()
+    finally:
+        w.close()
+    return c
+
+
+def main():
+    import argparse
+
+    p = argparse.ArgumentParser()
+    p.add_argument("--ptsguard")
+    p.add_argument("--check-registered", action="store_true")
+    p.add_argument("case", nargs="*")
+    args = p.parse_args()
+    if args.check_registered:
+        if sorted(args.case) != sorted(CASES):
+            log("meson.build lists %s, namespaces.py has %s" % (sorted(args.case), sorted(CASES)))
+            return 1
+        return 0
+    try:
+        setup()
+        c = CASES[args.case[0]](os.path.abspath(args.ptsguard))
+    except Skip as e:
+        log("SKIP: %s" % e)
+        return testlib.EXIT_SKIP
+    except Failure as e:
+        log("FAIL: %s" % e)
+        return 1
+    finally:
+        harness.stop_children()
+    if c.failures:
+        for f in c.failures:
+            log("FAIL: " + f)
+        return 1
+    log("PASS")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

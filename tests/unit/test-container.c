@@ -1,0 +1,128 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Attribution of a process to its container from /proc/PID/cgroup, with the paths the
+ * runtimes really write (cgroup v2, v1 and hybrid), and the enumeration of namespaces. */
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "probe/container.h"
+#include "probe/mntns.h"
+#include "test.h"
+#include "util/util.h"
+
+#define ID1 "d6701ec289c56e4391acb11d07474b3139466857a305490575508a8b7a9fcf22"
+#define ID2 "0ba8ac17e4e7a31fb82279503552fe94e64bab4745bf6fd2ff231e7c8ca8bed0"
+
+static void expect(const char *text, const char *manager, const char *id, const char *name)
+{
+	struct container c;
+	int r = container_from_cgroup(text, &c);
+
+	CHECK_MSG(r == (manager ? 1 : 0), "%s: returned %d", text, r);
+	CHECK_MSG(streq_ptr(c.manager, manager), "%s: manager %s, expected %s", text,
+		  c.manager ?: "(null)", manager ?: "(null)");
+	CHECK_MSG(streq_ptr(c.id, id), "%s: id %s, expected %s", text, c.id ?: "(null)",
+		  id ?: "(null)");
+	CHECK_MSG(streq_ptr(c.name, name), "%s: name %s, expected %s", text, c.name ?: "(null)",
+		  name ?: "(null)");
+	container_done(&c);
+}
+
+int main(void)
+{
+	/* docker, systemd driver (v2), and cgroupfs driver on a hybrid host */
+	expect("0::/system.slice/docker-" ID1 ".scope\n", "docker", ID1, NULL);
+	expect("12:memory:/docker/" ID1 "\n11:name=systemd:/docker/" ID1
+	       "\n0::/system.slice/containerd.service\n",
+	       "docker", ID1, NULL);
+	/* rootless docker */
+	expect("0::/user.slice/user-1000.slice/user@1000.service/user.slice/docker-" ID1 ".scope\n",
+	       "docker", ID1, NULL);
+	/* podman: rootful, rootless, the split container cgroup, cgroupfs, and conmon alone */
+	expect("0::/machine.slice/libpod-" ID1 ".scope\n", "podman", ID1, NULL);
+	expect("0::/user.slice/user-1000.slice/user@1000.service/user.slice/libpod-" ID1
+	       ".scope/container\n",
+	       "podman", ID1, NULL);
+	expect("4:memory:/libpod_parent/libpod-" ID1 "\n0::/\n", "podman", ID1, NULL);
+	expect("0::/machine.slice/libpod-conmon-" ID1 ".scope\n", NULL, NULL, NULL);
+	/* kubernetes: containerd, CRI-O, docker under the systemd driver; cgroupfs */
+	expect(
+	    "0::/kubepods.slice/kubepods-burstable.slice/"
+	    "kubepods-burstable-pod414cbe69_8d5a_4d9f_8ad4_6606f7f69e33.slice/cri-containerd-" ID2
+	    ".scope\n",
+	    "containerd", ID2, "pod414cbe69-8d5a-4d9f-8ad4-6606f7f69e33");
+	expect("13:freezer:/kubepods.slice/kubepods-burstable.slice/"
+	       "kubepods-burstable-poda5c1f8d5_1919_434d_add7_4afaafdaef89.slice/crio-" ID2
+	       ".scope\n1:name=systemd:/kubepods.slice/kubepods-burstable.slice/"
+	       "kubepods-burstable-poda5c1f8d5_1919_434d_add7_4afaafdaef89.slice/crio-" ID2
+	       ".scope\n",
+	       "crio", ID2, "poda5c1f8d5-1919-434d-add7-4afaafdaef89");
+	expect("0::/kubepods.slice/kubepods-besteffort.slice/"
+	       "kubepods-besteffort-pod9692aa0e_748e_11e8_8dfa_76d458035df6.slice/docker-" ID1
+	       ".scope\n",
+	       "docker", ID1, "pod9692aa0e-748e-11e8-8dfa-76d458035df6");
+	expect("0::/kubepods/besteffort/pod2ca4a155-3599-498d-bb9d-4446693fa3ea/" ID2 "\n",
+	       "unknown", ID2, "pod2ca4a155-3599-498d-bb9d-4446693fa3ea");
+	expect("0::/kubepods/burstable/pod2ca4a155-3599-498d-bb9d-4446693fa3ea/crio-" ID2 "\n",
+	       "crio", ID2, "pod2ca4a155-3599-498d-bb9d-4446693fa3ea");
+	expect("0::/kubepods.slice/kubepods-besteffort.slice/"
+	       "kubepods-besteffort-pod2ca4a155_3599_498d_bb9d_4446693fa3ea.slice/crio-conmon-" ID2
+	       ".scope\n",
+	       NULL, NULL, NULL);
+	/* containerd without kubernetes */
+	expect("0::/containerd/redis\n", "containerd", "redis", NULL);
+	/* docker inside kind (a container in a container): the innermost */
+	expect("0::/docker/" ID1 "/kubepods.slice/kubepods-besteffort.slice/"
+	       "kubepods-besteffort-pod2ca4a155_3599_498d_bb9d_4446693fa3ea.slice/crio-" ID2
+	       ".scope\n",
+	       "crio", ID2, "pod2ca4a155-3599-498d-bb9d-4446693fa3ea");
+	/* LXC 4+, nested units inside it, older LXC, and the monitor on the host's side */
+	expect("0::/lxc.payload.web1\n", "lxc", NULL, "web1");
+	expect("0::/lxc.payload.web-1/system.slice/systemd-logind.service\n", "lxc", NULL, "web-1");
+	expect("5:devices:/lxc/build\n1:name=systemd:/lxc/build\n0::/\n", "lxc", NULL, "build");
+	expect("0::/lxc.monitor.web1\n", NULL, NULL, NULL);
+	/* systemd-nspawn: escaped names, the payload split */
+	expect("0::/machine.slice/machine-foo\\x2dbar.scope/payload/init.scope\n", "nspawn", NULL,
+	       "foo-bar");
+	expect("0::/machine.slice/machine-deb12.scope\n", "nspawn", NULL, "deb12");
+	/* a systemd service of its own namespace, also a user's */
+	expect("0::/system.slice/systemd-logind.service\n", "systemd", NULL,
+	       "systemd-logind.service");
+	expect("0::/system.slice/system-getty.slice/getty\\x40tty1.service\n", "systemd", NULL,
+	       "getty@tty1.service");
+	expect("0::/user.slice/user-1000.slice/user@1000.service/app.slice/"
+	       "dbus-broker.service\n",
+	       "systemd", NULL, "dbus-broker.service");
+	/* nothing: a login session, the root, garbage */
+	expect("0::/user.slice/user-1000.slice/session-3.scope\n", NULL, NULL, NULL);
+	expect("0::/\n", NULL, NULL, NULL);
+	expect("", NULL, NULL, NULL);
+	expect("garbage without colons\n::\n0::\n", NULL, NULL, NULL);
+	/* not 64 hex digits: not an id */
+	expect("0::/system.slice/docker-1234.scope\n", NULL, NULL, NULL);
+
+	{
+		char s[] = "foo\\x2dbar\\x40x\\xZZ\\x00";
+
+		unit_name_unescape(s);
+		EXPECT_STR(s, "foo-bar@x\\xZZ\\x00");
+	}
+	{
+		struct mntns_list l;
+		struct stat st;
+
+		EXPECT_INT(mntns_enumerate("/proc", &l), 0);
+		EXPECT_INT(stat("/proc/self/ns/mnt", &st), 0);
+		EXPECT_INT(l.self_ino, st.st_ino);
+		EXPECT(l.pids_self >= 1);
+		EXPECT(mntns_find(&l, l.self_ino) == NULL);
+		for (size_t i = 0; i < l.n; i++) {
+			EXPECT(l.items[i].ino != l.self_ino);
+			EXPECT(l.items[i].n_pids <= l.items[i].pids_total);
+			EXPECT(mntns_find(&l, l.items[i].ino) == &l.items[i]);
+		}
+		mntns_list_done(&l);
+		EXPECT_INT(mntns_enumerate("/nonexistent", &l), -ENOENT);
+	}
+	return test_result("test-container");
+}
