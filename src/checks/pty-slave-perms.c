@@ -1,6 +1,19 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "checks/check.h"
 
+/* Slave idx of instance dev is bound somewhere itself (a mount whose root is "/idx"): a container
+ * manager's console (LXC binds its console pty on /dev/console with mode 0700 on purpose). */
+static bool slave_is_bound(const struct snapshot *s, dev_t dev, unsigned idx)
+{
+	char root[16];
+
+	snprintf(root, sizeof(root), "/%u", idx);
+	FOREACH_ARRAY (m, s->mounts->entries, s->mounts->n_entries)
+		if (m->dev == dev && streq(m->root, root))
+			return true;
+	return false;
+}
+
 static int pty_slave_perms(const struct check_context *ctx, const struct check_info *info,
 			   struct findings *out)
 {
@@ -26,7 +39,7 @@ static int pty_slave_perms(const struct check_context *ctx, const struct check_i
 		json_object *o;
 
 		if (!node_is_slave(node, e->mountpoint, in->dev, &idx) ||
-		    (node->gid == s->tty_gid && mode_ok))
+		    (node->gid == s->tty_gid && mode_ok) || slave_is_bound(s, in->dev, idx))
 			continue;
 		if (!slaves)
 			slaves = json_object_new_array();
@@ -79,7 +92,9 @@ const struct check_info check_pty_slave_perms = {
 	    "Slave nodes on the serving instance have a group other than tty or a mode "
 	    "other than 620/600 (only the mode [Devpts] Mode= pins, when it pins one): they "
 	    "were created while the devpts options were wrong. "
-	    "Fixing the mount options does not change existing slaves.",
+	    "Fixing the mount options does not change existing slaves. A slave that is "
+	    "itself bind-mounted elsewhere (a container manager's console, as LXC binds one "
+	    "on /dev/console with mode 0700) has the mode its manager chose, and is left out.",
 	.remedy = "chgrp tty /dev/pts/N && chmod 620 /dev/pts/N (for each listed slave)",
 	.repair = REPAIR_SLAVES,
 	.run = pty_slave_perms,
