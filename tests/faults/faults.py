@@ -135,6 +135,95 @@ def case_fifo_inputs(ptsguard, opts):
     c.done()
 
 
+def special_config_files(directory):
+    """Each hostile kind of configuration file, made at directory/NAME by the returned
+    functions: a FIFO (libeconf would wait for a writer forever), a sparse 200 MB file (its
+    parser would take hours), a symlink to /dev/zero (it would read until memory runs out)."""
+
+    def fifo(path):
+        os.mkfifo(path)
+        return "not a regular file"
+
+    def huge(path):
+        with open(path, "w") as f:
+            f.truncate(200 << 20)
+        return "the file is too large (%d bytes, at most 1048576)" % (200 << 20)
+
+    def zero(path):
+        if not os.path.exists("/dev/zero"):  # the harness's /dev has ptmx and null only
+            os.mknod("/dev/zero", 0o666 | stat.S_IFCHR, os.makedev(1, 5))
+        os.symlink("/dev/zero", path)
+        return "not a regular file"
+
+    return (("FIFO", fifo), ("200 MB file", huge), ("symlink to /dev/zero", zero))
+
+
+def run_measured(argv, what, **kw):
+    """Run argv to its end within HANG; returns (exit status, stderr, peak RSS in KiB)."""
+    err = tempfile.TemporaryFile(mode="w+")
+    p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err, text=True, **kw)
+    deadline = time.monotonic() + HANG
+    while True:
+        pid, status, usage = os.wait4(p.pid, os.WNOHANG)
+        if pid:
+            break
+        if time.monotonic() > deadline:
+            p.kill()
+            p.wait()
+            err.seek(0)
+            raise Failure("%s hung (no exit within %d s); stderr: %s" % (what, HANG, err.read()[-2000:]))
+        time.sleep(0.02)
+    p.returncode = os.waitstatus_to_exitcode(status)
+    err.seek(0)
+    return p.returncode, err.read(), usage.ru_maxrss
+
+
+def case_config_special(ptsguard, opts):
+    """A FIFO, a 200 MB file and a symlink to /dev/zero as the configuration file and as a
+    drop-in: `ptsguard audit` refuses each (exit 3, naming the file and why) without reading
+    it (bounded memory); the daemon does not start on it; a running daemon reloaded onto it
+    keeps its previous configuration and carries on auditing."""
+    c = Checker()
+    vendor, admin = opts.get("vendor_dir"), opts.get("admin_dir")
+    if not vendor or not admin:
+        raise Failure("--opt vendor_dir=... --opt admin_dir=... are required")
+    dcases.overlay_writable(admin + "/ptsguard.conf.d")
+    for where in (admin + "/ptsguard.conf", admin + "/ptsguard.conf.d/50-hostile.conf"):
+        for kind, make in special_config_files(os.path.dirname(where)):
+            what = "%s at %s" % (kind, where)
+            why = make(where)
+            rc, err, rss = run_measured([ptsguard, "audit"], "audit with a " + what)
+            c.eq((rc, err), (3, "ptsguard: audit: %s: %s\n" % (where, why)), "audit, " + what)
+            c.true(rss < 64 << 10, "audit, %s: peak RSS %d KiB (the file is not read)" % (what, rss))
+            rc, err, _ = run_measured([ptsguard, "daemon"], "daemon with a " + what, env=dict(os.environ, NOTIFY_SOCKET=""))
+            c.eq((rc, err), (1, "ptsguard: %s: %s; not starting\n" % (where, why)), "daemon start, " + what)
+            os.unlink(where)
+
+    # A reload onto each keeps the previous configuration: Policy=off stays, audits go on.
+    journal = Journald()
+    daemon = Daemon(ptsguard)
+    daemon.wait_ready()
+    wait_state("first audit", lambda r: finding_ids(r) == [])
+    for kind, make in special_config_files(TEST_DIR):
+        os.unlink(daemon.config_path)
+        why = make(daemon.config_path)
+        readies = daemon.notify.count("READY", "1")
+        daemon.signal(signal.SIGHUP)
+        daemon.notify.wait("READY", "1", after=readies, what="READY=1 after the reload onto a " + kind)
+        want = "%s: %s; keeping the previous configuration" % (daemon.config_path, why)
+        wait_for("the refusal of the %s journaled" % kind, lambda: any(e.get("MESSAGE") == want for e in journal.entries(_PID=str(daemon.pid))))
+        remount_devpts("mode=620")
+        wait_state("gid= lost after the reload onto a " + kind, lambda r: finding_ids(r) == ["devpts-options-lost"])
+        remount_devpts("gid=5,mode=620")
+        wait_state("healthy again after the reload onto a " + kind, lambda r: finding_ids(r) == [])
+        os.unlink(daemon.config_path)
+        daemon.write_config(default_config())
+    settled(c, ptsguard, daemon, "after reloads onto hostile configuration files")
+    dcases.stop_daemon(c, daemon)
+    journal.stop()
+    c.done()
+
+
 def case_sighup_storm(ptsguard, opts):
     """200 SIGHUPs in a burst while gid= is lost and found again: the daemon keeps running
     and its state file matches a fresh audit."""
@@ -162,6 +251,7 @@ CASES = {
     "verify-stopped": (case_verify_stopped, True),
     "fifo-inputs": (case_fifo_inputs, True),
     "sighup-storm": (case_sighup_storm, True),
+    "config-special": (case_config_special, True),
 }
 
 if __name__ == "__main__":
