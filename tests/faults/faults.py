@@ -28,6 +28,7 @@ import daemon as dcases  # noqa: E402
 from harness import (  # noqa: E402
     STATE_FILE,
     TEST_DIR,
+    WAIT,
     Checker,
     Daemon,
     Failure,
@@ -38,10 +39,12 @@ from harness import (  # noqa: E402
     main,
     remount_devpts,
     sys_mount,
+    sys_umount,
     wait_for,
     wait_state,
 )
 
+STARTUP_DEADLINE = 10  # seconds: STARTUP_DEADLINE_USEC of src/daemon/startup-guard.h
 HANG = 60  # seconds after which a command that should finish counts as hung
 
 
@@ -224,6 +227,87 @@ def case_config_special(ptsguard, opts):
     c.done()
 
 
+HUNG_FUSE = os.path.join(HERE, "..", "helpers", "hung-fuse")
+
+
+class HungFuse:
+    """tests/helpers/hung-fuse at mountpoint: a FUSE daemon that stops answering on demand."""
+
+    def __init__(self, mountpoint, hung=False):
+        os.makedirs(mountpoint, exist_ok=True)
+        if not os.path.exists("/dev/fuse"):  # the harness's /dev has ptmx and null only
+            os.mknod("/dev/fuse", 0o666 | stat.S_IFCHR, os.makedev(10, 229))
+        self.proc = subprocess.Popen([sys.executable, HUNG_FUSE, mountpoint] + (["--hung"] if hung else []), stdout=subprocess.PIPE, text=True)
+        self.expect("ready")
+        if not hung:
+            os.close(os.open(mountpoint + "/file", os.O_RDONLY))  # the one FLUSH: see hung-fuse
+
+    def expect(self, word):
+        line = self.proc.stdout.readline().strip()
+        if line != word:
+            raise Failure("hung-fuse said %r, not %r" % (line, word))
+
+    def hang(self):
+        self.proc.send_signal(signal.SIGUSR1)
+        self.expect("hung")
+
+    def release(self):
+        self.proc.send_signal(signal.SIGUSR2)
+        self.expect("back")
+
+    def stop(self):
+        self.proc.kill()
+        self.proc.wait()
+
+
+def case_hung_fuse(ptsguard, opts):
+    """A FUSE daemon that stops answering. Held open by a process that holds a pty of a covered
+    instance, its file is stat'ed by the holder scan from what the kernel cached
+    (AT_STATX_DONT_SYNC): `ptsguard audit` ends and names the holder. Mounted where a setuid
+    pt_chown would be (/usr/libexec), a lookup no flag avoids makes the daemon's first audit
+    wait: past the start's deadline the daemon says READY=1 with a degraded STATUS= and feeds the
+    watchdog; once the FUSE daemon answers, the audit ends, the state file is written and the
+    daemon carries on."""
+    c = Checker()
+    fuse = HungFuse(TEST_DIR + "/fuse")
+    held = os.open(TEST_DIR + "/fuse/file", os.O_RDONLY)
+    master, slave = os.openpty()  # on the instance at /dev/pts, held by this process
+    sys_mount("devpts", "/dev/pts", "devpts", 0, "gid=5,mode=620")
+    fuse.hang()
+    r = run_bounded([ptsguard, "audit", "--json"], "audit while a held file's FUSE daemon hangs")
+    c.true("devpts-orphan-in-use" in r.stdout, "the holder of the covered instance is found (exit %d, stderr: %s)" % (r.returncode, r.stderr.strip()))
+    fuse.release()
+    for fd in (held, master, slave):
+        os.close(fd)
+    sys_umount("/dev/pts")
+    fuse.stop()
+
+    journal = Journald()
+    fuse = HungFuse("/usr/libexec", hung=True)
+    watchdog_usec = 2000000
+    daemon = Daemon(ptsguard, watchdog_usec=watchdog_usec)
+    ready = wait_for("READY=1 past the start's deadline", lambda: daemon.notify.count("READY", "1") > 0, timeout=STARTUP_DEADLINE + WAIT)
+    first = [m for _, m in daemon.notify.all() if m.get("READY") == "1"][0]
+    c.true(first.get("STATUS", "").startswith("Degraded: the first audit has not ended after %d s" % STARTUP_DEADLINE), "READY=1 comes with a degraded STATUS=: %r" % first.get("STATUS"))
+    c.true("request_wait_answer" in first.get("STATUS", ""), "STATUS= says where the audit waits: %r" % first.get("STATUS"))
+    c.true(not os.path.exists(STATE_FILE), "no state file before the first audit ends")
+    pings = daemon.notify.count("WATCHDOG", "1")
+    wait_for("the watchdog fed while the first audit waits", lambda: daemon.notify.count("WATCHDOG", "1") > pings)
+    c.true(ready and daemon.alive(), "the daemon still runs")
+    fuse.release()
+    wait_state("the first audit's result", lambda r: finding_ids(r) == [])
+    wait_for("READY=1 again with the audit's STATUS=", lambda: [m.get("STATUS") for _, m in daemon.notify.all() if m.get("READY") == "1"][1:])
+    want = "past its deadline of %d s: the service was reported ready (degraded) before it" % STARTUP_DEADLINE
+    wait_for("the late first audit journaled", lambda: any(want in e.get("MESSAGE", "") for e in journal.entries(_PID=str(daemon.pid))))
+    remount_devpts("mode=620")
+    wait_state("gid= lost after the late start", lambda r: finding_ids(r) == ["devpts-options-lost"])
+    settled(c, ptsguard, daemon, "after the hung FUSE daemon answered")
+    dcases.stop_daemon(c, daemon)
+    fuse.stop()
+    journal.stop()
+    c.done()
+
+
 def case_sighup_storm(ptsguard, opts):
     """200 SIGHUPs in a burst while gid= is lost and found again: the daemon keeps running
     and its state file matches a fresh audit."""
@@ -252,6 +336,7 @@ CASES = {
     "fifo-inputs": (case_fifo_inputs, True),
     "sighup-storm": (case_sighup_storm, True),
     "config-special": (case_config_special, True),
+    "hung-fuse": (case_hung_fuse, True),
 }
 
 if __name__ == "__main__":
