@@ -308,6 +308,42 @@ def case_hung_fuse(ptsguard, opts):
     c.done()
 
 
+def case_journal_hung(ptsguard, opts):
+    """journald hung (its socket bound, never read), then back: the daemon never waits on it,
+    the entries queue, arrive in order once it reads again, and the state file matches a fresh
+    audit (the case is tests/daemon's, run here)."""
+    dcases.case_journal_hung(ptsguard, opts)
+
+
+def case_deep_mounts(ptsguard, opts):
+    """1,000 tmpfs mounts at a depth of 1,990 directories mounted under a running daemon (the
+    analysis was once quadratic in the depth): the daemon follows, sees gid= lost and found,
+    and its state file matches a fresh audit."""
+    journal = Journald()
+    daemon = Daemon(ptsguard)
+    daemon.wait_ready()
+    c = Checker()
+    wait_state("first audit", lambda r: finding_ids(r) == [])
+    deep = os.path.join(TEST_DIR, *(["d"] * 1990))
+    fd = os.open(TEST_DIR, os.O_RDONLY | os.O_DIRECTORY)
+    for _ in range(1990):  # not os.makedirs(), which recurses once per level
+        os.mkdir("d", dir_fd=fd)
+        fd, old = os.open("d", os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd), fd
+        os.close(old)
+    os.close(fd)
+    for i in range(1000):
+        os.mkdir(os.path.join(deep, str(i)))
+        sys_mount("tmpfs", os.path.join(deep, str(i)), "tmpfs", 0, "size=4k")
+    remount_devpts("mode=620")
+    wait_state("gid= lost under 1,000 deep mounts", lambda r: finding_ids(r) == ["devpts-options-lost"])
+    remount_devpts("gid=5,mode=620")
+    wait_state("healthy again", lambda r: finding_ids(r) == [])
+    settled(c, ptsguard, daemon, "with 1,000 mounts 1,990 directories deep")
+    dcases.stop_daemon(c, daemon)
+    journal.stop()
+    c.done()
+
+
 def case_sighup_storm(ptsguard, opts):
     """200 SIGHUPs in a burst while gid= is lost and found again: the daemon keeps running
     and its state file matches a fresh audit."""
@@ -337,6 +373,8 @@ CASES = {
     "sighup-storm": (case_sighup_storm, True),
     "config-special": (case_config_special, True),
     "hung-fuse": (case_hung_fuse, True),
+    "journal-hung": (case_journal_hung, True),
+    "deep-mounts": (case_deep_mounts, True),
 }
 
 if __name__ == "__main__":
