@@ -29,6 +29,7 @@
 #include "daemon/holder-cache.h"
 #include "daemon/nsfollow.h"
 #include "daemon/privileges.h"
+#include "daemon/startup-guard.h"
 #include "pipeline/conf.h"
 #include "probe/mounttrack.h"
 #include "probe/probe.h"
@@ -160,6 +161,9 @@ struct daemon {
 	/* The journal without blocking: a journald that stops reading must not stop audits. */
 	struct journal_queue *journal;
 	sd_event_source *journal_source;
+
+	/* READY=1 (degraded) when the first audit is late: see daemon/startup-guard.h. */
+	struct startup_guard startup;
 };
 
 /* ---- logging: the journal when there is one (with fields), else standard error ---- */
@@ -1317,6 +1321,10 @@ int daemon_new(const struct daemon_options *opts, struct daemon **ret)
 	if (d->no_probe)
 		d->config->probe_enabled = false;
 	log_config_loaded(d->config, "Loaded");
+	/* From here on, what waits on a file system counts against the start's deadline. */
+	r = startup_guard_start(&d->startup, STARTUP_DEADLINE_USEC);
+	if (r < 0)
+		log_warning("No deadline for the first audit: %s", strerror(-r));
 
 	r = sd_event_new(&d->event);
 	if (r < 0)
@@ -1380,6 +1388,12 @@ int daemon_run(struct daemon *d)
 
 	(void)daemon_audit(d);
 	daemon_apply_namespaces(d);
+	if (startup_guard_stop(&d->startup))
+		log_warning(
+		    "The first audit ended %.1f s after the start, past its deadline of %llu "
+		    "s: the service was reported ready (degraded) before it",
+		    (double)(now_usec(CLOCK_MONOTONIC) - d->startup.start) / 1e6,
+		    (unsigned long long)(STARTUP_DEADLINE_USEC / USEC_PER_SEC));
 	daemon_notify_status(d, true);
 	r = sd_event_loop(d->event);
 	if (r < 0)
@@ -1391,6 +1405,7 @@ struct daemon *daemon_free(struct daemon *d)
 {
 	if (!d)
 		return NULL;
+	(void)startup_guard_stop(&d->startup);
 	sd_event_source_disable_unref(d->sigterm_source);
 	sd_event_source_disable_unref(d->sigint_source);
 	sd_event_source_disable_unref(d->sighup_source);

@@ -25,9 +25,12 @@ int config_file_check_size(const char *path, off_t *ret_size)
 {
 	struct stat st;
 
-	/* stat(), not open(): opening a FIFO would wait for a writer. */
-	if (stat(path, &st) < 0 || !S_ISREG(st.st_mode))
+	/* stat(), not open(): opening a FIFO would wait for a writer, and opening a device may do
+	 * something (a watchdog, a tape). It follows a symlink, as libeconf's fopen() does. */
+	if (stat(path, &st) < 0)
 		return 0;
+	if (!S_ISREG(st.st_mode))
+		return -EBADFD;
 	if (st.st_size <= (off_t)CONFIG_FILE_SIZE_MAX)
 		return 0;
 	*ret_size = st.st_size;
@@ -44,7 +47,7 @@ static int check_one(const char *dir, const char *sub, const char *name, char *b
 	    (int)sizeof(path))
 		return 0; /* libeconf cannot open it either */
 	r = config_file_check_size(path, ret_size);
-	if (r == -EFBIG)
+	if (r < 0)
 		snprintf(bad_path, size, "%s", path);
 	return r;
 }

@@ -515,6 +515,15 @@ static int fail_too_large(struct config_error *err, const char *path, off_t size
 		    CONFIG_FILE_SIZE_MAX);
 }
 
+/* Anything but a regular file: libeconf would wait on a FIFO forever or read a device without
+ * end. */
+static int fail_check(struct config_error *err, const char *path, int r, off_t size)
+{
+	if (r == -EFBIG)
+		return fail_too_large(err, path, size);
+	return fail(err, path, 0, "not a regular file");
+}
+
 static int econf_to_errno(econf_err e)
 {
 	switch (e) {
@@ -654,8 +663,9 @@ int config_load(const char *path, struct config **ret, struct config_error *err)
 	if (path) {
 		econf_file *kf = NULL;
 
-		if (config_file_check_size(path, &size) == -EFBIG)
-			return fail_too_large(err, path, size);
+		r = config_file_check_size(path, &size);
+		if (r < 0)
+			return fail_check(err, path, r, size);
 		e = econf_readFile(&kf, path, "=", "#;");
 		if (e != ECONF_SUCCESS)
 			return fail_econf(err, e, path);
@@ -672,8 +682,8 @@ int config_load(const char *path, struct config **ret, struct config_error *err)
 	 * over the previous ones is libeconf's merge, with every key checked where it was written.
 	 */
 	r = config_dirs_check_size(config_vendor_dir, config_admin_dir, big, sizeof(big), &size);
-	if (r == -EFBIG)
-		return fail_too_large(err, big, size);
+	if (r < 0)
+		return fail_check(err, big, r, size);
 	e = econf_readDirsHistory(&files, &n_files, config_vendor_dir, config_admin_dir, "ptsguard",
 				  "conf", "=", "#;");
 	if (e == ECONF_NOFILE) {

@@ -35,6 +35,21 @@ const char *const pt_chown_paths[] = {
 	NULL,
 };
 
+/* glob(), except that a pattern without wildcards is its own only match, unchecked: glob()
+ * would stat(2) it, which waits for a hung NFS server or FUSE daemon; the callers check each
+ * match with stat_nosync(). 0, GLOB_NOMATCH or GLOB_NOSPACE, as glob(); globfree() after. */
+static int glob_nosync(const char *pattern, int flags, glob_t *g)
+{
+	*g = (glob_t){ 0 };
+	if (strpbrk(pattern, "*?[\\"))
+		return glob(pattern, flags, NULL, g);
+	g->gl_pathv = calloc(2, sizeof(char *));
+	if (!g->gl_pathv || !(g->gl_pathv[0] = strdup(pattern)))
+		return GLOB_NOSPACE;
+	g->gl_pathc = 1;
+	return 0;
+}
+
 int setuid_helper_dirs(char ***ret)
 {
 	_cleanup_strv_free_ char **dirs = NULL;
@@ -46,12 +61,12 @@ int setuid_helper_dirs(char ***ret)
 
 		if (!dir)
 			return -ENOMEM;
-		if (glob(dir, GLOB_NOSORT | GLOB_ONLYDIR, NULL, &g) == 0)
+		if (glob_nosync(dir, GLOB_NOSORT | GLOB_ONLYDIR, &g) == 0)
 			for (size_t i = 0; r >= 0 && i < g.gl_pathc; i++) {
 				struct stat st;
 
-				if (stat(g.gl_pathv[i], &st) < 0 || !S_ISDIR(st.st_mode) ||
-				    strv_contains(dirs, g.gl_pathv[i]))
+				if (stat_nosync(AT_FDCWD, g.gl_pathv[i], 0, &st) < 0 ||
+				    !S_ISDIR(st.st_mode) || strv_contains(dirs, g.gl_pathv[i]))
 					continue;
 				r = strv_extend(&dirs, g.gl_pathv[i]);
 			}
@@ -351,8 +366,9 @@ static int scan_process(struct snapshot *s, int proc_fd, const char *pid_name, c
 
 		if (de->d_name[0] == '.')
 			continue;
-		/* stat() follows the magic link to the open file itself, whatever its path. */
-		if (fstatat(dirfd(d), de->d_name, &st, 0) < 0 || !S_ISCHR(st.st_mode) ||
+		/* stat() follows the magic link to the open file itself, whatever its path; one
+		 * on a hung NFS server or FUSE daemon answers from what the kernel cached. */
+		if (stat_nosync(dirfd(d), de->d_name, 0, &st) < 0 || !S_ISCHR(st.st_mode) ||
 		    !dev_in(st.st_dev, devs, n_devs))
 			continue;
 		if (major(st.st_rdev) >= PTY_SLAVE_MAJOR_FIRST &&
@@ -496,7 +512,10 @@ static int add_helper(const struct namespace_target *ns, struct snapshot *s, con
 	struct setuid_helper *h;
 	struct stat st;
 
-	if (ns_lstat(ns, path, &st, NULL) < 0 || !S_ISREG(st.st_mode))
+	/* On the host, a helper directory may be on NFS or FUSE: what the kernel cached. */
+	if ((ns ? ns_lstat(ns, path, &st, NULL)
+		: stat_nosync(AT_FDCWD, path, AT_SYMLINK_NOFOLLOW, &st)) < 0 ||
+	    !S_ISREG(st.st_mode))
 		return 0;
 	ns_translate_ids(ns, &st);
 	FOREACH_ARRAY (o, s->helpers, s->n_helpers)
@@ -566,7 +585,7 @@ static int probe_helpers(const struct namespace_target *ns, struct snapshot *s)
 				return r;
 			continue;
 		}
-		if (glob(*p, GLOB_NOSORT, NULL, &g) != 0) {
+		if (glob_nosync(*p, GLOB_NOSORT, &g) != 0) {
 			globfree(&g);
 			continue;
 		}

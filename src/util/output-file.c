@@ -80,10 +80,21 @@ static int open_output_dir(const char *path, bool make_dir)
 	pfd = open_dir(parent);
 	if (pfd < 0)
 		return pfd;
-	if (mkdirat(pfd, name, 0755) < 0 && errno != EEXIST)
+	bool made = mkdirat(pfd, name, 0755) >= 0;
+
+	if (!made && errno != EEXIST)
 		return -errno;
 	fd = openat(pfd, name, DIR_FLAGS);
-	return fd >= 0 ? fd : -errno;
+	if (fd < 0)
+		return -errno;
+	/* 0755 whatever the umask (the unit's UMask=0077): readers of the files need the way in. */
+	if (made && fchmod(fd, 0755) < 0) {
+		int r = -errno;
+
+		close(fd);
+		return r;
+	}
+	return fd;
 }
 
 static int write_all(int fd, const char *data, size_t size)

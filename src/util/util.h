@@ -27,6 +27,13 @@ int read_full_fd(int fd, size_t max_size, char **ret, size_t *ret_size);
 /* strerror(-r), with -EBADFD of the readers above as "not a regular file". */
 const char *read_error_string(int r);
 
+/* fstatat() that never waits for a network or FUSE file system to confirm what it cached
+ * (statx(AT_STATX_DONT_SYNC)): for paths outside /dev and /proc and for the files other
+ * processes hold open, any of which may be on a hung NFS server or FUSE daemon. flags: 0 or
+ * AT_SYMLINK_NOFOLLOW (and AT_EMPTY_PATH). Fills the fields of struct stat that statx gives. */
+struct stat;
+int stat_nosync(int dirfd, const char *path, int flags, struct stat *ret);
+
 /* Read a file holding one integer (a sysctl). */
 int read_long_file(const char *path, long *ret);
 

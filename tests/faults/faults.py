@@ -28,6 +28,7 @@ import daemon as dcases  # noqa: E402
 from harness import (  # noqa: E402
     STATE_FILE,
     TEST_DIR,
+    WAIT,
     Checker,
     Daemon,
     Failure,
@@ -38,10 +39,12 @@ from harness import (  # noqa: E402
     main,
     remount_devpts,
     sys_mount,
+    sys_umount,
     wait_for,
     wait_state,
 )
 
+STARTUP_DEADLINE = 10  # seconds: STARTUP_DEADLINE_USEC of src/daemon/startup-guard.h
 HANG = 60  # seconds after which a command that should finish counts as hung
 
 
@@ -135,6 +138,212 @@ def case_fifo_inputs(ptsguard, opts):
     c.done()
 
 
+def special_config_files(directory):
+    """Each hostile kind of configuration file, made at directory/NAME by the returned
+    functions: a FIFO (libeconf would wait for a writer forever), a sparse 200 MB file (its
+    parser would take hours), a symlink to /dev/zero (it would read until memory runs out)."""
+
+    def fifo(path):
+        os.mkfifo(path)
+        return "not a regular file"
+
+    def huge(path):
+        with open(path, "w") as f:
+            f.truncate(200 << 20)
+        return "the file is too large (%d bytes, at most 1048576)" % (200 << 20)
+
+    def zero(path):
+        if not os.path.exists("/dev/zero"):  # the harness's /dev has ptmx and null only
+            os.mknod("/dev/zero", 0o666 | stat.S_IFCHR, os.makedev(1, 5))
+        os.symlink("/dev/zero", path)
+        return "not a regular file"
+
+    return (("FIFO", fifo), ("200 MB file", huge), ("symlink to /dev/zero", zero))
+
+
+def run_measured(argv, what, **kw):
+    """Run argv to its end within HANG; returns (exit status, stderr, peak RSS in KiB)."""
+    err = tempfile.TemporaryFile(mode="w+")
+    p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err, text=True, **kw)
+    deadline = time.monotonic() + HANG
+    while True:
+        pid, status, usage = os.wait4(p.pid, os.WNOHANG)
+        if pid:
+            break
+        if time.monotonic() > deadline:
+            p.kill()
+            p.wait()
+            err.seek(0)
+            raise Failure("%s hung (no exit within %d s); stderr: %s" % (what, HANG, err.read()[-2000:]))
+        time.sleep(0.02)
+    p.returncode = os.waitstatus_to_exitcode(status)
+    err.seek(0)
+    return p.returncode, err.read(), usage.ru_maxrss
+
+
+def case_config_special(ptsguard, opts):
+    """A FIFO, a 200 MB file and a symlink to /dev/zero as the configuration file and as a
+    drop-in: `ptsguard audit` refuses each (exit 3, naming the file and why) without reading
+    it (bounded memory); the daemon does not start on it; a running daemon reloaded onto it
+    keeps its previous configuration and carries on auditing."""
+    c = Checker()
+    vendor, admin = opts.get("vendor_dir"), opts.get("admin_dir")
+    if not vendor or not admin:
+        raise Failure("--opt vendor_dir=... --opt admin_dir=... are required")
+    dcases.overlay_writable(admin + "/ptsguard.conf.d")
+    for where in (admin + "/ptsguard.conf", admin + "/ptsguard.conf.d/50-hostile.conf"):
+        for kind, make in special_config_files(os.path.dirname(where)):
+            what = "%s at %s" % (kind, where)
+            why = make(where)
+            rc, err, rss = run_measured([ptsguard, "audit"], "audit with a " + what)
+            c.eq((rc, err), (3, "ptsguard: audit: %s: %s\n" % (where, why)), "audit, " + what)
+            c.true(rss < 64 << 10, "audit, %s: peak RSS %d KiB (the file is not read)" % (what, rss))
+            rc, err, _ = run_measured([ptsguard, "daemon"], "daemon with a " + what, env=dict(os.environ, NOTIFY_SOCKET=""))
+            c.eq((rc, err), (1, "ptsguard: %s: %s; not starting\n" % (where, why)), "daemon start, " + what)
+            os.unlink(where)
+
+    # A reload onto each keeps the previous configuration: Policy=off stays, audits go on.
+    journal = Journald()
+    daemon = Daemon(ptsguard)
+    daemon.wait_ready()
+    wait_state("first audit", lambda r: finding_ids(r) == [])
+    for kind, make in special_config_files(TEST_DIR):
+        os.unlink(daemon.config_path)
+        why = make(daemon.config_path)
+        readies = daemon.notify.count("READY", "1")
+        daemon.signal(signal.SIGHUP)
+        daemon.notify.wait("READY", "1", after=readies, what="READY=1 after the reload onto a " + kind)
+        want = "%s: %s; keeping the previous configuration" % (daemon.config_path, why)
+        wait_for("the refusal of the %s journaled" % kind, lambda: any(e.get("MESSAGE") == want for e in journal.entries(_PID=str(daemon.pid))))
+        remount_devpts("mode=620")
+        wait_state("gid= lost after the reload onto a " + kind, lambda r: finding_ids(r) == ["devpts-options-lost"])
+        remount_devpts("gid=5,mode=620")
+        wait_state("healthy again after the reload onto a " + kind, lambda r: finding_ids(r) == [])
+        os.unlink(daemon.config_path)
+        daemon.write_config(default_config())
+    settled(c, ptsguard, daemon, "after reloads onto hostile configuration files")
+    dcases.stop_daemon(c, daemon)
+    journal.stop()
+    c.done()
+
+
+HUNG_FUSE = os.path.join(HERE, "..", "helpers", "hung-fuse")
+
+
+class HungFuse:
+    """tests/helpers/hung-fuse at mountpoint: a FUSE daemon that stops answering on demand."""
+
+    def __init__(self, mountpoint, hung=False):
+        os.makedirs(mountpoint, exist_ok=True)
+        if not os.path.exists("/dev/fuse"):  # the harness's /dev has ptmx and null only
+            os.mknod("/dev/fuse", 0o666 | stat.S_IFCHR, os.makedev(10, 229))
+        self.proc = subprocess.Popen([sys.executable, HUNG_FUSE, mountpoint] + (["--hung"] if hung else []), stdout=subprocess.PIPE, text=True)
+        self.expect("ready")
+        if not hung:
+            os.close(os.open(mountpoint + "/file", os.O_RDONLY))  # the one FLUSH: see hung-fuse
+
+    def expect(self, word):
+        line = self.proc.stdout.readline().strip()
+        if line != word:
+            raise Failure("hung-fuse said %r, not %r" % (line, word))
+
+    def hang(self):
+        self.proc.send_signal(signal.SIGUSR1)
+        self.expect("hung")
+
+    def release(self):
+        self.proc.send_signal(signal.SIGUSR2)
+        self.expect("back")
+
+    def stop(self):
+        self.proc.kill()
+        self.proc.wait()
+
+
+def case_hung_fuse(ptsguard, opts):
+    """A FUSE daemon that stops answering. Held open by a process that holds a pty of a covered
+    instance, its file is stat'ed by the holder scan from what the kernel cached
+    (AT_STATX_DONT_SYNC): `ptsguard audit` ends and names the holder. Mounted where a setuid
+    pt_chown would be (/usr/libexec), a lookup no flag avoids makes the daemon's first audit
+    wait: past the start's deadline the daemon says READY=1 with a degraded STATUS= and feeds the
+    watchdog; once the FUSE daemon answers, the audit ends, the state file is written and the
+    daemon carries on."""
+    c = Checker()
+    fuse = HungFuse(TEST_DIR + "/fuse")
+    held = os.open(TEST_DIR + "/fuse/file", os.O_RDONLY)
+    master, slave = os.openpty()  # on the instance at /dev/pts, held by this process
+    sys_mount("devpts", "/dev/pts", "devpts", 0, "gid=5,mode=620")
+    fuse.hang()
+    r = run_bounded([ptsguard, "audit", "--json"], "audit while a held file's FUSE daemon hangs")
+    c.true("devpts-orphan-in-use" in r.stdout, "the holder of the covered instance is found (exit %d, stderr: %s)" % (r.returncode, r.stderr.strip()))
+    fuse.release()
+    for fd in (held, master, slave):
+        os.close(fd)
+    sys_umount("/dev/pts")
+    fuse.stop()
+
+    journal = Journald()
+    fuse = HungFuse("/usr/libexec", hung=True)
+    watchdog_usec = 2000000
+    daemon = Daemon(ptsguard, watchdog_usec=watchdog_usec)
+    ready = wait_for("READY=1 past the start's deadline", lambda: daemon.notify.count("READY", "1") > 0, timeout=STARTUP_DEADLINE + WAIT)
+    first = [m for _, m in daemon.notify.all() if m.get("READY") == "1"][0]
+    c.true(first.get("STATUS", "").startswith("Degraded: the first audit has not ended after %d s" % STARTUP_DEADLINE), "READY=1 comes with a degraded STATUS=: %r" % first.get("STATUS"))
+    c.true("request_wait_answer" in first.get("STATUS", ""), "STATUS= says where the audit waits: %r" % first.get("STATUS"))
+    c.true(not os.path.exists(STATE_FILE), "no state file before the first audit ends")
+    pings = daemon.notify.count("WATCHDOG", "1")
+    wait_for("the watchdog fed while the first audit waits", lambda: daemon.notify.count("WATCHDOG", "1") > pings)
+    c.true(ready and daemon.alive(), "the daemon still runs")
+    fuse.release()
+    wait_state("the first audit's result", lambda r: finding_ids(r) == [])
+    wait_for("READY=1 again with the audit's STATUS=", lambda: [m.get("STATUS") for _, m in daemon.notify.all() if m.get("READY") == "1"][1:])
+    want = "past its deadline of %d s: the service was reported ready (degraded) before it" % STARTUP_DEADLINE
+    wait_for("the late first audit journaled", lambda: any(want in e.get("MESSAGE", "") for e in journal.entries(_PID=str(daemon.pid))))
+    remount_devpts("mode=620")
+    wait_state("gid= lost after the late start", lambda r: finding_ids(r) == ["devpts-options-lost"])
+    settled(c, ptsguard, daemon, "after the hung FUSE daemon answered")
+    dcases.stop_daemon(c, daemon)
+    fuse.stop()
+    journal.stop()
+    c.done()
+
+
+def case_journal_hung(ptsguard, opts):
+    """journald hung (its socket bound, never read), then back: the daemon never waits on it,
+    the entries queue, arrive in order once it reads again, and the state file matches a fresh
+    audit (the case is tests/daemon's, run here)."""
+    dcases.case_journal_hung(ptsguard, opts)
+
+
+def case_deep_mounts(ptsguard, opts):
+    """1,000 tmpfs mounts at a depth of 1,990 directories mounted under a running daemon (the
+    analysis was once quadratic in the depth): the daemon follows, sees gid= lost and found,
+    and its state file matches a fresh audit."""
+    journal = Journald()
+    daemon = Daemon(ptsguard)
+    daemon.wait_ready()
+    c = Checker()
+    wait_state("first audit", lambda r: finding_ids(r) == [])
+    deep = os.path.join(TEST_DIR, *(["d"] * 1990))
+    fd = os.open(TEST_DIR, os.O_RDONLY | os.O_DIRECTORY)
+    for _ in range(1990):  # not os.makedirs(), which recurses once per level
+        os.mkdir("d", dir_fd=fd)
+        fd, old = os.open("d", os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd), fd
+        os.close(old)
+    os.close(fd)
+    for i in range(1000):
+        os.mkdir(os.path.join(deep, str(i)))
+        sys_mount("tmpfs", os.path.join(deep, str(i)), "tmpfs", 0, "size=4k")
+    remount_devpts("mode=620")
+    wait_state("gid= lost under 1,000 deep mounts", lambda r: finding_ids(r) == ["devpts-options-lost"])
+    remount_devpts("gid=5,mode=620")
+    wait_state("healthy again", lambda r: finding_ids(r) == [])
+    settled(c, ptsguard, daemon, "with 1,000 mounts 1,990 directories deep")
+    dcases.stop_daemon(c, daemon)
+    journal.stop()
+    c.done()
+
+
 def case_sighup_storm(ptsguard, opts):
     """200 SIGHUPs in a burst while gid= is lost and found again: the daemon keeps running
     and its state file matches a fresh audit."""
@@ -162,6 +371,10 @@ CASES = {
     "verify-stopped": (case_verify_stopped, True),
     "fifo-inputs": (case_fifo_inputs, True),
     "sighup-storm": (case_sighup_storm, True),
+    "config-special": (case_config_special, True),
+    "hung-fuse": (case_hung_fuse, True),
+    "journal-hung": (case_journal_hung, True),
+    "deep-mounts": (case_deep_mounts, True),
 }
 
 if __name__ == "__main__":
