@@ -5,14 +5,12 @@
    libraries the binary needs) is built once and kept as a tar file under the
    build directory, keyed by everything that goes into it. A mirror that cannot
    be reached is a failure, never a skip: CI must not turn green by skipping.
-2. ptsguard is configured the way a distribution installs it (prefix /usr,
-   sysconfdir /etc) in a build directory of its own next to the cache, built
-   from the source tree and installed into a fresh copy of the tree with
-   `meson install --destdir`. The build directory under test is usually
-   /usr/local: its binary looks for /usr/local/etc/ptsguard, and may carry a
-   sanitizer runtime the container does not have.
-3. ptsguard.service is enabled, the journal catalog compiled, root gets an
-   empty password on the console, and the tree boots under
+2. ptsguard comes from the project's Debian package, built by dpkg-buildpackage
+   (tests/package/package.py, cached by a hash of the source) and installed
+   into a fresh copy of the tree with `dpkg -i`, as an operator installs it:
+   its maintainer scripts enable ptsguard.service and the systemd trigger
+   compiles the journal catalog.
+3. root gets an empty password on the console, and the tree boots under
    `systemd-nspawn --boot --register=no --keep-unit`. Without systemd as PID 1
    there is no machined (--register=no) and no bus to ask for a scope
    (--keep-unit: nspawn otherwise fails with "Failed to open system bus"); the
@@ -43,8 +41,13 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "package"))
 
 import testlib  # noqa: E402
+
+# tests/package/package.py imports this file as "boot": run as a script, it must find this
+# module, not a second copy with other exception classes.
+sys.modules.setdefault("boot", sys.modules[__name__])
 
 EXIT_SKIP = 77
 
@@ -196,26 +199,17 @@ def umount_below(path):
         subprocess.run(["umount", "-l", mp], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
-def ensure_usr_build(meson, source_root, build):
-    """A build directory configured like a distribution package (prefix /usr, /etc)."""
-    if not os.path.exists(os.path.join(build, "meson-private", "coredata.dat")):
-        shutil.rmtree(build, ignore_errors=True)
-        run([meson, "setup", "--prefix=/usr", "--sysconfdir=/etc", "--localstatedir=/var", "--buildtype=debugoptimized", build, source_root])
-    run([meson, "compile", "-C", build])
-
-
-def prepare_tree(tar, tree, meson, build):
+def prepare_tree(tar, tree, deb):
+    """A fresh copy of the cached tree with the .deb installed by dpkg."""
     os.makedirs(tree)
     run(["tar", "--numeric-owner", "--xattrs", "--xattrs-include=*", "--acls", "-C", tree, "-xf", tar])
-    run([meson, "install", "-C", build, "--destdir", tree, "--quiet"])
-    # Every library the binary needs must be in the tree: otherwise the package list is short.
-    r = run(["chroot", tree, "ldd", "/usr/bin/ptsguard"])
-    missing = [l.strip() for l in r.stdout.splitlines() if "not found" in l]
-    if missing:
-        raise Failure("the tree lacks libraries of /usr/bin/ptsguard (extend PACKAGES): %s" % missing)
-    run(["systemctl", "--root", tree, "enable", "ptsguard.service"])
-    # The container's own journalctl compiles the catalog (ptsguard.catalog is installed now).
-    run(["chroot", tree, "journalctl", "--update-catalog"])
+    name = "/root/" + os.path.basename(deb)
+    shutil.copy(deb, tree + name)
+    # Every dependency of the package must be in the tree: otherwise PACKAGES is short.
+    r = run(["chroot", tree, "dpkg", "-i", name], check=False, env=dict(os.environ, DEBIAN_FRONTEND="noninteractive"), timeout=300)
+    if r.returncode != 0:
+        raise Failure("dpkg -i %s in the tree failed (extend PACKAGES?):\n%s%s" % (name, r.stdout[-3000:], r.stderr[-3000:]))
+    os.unlink(tree + name)
     # root logs in on the console without a password (for whoever debugs a kept tree).
     shadow = os.path.join(tree, "etc/shadow")
     with open(shadow) as f:
@@ -688,7 +682,6 @@ def main(argv):
     p = argparse.ArgumentParser()
     p.add_argument("--source-root", required=True)
     p.add_argument("--build-root", required=True, help="the meson build dir: the cache lives below it")
-    p.add_argument("--meson", default="")
     p.add_argument("--keep", action="store_true", help="keep the tree and the console log (also PTSGUARD_BOOT_KEEP=1)")
     args = p.parse_args(argv)
     keep = args.keep or os.environ.get("PTSGUARD_BOOT_KEEP") == "1"
@@ -696,12 +689,9 @@ def main(argv):
     try:
         if os.geteuid() != 0:
             raise Skip("needs root (debootstrap, systemd-nspawn, nsenter); running as uid %d" % os.geteuid())
-        meson = args.meson or shutil.which("meson")
-        for tool in ("debootstrap", "systemd-nspawn", "nsenter", "systemctl", "chroot", "tar"):
+        for tool in ("debootstrap", "dpkg-buildpackage", "dh", "lintian", "systemd-nspawn", "nsenter", "systemctl", "chroot", "tar"):
             if shutil.which(tool) is None:
                 raise Skip("%s is not installed" % tool)
-        if not meson:
-            raise Skip("meson is not installed")
     except Skip as e:
         log("SKIP: %s" % e)
         return EXIT_SKIP
@@ -721,9 +711,10 @@ def main(argv):
         tar = ensure_rootfs(cache_dir)
         log("cache ready in %.1fs" % (time.monotonic() - t))
         t = time.monotonic()
-        build = os.path.join(cache_dir, "build-usr")
-        ensure_usr_build(meson, os.path.abspath(args.source_root), build)
-        log("prefix=/usr build ready in %.1fs: %s" % (time.monotonic() - t, build))
+        import package  # tests/package imports this module: only now, once it is loaded
+
+        deb, _lintian = package.ensure_deb(cache_dir, os.path.abspath(args.source_root))
+        log("package ready in %.1fs: %s" % (time.monotonic() - t, deb))
         t = time.monotonic()
         runs = os.path.join(cache_dir, "runs")
         os.makedirs(runs, exist_ok=True)
@@ -732,8 +723,8 @@ def main(argv):
                 shutil.rmtree(os.path.join(runs, old), ignore_errors=True)
         scratch = tempfile.mkdtemp(prefix="run-", dir=runs)
         tree = os.path.join(scratch, "tree")
-        prepare_tree(tar, tree, meson, build)
-        log("tree extracted and ptsguard installed in %.1fs: %s" % (time.monotonic() - t, tree))
+        prepare_tree(tar, tree, deb)
+        log("tree extracted and the .deb installed in %.1fs: %s" % (time.monotonic() - t, tree))
 
         t = time.monotonic()
         ct = Container(tree, os.path.join(scratch, "console.log"), Deadline(BOOT_BUDGET))
