@@ -64,7 +64,7 @@ from boot import Failure, Skip, log, run  # noqa: E402
 
 # Issue 13 items 2-4 (the boot model: systemd-remount-fs in the prediction, origins on boot-born
 # findings, repair restoring the recorded mode). True once that work is merged into main.
-BOOTMODEL = False
+BOOTMODEL = True
 
 EXIT_SKIP = 77
 VM_FORMAT = 1  # bump when the way the tree, the images or the initramfs are built changes
