@@ -2,6 +2,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <fnmatch.h>
 #include <glob.h>
 #include <limits.h>
 #include <stdio.h>
@@ -30,8 +31,10 @@ const char *const pt_chown_paths[] = {
 	"/usr/lib/misc/pt_chown",
 	"/usr/libexec/glibc/pt_chown",
 	"/lib/pt_chown",
-	"/usr/lib/*/pt_chown", /* multiarch: /usr/lib/x86_64-linux-gnu/pt_chown */
-	"/lib/*/pt_chown",
+	/* Multiarch (/usr/lib/x86_64-linux-gnu/pt_chown): GNU triplets only, not each of the
+	 * hundred-odd directories of /usr/lib (a stat each, in every namespace audited). */
+	"/usr/lib/*-linux-*/pt_chown",
+	"/lib/*-linux-*/pt_chown",
 	NULL,
 };
 
@@ -532,24 +535,26 @@ static int add_helper(const struct namespace_target *ns, struct snapshot *s, con
 	return 0;
 }
 
-/* glob(3) would walk the host's tree: in a namespace, the one wildcard of a pattern
- * ("/usr/lib/ * /pt_chown", a whole component) is expanded by reading the directory before it
+/* glob(3) would walk the host's tree: in a namespace, the one component of a pattern with a
+ * wildcard ("/usr/lib/ *-linux-* /pt_chown") is matched against the directory before it, read
  * under the namespace's root. */
 static int helpers_in_root(const struct namespace_target *ns, struct snapshot *s,
 			   const char *pattern)
 {
-	const char *star = strchr(pattern, '*');
-	_cleanup_free_ char *dir = NULL;
+	const char *star = strchr(pattern, '*'), *start, *rest;
+	_cleanup_free_ char *dir = NULL, *component = NULL;
 	struct dirent *de;
-	const char *rest;
 	DIR *d;
 	int fd, r = 0;
 
 	if (!star)
 		return add_helper(ns, s, pattern);
-	dir = strndup(pattern, (size_t)(star - pattern));
-	rest = star + 1;
-	if (!dir)
+	for (start = star; start > pattern && start[-1] != '/'; start--)
+		;
+	rest = strchrnul(star, '/');
+	dir = strndup(pattern, (size_t)(start - pattern));
+	component = strndup(start, (size_t)(rest - start));
+	if (!dir || !component)
 		return -ENOMEM;
 	fd = ns_open(ns, dir, O_RDONLY | O_DIRECTORY | O_NONBLOCK);
 	d = fd >= 0 ? fdopendir(fd) : NULL;
@@ -561,7 +566,7 @@ static int helpers_in_root(const struct namespace_target *ns, struct snapshot *s
 	while (r >= 0 && (de = readdir(d))) {
 		_cleanup_free_ char *p = NULL;
 
-		if (de->d_name[0] == '.')
+		if (de->d_name[0] == '.' || fnmatch(component, de->d_name, FNM_PERIOD) != 0)
 			continue;
 		if (asprintf(&p, "%s%s%s", dir, de->d_name, rest) < 0) {
 			r = -ENOMEM;

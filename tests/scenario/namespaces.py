@@ -275,6 +275,17 @@ def ns_symlink_escape(sc):
     target_node = [n for n in snap.get("nodes", []) if n.get("path") == os.path.join(w, "host-ptmx")]
     sc.check.eq([n.get("type") for n in target_node], ["missing"], "the link's target, inside the root, is missing")
     sc.check.eq(snap.get("setuid_helpers"), [], "no setuid helper through the link")
+    # Setuid helpers inside the root: the multiarch one is found, one in a directory of
+    # /usr/lib that is no GNU triplet is not looked for.
+    for d in ("usr/lib/x86_64-linux-gnu", "usr/lib/python3"):
+        os.makedirs(os.path.join(root, d), exist_ok=True)
+        shutil.copyfile("/bin/true", os.path.join(root, d, "pt_chown"))
+        os.chmod(os.path.join(root, d, "pt_chown"), 0o4755)
+    r = sc.run_ptsguard("audit", "--namespace", str(t.pid), "--json")
+    inner = (json.loads(r.stdout).get("namespaces") or [{}])[0].get("report") or {}
+    found = [f for f in inner.get("findings", []) if f["id"] == "pt-chown-setuid"]
+    sc.check.eq([h.get("path") for f in found for h in f["evidence"]["helpers"]], ["/usr/lib/x86_64-linux-gnu/pt_chown"],
+                "the namespace's multiarch pt_chown is found, under its root")
     # A FIFO where /etc/group is read: the audit neither blocks nor reads it.
     os.unlink(os.path.join(root, "etc/group"))
     os.mkfifo(os.path.join(root, "etc/group"))
