@@ -87,6 +87,13 @@ expect "repair --check <TAB>: every check id" "$(complete_line repair --dry-run 
 expect "explain devpts-<TAB>" "$(complete_line explain devpts-)" "$(grep '^devpts-' <<<"$ids")"
 expect "explain ID <TAB>: nothing more" "$(complete_line explain ptmx-mode '')" ""
 
+# PIDs for --namespace: this shell's is among them, and a prefix narrows them.
+pids=$(complete_line audit --namespace '')
+grep -qx "$$" <<<"$pids" && got=yes || got=no
+expect "audit --namespace <TAB>: the PIDs in /proc, this shell's among them" "$got" yes
+expect "repair --namespace $$<TAB>: PIDs starting so" \
+	"$(complete_line repair --namespace "$$" | grep -vx "$$" | grep -v "^$$" | wc -l)" 0
+
 # Files and directories.
 mkdir "$SCRATCH/snapdir"
 touch "$SCRATCH/snap.json" "$SCRATCH/other"

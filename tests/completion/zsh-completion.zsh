@@ -129,6 +129,12 @@ expect "explain <TAB>: every check id" "$(complete_line 'ptsguard explain ')" "$
 expect "repair --check=devpts-<TAB>" "$(complete_line 'ptsguard repair --check=devpts-')" \
 	"$(print -rl -- ${(M)${(f)ids}:#devpts-*})"
 
+# PIDs for --namespace (zsh's _pids): this shell's is among them.
+pids=$(complete_line 'ptsguard audit --namespace=')
+pid_list=(${(f)pids})
+(( ${pid_list[(Ie)$$]} )) && got=yes || got=no
+expect "audit --namespace=<TAB>: every PID in /proc, this shell's among them" $got yes
+
 # Files and directories.
 mkdir $SCRATCH/snapdir
 touch $SCRATCH/snap.json $SCRATCH/other
