@@ -210,6 +210,43 @@ ExecStart=/bin/mount /dev/pts
 WantedBy=sysinit.target
 """
 
+# (f): the package removed and installed again in the running system, udevd running: the
+# maintainer scripts must make udev drop and then apply 70-ptsguard.rules without a reboot, and
+# start the service again. CURRENT_TAGS are the tags of the device's last event (TAGS keeps every
+# tag ever set); udev leaves the property out when there are none.
+REINSTALL_UNIT = """[Unit]
+Description=vmtest: remove and install the ptsguard package again while udevd runs
+After=ptsguard.service systemd-udevd.service systemd-udev-trigger.service
+Requires=systemd-udevd.service
+Before=vmtest-results.service
+
+[Service]
+Type=oneshot
+ExecStart=%(libexec)s/reinstall
+TimeoutStartSec=300
+
+[Install]
+WantedBy=multi-user.target
+"""
+
+REINSTALL_SCRIPT = r"""#!/bin/sh
+mkdir -p /run/vmtest
+tags() {
+	udevadm trigger --action=change --settle /sys/class/tty/ptmx
+	echo "$1: $(udevadm info -q property /sys/class/tty/ptmx | sed -n 's/^CURRENT_TAGS=//p')"
+}
+export DEBIAN_FRONTEND=noninteractive
+{
+	tags installed-at-boot
+	dpkg --remove ptsguard; echo "removed: $?"
+	tags after-remove
+	echo "service-after-remove: $(systemctl is-active ptsguard.service)"
+	dpkg -i /root/ptsguard.deb; echo "installed: $?"
+	tags after-install
+	echo "service-after-install: $(systemctl is-active ptsguard.service)"
+} > /run/vmtest/reinstall.log 2>&1
+"""
+
 SAFE_DROPIN = "[Repair]\nPolicy=safe\n"
 # (d) The replacement and its udev event must land in one audit window: the event reaches
 # listeners after the RUN program has replaced /dev/ptmx and exited, slowly under TCG.
@@ -218,8 +255,9 @@ DROPIN_DIR = "/etc/ptsguard/ptsguard.conf.d/"
 
 
 class Scenario:
-    def __init__(self, name, doc, fstab="", files=None, units=(), check=None, bootmodel=()):
+    def __init__(self, name, doc, fstab="", files=None, units=(), check=None, bootmodel=(), deb=False):
         self.name = name
+        self.deb = deb  # the .deb at /root/ptsguard.deb in the image
         self.doc = doc
         self.fstab = FSTAB_ROOT + fstab
         self.files = dict(files or {})  # path -> (mode, text)
@@ -238,7 +276,7 @@ class Scenario:
         return [("vmtest-results.service", "multi-user.target")] + self.units
 
     def key(self):
-        return hashlib.sha256(json.dumps([sorted(self.all_files().items()), self.enabled()]).encode()).hexdigest()[:12]
+        return hashlib.sha256(json.dumps([sorted(self.all_files().items()), self.enabled(), self.deb]).encode()).hexdigest()[:12]
 
     def fstab_devpts_lines(self):
         return [i + 1 for i, l in enumerate(self.fstab.splitlines()) if l.split()[1:2] == ["/dev/pts"]]
@@ -557,6 +595,26 @@ def bm_repair_restores_mode(c, r, gen):
     c.eq((r.json("probe") or {}).get("mode"), "0620", "nobody's pty is 0620 after the repair")
 
 
+def check_reinstall(c, r, gen):
+    got = {}
+    for line in r.file("reinstall.log").splitlines():
+        m = re.match(r"^(installed-at-boot|removed|after-remove|service-after-remove|installed|after-install|service-after-install): ?(.*)$", line)
+        if m:
+            got[m.group(1)] = m.group(2).strip()
+    log("reinstall: %s" % got)
+
+    def tags(k):
+        return set(t for t in got.get(k, "").split(":") if t)
+
+    c.true("ptsguard" in tags("installed-at-boot"), "the rule tags ptmx's events after the boot: %s" % got.get("installed-at-boot"))
+    c.eq(got.get("removed"), "0", "dpkg --remove ptsguard succeeded")
+    c.true(got.get("after-remove") is not None and "ptsguard" not in tags("after-remove"), "after dpkg --remove, udev no longer applies the rule: %s" % got.get("after-remove"))
+    c.true(got.get("service-after-remove") in ("inactive", "unknown"), "the service is stopped after the removal: %s" % got.get("service-after-remove"))
+    c.eq(got.get("installed"), "0", "dpkg -i of the .deb succeeded in the running system")
+    c.true("ptsguard" in tags("after-install"), "after dpkg -i, udev applies the rule at once (no reboot): %s" % got.get("after-install"))
+    c.eq(got.get("service-after-install"), "active", "the package started ptsguard.service again")
+
+
 SCENARIOS = [
     Scenario("healthy", "Debian's default: no devpts line in fstab", check=check_healthy,
              bootmodel=[("no warning-level prediction", bm_no_warning_prediction)]),
@@ -580,6 +638,12 @@ SCENARIOS = [
              fstab=FSTAB_DEVPTS_DEFAULTS,
              files={DROPIN_DIR + "50-vmtest.conf": (0o644, SAFE_DROPIN)}, check=check_repair,
              bootmodel=[("repair restores mode 620", bm_repair_restores_mode)]),
+    Scenario("reinstall", "the package removed and installed again in the booted system, udevd running",
+             files={
+                 "/etc/systemd/system/vmtest-reinstall.service": (0o644, REINSTALL_UNIT % {"libexec": LIBEXEC}),
+                 LIBEXEC + "/reinstall": (0o755, REINSTALL_SCRIPT),
+             },
+             units=[("vmtest-reinstall.service", "multi-user.target")], check=check_reinstall, deb=True),
 ]
 BY_NAME = {s.name: s for s in SCENARIOS}
 
@@ -685,6 +749,8 @@ class Cache:
                     if os.path.lexists(full):
                         os.unlink(full)  # a hard link into the tree: never write through it
                     write_file(full, mode, text)
+                if sc.deb:
+                    shutil.copy(self.deb, os.path.join(root, "root/ptsguard.deb"))
                 for unit, target in sc.enabled():
                     wants = os.path.join(root, "etc/systemd/system", target + ".wants")
                     os.makedirs(wants, exist_ok=True)
