@@ -457,7 +457,10 @@ static int audit_run(const struct audit_args *args)
 		r = report_write_prometheus_all(stdout, &rep, &out.prom);
 		break;
 	default:
-		report_write_namespaces_clean(stdout, out.clean);
+		if (out.clean > 0)
+			report_write_namespaces_clean(stdout, out.clean);
+		else if (out.audited == 0 && out.failed == 0)
+			fputs("\nNo other mount namespace on this host.\n", stdout);
 		if (out.failed > 0)
 			printf("%zu namespace%s could not be audited\n", out.failed,
 			       out.failed == 1 ? "" : "s");

@@ -57,6 +57,16 @@ static void write_ptmx_line(FILE *f, const struct analysis *a)
 	fputc('\n', f);
 }
 
+/* What the allocation probe got, in one line. */
+static void write_probe_line(FILE *f, const struct snapshot *s)
+{
+	char probe[256];
+
+	fputs("allocation probe: ", f);
+	fputs_escaped(alloc_probe_describe(&s->probe, probe, sizeof(probe)), f);
+	fputc('\n', f);
+}
+
 /* One line on where a boot-born instance's options come from (the evidence's "origin"). */
 static void write_origin_line(FILE *f, const struct finding *i, const char *dim, const char *reset)
 {
@@ -141,13 +151,7 @@ static int write_one(FILE *f, const struct report *r, bool color)
 		fprintf(f, "mount namespace %llu of pid %d, judged from the host\n",
 			(unsigned long long)r->snap->ns->mntns, (int)r->snap->ns->pid);
 	write_ptmx_line(f, r->a);
-	{
-		char probe[256];
-
-		fputs("allocation probe: ", f);
-		fputs_escaped(alloc_probe_describe(&r->snap->probe, probe, sizeof(probe)), f);
-		fputc('\n', f);
-	}
+	write_probe_line(f, r->snap);
 	write_findings(f, r->findings, color, counts);
 	if (r->snap->initramfs) {
 		const struct initramfs_prediction *p = initramfs_prediction(r->snap);
@@ -224,6 +228,7 @@ int report_write_namespace_text(FILE *f, const struct report_namespace *n, bool 
 	}
 	fprintf(f, ") ==%s\n", reset);
 	write_ptmx_line(f, r->a);
+	write_probe_line(f, r->snap);
 	write_findings(f, r->findings, color, counts);
 	fprintf(f, "\n%zu critical, %zu warning, %zu info\n", counts[SEVERITY_CRITICAL],
 		counts[SEVERITY_WARNING], counts[SEVERITY_INFO]);
