@@ -521,8 +521,8 @@ def origin_named(c, r, ids, words):
     report = r.json("audit") or {}
     for f in report.get("findings", []):
         if f["id"] in ids:
-            o = f.get("origin")
-            c.true(isinstance(o, dict), "%s carries an origin: %s" % (f["id"], o))
+            o = (f.get("evidence") or {}).get("origin")
+            c.true(isinstance(o, dict), "%s carries an origin in its evidence: %s" % (f["id"], o))
             blob = json.dumps(o)
             for w in words:
                 c.true(w in blob, "%s's origin names %r: %s" % (f["id"], w, blob))
