@@ -189,6 +189,29 @@ static int write_namespace(struct namespaces_output *out, const struct report_na
 	}
 }
 
+/* The report of namespace t, audited into res from t0 (CLOCK_MONOTONIC) on, for the writers. */
+static struct report_namespace namespace_report(const struct namespace_target *t,
+						unsigned pids_total, const struct container *c,
+						struct audit_result *res, uint64_t t0)
+{
+	return (struct report_namespace){
+		.mntns = t->mntns,
+		.pid = t->pid,
+		.pids_total = pids_total,
+		.container_manager = c->manager,
+		.container_id = c->id,
+		.container_name = c->name,
+		.report = {
+			.snap = res->snap,
+			.a = res->a,
+			.findings = &res->findings,
+			.source = "live",
+			.generated_at = now_usec(CLOCK_REALTIME),
+			.duration = (double)(now_usec(CLOCK_MONOTONIC) - t0) / 1e6,
+		},
+	};
+}
+
 /* Holders of a listed namespace: its own processes, as the walk found them. */
 static int listed_holders(void *userdata, struct snapshot *s, const struct analysis *a)
 {
@@ -210,6 +233,7 @@ static int audit_target_ns(struct namespaces_output *out, const struct namespace
 	uint64_t t0 = now_usec(CLOCK_MONOTONIC);
 	struct container c;
 	struct audit_result res;
+	struct report_namespace ns_rep;
 	int r;
 
 	(void)container_probe("/proc", t->pid, MACHINES_DIR, &c);
@@ -219,22 +243,8 @@ static int audit_target_ns(struct namespaces_output *out, const struct namespace
 		return r;
 	}
 	findings_filter(&res.findings, out->args->min_severity);
-	r = write_namespace(out, &(struct report_namespace){
-		.mntns = t->mntns,
-		.pid = t->pid,
-		.pids_total = pids_total,
-		.container_manager = c.manager,
-		.container_id = c.id,
-		.container_name = c.name,
-		.report = {
-			.snap = res.snap,
-			.a = res.a,
-			.findings = &res.findings,
-			.source = "live",
-			.generated_at = now_usec(CLOCK_REALTIME),
-			.duration = (double)(now_usec(CLOCK_MONOTONIC) - t0) / 1e6,
-		},
-	});
+	ns_rep = namespace_report(t, pids_total, &c, &res, t0);
+	r = write_namespace(out, &ns_rep);
 	out->audited++;
 	if (report_exit_status(&res.findings) > out->status)
 		out->status = report_exit_status(&res.findings);
@@ -311,6 +321,7 @@ static int audit_named(struct namespaces_output *out, const struct namespace_tar
 				       .probe.skip_allocation = out->args->no_probe };
 	uint64_t t0 = now_usec(CLOCK_MONOTONIC);
 	struct audit_result res;
+	struct report_namespace ns_rep;
 	struct container c;
 	unsigned pids_total = 0;
 	int r, status;
@@ -322,22 +333,8 @@ static int audit_named(struct namespaces_output *out, const struct namespace_tar
 		return EXIT_UNKNOWN;
 	}
 	findings_filter(&res.findings, out->args->min_severity);
-	host->namespaces = &(struct report_namespace){
-		.mntns = t->mntns,
-		.pid = t->pid,
-		.pids_total = pids_total,
-		.container_manager = c.manager,
-		.container_id = c.id,
-		.container_name = c.name,
-		.report = {
-			.snap = res.snap,
-			.a = res.a,
-			.findings = &res.findings,
-			.source = "live",
-			.generated_at = now_usec(CLOCK_REALTIME),
-			.duration = (double)(now_usec(CLOCK_MONOTONIC) - t0) / 1e6,
-		},
-	};
+	ns_rep = namespace_report(t, pids_total, &c, &res, t0);
+	host->namespaces = &ns_rep;
 	host->n_namespaces = 1;
 	r = write_report(host, out->args->format, out->args->no_color);
 	status = report_exit_status_all(host);
