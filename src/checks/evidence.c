@@ -127,6 +127,21 @@ int check_set_remount_remedy(struct finding *f, const struct check_context *ctx,
 	if (info->remount_owner && !idmap_has_inside(ctx->snap->gid_map, ctx->snap->tty_gid)) {
 		f->manual = true;
 		json_object_object_add(f->evidence, "gid_settable", json_object_new_boolean(false));
+		/* A namespace that maps one gid (unshare -r, unprivileged bubblewrap) has one
+		 * user: its ptys in its own group harm no one, and nothing better can be set.
+		 * Reported for what it is, not as a failure. */
+		if (idmap_size(ctx->snap->gid_map) == 1) {
+			f->severity = SEVERITY_INFO;
+			json_object_object_add(f->evidence, "single_id_namespace",
+					       json_object_new_boolean(true));
+			return set_printf(&f->remedy,
+					  "nothing to do for this namespace's one user: gid=%u "
+					  "cannot be set on %s in a user namespace that maps a "
+					  "single gid; to give it a tty group, map a range that "
+					  "includes gid %u (/etc/subgid, newgidmap)",
+					  (unsigned)ctx->snap->tty_gid, mp,
+					  (unsigned)ctx->snap->tty_gid);
+		}
 		return set_printf(
 		    &f->remedy,
 		    "gid=%u cannot be set on %s here: this user namespace maps no "

@@ -207,6 +207,23 @@ unsigned idmap_from_initial_or_overflow(const char *map, unsigned id)
 	return idmap_from_initial(map, id, &v) == 0 ? v : IDMAP_OVERFLOW_ID;
 }
 
+static bool add_count(unsigned long long in, unsigned long long out, unsigned long long count,
+		      void *arg)
+{
+	*(unsigned long long *)arg += count;
+	return false; /* on to the next line */
+}
+
+unsigned long long idmap_size(const char *map)
+{
+	unsigned long long n = 0;
+
+	if (!map)
+		return 4294967296ULL;
+	(void)idmap_each(map, add_count, &n);
+	return n;
+}
+
 bool idmap_has_inside(const char *map, unsigned id)
 {
 	struct idmap_query q = { .id = id };

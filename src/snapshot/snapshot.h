@@ -148,6 +148,8 @@ int idmap_to_initial(const char *map, unsigned id, unsigned *ret);
 unsigned idmap_from_initial_or_overflow(const char *map, unsigned id);
 /* Does map give a number to the namespace's own id? (Can gid=id be mounted there?) */
 bool idmap_has_inside(const char *map, unsigned id);
+/* How many ids map gives a number to (2^32 for the initial namespace's identity, NULL). */
+unsigned long long idmap_size(const char *map);
 
 /* "initial", "other" or "unknown": the mount namespace the snapshot was taken in. */
 const char *snapshot_mount_ns_kind(const struct snapshot *s);

@@ -86,6 +86,9 @@ def expected_severity(catalog, check_id, finding=None):
     # A stack nothing reaches (hidden under another mount) is a fact, not a warning.
     if check_id == "devpts-overmount" and ((finding or {}).get("evidence") or {}).get("hidden") is True:
         return "info"
+    # A user namespace mapping one gid has one user, and no gid= can be set there.
+    if ((finding or {}).get("evidence") or {}).get("single_id_namespace") is True:
+        return "info"
     return sev
 
 
