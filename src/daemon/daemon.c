@@ -120,6 +120,10 @@ struct daemon {
 	struct udev_monitor *udev_monitor;
 	int inotify_fd;
 	struct watch dev_watch, pts_watch;
+	/* The serving instance's directory when /dev/ptmx leads elsewhere than /dev/pts: its
+	 * slaves come and go there. serving_watch.path is serving_path, or NULL. */
+	struct watch serving_watch;
+	char *serving_path;
 	/* The directories where a setuid pt_chown would be installed (setuid_helper_dirs()). */
 	char **helper_dirs;
 	struct watch *helper_watches;
@@ -405,6 +409,8 @@ static void watch_all(struct daemon *d)
 {
 	watch_update(d, &d->dev_watch);
 	watch_update(d, &d->pts_watch);
+	if (d->serving_watch.path)
+		watch_update(d, &d->serving_watch);
 	for (size_t i = 0; i < d->n_helper_watches; i++)
 		watch_update(d, &d->helper_watches[i]);
 }
@@ -685,6 +691,35 @@ static bool probe_echo_consume(struct daemon *d, const struct inotify_event *e)
 	return false;
 }
 
+static void daemon_schedule_audit(struct daemon *d, unsigned reason);
+
+/* Follow the directory of the instance a serves when it is not /dev/pts. A directory watched
+ * anew only sees what changes from now on: one more audit covers what came before. */
+static void daemon_follow_serving(struct daemon *d, const struct analysis *a)
+{
+	const char *mp = NULL;
+
+	if (a->serving && a->serving_mount != NO_MOUNT)
+		mp = a->snap->mounts->entries[a->serving_mount].mountpoint;
+	if (mp && streq(mp, "/dev/pts"))
+		mp = NULL;
+	if (streq_ptr(mp, d->serving_path))
+		return;
+	if (d->serving_watch.wd >= 0 && d->inotify_fd >= 0)
+		(void)inotify_rm_watch(d->inotify_fd, d->serving_watch.wd);
+	d->serving_watch.wd = -1;
+	free(d->serving_path);
+	d->serving_path = mp ? strdup(mp) : NULL;
+	d->serving_watch.path = d->serving_path;
+	if (d->serving_path) {
+		watch_update(d, &d->serving_watch);
+		/* The probe of this audit came and went before the watch: no echo of it will
+		 * arrive there, and a user's pty of the same index must not pass for one. */
+		memset(d->probe_echoes, 0, sizeof(d->probe_echoes));
+		daemon_schedule_audit(d, REASON_PTS);
+	}
+}
+
 static int daemon_audit(struct daemon *d)
 {
 	_cleanup_(audit_done) struct audit now = { 0 };
@@ -702,6 +737,7 @@ static int daemon_audit(struct daemon *d)
 		goto done;
 	probe_echo_expect(d, &now.snap->probe);
 	daemon_ok(d, FAILURE_AUDIT);
+	daemon_follow_serving(d, now.a);
 
 	r = daemon_log_transitions(d, &now.findings);
 	if (r < 0)
@@ -978,7 +1014,8 @@ static int on_inotify(sd_event_source *s, int fd, uint32_t revents, void *userda
 
 			if (e->mask & IN_Q_OVERFLOW)
 				reasons |= REASON_PTMX | REASON_PTS;
-			else if (e->wd == d->pts_watch.wd && !probe_echo_consume(d, e))
+			else if ((e->wd == d->pts_watch.wd || e->wd == d->serving_watch.wd) &&
+				 !probe_echo_consume(d, e))
 				reasons |= REASON_PTS;
 			else if (e->wd == d->dev_watch.wd && e->len && streq(e->name, "ptmx"))
 				reasons |= REASON_PTMX;
@@ -998,6 +1035,8 @@ static int on_inotify(sd_event_source *s, int fd, uint32_t revents, void *userda
 					d->dev_watch.wd = -1;
 				if (e->wd == d->pts_watch.wd)
 					d->pts_watch.wd = -1;
+				if (e->wd == d->serving_watch.wd)
+					d->serving_watch.wd = -1;
 				reasons |= REASON_PTS;
 			}
 			p += sizeof(struct inotify_event) + e->len;
@@ -1236,6 +1275,10 @@ static int daemon_setup_inotify(struct daemon *d)
 	d->pts_watch = (struct watch){
 		.path = "/dev/pts", .mask = PTS_WATCH_MASK, .failure = FAILURE_WATCH_PTS, .wd = -1
 	};
+	d->serving_watch = (struct watch){ .path = d->serving_path,
+					   .mask = PTS_WATCH_MASK,
+					   .failure = FAILURE_WATCH_PTS,
+					   .wd = -1 };
 	r = sd_event_add_io(d->event, &d->inotify_source, d->inotify_fd, EPOLLIN, on_inotify, d);
 	r = add_described(r, d->inotify_source, "dev-inotify");
 	if (r < 0) {
@@ -1306,7 +1349,7 @@ int daemon_new(const struct daemon_options *opts, struct daemon **ret)
 	if (!d)
 		return log_err("Out of memory"), -ENOMEM;
 	d->inotify_fd = -EBADF;
-	d->dev_watch.wd = d->pts_watch.wd = -1;
+	d->dev_watch.wd = d->pts_watch.wd = d->serving_watch.wd = -1;
 	if (opts->config_path) {
 		d->config_path = strdup(opts->config_path);
 		if (!d->config_path)
@@ -1441,6 +1484,7 @@ struct daemon *daemon_free(struct daemon *d)
 	ptmx_replaced_reset(&d->ptmx);
 	config_free(d->config);
 	free(d->config_path);
+	free(d->serving_path);
 	for (size_t i = 0; i < _FAILURE_MAX; i++)
 		free(d->failures[i]);
 	free(d->status);

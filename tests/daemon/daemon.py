@@ -1458,6 +1458,44 @@ def case_probe_quiet(ptsguard, opts):
     c.done()
 
 
+def case_serving_elsewhere(ptsguard, opts):
+    """/dev/ptmx leads to a devpts instance mounted elsewhere than /dev/pts (a symlink into it,
+    as a build root or a container manager makes): the daemon watches that instance's directory
+    too, so a user's pty there is seen when it comes and when it goes (it used to stay in the
+    report after the pty was gone, until something else woke the daemon)."""
+    c = Checker()
+    other = "/dev/other-pts"
+    os.makedirs(other)
+    run(["mount", "-t", "devpts", "-o", "newinstance,gid=5,mode=620,ptmxmode=666", "devpts", other])
+    os.unlink("/dev/ptmx")
+    os.symlink(other + "/ptmx", "/dev/ptmx")
+    daemon = Daemon(ptsguard)
+    daemon.wait_ready()
+    wait_state("the first audit", lambda r: "ptmx-foreign-instance" in finding_ids(r))
+    # A user's pty on that instance, made writable by everyone (as `mesg y` on a badly set up
+    # host would): allocated through /dev/ptmx, its slave reached with TIOCGPTPEER.
+    holder = register(subprocess.Popen(
+        ["setpriv", "--reuid=1000", "--regid=1000", "--clear-groups", "/usr/bin/python3", "-c",
+         "import fcntl, os, struct, sys\n"
+         "m = os.open('/dev/ptmx', os.O_RDWR | os.O_NOCTTY)\n"
+         "fcntl.ioctl(m, 0x40045431, struct.pack('i', 0))  # TIOCSPTLCK: unlock\n"
+         "s = fcntl.ioctl(m, 0x5441, os.O_RDWR | os.O_NOCTTY)  # TIOCGPTPEER\n"
+         "os.fchmod(s, 0o666)\n"
+         "print('ready', flush=True)\n"
+         "sys.stdin.read()\n"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True))
+    c.eq(holder.stdout.readline().strip(), "ready", "the user's pty is open")
+    wait_state("the user's pty of mode 0666 seen", lambda r: "pty-slave-perms" in finding_ids(r))
+    holder.stdin.close()
+    holder.wait(timeout=10)
+    try:
+        wait_state("the finding gone with the pty", lambda r: "pty-slave-perms" not in finding_ids(r), timeout=10)
+    except Failure as e:
+        c.fail("the daemon saw the pty go away on %s: %s" % (other, e))
+    stop_daemon(c, daemon)
+    c.done()
+
+
 def case_namespaces(ptsguard, opts):
     """[Namespaces] Audit=all: a namespace appearing broken, fixed, broken again, gone; its
     journal entries carry PTSGUARD_MNTNS= and PTSGUARD_CONTAINER=."""
@@ -1545,6 +1583,7 @@ def case_namespaces(ptsguard, opts):
 
 CASES = {
     "probe-quiet": (case_probe_quiet, True),
+    "serving-elsewhere": (case_serving_elsewhere, True),
     "capabilities": (case_capabilities, True),
     "output-symlink-swap": (case_output_symlink_swap, True),
     "transitions": (case_transitions, True),
