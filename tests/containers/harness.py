@@ -385,11 +385,22 @@ class Host:
         if self.real_dev is not None and now != self.real_dev:
             self.check.fail("the machine's /dev changed:\n  before %s\n  after  %s" % (self.real_dev, now))
         if self.scratch:
-            boot.umount_below(self.scratch)
             try:
-                os.rmdir(self.scratch)
-            except OSError as e:
+                wait_for("the scratch directory to go", self._remove_scratch, timeout=10)
+            except Failure as e:
                 self.check.fail("cannot remove %s: %s" % (self.scratch, e))
+
+    def _remove_scratch(self):
+        """Unmount what is below the scratch directory, then remove it. A runtime's monitor that
+        exits late (podman's conmon writing its exit file) may write below it once its tmpfs is
+        gone: that goes too, but only once nothing is mounted below it any more."""
+        boot.umount_below(self.scratch)
+        prefix = os.path.realpath(self.scratch).rstrip("/") + "/"
+        with open("/proc/self/mountinfo") as f:
+            if any((line.split()[4] + "/").startswith(prefix) for line in f):
+                return False
+        shutil.rmtree(self.scratch, ignore_errors=True)
+        return not os.path.exists(self.scratch)
 
 
 def mountpoints():
