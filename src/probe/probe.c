@@ -541,19 +541,22 @@ static int add_helper(const struct namespace_target *ns, struct snapshot *s, con
 static int helpers_in_root(const struct namespace_target *ns, struct snapshot *s,
 			   const char *pattern)
 {
-	const char *star = strchr(pattern, '*'), *start, *rest;
+	const char *star = strchr(pattern, '*'), *rest;
 	_cleanup_free_ char *dir = NULL, *component = NULL;
+	size_t from, to; /* the component with the wildcard: pattern[from, to) */
 	struct dirent *de;
 	DIR *d;
 	int fd, r = 0;
 
 	if (!star)
 		return add_helper(ns, s, pattern);
-	for (start = star; start > pattern && start[-1] != '/'; start--)
-		;
-	rest = strchrnul(star, '/');
-	dir = strndup(pattern, (size_t)(start - pattern));
-	component = strndup(start, (size_t)(rest - start));
+	from = (size_t)(star - pattern);
+	while (from > 0 && pattern[from - 1] != '/')
+		from--;
+	to = (size_t)(star - pattern) + strcspn(star, "/");
+	rest = pattern + to;
+	dir = strndup(pattern, from);
+	component = strndup(pattern + from, to - from);
 	if (!dir || !component)
 		return -ENOMEM;
 	fd = ns_open(ns, dir, O_RDONLY | O_DIRECTORY | O_NONBLOCK);
