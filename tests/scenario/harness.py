@@ -17,6 +17,7 @@ Standard library only.
 """
 
 import argparse
+import contextlib
 import json
 import os
 import re
@@ -65,6 +66,49 @@ NEUTRAL_FSTAB = "# ptsguard scenario: no devpts entry\n" "tmpfs /tmp tmpfs defau
 
 class SetupError(Exception):
     """Building the scenario failed: a test failure, never a skip."""
+
+
+SUBID_LOCK = "/run/lock/ptsguard-scenario-subid.lock"
+
+
+@contextlib.contextmanager
+def subordinate_ids(outside, count):
+    """While inside: root may map `count` ids from `outside` (its subordinate ranges in
+    /etc/subuid and /etc/subgid, which newuidmap requires); the files are put back as they were
+    afterwards. Serialised between parallel tests by a lock."""
+    import fcntl
+
+    if not shutil.which("newuidmap"):
+        raise SetupError("newuidmap is missing (Debian package uidmap)")
+    os.makedirs(os.path.dirname(SUBID_LOCK), exist_ok=True)
+    with open(SUBID_LOCK, "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        saved = {}
+        for path in ("/etc/subuid", "/etc/subgid"):
+            try:
+                with open(path) as f:
+                    saved[path] = f.read()
+            except FileNotFoundError:
+                saved[path] = None
+            with open(path, "a") as f:
+                f.write("root:%d:%d\n" % (outside, count))
+        try:
+            yield
+        finally:
+            for path, text in saved.items():
+                if text is None:
+                    os.unlink(path)
+                else:
+                    with open(path, "w") as f:
+                        f.write(text)
+
+
+def userns_argv(outside, count):
+    """unshare as root of a new user and mount namespace mapping `count` ids from `outside`, the
+    way rootless podman's is made; a sh -ec script follows."""
+    return ["unshare", "--user", "--map-users=%d,0,%d" % (outside, count),
+            "--map-groups=%d,0,%d" % (outside, count), "--setuid", "0", "--setgid", "0",
+            "--mount", "--propagation", "private", "sh", "-ec"]
 
 
 def devnum(dev):

@@ -24,6 +24,8 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from harness import (  # noqa: E402
+    subordinate_ids,
+    userns_argv,
     SetupError,
     Skip,
     TTY_GID,
@@ -38,7 +40,6 @@ from harness import (  # noqa: E402
 CASES, case = case_registry()
 
 HEALTHY = "gid=5,mode=620"
-SUBID_LOCK = "/run/lock/ptsguard-scenario-subid.lock"
 
 # A namespace's own /dev: tmpfs, ptmx, null, and a devpts with OPTIONS.
 OWN_DEV = (
@@ -324,34 +325,8 @@ def ns_target_exits(sc):
 def userns_target(sc, ids_count, setup, outside=100000):
     """A Target in a new user and mount namespace mapping ids_count ids from outside (as
     rootless podman's), with the subordinate ranges newuidmap needs added only while it runs."""
-    import fcntl
-
-    if not shutil.which("newuidmap"):
-        raise SetupError("newuidmap is missing (Debian package uidmap)")
-    os.makedirs(os.path.dirname(SUBID_LOCK), exist_ok=True)
-    with open(SUBID_LOCK, "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        saved = {}
-        for path in ("/etc/subuid", "/etc/subgid"):
-            try:
-                with open(path) as f:
-                    saved[path] = f.read()
-            except FileNotFoundError:
-                saved[path] = None
-            with open(path, "a") as f:
-                f.write("root:%d:%d\n" % (outside, ids_count))
-        try:
-            return Target(sc, setup, argv=[
-                "unshare", "--user", "--map-users=%d,0,%d" % (outside, ids_count),
-                "--map-groups=%d,0,%d" % (outside, ids_count), "--setuid", "0", "--setgid", "0",
-                "--mount", "--propagation", "private", "sh", "-ec"])
-        finally:
-            for path, text in saved.items():
-                if text is None:
-                    os.unlink(path)
-                else:
-                    with open(path, "w") as f:
-                        f.write(text)
+    with subordinate_ids(outside, ids_count):
+        return Target(sc, setup, argv=userns_argv(outside, ids_count))
 
 
 USERNS_DEV = (

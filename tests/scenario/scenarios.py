@@ -24,6 +24,8 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from harness import (  # noqa: E402
+    subordinate_ids,
+    userns_argv,
     SetupError,
     TTY_GID,
     UNPRIVILEGED_GID,
@@ -1179,45 +1181,17 @@ def nsenter_names_the_file(sc, holder):
 # ---------------------------------------------------------------------------
 # User namespaces: judged in their own numbers
 
-SUBID_LOCK = "/run/lock/ptsguard-scenario-subid.lock"
-
-
 def run_in_userns(sc, ids, script, outside=100000):
     """Run script (sh) as root of a new user and mount namespace mapping `ids` ids from
     `outside`, the way rootless podman's is made (unshare --map-users, newuidmap). The
     subordinate id ranges newuidmap requires are added for the time the maps are written, then
     the files are put back as they were. Returns the script's exit status."""
-    import fcntl
-
-    if not shutil.which("newuidmap"):
-        raise SetupError("newuidmap is missing (Debian package uidmap)")
-    os.makedirs(os.path.dirname(SUBID_LOCK), exist_ok=True)
-    with open(SUBID_LOCK, "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        saved = {}
-        for path in ("/etc/subuid", "/etc/subgid"):
-            try:
-                with open(path) as f:
-                    saved[path] = f.read()
-            except FileNotFoundError:
-                saved[path] = None
-            with open(path, "a") as f:
-                f.write("root:%d:%d\n" % (outside, ids))
-        try:
-            p = subprocess.Popen(
-                ["unshare", "--user", "--map-users=%d,0,%d" % (outside, ids),
-                 "--map-groups=%d,0,%d" % (outside, ids), "--setuid", "0", "--setgid", "0",
-                 "--mount", "--propagation", "private", "sh", "-ec", "echo mapped; " + script],
-                stdin=sc.null, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-            )
-            first = p.stdout.readline()
-        finally:
-            for path, text in saved.items():
-                if text is None:
-                    os.unlink(path)
-                else:
-                    with open(path, "w") as f:
-                        f.write(text)
+    with subordinate_ids(outside, ids):
+        p = subprocess.Popen(
+            userns_argv(outside, ids) + ["echo mapped; " + script],
+            stdin=sc.null, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )
+        first = p.stdout.readline()
     out, err = p.communicate(timeout=60)
     if first.strip() != "mapped":
         raise SetupError("the user namespace was not made: %r %s" % (first, err))
