@@ -31,6 +31,45 @@ static size_t propagation_peer(const struct analysis *a, const size_t *chain, si
 	return NO_MOUNT;
 }
 
+/* The other way round: a devpts mount of the stack, not its bottom, that was mounted here and
+ * has peers at other mountpoints made after it (its copies). Sets *ret_in and returns the
+ * earliest copy, or NO_MOUNT. */
+static size_t propagation_copy(const struct analysis *a, const size_t *chain, size_t n,
+			       size_t *ret_in)
+{
+	const struct mount_table *t = a->snap->mounts;
+
+	for (size_t k = 0; k + 1 < n; k++) {
+		const struct mount_entry *m = &t->entries[chain[k]];
+		size_t copy = NO_MOUNT;
+
+		if (!streq(m->fstype, "devpts") || m->shared == 0)
+			continue;
+		for (size_t i = 0; i < t->n_entries; i++)
+			if (t->entries[i].shared == m->shared && t->entries[i].id > m->id &&
+			    !streq(t->entries[i].mountpoint, m->mountpoint) &&
+			    (copy == NO_MOUNT || t->entries[i].id < t->entries[copy].id))
+				copy = i;
+		if (copy != NO_MOUNT) {
+			*ret_in = chain[k];
+			return copy;
+		}
+	}
+	return NO_MOUNT;
+}
+
+/* The shared bind a mount of a stack came through or went out by: its first ancestor at
+ * another mountpoint (for a chroot's --rbind /dev, that /dev). NULL when it has none. */
+static const struct mount_entry *bind_below(const struct analysis *a, size_t m)
+{
+	const struct mount_table *t = a->snap->mounts;
+
+	for (size_t b = a->parent[m]; b != NO_MOUNT; b = a->parent[b])
+		if (!streq(t->entries[b].mountpoint, t->entries[m].mountpoint))
+			return &t->entries[b];
+	return NULL;
+}
+
 static int devpts_overmount(const struct check_context *ctx, const struct check_info *info,
 			    struct findings *out)
 {
@@ -108,12 +147,7 @@ static int devpts_overmount(const struct check_context *ctx, const struct check_
 		peer = propagation_peer(a, chain, n, &member);
 		if (peer != NO_MOUNT) {
 			const struct mount_entry *pm = &t->entries[peer], *mm = &t->entries[member];
-			const struct mount_entry *bind = NULL;
-
-			/* the shared bind it came through: below the peer's own stack */
-			for (size_t b = a->parent[peer]; b != NO_MOUNT && !bind; b = a->parent[b])
-				if (!streq(t->entries[b].mountpoint, pm->mountpoint))
-					bind = &t->entries[b];
+			const struct mount_entry *bind = bind_below(a, peer);
 			json_object *jp = check_json_mount(a, peer);
 
 			json_object_object_add(jp, "peer_group", json_object_new_int64(pm->shared));
@@ -133,6 +167,50 @@ static int devpts_overmount(const struct check_context *ctx, const struct check_
 				"instance: umount %s",
 				pm->mountpoint, bind ? bind->mountpoint : pm->mountpoint,
 				e->mountpoint) < 0 ||
+			    set_printf(&f->mountpoint, "%s", e->mountpoint) < 0)
+				return -ENOMEM;
+			continue;
+		}
+		peer = propagation_copy(a, chain, n, &member);
+		if (peer != NO_MOUNT) {
+			const struct mount_entry *pm = &t->entries[peer], *mm = &t->entries[member];
+			const struct mount_entry *bind = bind_below(a, chain[n - 1]);
+			json_object *jp = check_json_mount(a, peer);
+
+			json_object_object_add(jp, "peer_group", json_object_new_int64(mm->shared));
+			json_object_object_add(jp, "peer_of", json_object_new_int64(mm->id));
+			json_object_object_add(ev, "propagated_to", jp);
+			if (set_printf(
+				&f->summary,
+				"%zu devpts mounts are stacked on %s: mount %u, mounted here "
+				"on a shared bind (shared:%u), propagated to %s as mount %u",
+				n_devpts, e->mountpoint, mm->id, mm->shared, pm->mountpoint,
+				pm->id) < 0 ||
+			    set_printf(
+				&f->remedy,
+				"the devpts mounted on %s also covers %s through a shared "
+				"bind: once nothing holds its ptys, umount %s (the unmount "
+				"propagates to its copies), and make the bind a slave before "
+				"mounting in it again (mount --make-rslave %s)",
+				e->mountpoint, pm->mountpoint, e->mountpoint,
+				bind ? bind->mountpoint : e->mountpoint) < 0 ||
+			    set_printf(&f->mountpoint, "%s", e->mountpoint) < 0)
+				return -ENOMEM;
+			continue;
+		}
+		/* Not /dev/pts of the judged root and not from the initramfs: not the boot's doing
+		 * (a build root's or a chroot's setup that mounted devpts again). */
+		if (!from_initramfs && !streq(e->mountpoint, "/dev/pts")) {
+			if (set_printf(
+				&f->summary,
+				"%zu devpts mounts are stacked on %s; only the top one (mount "
+				"%u) is reachable",
+				n_devpts, e->mountpoint, e->id) < 0 ||
+			    set_printf(&f->remedy,
+				       "find what mounted devpts on %s a second time (the setup "
+				       "script of a chroot, build root or container) and drop one; "
+				       "then, once nothing holds the covered instance: umount %s",
+				       e->mountpoint, e->mountpoint) < 0 ||
 			    set_printf(&f->mountpoint, "%s", e->mountpoint) < 0)
 				return -ENOMEM;
 			continue;
@@ -172,8 +250,10 @@ const struct check_info check_devpts_overmount = {
 	    "/dev/pts, then mount -a mounts another on top) and Slackware 14.1's. Since "
 	    "Linux 4.7 each is a separate instance: ptys opened before the second "
 	    "mount live on the covered one. A devpts that arrived by mount propagation "
-	    "(a chroot's rbind of a shared /dev) is named with the mount it came from; a "
-	    "stack hidden as a whole under another mount is only reported as info.",
+	    "(a chroot's rbind of a shared /dev) is named with the mount it came from, and "
+	    "the stack it was mounted on with its copies; a stack elsewhere than /dev/pts "
+	    "is not blamed on the boot; a stack hidden as a whole under another mount is "
+	    "only reported as info.",
 	.remedy = "remove the second devpts mount at boot (fstab or init script); once "
 		  "nothing holds the covered instance: umount /dev/pts (unmounts the top "
 		  "only if it is the duplicate)",

@@ -1118,9 +1118,28 @@ def propagated_stack(sc):
             "mount --make-rslave %s" % chroot_dev in (f[0].get("remedy") or ""),
             "the remedy makes the chroot's bind a slave: %r" % f[0].get("remedy"),
         )
+    # The chroot's own stack (the bind of the host's devpts, the new one on top) is where the
+    # mount was made: not a boot's double mount, but the source of the copy on /dev/pts.
+    chroot_pts = os.path.join(chroot_dev, "pts")
+    f = [x for x in report.get("findings", []) if (x.get("evidence") or {}).get("mountpoint") == chroot_pts]
+    sc.check.eq(len(f), 1, "one devpts-overmount finding at %s" % chroot_pts)
+    if f:
+        ev, remedy = f[0].get("evidence", {}), f[0].get("remedy") or ""
+        sc.check.eq(
+            project([ev.get("propagated_to")], ("mount_id", "mountpoint", "peer_of"))[0],
+            {"mount_id": stack[1]["mount_id"], "mountpoint": "/dev/pts", "peer_of": origin["mount_id"]},
+            "devpts-overmount evidence propagated_to",
+        )
+        sc.check.true(
+            "boot" not in remedy and "umount %s" % chroot_pts in remedy and "mount --make-rslave %s" % chroot_dev in remedy,
+            "the chroot's remedy unmounts the source and makes the bind a slave, and blames no boot: %r" % remedy,
+        )
     sc.expect_serving(report, stack[1]["device"])
     res = sc.probe()
     sc.expect_probe(res, ok=True, gid=TTY_GID, dev=stack[1]["device"], by_name="same")
+    # The chroot's remedy, followed: its unmount takes the copy on /dev/pts with it.
+    sc.sh("umount", chroot_pts)
+    sc.check.eq([m["device"] for m in mount_stack("/dev/pts")], [host_dev], "after umount %s, /dev/pts holds the host's devpts alone" % chroot_pts)
 
 
 @case("pidns-mount-namespace")
