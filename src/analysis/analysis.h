@@ -75,6 +75,19 @@ struct analysis {
 	size_t cover_work; /* bytes of mountpoints hashed looking for covering siblings (tests) */
 };
 
+/* Mount i of the analysed table; NULL for NO_MOUNT. */
+static inline const struct mount_entry *analysis_mount(const struct analysis *a, size_t i)
+{
+	return i == NO_MOUNT ? NULL : &a->snap->mounts->entries[i];
+}
+
+/* The mount the serving instance is reached through; NULL when there is no serving instance or
+ * it is reached through no mount. */
+static inline const struct mount_entry *analysis_serving_mount(const struct analysis *a)
+{
+	return a->serving ? analysis_mount(a, a->serving_mount) : NULL;
+}
+
 int analysis_new(const struct snapshot *snap, struct analysis **ret);
 /* The snapshot's nodes changed (were added, and so may have moved), its mounts did not: redo
  * what depends on the nodes, the route of /dev/ptmx. Cheaper than a new analysis. */

@@ -26,8 +26,6 @@ extern const struct check_info check_ptmx_missing, check_ptmx_not_device, check_
     check_kernel_single_instance, check_ptmx_foreign_instance, check_devpts_uid_set,
     check_pty_path_blocked, check_devpts_host_instance, check_pty_allocation_fails;
 
-/* The mount at index i of the snapshot's table, or NULL for NO_MOUNT. */
-const struct mount_entry *check_mount_at(const struct analysis *a, size_t i);
 /* {mount_id, mountpoint, device, fstype, options} of mount i, or NULL for NO_MOUNT. */
 json_object *check_json_mount(const struct analysis *a, size_t i);
 /* The id of the mount the serving instance is reached through; 0 when there is none (and

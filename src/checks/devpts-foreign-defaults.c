@@ -7,7 +7,7 @@ static int devpts_foreign_defaults(const struct check_context *ctx, const struct
 	const struct analysis *a = ctx->a;
 
 	FOREACH_ARRAY (in, a->instances, a->n_instances) {
-		const struct mount_entry *e = check_mount_at(a, in->visible_mount);
+		const struct mount_entry *e = analysis_mount(a, in->visible_mount);
 		struct finding *f;
 		json_object *ev;
 		char mode[8];

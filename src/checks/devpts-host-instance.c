@@ -12,7 +12,7 @@ static int devpts_host_instance(const struct check_context *ctx, const struct ch
 {
 	const struct analysis *a = ctx->a;
 	const struct snapshot_namespace *ns = a->snap->ns;
-	const struct mount_entry *e = check_mount_at(a, a->serving_mount);
+	const struct mount_entry *e = analysis_serving_mount(a);
 	json_object *ev, *host;
 	struct finding *f;
 	char dev[24];

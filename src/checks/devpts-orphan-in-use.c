@@ -14,7 +14,7 @@ static const struct instance *visible_instance_at(const struct analysis *a, cons
 
 static bool slave_exists(const struct analysis *a, const struct instance *in, unsigned index)
 {
-	const struct mount_entry *e = check_mount_at(a, in->visible_mount);
+	const struct mount_entry *e = analysis_mount(a, in->visible_mount);
 	unsigned idx;
 
 	if (!e)
@@ -32,7 +32,7 @@ static int devpts_orphan_in_use(const struct check_context *ctx, const struct ch
 	const struct snapshot *s = ctx->snap;
 
 	FOREACH_ARRAY (in, a->instances, a->n_instances) {
-		const struct mount_entry *first = check_mount_at(a, in->mounts[0]);
+		const struct mount_entry *first = analysis_mount(a, in->mounts[0]);
 		const struct instance *vis;
 		json_object *ev, *holders = NULL, *mps;
 		_cleanup_free_ char *pids = NULL;
@@ -84,7 +84,7 @@ static int devpts_orphan_in_use(const struct check_context *ctx, const struct ch
 		if (!f)
 			return -ENOMEM;
 		for (size_t i = 0; i < in->n_mounts; i++) {
-			const struct mount_entry *m = check_mount_at(a, in->mounts[i]);
+			const struct mount_entry *m = analysis_mount(a, in->mounts[i]);
 			json_object_array_add(mps, json_object_new_string(m->mountpoint));
 			if (finding_add_mount(f, m->id, m->dev) < 0)
 				return -ENOMEM;

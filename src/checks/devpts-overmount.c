@@ -128,7 +128,7 @@ static int devpts_overmount(const struct check_context *ctx, const struct check_
 				return -ENOMEM;
 		}
 		if (hidden_by != NO_MOUNT || !a->reachable[top]) {
-			const struct mount_entry *h = check_mount_at(a, hidden_by);
+			const struct mount_entry *h = analysis_mount(a, hidden_by);
 
 			if (set_printf(
 				&f->summary,

@@ -3,14 +3,9 @@
 
 #include "checks/check.h"
 
-const struct mount_entry *check_mount_at(const struct analysis *a, size_t i)
-{
-	return i == NO_MOUNT ? NULL : &a->snap->mounts->entries[i];
-}
-
 json_object *check_json_mount(const struct analysis *a, size_t i)
 {
-	const struct mount_entry *e = check_mount_at(a, i);
+	const struct mount_entry *e = analysis_mount(a, i);
 	json_object *o;
 
 	if (!e)
@@ -26,13 +21,13 @@ json_object *check_json_mount(const struct analysis *a, size_t i)
 
 unsigned check_serving_mount_id(const struct analysis *a)
 {
-	const struct mount_entry *e = check_mount_at(a, a->serving_mount);
+	const struct mount_entry *e = analysis_serving_mount(a);
 	return e ? e->id : 0;
 }
 
 const char *check_serving_mountpoint(const struct analysis *a)
 {
-	const struct mount_entry *e = check_mount_at(a, a->serving_mount);
+	const struct mount_entry *e = analysis_serving_mount(a);
 	return e ? e->mountpoint : "/dev/pts";
 }
 
@@ -82,7 +77,7 @@ json_object *check_evidence_ptmx(const struct analysis *a)
 json_object *check_options_evidence(const struct check_context *ctx, const struct instance *in,
 				    const char *mp)
 {
-	const struct mount_entry *e = check_mount_at(ctx->a, ctx->a->serving_mount);
+	const struct mount_entry *e = analysis_serving_mount(ctx->a);
 	json_object *ev = check_evidence_at(e, mp, in->dev), *modes = json_object_new_array();
 
 	json_object_object_add(ev, "gid",

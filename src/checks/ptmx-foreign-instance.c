@@ -11,7 +11,7 @@ static int ptmx_foreign_instance(const struct check_context *ctx, const struct c
 {
 	const struct analysis *a = ctx->a;
 	const struct instance *in = a->serving;
-	const struct mount_entry *serving = check_mount_at(a, a->serving_mount), *pts;
+	const struct mount_entry *serving = analysis_serving_mount(a), *pts;
 	_cleanup_free_ char *dir = path_dirname(PTMX_PATH), *pts_path = NULL;
 	size_t at_pts;
 	struct finding *f;
@@ -26,7 +26,7 @@ static int ptmx_foreign_instance(const struct check_context *ctx, const struct c
 	if (!pts_path)
 		return -ENOMEM;
 	at_pts = analysis_mount_at(a, pts_path);
-	pts = check_mount_at(a, at_pts);
+	pts = analysis_mount(a, at_pts);
 	if (pts && streq(pts->fstype, "devpts") && pts->dev == in->dev)
 		return 0;
 

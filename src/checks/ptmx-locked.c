@@ -5,7 +5,7 @@
  * something replaced it (runc#80: a container given the host's /dev made its pts/ptmx link). */
 static bool node_replaced(const struct analysis *a)
 {
-	const struct mount_entry *dev = check_mount_at(a, analysis_mount_at(a, PTMX_DIR));
+	const struct mount_entry *dev = analysis_mount(a, analysis_mount_at(a, PTMX_DIR));
 
 	return a->ptmx_kind == PTMX_SYMLINK && dev && streq(dev->fstype, "devtmpfs") &&
 	       a->ptmx->dev == dev->dev;

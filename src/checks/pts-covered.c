@@ -5,7 +5,7 @@ static int pts_covered(const struct check_context *ctx, const struct check_info 
 		       struct findings *out)
 {
 	const struct analysis *a = ctx->a;
-	const struct mount_entry *cover = check_mount_at(a, a->pts_covering_mount);
+	const struct mount_entry *cover = analysis_mount(a, a->pts_covering_mount);
 	const struct mount_table *t = ctx->snap->mounts;
 	struct finding *f;
 	json_object *ev, *hidden = json_object_new_array();

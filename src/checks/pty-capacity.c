@@ -30,7 +30,7 @@ static int pty_capacity(const struct check_context *ctx, const struct check_info
 	}
 
 	if (a->serving && a->serving->options.has_max && a->serving->options.max > 0) {
-		const struct mount_entry *e = check_mount_at(a, a->serving_mount);
+		const struct mount_entry *e = analysis_serving_mount(a);
 		unsigned in_use = 0, idx;
 
 		FOREACH_ARRAY (node, s->nodes, s->n_nodes)

@@ -21,7 +21,7 @@ static int pty_slave_perms(const struct check_context *ctx, const struct check_i
 	const struct analysis *a = ctx->a;
 	const struct snapshot *s = ctx->snap;
 	const struct instance *in = a->serving;
-	const struct mount_entry *e = check_mount_at(a, a->serving_mount);
+	const struct mount_entry *e = analysis_serving_mount(a);
 	_cleanup_free_ char *paths = NULL;
 	char modes[8];
 	mode_t want;

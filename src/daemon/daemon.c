@@ -697,10 +697,9 @@ static void daemon_schedule_audit(struct daemon *d, unsigned reason);
  * anew only sees what changes from now on: one more audit covers what came before. */
 static void daemon_follow_serving(struct daemon *d, const struct analysis *a)
 {
-	const char *mp = NULL;
+	const struct mount_entry *e = analysis_serving_mount(a);
+	const char *mp = e ? e->mountpoint : NULL;
 
-	if (a->serving && a->serving_mount != NO_MOUNT)
-		mp = a->snap->mounts->entries[a->serving_mount].mountpoint;
 	if (mp && streq(mp, "/dev/pts"))
 		mp = NULL;
 	if (streq_ptr(mp, d->serving_path))

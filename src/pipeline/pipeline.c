@@ -21,9 +21,8 @@ int host_serving_from_analysis(const struct analysis *a, struct host_serving *re
 	*ret = (struct host_serving){ 0 };
 	(void)namespace_self_mntns(&mntns);
 	ret->mntns = mntns;
-	if (!a->serving || a->serving_mount == NO_MOUNT)
+	if (!(e = analysis_serving_mount(a)))
 		return 0;
-	e = &a->snap->mounts->entries[a->serving_mount];
 	ret->known = true;
 	ret->dev = a->serving->dev;
 	ret->mount_id = e->id;

@@ -264,9 +264,8 @@ static int probe_slaves(const struct namespace_target *ns, struct snapshot *s,
 	struct dirent *de;
 	int r = 0, fd;
 
-	if (!a->serving || a->serving_mount == NO_MOUNT)
+	if (!(e = analysis_serving_mount(a)))
 		return 0;
-	e = &s->mounts->entries[a->serving_mount];
 	fd = ns_open(ns, e->mountpoint, O_RDONLY | O_DIRECTORY | O_NONBLOCK);
 	d = fd >= 0 ? fdopendir(fd) : NULL;
 	if (!d) {

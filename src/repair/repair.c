@@ -112,9 +112,8 @@ static int plan_remount(struct repair_plan *p, const struct analysis *an, const 
 	const struct mount_entry *e;
 	struct repair_action *a;
 
-	if (!an->serving || an->serving_mount == NO_MOUNT)
+	if (!(e = analysis_serving_mount(an)))
 		return 0;
-	e = &an->snap->mounts->entries[an->serving_mount];
 	a = add_action(p, f, ACTION_REMOUNT);
 	if (!a || !(a->path = strdup(e->mountpoint)))
 		return -ENOMEM;
@@ -137,9 +136,8 @@ static int plan_slaves(struct repair_plan *p, const struct analysis *an, const s
 	const struct mount_entry *e;
 	mode_t mode;
 
-	if (!an->serving || an->serving_mount == NO_MOUNT)
+	if (!(e = analysis_serving_mount(an)))
 		return 0;
-	e = &an->snap->mounts->entries[an->serving_mount];
 	/* The mode the instance gives new ptys once repaired: the one the remedy names too. */
 	mode = instance_wanted_mode(an->snap, an->serving, o->policy);
 	FOREACH_ARRAY (n, an->snap->nodes, an->snap->n_nodes) {

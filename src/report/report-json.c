@@ -74,8 +74,7 @@ static json_object *ptmx_json(const struct analysis *a)
 {
 	json_object *o = json_object_new_object();
 	const struct node *n = a->ptmx, *fin = a->ptmx_final;
-	const struct mount_entry *serving =
-	    a->serving_mount != NO_MOUNT ? &a->snap->mounts->entries[a->serving_mount] : NULL;
+	const struct mount_entry *serving = analysis_serving_mount(a);
 	bool present = n && n->type != NODE_MISSING;
 
 	json_object_object_add(o, "path", json_object_new_string(PTMX_PATH));

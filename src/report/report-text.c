@@ -39,9 +39,7 @@ static void write_ptmx_line(FILE *f, const struct analysis *a)
 	if (a->ptmx_final && a->ptmx_final->type != NODE_MISSING)
 		fprintf(f, ", mode %s", format_mode(a->ptmx_final->mode, mode));
 	if (a->serving) {
-		const struct mount_entry *e = a->serving_mount != NO_MOUNT
-						  ? &a->snap->mounts->entries[a->serving_mount]
-						  : NULL;
+		const struct mount_entry *e = analysis_serving_mount(a);
 		fprintf(f, "; serving devpts %s", format_devnum(a->serving->dev, dev));
 		if (e) {
 			fputs(" at ", f);
