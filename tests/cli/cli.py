@@ -13,7 +13,6 @@ stdout, and say on stderr what was wrong: the file given, and the key or the
 line at fault. Standard library and python3-jsonschema.
 """
 
-import argparse
 import copy
 import glob
 import json
@@ -876,33 +875,7 @@ def run_one(name, ptsguard, version_expected):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--ptsguard")
-    ap.add_argument("--version-expected")
-    ap.add_argument("--list", action="store_true")
-    ap.add_argument("--check-registered", action="store_true")
-    ap.add_argument("cases", nargs="*")
-    args = ap.parse_args()
-
-    if args.list:
-        print("\n".join(CASES))
-        return 0
-    if args.check_registered:
-        missing = sorted(set(CASES) - set(args.cases))
-        unknown = sorted(set(args.cases) - set(CASES))
-        if missing or unknown:
-            print("tests/cli/meson.build and cli.py disagree:")
-            print("  not registered in meson.build: %s" % (missing or "-"))
-            print("  registered but not in cli.py: %s" % (unknown or "-"))
-            return 1
-        print("all %d cli cases registered" % len(CASES))
-        return 0
-    if not args.ptsguard or not args.cases:
-        ap.error("--ptsguard and at least one case are required")
-    cases = list(CASES) if args.cases == ["all"] else args.cases
-    unknown = [c for c in cases if c not in CASES]
-    if unknown:
-        ap.error("unknown case(s): %s (see --list)" % ", ".join(unknown))
+    args, cases = testlib.case_args(CASES, __file__, __doc__, (("--ptsguard", {}), ("--version-expected", {})), ("--ptsguard",))
     results = [run_one(c, args.ptsguard, args.version_expected) for c in cases]
     return 1 if any(results) else 0
 

@@ -27,7 +27,6 @@ Exit 0 pass, 1 fail, 77 skip (not root, a runtime missing). On a failure the log
 container (its runtime's output) is printed; PTSGUARD_CONTAINERS_DUMP=1 prints every report.
 """
 
-import argparse
 import json
 import os
 import re
@@ -459,29 +458,9 @@ def run_case(name, args):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--ptsguard")
-    ap.add_argument("--pty-probe")
-    ap.add_argument("--build-root")
-    ap.add_argument("--list", action="store_true")
-    ap.add_argument("--check-registered", action="store_true")
-    ap.add_argument("cases", nargs="*")
-    args = ap.parse_args()
-    if args.list:
-        print("\n".join(CASES))
-        return 0
-    if args.check_registered:
-        missing, unknown = sorted(set(CASES) - set(args.cases)), sorted(set(args.cases) - set(CASES))
-        if missing or unknown:
-            log("meson.build and containers.py disagree: not registered %s, unknown %s" % (missing or "-", unknown or "-"))
-            return 1
-        log("all %d cases registered" % len(CASES))
-        return 0
-    if not (args.ptsguard and args.pty_probe and args.build_root and len(args.cases) == 1):
-        ap.error("--ptsguard, --pty-probe, --build-root and one case are required")
-    if args.cases[0] not in CASES:
-        ap.error("unknown case %s (see --list)" % args.cases[0])
-    return run_case(args.cases[0], args)
+    required = ("--ptsguard", "--pty-probe", "--build-root")
+    args, names = testlib.case_args(CASES, __file__, __doc__, [(flag, {}) for flag in required], required, single=True)
+    return run_case(names[0], args)
 
 
 if __name__ == "__main__":

@@ -25,7 +25,6 @@ import socket
 import stat
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 
@@ -452,26 +451,9 @@ def catalog(ptsguard):
 
 def main(cases, argv, setup_world=True):
     """Run one case by name: exit 0 pass, 1 fail, 77 skip."""
-    import argparse
-
-    p = argparse.ArgumentParser()
-    p.add_argument("--ptsguard", required=False)
-    p.add_argument("--check-registered", action="store_true")
-    p.add_argument("--opt", action="append", default=[], help="KEY=VALUE passed to the case")
-    p.add_argument("case", nargs="*")
-    args = p.parse_args(argv)
-
-    if args.check_registered:
-        missing = sorted(set(cases) - set(args.case))
-        unknown = sorted(set(args.case) - set(cases))
-        if missing or unknown:
-            log("not registered in meson.build: %s; registered but unknown: %s" % (missing, unknown))
-            return 1
-        return 0
-    if len(args.case) != 1 or args.case[0] not in cases:
-        log("usage: %s --ptsguard PATH CASE (one of: %s)" % (sys.argv[0], ", ".join(sorted(cases))))
-        return 2
-    fn, needs_root = cases[args.case[0]]
+    options = (("--ptsguard", {}), ("--opt", dict(action="append", default=[], help="KEY=VALUE passed to the case")))
+    args, (name,) = testlib.case_args(cases, sys.argv[0], None, options, ("--ptsguard",), single=True, argv=argv)
+    fn, needs_root = cases[name]
     opts = dict(o.split("=", 1) for o in args.opt)
     global DEFAULT_CONFIG
     if "mount_events" in opts:

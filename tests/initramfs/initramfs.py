@@ -22,7 +22,6 @@ is removed afterwards; nothing on the host is changed. Exit 0 pass, 1 fail, 77
 skip (not root, no mount namespaces, or a generator missing).
 """
 
-import argparse
 import json
 import os
 import shutil
@@ -742,33 +741,9 @@ NO_ROOT_NEEDED = {"record-usage", "record-newroot-missing"}
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--ptsguard")
-    parser.add_argument("--bindir")
-    parser.add_argument("--dracut-module")
-    parser.add_argument("--initramfs-tools")
-    parser.add_argument("--workdir", default=".")
-    parser.add_argument("--list", action="store_true")
-    parser.add_argument("--check-registered", action="store_true")
-    parser.add_argument("cases", nargs="*")
-    args = parser.parse_args()
-
-    if args.list:
-        print("\n".join(CASES))
-        return 0
-    if args.check_registered:
-        want, have = set(CASES), set(args.cases)
-        if want != have:
-            print("meson.build and initramfs.py disagree: only in initramfs.py: %s; only in meson.build: %s"
-                  % (sorted(want - have), sorted(have - want)))
-            return 1
-        return 0
-    if len(args.cases) != 1 or args.cases[0] not in CASES:
-        parser.error("give one case of: %s" % ", ".join(CASES))
-    name = args.cases[0]
-    for opt in ("ptsguard", "bindir", "dracut_module", "initramfs_tools"):
-        if getattr(args, opt) is None:
-            parser.error("--%s is needed to run a case" % opt.replace("_", "-"))
+    required = ("--ptsguard", "--bindir", "--dracut-module", "--initramfs-tools")
+    options = [(flag, {}) for flag in required] + [("--workdir", dict(default="."))]
+    args, (name,) = testlib.case_args(CASES, __file__, __doc__, options, required, single=True)
     if name not in NO_ROOT_NEEDED and os.geteuid() != 0:
         print("SKIP: %s needs root (mount namespaces, chroot, image generators)" % name)
         return EXIT_SKIP

@@ -9,6 +9,7 @@ Standard library only, except that validating needs python3-jsonschema
 (imported when first used).
 """
 
+import argparse
 import json
 import os
 import re
@@ -67,6 +68,42 @@ def case_registry():
         return register
 
     return cases, case
+
+
+def case_args(cases, script, doc, options=(), required=(), single=False, argv=None):
+    """The command line every case file shares: its own options ((flag, add_argument keywords)),
+    --list, --check-registered (meson.build passes the names it registers) and the cases to run.
+    Returns (args, names) to run: one name when single, else one or more ("all" for every case).
+    --list and --check-registered exit here; a missing required option or an unknown case is a
+    usage error (exit 2)."""
+    name = os.path.basename(script)
+    ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    for flag, kw in options:
+        ap.add_argument(flag, **kw)
+    ap.add_argument("--list", action="store_true", help="print the case names")
+    ap.add_argument("--check-registered", action="store_true", help="compare the cases given with the file's")
+    ap.add_argument("cases", nargs="*")
+    args = ap.parse_args(argv)
+    if args.list:
+        print("\n".join(cases))
+        sys.exit(0)
+    if args.check_registered:
+        missing, unknown = sorted(set(cases) - set(args.cases)), sorted(set(args.cases) - set(cases))
+        if missing or unknown:
+            log("meson.build and %s disagree:" % name)
+            log("  not registered in meson.build: %s" % (missing or "-"))
+            log("  registered but not in %s: %s" % (name, unknown or "-"))
+            sys.exit(1)
+        log("all %d cases of %s registered" % (len(cases), name))
+        sys.exit(0)
+    absent = [flag for flag in required if getattr(args, flag[2:].replace("-", "_")) is None]
+    if absent or not args.cases or (single and len(args.cases) != 1):
+        ap.error("%s required" % ", ".join(list(required) + ["one case" if single else "at least one case"]))
+    names = list(cases) if args.cases == ["all"] and not single else args.cases
+    unknown = [c for c in names if c not in cases]
+    if unknown:
+        ap.error("unknown case(s): %s (see --list)" % ", ".join(unknown))
+    return args, names
 
 
 def mount_ns_id():

@@ -264,21 +264,10 @@ def exiting_processes(ptsguard):
 
 
 def main():
-    import argparse
-
-    p = argparse.ArgumentParser()
-    p.add_argument("--ptsguard")
-    p.add_argument("--check-registered", action="store_true")
-    p.add_argument("case", nargs="*")
-    args = p.parse_args()
-    if args.check_registered:
-        if sorted(args.case) != sorted(CASES):
-            log("meson.build lists %s, namespaces.py has %s" % (sorted(args.case), sorted(CASES)))
-            return 1
-        return 0
+    args, (name,) = testlib.case_args(CASES, __file__, __doc__, (("--ptsguard", {}),), ("--ptsguard",), single=True)
     try:
         setup()
-        c = CASES[args.case[0]](os.path.abspath(args.ptsguard))
+        c = CASES[name](os.path.abspath(args.ptsguard))
     except Skip as e:
         log("SKIP: %s" % e)
         return testlib.EXIT_SKIP

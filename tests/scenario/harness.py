@@ -16,7 +16,6 @@ before anything is unmounted.
 Standard library only.
 """
 
-import argparse
 import contextlib
 import json
 import os
@@ -818,41 +817,16 @@ def cli_main(CASES, script, doc, options=(), configure=None):
 
     options: more (flag, add_argument keywords) of the case file, passed on to each case's own
     run; configure(scenario, args) applies them to a case's Scenario before it runs."""
-    ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--ptsguard")
-    ap.add_argument("--pty-probe")
-    ap.add_argument("--list", action="store_true")
-    ap.add_argument("--check-registered", action="store_true")
-    ap.add_argument(
+    daemon = (
         "--daemon",
-        choices=("fanotify", "mountinfo"),
-        help="also run a daemon with this MountEvents= through the case and check it agrees with every audit",
+        dict(
+            choices=("fanotify", "mountinfo"),
+            help="also run a daemon with this MountEvents= through the case and check it agrees with every audit",
+        ),
     )
-    for flag, kw in options:
-        ap.add_argument(flag, **kw)
-    ap.add_argument("cases", nargs="*")
-    args = ap.parse_args()
-
-    if args.list:
-        print("\n".join(CASES))
-        return 0
-    if args.check_registered:
-        missing = sorted(set(CASES) - set(args.cases))
-        unknown = sorted(set(args.cases) - set(CASES))
-        if missing or unknown:
-            log("meson.build and %s disagree:" % os.path.basename(script))
-            log("  not registered in meson.build: %s" % (missing or "-"))
-            log("  registered but not in %s: %s" % (os.path.basename(script), unknown or "-"))
-            return 1
-        log("all %d cases of %s registered" % (len(CASES), os.path.basename(script)))
-        return 0
-
-    if not args.ptsguard or not args.pty_probe or not args.cases:
-        ap.error("--ptsguard, --pty-probe and at least one case are required")
-    cases = list(CASES) if args.cases == ["all"] else args.cases
-    unknown = [c for c in cases if c not in CASES]
-    if unknown:
-        ap.error("unknown case(s): %s (see --list)" % ", ".join(unknown))
+    args, cases = testlib.case_args(
+        CASES, script, doc, (("--ptsguard", {}), ("--pty-probe", {}), daemon) + tuple(options), ("--ptsguard", "--pty-probe")
+    )
 
     if len(cases) > 1:
         # Each case in a namespace of its own: run ourselves once per case, with our options.

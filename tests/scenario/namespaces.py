@@ -15,11 +15,9 @@ host with --namespace PID. Exit 0 pass, 1 fail, 77 skip.
 import json
 import os
 import shutil
-import signal
 import stat
 import subprocess
 import sys
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
