@@ -135,6 +135,12 @@ section() { echo "==== $1"; }
 			ptsguard audit --json --snapshot /run/vmtest-snapshot.json > /dev/null
 		done
 		echo "audits=20 ns=$(($(date +%s%N) - start))"
+		# What sysinit.target waited for besides ptsguard: did ptsguard hold it back?
+		section bench-sysinit-after
+		for u in $(systemctl show -p After --value sysinit.target); do
+			systemctl show -p Id,ActiveEnterTimestampMonotonic "$u"
+			echo
+		done
 	fi
 	section end
 } > "$out" 2>&1
@@ -318,10 +324,11 @@ class Results:
                 pass
         return out
 
-    def units(self):
+    def units(self, section="units"):
+        """The `systemctl show` blocks of a section, by unit Id."""
         out = {}
         cur = {}
-        for line in self.sections.get("units", []) + [""]:
+        for line in self.sections.get(section, []) + [""]:
             if not line.strip():
                 if cur.get("Id"):
                     out[cur["Id"]] = cur
