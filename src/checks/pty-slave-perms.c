@@ -95,7 +95,9 @@ const struct check_info check_pty_slave_perms = {
 	    "were created while the devpts options were wrong. "
 	    "Fixing the mount options does not change existing slaves. A slave that is "
 	    "itself bind-mounted elsewhere (a container manager's console, as LXC binds one "
-	    "on /dev/console with mode 0700) has the mode its manager chose, and is left out.",
+	    "on /dev/console with mode 0700) has the mode its manager chose, and is left out. "
+	    "So is a slave of the allocation probe's user that is gone or replaced within "
+	    "150 ms of the listing: another ptsguard's probe (the daemon's, during an audit).",
 	.remedy = "chgrp tty /dev/pts/N && chmod 620 /dev/pts/N (for each listed slave)",
 	.repair = REPAIR_SLAVES,
 	.run = pty_slave_perms,

@@ -256,10 +256,59 @@ static int probe_mountpoints(const struct namespace_target *ns, struct snapshot 
 	return r;
 }
 
-static int probe_slaves(const struct namespace_target *ns, struct snapshot *s,
+/* The uid the allocation probes run as (ours, and a daemon's beside us). */
+static uid_t probe_uid(const struct probe_options *opts)
+{
+	uid_t uid;
+	gid_t gid;
+
+	if (opts && opts->has_alloc_user)
+		return opts->alloc_uid;
+	return user_lookup(PROBE_USER_DEFAULT, &uid, &gid) < 0 ? (uid_t)-1 : uid;
+}
+
+/* A slave of the probe user may be another ptsguard's probe caught in the middle of its
+ * allocation (the daemon's, while the CLI lists /dev/pts): it lives a few milliseconds. Look
+ * again a few times over 150 ms and drop the ones that went or were replaced; one still there
+ * is a user's like any other. Costs nothing when no slave of that user was listed. */
+static void drop_transient_slaves(const struct namespace_target *ns, struct snapshot *s,
+				  size_t from, uid_t uid)
+{
+	static const unsigned wait_msec[] = { 10, 40, 100 };
+
+	FOREACH_ARRAY (w, wait_msec, ELEMENTSOF(wait_msec)) {
+		bool candidates = false;
+		size_t keep = from;
+
+		for (size_t i = from; i < s->n_nodes; i++)
+			candidates |= s->nodes[i].type == NODE_CHAR && s->nodes[i].uid == uid;
+		if (!candidates)
+			return;
+		(void)nanosleep(&(struct timespec){ .tv_nsec = (long)*w * 1000000L }, NULL);
+		for (size_t i = from; i < s->n_nodes; i++) {
+			struct node *n = &s->nodes[i];
+			struct stat st;
+
+			if (n->type == NODE_CHAR && n->uid == uid &&
+			    (ns_lstat(ns, n->path, &st, NULL) < 0 || st.st_ino != n->ino ||
+			     st.st_ctim.tv_sec != n->ctime.tv_sec ||
+			     st.st_ctim.tv_nsec != n->ctime.tv_nsec)) {
+				free(n->path);
+				free(n->target);
+				continue;
+			}
+			s->nodes[keep++] = *n;
+		}
+		s->n_nodes = keep;
+	}
+}
+
+static int probe_slaves(const struct probe_options *opts, struct snapshot *s,
 			const struct analysis *a)
 {
+	const struct namespace_target *ns = opts ? opts->ns : NULL;
 	const struct mount_entry *e;
+	size_t from = s->n_nodes;
 	DIR *d;
 	struct dirent *de;
 	int r = 0, fd;
@@ -290,6 +339,8 @@ static int probe_slaves(const struct namespace_target *ns, struct snapshot *s,
 			break;
 	}
 	closedir(d);
+	if (r >= 0)
+		drop_transient_slaves(ns, s, from, probe_uid(opts));
 	return r;
 }
 
@@ -871,7 +922,7 @@ int probe_details(const struct probe_options *opts, struct snapshot *s, const st
 
 	if (a->pts_path && (r = add_node(ns, s, a->pts_path)) < 0)
 		return r;
-	r = probe_slaves(ns, s, a);
+	r = probe_slaves(opts, s, a);
 	if (r < 0)
 		return r;
 	if (!opts || !opts->skip_holders) {

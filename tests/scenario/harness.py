@@ -368,9 +368,9 @@ class Scenario:
         self.probe_results.append((argv, res))
         return res
 
-    def hold(self, unprivileged=False, ptmx=None):
+    def hold(self, unprivileged=False, ptmx=None, wrap=()):
         """Allocate a pty and keep it open until cleanup; return (process, JSON)."""
-        argv = self._probe_argv(unprivileged, ptmx, True)
+        argv = self._probe_argv(unprivileged, ptmx, True, wrap)
         p = subprocess.Popen(
             argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
         )

@@ -41,6 +41,7 @@ from harness import (  # noqa: E402
 CASES, case = case_registry()
 
 HEALTHY = "gid=5,mode=620"
+NOBODY = 65534  # the allocation probe's user
 REMEDY_620 = "mount -o remount,gid=5,mode=620 /dev/pts"
 REMEDY_600 = "mount -o remount,gid=5,mode=600 /dev/pts"
 
@@ -704,6 +705,53 @@ def chroot_foreign_defaults(sc):
         sc.check.eq(f.get("devices"), [chroot["device"]], "devpts-foreign-defaults devices")
         sc.check.eq(f.get("mount_ids"), [chroot["mount_id"]], "devpts-foreign-defaults mount_ids")
     sc.expect_serving(report, serving_dev)
+
+
+# Runs as nobody: allocates a pty, says its index, and closes it 20 ms after someone lists
+# /dev/pts (inotify's IN_ACCESS comes with getdents): what another ptsguard's probe looks like to
+# an audit that lists the slaves in the middle of that probe's few milliseconds.
+TRANSIENT_PTY = r"""
+import ctypes, os, sys, time
+libc = ctypes.CDLL(None, use_errno=True)
+master, slave = os.openpty()
+index = os.ttyname(slave).rsplit("/", 1)[1]  # (ttyname may list /dev/pts itself: watch after)
+fd = libc.inotify_init1(0)
+if fd < 0 or libc.inotify_add_watch(fd, b"/dev/pts", 0x1) < 0:
+    sys.exit("inotify: %s" % os.strerror(ctypes.get_errno()))
+print(index, flush=True)
+os.read(fd, 4096)
+time.sleep(0.02)  # long enough for the lister to stat what it listed
+os.close(slave)
+os.close(master)
+print("closed", flush=True)
+"""
+
+
+@case("slave-perms-transient")
+def slave_perms_transient(sc):
+    """A slave of the probe user (nobody) that is gone a moment after the audit listed /dev/pts
+    is another ptsguard's probe (the daemon's, beside `ptsguard audit`), not a finding; one of
+    the same user that stays is reported like any other."""
+    sc.setup_base()
+    sc.mount_devpts("/dev/pts", "mode=600")
+    nobody = ["setpriv", "--reuid=%d" % NOBODY, "--regid=%d" % NOBODY, "--clear-groups"]
+    _, held = sc.hold(wrap=nobody)
+    p = subprocess.Popen(nobody + [sys.executable, "-c", TRANSIENT_PTY], stdout=subprocess.PIPE, text=True)
+    sc.helpers.append(p)
+    transient = p.stdout.readline().strip()
+    if not transient.isdigit() or not os.path.exists("/dev/pts/" + transient):
+        raise SetupError("the transient pty was not allocated: %r" % transient)
+    sc.sh("mount", "-o", "remount,gid=5,mode=620", "/dev/pts")
+    report = sc.audit()
+    sc.check.eq(p.stdout.readline().strip(), "closed", "the transient pty was closed when the audit listed /dev/pts")
+    sc.expect(report, ["pty-slave-perms"])
+    f = sc.finding(report, "pty-slave-perms")
+    if f is not None:
+        sc.check.eq(
+            project(f.get("evidence", {}).get("slaves"), ("index", "uid")),
+            [{"index": held["index"], "uid": NOBODY}],
+            "pty-slave-perms lists the slave that stayed and not the one that went (%s)" % transient,
+        )
 
 
 @case("slave-perms")
