@@ -45,7 +45,7 @@
 #define EXIT_SKIP 77
 #define OTHER_UID 1000
 
-static char done_path[64];
+static char done_path[64], ready_path[64];
 
 /* What the child sees of itself. */
 struct self {
@@ -80,6 +80,8 @@ static void inspect(void *userdata, void *answer)
 	struct stat st;
 
 	(void)userdata;
+	/* Privileges dropped: the watcher may look. */
+	(void)close(open(ready_path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644));
 	for (int i = 0; i < 800 && !s->released; i++) {
 		s->released = stat(done_path, &st) == 0;
 		if (!s->released)
@@ -134,6 +136,9 @@ _Noreturn static void watcher(pid_t parent, int out)
 		if (!w.child)
 			sleep_ms(1);
 	}
+	/* Only once the child has dropped its privileges (it creates ready_path then). */
+	for (int i = 0; i < 5000 && access(ready_path, F_OK) < 0; i++)
+		sleep_ms(1);
 	if (w.child) {
 		w.stop_errno = kill(w.child, SIGSTOP) < 0 ? errno : 0;
 		w.kill_errno = kill(w.child, SIGKILL) < 0 ? errno : 0;
@@ -187,6 +192,7 @@ static void guarded_against_nobody(const char *what, uid_t parent_uid)
 	pid_t pid;
 
 	snprintf(done_path, sizeof(done_path), "/tmp/watcher-done-%u", (unsigned)parent_uid);
+	snprintf(ready_path, sizeof(ready_path), "/tmp/child-ready-%u", (unsigned)parent_uid);
 	if (pipe2(p, O_CLOEXEC) < 0)
 		return;
 	pid = fork();
@@ -368,6 +374,7 @@ int main(void)
 	}
 	guarded_against_nobody("parent root", 0);
 
+	fflush(stdout);
 	pid = fork();
 	if (pid == 0)
 		_exit((r = capable_user_parent(), fflush(stdout), r));
