@@ -14,6 +14,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "config.h"
+
+#if HAVE_VALGRIND_H
+#include <valgrind/valgrind.h>
+#else
+#define RUNNING_ON_VALGRIND 0
+#endif
+
 #include "util/clock.h"
 #include "util/guarded-child.h"
 #include "util/macro.h"
@@ -119,6 +127,27 @@ static int child(void *userdata)
 	return 0;
 }
 
+/* Start the child: a clone sharing our memory, or under valgrind (which runs no clone(CLONE_VM)
+ * but a thread's) a fork, which shares only the mapping s is in. */
+static pid_t start(struct shared *s, int *pidfd)
+{
+	pid_t pid;
+
+	if (!RUNNING_ON_VALGRIND) {
+		pid = clone(child, s, CLONE_VM | CLONE_PIDFD | SIGCHLD, s, pidfd);
+		if (pid >= 0 || errno != EINVAL)
+			return pid;
+		/* A kernel without CLONE_PIDFD (before 5.2). */
+		return clone(child, s, CLONE_VM | SIGCHLD, s);
+	}
+	pid = fork();
+	if (pid == 0)
+		_exit(child(s));
+	if (pid > 0)
+		*pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	return pid;
+}
+
 /* Whether the child exited before the deadline: poll its pidfd, or without one its status. No
  * errno is read while it may run (it writes the same errno). */
 static bool exited_by(pid_t pid, int pidfd, uint64_t deadline)
@@ -178,8 +207,9 @@ int guarded_child_run(const struct guarded_child *c, void *answer, struct guarde
 
 	if (c->answer_size > GUARD_ANSWER_MAX)
 		return -EINVAL;
-	mem = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1,
-		   0);
+	/* Shared, for a forked child; a cloned one shares all our memory anyway. */
+	mem =
+	    mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS | MAP_STACK, -1, 0);
 	if (mem == MAP_FAILED)
 		return -errno;
 	/* A guard page under the stack; the shared part above it. */
@@ -196,9 +226,7 @@ int guarded_child_run(const struct guarded_child *c, void *answer, struct guarde
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &saved_mask);
 	deadline = now_usec(CLOCK_MONOTONIC) + c->deadline_usec;
-	pid = clone(child, s, CLONE_VM | CLONE_PIDFD | SIGCHLD, s, &pidfd);
-	if (pid < 0 && errno == EINVAL) /* a kernel without CLONE_PIDFD (before 5.2) */
-		pid = clone(child, s, CLONE_VM | SIGCHLD, s);
+	pid = start(s, &pidfd);
 	if (pid < 0)
 		r = -errno;
 	else {

@@ -19,7 +19,8 @@
  * memory (no page tables copied, the cost of a fork several times over) but not its
  * descriptors, filesystem context or credentials, so it may enter a mount namespace and a
  * root (both as file descriptors) before dropping its privileges; it closes every descriptor
- * but 0, 1 and 2. The work therefore runs in the caller's address space with the caller's
+ * but 0, 1 and 2. (Under valgrind, which runs no such clone, it is a fork sharing only the
+ * answer.) The work therefore runs in the caller's address space with the caller's
  * thread-local storage: it must only make system calls and lock-free library calls (no
  * malloc, no stdio, no glibc set*id(), which signal every thread of the caller). errno is the
  * caller's too; while the child runs the caller blocks every signal and makes no call that can
