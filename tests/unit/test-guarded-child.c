@@ -6,7 +6,8 @@
  *   - while the child runs as nobody, a process of uid nobody cannot stop, kill, signal,
  *     trace or read the memory of it (EPERM / EACCES), and /proc/CHILD/status shows it with
  *     the parent's real and saved uid, nobody's effective uid, nobody's gid everywhere, no
- *     supplementary groups, no capability at all and no_new_privs; the child itself cannot
+ *     supplementary groups, no capability at all (from root, an empty bounding set too) and
+ *     no_new_privs; the child itself cannot
  *     take a capability back; the parent's errno and dumpable flag are as they were;
  *   - the same with a parent that is not root (uid 1000 holding CAP_SETUID and CAP_SETGID,
  *     also as ambient capabilities, the way a daemon run as another user would): the child
@@ -172,8 +173,9 @@ static const char *status_field(const char *status, const char *key, char *buf, 
 	return buf;
 }
 
-/* Run inspect() as nobody with a watcher of uid nobody; check both sides. parent_uid: ours. */
-static void guarded_against_nobody(const char *what, uid_t parent_uid)
+/* Run inspect() as nobody with a watcher of uid nobody; check both sides. parent_uid: ours;
+ * setpcap: whether we may empty the child's bounding set (root may, uid 1000 here may not). */
+static void guarded_against_nobody(const char *what, uid_t parent_uid, bool setpcap)
 {
 	struct guarded_child c = {
 		.uid = 65534,
@@ -232,6 +234,9 @@ static void guarded_against_nobody(const char *what, uid_t parent_uid)
 	EXPECT_STR(status_field(w.status, "\nCapEff:", buf, sizeof(buf)), "0000000000000000");
 	EXPECT_STR(status_field(w.status, "\nCapAmb:", buf, sizeof(buf)), "0000000000000000");
 	EXPECT_STR(status_field(w.status, "\nNoNewPrivs:", buf, sizeof(buf)), "1");
+	if (setpcap)
+		EXPECT_STR(status_field(w.status, "\nCapBnd:", buf, sizeof(buf)),
+			   "0000000000000000");
 	EXPECT_INT(s.r_uid, parent_uid);
 	EXPECT_INT(s.e_uid, 65534);
 	EXPECT_INT(s.s_uid, parent_uid);
@@ -286,7 +291,7 @@ static int capable_user_parent(void)
 			OTHER_UID, strerror(-r));
 		return 1;
 	}
-	guarded_against_nobody("parent uid 1000 with capabilities", OTHER_UID);
+	guarded_against_nobody("parent uid 1000 with capabilities", OTHER_UID, false);
 	/* The pty it allocates is nobody's, not ours. */
 	r = pty_check_as("/dev/ptmx", 65534, 65534, &pc);
 	CHECK_MSG(r == 0 && pc.error == 0, "pty_check_as from uid 1000: %s, %s",
@@ -372,7 +377,7 @@ int main(void)
 		fprintf(stderr, "cannot build the test's /dev: %m\n");
 		return 1;
 	}
-	guarded_against_nobody("parent root", 0);
+	guarded_against_nobody("parent root", 0, true);
 
 	fflush(stdout);
 	pid = fork();
