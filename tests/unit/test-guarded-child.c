@@ -7,8 +7,8 @@
  *     trace or read the memory of it (EPERM / EACCES), and /proc/CHILD/status shows it with
  *     the parent's real and saved uid, nobody's effective uid, nobody's gid everywhere, no
  *     supplementary groups, no capability at all (from root, an empty bounding set too) and
- *     no_new_privs; the child itself cannot
- *     take a capability back; the parent's errno and dumpable flag are as they were;
+ *     no_new_privs; the child itself cannot take a capability back; the parent's errno and
+ *     dumpable flag are as they were;
  *   - the same with a parent that is not root (uid 1000 holding CAP_SETUID and CAP_SETGID,
  *     also as ambient capabilities, the way a daemon run as another user would): the child
  *     still drops every capability, its pty belongs to nobody and not to uid 1000, and a child
