@@ -182,8 +182,7 @@ static siginfo_t reap(pid_t pid, int pidfd, uint64_t deadline)
 	siginfo_t si = { 0 };
 
 	if (!exited_by(pid, pidfd, deadline)) {
-		/* Stopped, or hung: SIGKILL ends a stopped process too. Our euid is its real uid.
-		 */
+		/* Stopped, or hung: SIGKILL ends a stopped one too. Our euid is its real uid. */
 		if (pidfd < 0 || syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0) < 0)
 			(void)kill(pid, SIGKILL);
 	}
