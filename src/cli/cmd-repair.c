@@ -217,8 +217,6 @@ static int repair_run(const struct repair_args *args)
 	uint64_t t0 = now_usec(CLOCK_MONOTONIC);
 	int r, status = EXIT_UNKNOWN;
 
-	ro.verify_uid = VERIFY_TRANSIENT;
-	ro.verify_gid = (gid_t)VERIFY_TRANSIENT;
 	if (args->verify_user &&
 	    user_lookup(args->verify_user, &ro.verify_uid, &ro.verify_gid) < 0) {
 		log_error("repair: unknown user '%s' for --verify-user", args->verify_user);
@@ -226,6 +224,8 @@ static int repair_run(const struct repair_args *args)
 	}
 	if (load_config("repair", args->config_path, &config) < 0)
 		goto out;
+	if (!args->verify_user)
+		config_probe_identity(config, &ro.verify_uid, &ro.verify_gid);
 	if (args->namespace_pid && open_namespace("repair", args->namespace_pid, &ns) < 0)
 		goto out;
 	ro.policy = &config->check_policy;

@@ -571,8 +571,6 @@ static int daemon_repair(struct daemon *d, struct audit *now)
 	_cleanup_(audit_done) struct audit after = { 0 };
 	struct repair_plan plan = { 0 };
 	struct repair_options ro = {
-		.verify_uid = VERIFY_TRANSIENT,
-		.verify_gid = (gid_t)VERIFY_TRANSIENT,
 		.policy = &d->config->check_policy,
 		.tty_gid = now->snap->tty_gid,
 		.repairable_only = true,
@@ -581,6 +579,8 @@ static int daemon_repair(struct daemon *d, struct audit *now)
 	struct findings fresh = { 0 };
 	struct transitions outcomes = { 0 };
 	int r;
+
+	config_probe_identity(d->config, &ro.verify_uid, &ro.verify_gid);
 
 	/* Only the repairable findings the previous audit did not have. */
 	FOREACH_ARRAY (f, now->findings.items, now->findings.n_items) {

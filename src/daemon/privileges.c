@@ -32,13 +32,14 @@ uint64_t privileges_needed(const struct config *c)
 {
 	uint64_t caps = CAP(CAP_SYS_PTRACE) | CAP(CAP_DAC_READ_SEARCH);
 
-	/* The allocation probe's child becomes another user, and is killed past its deadline. */
+	/* The allocation probe's child takes another user's effective uid and gid. It keeps the
+	 * daemon's real uid, so the daemon kills it past its deadline without CAP_KILL. */
 	if (c->probe_enabled)
-		caps |= CAP(CAP_SETUID) | CAP(CAP_SETGID) | CAP(CAP_KILL);
+		caps |= CAP(CAP_SETUID) | CAP(CAP_SETGID);
 
 	if (c->repair_policy == REPAIR_POLICY_SAFE) {
 		caps |= CAP(CAP_SYS_ADMIN) | CAP(CAP_CHOWN) | CAP(CAP_FOWNER) | CAP(CAP_SETUID) |
-			CAP(CAP_SETGID) | CAP(CAP_KILL);
+			CAP(CAP_SETGID);
 		if (!c->ptmx_symlink)
 			caps |= CAP(CAP_MKNOD);
 	}

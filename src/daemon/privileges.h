@@ -8,9 +8,10 @@
  *                   process's /proc/PID/fd;
  *   Policy=safe     CAP_SYS_ADMIN (remount), CAP_CHOWN and CAP_FOWNER (a slave's group and
  *                   mode, /dev/ptmx's mode), CAP_SETUID and CAP_SETGID (the verification child
- *                   drops to a uid of its own), CAP_KILL (to end that child past its deadline:
- *                   it no longer shares a uid with the daemon), and CAP_MKNOD unless
- *                   CreatePtmx=symlink.
+ *                   takes the probe user's effective uid and gid; its real uid stays the
+ *                   daemon's, so the daemon kills it past its deadline without CAP_KILL), and
+ *                   CAP_MKNOD unless CreatePtmx=symlink;
+ *   [Probe] Enabled CAP_SETUID and CAP_SETGID, for the allocation probe's child, the same.
  *
  * Capabilities are dropped from the effective set only: the permitted set (the unit's bounding
  * set) stays, so that a reload that raises the policy takes back what it needs. What the

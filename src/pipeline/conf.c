@@ -331,6 +331,15 @@ static int parse_heartbeat(struct config *c, const char *v, char msg[static 512]
 	return r;
 }
 
+void config_probe_identity(const struct config *c, uid_t *uid, gid_t *gid)
+{
+	if (c && c->has_probe_user) {
+		*uid = c->probe_uid;
+		*gid = c->probe_gid;
+	} else
+		(void)user_lookup(PROBE_USER_DEFAULT, uid, gid); /* "nobody" has a fallback */
+}
+
 static int parse_probe_user(struct config *c, const char *v, char msg[static 512])
 {
 	int r;

@@ -111,6 +111,9 @@ DEFINE_POINTER_CLEANUP(struct config, config_free)
 
 /* Is this finding suppressed by [Ignore] Checks= or Mountpoints=? */
 bool config_ignores(const struct config *c, const struct finding *f);
+/* The user the allocation probe and repair's verification allocate as: [Probe] User=, else
+ * "nobody" (c may be NULL). */
+void config_probe_identity(const struct config *c, uid_t *uid, gid_t *gid);
 /* Remove (and free) the findings config_ignores(). */
 int config_drop_ignored(const struct config *c, struct findings *f);
 const char *repair_policy_to_string(enum repair_policy p);

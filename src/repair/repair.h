@@ -63,7 +63,7 @@ struct repair_action {
 struct repair_options {
 	bool dry_run;
 	char **only;	  /* check ids to repair; NULL = all */
-	uid_t verify_uid; /* VERIFY_TRANSIENT (repair/verify.h): a transient uid no process has */
+	uid_t verify_uid; /* the verification child's effective uid (repair/verify.h) */
 	gid_t verify_gid;
 	bool pause_before_act; /* tests: wait for a line on stdin between plan and act */
 	bool repairable_only;  /* no ACTION_MANUAL entries for the other findings (the daemon) */

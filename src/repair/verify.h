@@ -1,14 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * What an unprivileged user gets from /dev/ptmx: a forked child drops its
- * privileges (no supplementary groups), opens the multiplexer, unlocks the
- * pty, opens its slave through TIOCGPTPEER and reports the slave's owner,
- * group and mode. Repair uses it to prove a fix; the allocation probe
- * (probe/allocation.h) runs in the same kind of child.
+ * What an unprivileged user gets from /dev/ptmx: a child takes that user's
+ * effective uid and gid (no supplementary groups, no capabilities), opens the
+ * multiplexer, unlocks the pty, opens its slave through TIOCGPTPEER and
+ * reports the slave's owner, group and mode. Repair uses it to prove a fix;
+ * the allocation probe (probe/allocation.h) runs in the same kind of child.
  *
- * The child is a guarded one (util/guarded-child.h): a transient uid no other process has as
- * its real and saved uid, not dumpable, with a deadline; one that is stopped or killed is
- * reported as interfered with (-ECANCELED), never as an outcome.
+ * The child is a guarded one (util/guarded-child.h): its real and saved uid stay its parent's,
+ * so processes of the user cannot signal or trace it; not dumpable, with a deadline; one that
+ * is stopped or killed is reported as interfered with (-ECANCELED), never as an outcome.
  *
  * Returns negative errno and does not log.
  */
@@ -18,9 +18,6 @@
 #include <sys/types.h>
 
 #include "util/guarded-child.h"
-
-/* No user: run as the transient ids themselves. */
-#define VERIFY_TRANSIENT GUARD_TRANSIENT
 
 /* How long one verification child may take from fork to exit. */
 #define VERIFY_DEADLINE_USEC (3ULL * 1000000ULL)
@@ -36,8 +33,7 @@ struct pty_check {
 	mode_t mode;
 };
 
-/* Allocate a pty through ptmx as uid/gid (VERIFY_TRANSIENT for both: a transient identity).
- * Returns 0 when the child answered (its outcome is in *ret); -ECANCELED when it was stopped
- * past the deadline, killed, or died without answering (the caller may try again); -EBUSY when
- * every transient uid is in use; another negative errno when it could not be started. */
+/* Allocate a pty through ptmx as uid/gid. Returns 0 when the child answered (its outcome is in
+ * *ret); -ECANCELED when it was stopped past the deadline, killed, or died without answering
+ * (the caller may try again); another negative errno when it could not be started. */
 int pty_check_as(const char *ptmx, uid_t uid, gid_t gid, struct pty_check *ret);

@@ -1,27 +1,44 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <grp.h>
+#include <linux/capability.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
-#include <stdio.h>
+#include <stdbool.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
-#include <sys/random.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
+
+#include "config.h"
+
+#if HAVE_VALGRIND_H
+#include <valgrind/valgrind.h>
+#else
+#define RUNNING_ON_VALGRIND 0
+#endif
 
 #include "util/clock.h"
 #include "util/guarded-child.h"
 #include "util/macro.h"
-#include "util/procfs.h"
 
-DEFINE_POINTER_CLEANUP(DIR, closedir)
+/* The child's stack: its work is a few frames of system calls (more in a sanitizer build). */
+#define STACK_SIZE (256u * 1024u)
 
-#define N_GUARDS (GUARD_UID_MAX - GUARD_UID_MIN + 1)
+/* The 32-bit id calls where the plain ones take 16-bit ids (i386, arm). */
+#ifdef SYS_setresuid32
+#define SYS_SETRESUID SYS_setresuid32
+#define SYS_SETRESGID SYS_setresgid32
+#define SYS_SETGROUPS SYS_setgroups32
+#else
+#define SYS_SETRESUID SYS_setresuid
+#define SYS_SETRESGID SYS_setresgid
+#define SYS_SETGROUPS SYS_setgroups
+#endif
 
 enum {
 	SETUP_NONE,
@@ -32,219 +49,214 @@ enum {
 
 static const char *const setup_steps[] = { NULL, "namespace", "root", "privileges" };
 
-struct wire {
+/* What parent and child share, above the child's stack. */
+struct shared {
+	const struct guarded_child *c;
+	pid_t parent;
 	int setup_error;
 	int setup_step;
+	int complete; /* set last, by the child, once the rest is written */
 	unsigned char answer[GUARD_ANSWER_MAX];
 };
 
-/* Enter the namespace and root asked for, keep no descriptor but out, become guard as real and
- * saved uid with uid/gid as the effective ids. A SETUP_ step on failure (errno set). */
-static int setup(const struct guarded_child *c, int out, uid_t guard, uid_t uid, gid_t gid)
+/* Keep the parent's real and saved uid, take the user's as effective uid and its gid as every
+ * gid, then hold no capability. glibc's set*id() would signal every thread of the parent (the
+ * child has its thread-local storage): the system calls themselves. */
+static bool drop_privileges(const struct guarded_child *c)
 {
+	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct none[_LINUX_CAPABILITY_U32S_3] = { 0 };
+
+	/* The bounding set while CAP_SETPCAP may still be effective: up to the last capability
+	 * (EINVAL), or not at all without CAP_SETPCAP (EPERM: the daemon, whose unit bounds it). */
+	for (unsigned long cap = 0; prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) == 0; cap++)
+		;
+	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
+		return false;
+	if (syscall(SYS_SETGROUPS, 0, NULL) < 0 ||
+	    syscall(SYS_SETRESGID, c->gid, c->gid, c->gid) < 0 ||
+	    syscall(SYS_SETRESUID, (uid_t)-1, c->uid, (uid_t)-1) < 0)
+		return false;
+	/* Leaving euid 0 clears the effective set only (the real uid is still 0), and a caller
+	 * that is not root keeps all of them: drop them here, whoever the caller is. */
+	if (syscall(SYS_capset, &h, none) < 0 || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		return false;
+	/* Changing the euid already made it not dumpable (unless fs.suid_dumpable says
+	 * otherwise). */
+	return prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) == 0;
+}
+
+/* Enter the namespace and root asked for, keep no descriptor but 0, 1 and 2, drop privileges.
+ * A SETUP_ step on failure (errno set). */
+static int setup(const struct shared *s)
+{
+	const struct guarded_child *c = s->c;
+
 	if (c->mntns_fd >= 0 && setns(c->mntns_fd, CLONE_NEWNS) < 0)
 		return SETUP_NAMESPACE;
 	if (c->root_fd >= 0 && (fchdir(c->root_fd) < 0 || chroot(".") < 0 || chdir("/") < 0))
 		return SETUP_ROOT;
 	/* Nothing of the parent's stays open in a process that runs as another user. */
-	if (out > 3)
-		(void)close_range(3, (unsigned)out - 1, 0);
-	(void)close_range((unsigned)out + 1, ~0U, 0);
-	if (setgroups(0, NULL) < 0 || setresgid(gid, gid, gid) < 0 ||
-	    setresuid(guard, uid, guard) < 0)
+	(void)close_range(3, ~0U, 0);
+	if (!drop_privileges(c))
 		return SETUP_PRIVILEGES;
-	/* Changing uids already made it non-dumpable (unless fs.suid_dumpable says otherwise). */
-	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+	/* After the change of credentials, which resets it. Our parent gone, nobody waits for
+	 * the answer. */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
 		return SETUP_PRIVILEGES;
+	if (getppid() != s->parent) {
+		errno = ESRCH;
+		return SETUP_PRIVILEGES;
+	}
 	return SETUP_NONE;
 }
 
-_Noreturn static void child(const struct guarded_child *c, int out, uid_t guard, uid_t uid,
-			    gid_t gid)
+/* The child, on its own stack in the parent's memory, every signal blocked. It returns into
+ * clone()'s exit(2) of this task alone: no atexit handler, no stdio. */
+static int child(void *userdata)
 {
-	struct wire w = { 0 };
+	struct shared *s = userdata;
+	int step = setup(s);
 
-	/* Our parent gone, nobody waits for the answer. */
-	(void)prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
-	w.setup_step = setup(c, out, guard, uid, gid);
-	if (w.setup_step != SETUP_NONE)
-		w.setup_error = errno;
-	else
-		c->work(c->userdata, w.answer);
-	(void)!write(out, &w, offsetof(struct wire, answer) + c->answer_size);
-	_exit(0);
-}
-
-/* Mark in used[] the ids of the range that a process has as real, effective or saved uid. */
-static int scan_uids(unsigned char used[static N_GUARDS])
-{
-	/* The caller's own /proc (util/procfs.h): also in a child that entered a namespace. */
-	int proc = procfs_fd(),
-	    dfd = proc >= 0 ? openat(proc, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC) : proc;
-	_cleanup_(closedirp) DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
-	struct dirent *de;
-
-	if (!d) {
-		int r = dfd >= 0 ? -errno : dfd;
-
-		if (dfd >= 0)
-			close(dfd);
-		return r;
-	}
-	while ((de = readdir(d))) {
-		char path[300], buf[2048], *l;
-		unsigned u[3];
-		ssize_t n;
-		int fd;
-
-		if (de->d_name[0] < '1' || de->d_name[0] > '9')
-			continue;
-		snprintf(path, sizeof(path), "%s/status", de->d_name);
-		fd = openat(dirfd(d), path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-		if (fd < 0)
-			continue; /* gone since readdir() */
-		n = read(fd, buf, sizeof(buf) - 1);
-		close(fd);
-		if (n <= 0)
-			continue;
-		buf[n] = 0;
-		l = strstr(buf, "\nUid:");
-		if (!l || sscanf(l, "\nUid: %u %u %u", &u[0], &u[1], &u[2]) != 3)
-			continue;
-		for (int i = 0; i < 3; i++)
-			if (u[i] >= GUARD_UID_MIN && u[i] <= GUARD_UID_MAX)
-				used[u[i] - GUARD_UID_MIN] = 1;
-	}
+	if (step != SETUP_NONE) {
+		s->setup_error = errno ?: EIO;
+		s->setup_step = step;
+	} else
+		s->c->work(s->c->userdata, s->answer);
+	__atomic_store_n(&s->complete, 1, __ATOMIC_RELEASE);
 	return 0;
 }
 
-/* A transient uid of the range that no process has and systemd has not handed out. */
-static int pick_guard(uid_t *ret)
+/* Start the child: a clone sharing our memory, or under valgrind (which runs no clone(CLONE_VM)
+ * but a thread's) a fork, which shares only the mapping s is in. */
+static pid_t start(struct shared *s, int *pidfd)
 {
-	unsigned char used[N_GUARDS] = { 0 };
-	unsigned v;
-	int r = scan_uids(used);
+	pid_t pid;
 
-	if (r < 0)
-		return r;
-	if (getrandom(&v, sizeof(v), GRND_NONBLOCK) != sizeof(v))
-		v = (unsigned)now_usec(CLOCK_MONOTONIC) ^ ((unsigned)getpid() << 16);
-	/* From a random start, the first free one: two children at once rarely collide. */
-	for (unsigned i = 0; i < N_GUARDS; i++) {
-		unsigned u = GUARD_UID_MIN + (v + i) % N_GUARDS;
-		char lock[64];
-
-		if (used[u - GUARD_UID_MIN])
-			continue;
-		/* One systemd handed to a DynamicUser= service: in use even with no process. */
-		snprintf(lock, sizeof(lock), "/run/systemd/dynamic-uid/%u", u);
-		if (access(lock, F_OK) == 0)
-			continue;
-		*ret = (uid_t)u;
-		return 0;
+	if (!RUNNING_ON_VALGRIND) {
+		pid = clone(child, s, CLONE_VM | CLONE_PIDFD | SIGCHLD, s, pidfd);
+		if (pid >= 0 || errno != EINVAL)
+			return pid;
+		/* A kernel without CLONE_PIDFD (before 5.2). */
+		return clone(child, s, CLONE_VM | SIGCHLD, s);
 	}
-	return -EBUSY;
+	pid = fork();
+	if (pid == 0)
+		_exit(child(s));
+	if (pid > 0)
+		*pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	return pid;
 }
 
-static int poll_until(int fd, uint64_t deadline)
+/* Whether the child exited before the deadline: poll its pidfd, or without one its status. No
+ * errno is read while it may run (it writes the same errno). */
+static bool exited_by(pid_t pid, int pidfd, uint64_t deadline)
 {
 	for (;;) {
-		struct pollfd p = { .fd = fd, .events = POLLIN };
 		uint64_t now = now_usec(CLOCK_MONOTONIC);
-		int r;
+		siginfo_t si = { 0 };
 
+		if (pidfd >= 0) {
+			struct pollfd p = { .fd = pidfd, .events = POLLIN };
+			int r;
+
+			if (now >= deadline)
+				return false;
+			r = poll(&p, 1,
+				 (int)((deadline - now + USEC_PER_MSEC - 1) / USEC_PER_MSEC));
+			if (r != 0)
+				return r > 0;
+			continue;
+		}
+		if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid)
+			return true;
 		if (now >= deadline)
-			return 0;
-		r = poll(&p, 1, (int)((deadline - now + USEC_PER_MSEC - 1) / USEC_PER_MSEC));
-		if (r < 0 && errno == EINTR)
-			continue;
-		return r < 0 ? -errno : r;
+			return false;
+		(void)nanosleep(&(struct timespec){ .tv_nsec = 1000000 }, NULL);
 	}
 }
 
-/* Read the whole answer (size bytes) before the deadline; the number of bytes read, or
- * negative errno. */
-static ssize_t read_answer(int rd, void *buf, size_t size, uint64_t deadline)
+/* Wait for the child until the deadline, kill it past that, and reap it: how it ended. */
+static siginfo_t reap(pid_t pid, int pidfd, uint64_t deadline)
 {
-	size_t got = 0;
+	siginfo_t si = { 0 };
 
-	while (got < size) {
-		ssize_t n;
-		int r = poll_until(rd, deadline);
-
-		if (r <= 0)
-			return r < 0 ? r : (ssize_t)got;
-		n = read(rd, (char *)buf + got, size - got);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		if (n == 0)
-			break;
-		got += (size_t)n;
+	if (!exited_by(pid, pidfd, deadline)) {
+		/* Stopped, or hung: SIGKILL ends a stopped one too. Our euid is its real uid. */
+		if (pidfd < 0 || syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0) < 0)
+			(void)kill(pid, SIGKILL);
 	}
-	return (ssize_t)got;
-}
-
-/* Wait for the child's exit until the deadline, then kill it if need be, and reap it. */
-static void reap(pid_t pid, int pidfd, int rd, uint64_t deadline)
-{
-	int status, r;
-
-	/* Without a pidfd, the end of the pipe is the child's exit (it holds nothing else). */
-	r = poll_until(pidfd >= 0 ? pidfd : rd, deadline);
-	if (r <= 0)
-		(void)kill(pid, SIGKILL); /* stopped, or hung: SIGKILL ends a stopped process too */
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+	/* Until it is gone: it shares our memory. */
+	while (waitid(P_PID, (id_t)pid, &si, WEXITED) < 0 && errno == EINTR)
 		;
+	return si;
 }
 
 int guarded_child_run(const struct guarded_child *c, void *answer, struct guarded_result *ret)
 {
-	_cleanup_close_ int rd = -EBADF, wr = -EBADF, pidfd = -EBADF;
-	size_t size = offsetof(struct wire, answer) + c->answer_size;
-	struct wire w = { 0 };
+	size_t page = (size_t)sysconf(_SC_PAGESIZE),
+	       size = page + STACK_SIZE + ((sizeof(struct shared) + page - 1) & ~(page - 1));
+	int saved_errno = errno, pidfd = -EBADF, dumpable, r = 0;
+	sigset_t all, saved_mask;
+	struct shared *s;
 	uint64_t deadline;
-	uid_t guard, uid;
-	gid_t gid;
-	int p[2], r;
-	ssize_t n;
+	siginfo_t si;
+	char *mem;
 	pid_t pid;
 
 	if (c->answer_size > GUARD_ANSWER_MAX)
 		return -EINVAL;
-	r = pick_guard(&guard);
-	if (r < 0)
-		return r;
-	uid = c->uid == GUARD_TRANSIENT ? guard : c->uid;
-	gid = c->gid == (gid_t)GUARD_TRANSIENT ? (gid_t)guard : c->gid;
-	if (pipe2(p, O_CLOEXEC) < 0)
+	/* Shared, for a forked child; a cloned one shares all our memory anyway. */
+	mem =
+	    mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+	if (mem == MAP_FAILED)
 		return -errno;
-	rd = p[0];
-	wr = p[1];
-	deadline = now_usec(CLOCK_MONOTONIC) + c->deadline_usec;
-	pid = fork();
-	if (pid < 0)
-		return -errno;
-	if (pid == 0)
-		child(c, wr, guard, uid, gid);
-	close(TAKE_FD(wr));
-	pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	/* A guard page under the stack; the shared part above it. */
+	if (mprotect(mem, page, PROT_NONE) < 0) {
+		r = -errno;
+		goto out;
+	}
+	s = (struct shared *)(mem + page + STACK_SIZE);
+	*s = (struct shared){ .c = c, .parent = getpid() };
+	dumpable = prctl(PR_GET_DUMPABLE, 0, 0, 0, 0);
 
-	n = read_answer(rd, &w, size, deadline);
-	reap(pid, pidfd, rd, deadline);
-	/* Killed, or stopped past the deadline: no answer. A complete answer stands, however the
-	 * child ended after giving it. */
-	if (n != (ssize_t)size)
-		return -ECANCELED;
-	memcpy(answer, w.answer, c->answer_size);
+	/* The child inherits the mask: no handler of ours ever runs in it, and none in us makes a
+	 * call fail with EINTR (and write errno) while it runs. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &saved_mask);
+	deadline = now_usec(CLOCK_MONOTONIC) + c->deadline_usec;
+	pid = start(s, &pidfd);
+	if (pid < 0)
+		r = -errno;
+	else {
+		si = reap(pid, pidfd, deadline);
+		if (pidfd >= 0)
+			close(pidfd);
+	}
+	/* The child's change of euid made our shared memory not dumpable. */
+	if (dumpable == 0 || dumpable == 1)
+		(void)prctl(PR_SET_DUMPABLE, dumpable, 0, 0, 0);
+	pthread_sigmask(SIG_SETMASK, &saved_mask, NULL);
+	if (r < 0)
+		goto out;
+
+	/* Stopped past the deadline, killed, or gone without saying it was done: no answer. */
+	if (si.si_code != CLD_EXITED || si.si_status != 0 ||
+	    !__atomic_load_n(&s->complete, __ATOMIC_ACQUIRE)) {
+		r = -ECANCELED;
+		goto out;
+	}
+	memcpy(answer, s->answer, c->answer_size);
 	*ret = (struct guarded_result){
-		.as_uid = uid,
-		.as_gid = gid,
-		.setup_error = w.setup_error,
-		.setup_step = w.setup_step > 0 && w.setup_step < (int)ELEMENTSOF(setup_steps)
-				  ? setup_steps[w.setup_step]
+		.as_uid = c->uid,
+		.as_gid = c->gid,
+		.setup_error = s->setup_error,
+		.setup_step = s->setup_step > 0 && s->setup_step < (int)ELEMENTSOF(setup_steps)
+				  ? setup_steps[s->setup_step]
 				  : NULL,
 	};
-	return 0;
+out:
+	munmap(mem, size);
+	errno = saved_errno;
+	return r;
 }

@@ -886,9 +886,9 @@ def case_unit_verify(ptsguard, opts):
         exposure = [l for l in r.stdout.splitlines() if "Overall exposure level" in l]
         log(exposure[0] if exposure else "systemd-analyze security: %s" % r.stderr.strip())
         if exposure:
-            # 4.6 before the device ACL, ProtectClock= and ~@resources, 4.2 with them, 4.3 with
-            # CAP_KILL (the verification child, with a uid of its own, must be killable past its
-            # deadline). What is left is what the daemon needs (root, CAP_SYS_ADMIN for
+            # 4.6 before the device ACL, ProtectClock= and ~@resources, 4.2 with them; 4.3 while
+            # the unit had CAP_KILL (for a verification child with a uid of its own), 4.2 again
+            # since the child keeps the daemon's real uid. What is left is what the daemon needs (root, CAP_SYS_ADMIN for
             # remounts, CAP_SYS_PTRACE for the holder scan, the setuid of the verification
             # child), the settings that would give it a mount namespace (see the unit), and
             # PrivateNetwork=, which would cut it off from udev's events: not the 4.0 once
@@ -910,7 +910,7 @@ def case_unit_verify(ptsguard, opts):
     c.done()
 
 
-MAX_UNIT_EXPOSURE = 4.3
+MAX_UNIT_EXPOSURE = 4.2
 
 # What systemd-analyze security (252) finds protected in ptsguard.service: each must stay so.
 UNIT_SECURITY_PASSED = set(
@@ -1368,9 +1368,9 @@ def case_capabilities(ptsguard, opts):
     policy drops more, and one that raises it again takes back what repair needs."""
     c = Checker()
     no_probe = {CAP_SYS_PTRACE, CAP_DAC_READ_SEARCH}
-    # The allocation probe's child becomes nobody (CAP_SETUID, CAP_SETGID) and is killed past
-    # its deadline (CAP_KILL).
-    audit_only = no_probe | {CAP_KILL, CAP_SETUID, CAP_SETGID}
+    # The allocation probe's child becomes nobody (CAP_SETUID, CAP_SETGID); it keeps the
+    # daemon's real uid, so the daemon kills it past its deadline without CAP_KILL.
+    audit_only = no_probe | {CAP_SETUID, CAP_SETGID}
     repair = audit_only | {CAP_SYS_ADMIN, CAP_CHOWN, CAP_FOWNER, CAP_MKNOD}
     safe_config = default_config().replace("Policy=off", "Policy=safe")
 

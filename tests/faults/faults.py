@@ -65,7 +65,7 @@ ATTACKER = os.path.join(HERE, "..", "helpers", "signal-attacker")
 
 
 def start_hitter(pid):
-    """As root (which the transient uid cannot keep out), SIGSTOP and SIGKILL in turn every
+    """As root (which the child's real uid, root's, cannot keep out), SIGSTOP and SIGKILL in turn every
     child of pid: the verification children are interfered with on every attempt."""
     pid_file = TEST_DIR + "/target.pid"
     with open(pid_file, "w") as f:

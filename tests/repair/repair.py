@@ -1189,7 +1189,7 @@ def remount_legacy(target, data):
 
 @case("verify-attacker")
 def verify_attacker(sc):
-    # A process of uid 65534 (nobody, the uid the verification used to run as) SIGSTOPs and
+    # A process of uid 65534 (nobody, the uid the verification runs as) SIGSTOPs and
     # SIGKILLs every child of ptsguard repair it sees, whatever its uid. Each repair must
     # finish (the harness's run timeout) with the remount done and verified; the attacker
     # must never have reached a child. Three rounds, three verifications.
@@ -1213,7 +1213,7 @@ def verify_attacker(sc):
             expect_detail(
                 sc,
                 action(sc, report, "devpts-options-lost"),
-                r"verified: a pty opened by uid \d+ got group 5 and mode 0620",
+                r"verified: a pty opened by uid 65534 got group 5 and mode 0620",
             )
             expect_findings(sc, report, status, [])
     finally:

@@ -1037,7 +1037,7 @@ def attacked_audits(sc, uid, rounds):
 @case("probe-attacked")
 def probe_attacked(sc):
     """Processes of uid nobody, the uid the probe allocates as, SIGSTOP and SIGKILL every child of
-    ptsguard: they cannot reach the probe's child (its real and saved uid are a transient one),
+    ptsguard: they cannot reach the probe's child (its real and saved uid stay root's),
     so every audit completes with a working pty found. Root, which can, only makes the probe
     inconclusive (retried, then "interfered"), never a failure."""
     sc.setup_base()

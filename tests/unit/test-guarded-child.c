@@ -1,0 +1,392 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The guarded child (util/guarded-child.h) on the real kernel, as root in a private mount
+ * namespace with a /dev of its own (a devpts gid=5,mode=620):
+ *
+ *   - while the child runs as nobody, a process of uid nobody cannot stop, kill, signal,
+ *     trace or read the memory of it (EPERM / EACCES), and /proc/CHILD/status shows it with
+ *     the parent's real and saved uid, nobody's effective uid, nobody's gid everywhere, no
+ *     supplementary groups, no capability at all (from root, an empty bounding set too) and
+ *     no_new_privs; the child itself cannot take a capability back; the parent's errno and
+ *     dumpable flag are as they were;
+ *   - the same with a parent that is not root (uid 1000 holding CAP_SETUID and CAP_SETGID,
+ *     also as ambient capabilities, the way a daemon run as another user would): the child
+ *     still drops every capability, its pty belongs to nobody and not to uid 1000, and a child
+ *     that hangs is killed at its deadline by that parent, which has no CAP_KILL;
+ *   - with 1,000 more processes the allocation probe still gets a working pty.
+ *
+ * Exits 77 (skipped) when not root or without mount namespaces.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <linux/capability.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/ptrace.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "probe/allocation.h"
+#include "repair/verify.h"
+#include "test.h"
+#include "util/group.h"
+#include "util/guarded-child.h"
+#include "util/macro.h"
+
+#define EXIT_SKIP 77
+#define OTHER_UID 1000
+
+static char done_path[64], ready_path[64];
+
+/* What the child sees of itself. */
+struct self {
+	uid_t r_uid, e_uid, s_uid;
+	gid_t r_gid, e_gid, s_gid;
+	int n_groups;
+	uint32_t eff, prm, inh;
+	int nnp;
+	int raise_errno; /* capset() asking for CAP_SETUID back: its errno */
+	bool released;	 /* the watcher said it was done */
+};
+
+/* What a process of uid nobody could do to the child, and saw of it. */
+struct watch {
+	pid_t child;
+	int stop_errno, kill_errno, signal0_errno, ptrace_errno, mem_errno;
+	char status[2048];
+};
+
+static void sleep_ms(long ms)
+{
+	(void)nanosleep(&(struct timespec){ .tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000 },
+			NULL);
+}
+
+/* In the guarded child: system calls only. Wait (up to 8 s) for the watcher to be done. */
+static void inspect(void *userdata, void *answer)
+{
+	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct d[2] = { 0 };
+	struct self *s = answer;
+	struct stat st;
+
+	(void)userdata;
+	/* Privileges dropped: the watcher may look. */
+	(void)close(open(ready_path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644));
+	for (int i = 0; i < 800 && !s->released; i++) {
+		s->released = stat(done_path, &st) == 0;
+		if (!s->released)
+			sleep_ms(10);
+	}
+	(void)getresuid(&s->r_uid, &s->e_uid, &s->s_uid);
+	(void)getresgid(&s->r_gid, &s->e_gid, &s->s_gid);
+	s->n_groups = getgroups(0, NULL);
+	if (syscall(SYS_capget, &h, d) == 0) {
+		s->eff = d[0].effective;
+		s->prm = d[0].permitted;
+		s->inh = d[0].inheritable;
+	}
+	s->nnp = prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0);
+	d[0].effective = d[0].permitted = 1u << CAP_SETUID;
+	s->raise_errno = syscall(SYS_capset, &h, d) < 0 ? errno : 0;
+}
+
+/* In the guarded child: never answer. */
+static void hang(void *userdata, void *answer)
+{
+	(void)userdata;
+	(void)answer;
+	for (;;)
+		sleep_ms(1000);
+}
+
+static void drop_to(uid_t uid, gid_t gid)
+{
+	if (setgroups(0, NULL) < 0 || setresgid(gid, gid, gid) < 0 || setresuid(uid, uid, uid) < 0)
+		_exit(3);
+}
+
+/* As nobody: find the parent's other child, try everything on it, report, release it. */
+_Noreturn static void watcher(pid_t parent, int out)
+{
+	struct watch w = { 0 };
+	char path[64], buf[256];
+	int fd;
+
+	drop_to(65534, 65534);
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)parent, (int)parent);
+	for (int i = 0; i < 5000 && !w.child; i++) {
+		FILE *f = fopen(path, "re");
+		int k;
+
+		while (f && fscanf(f, "%d", &k) == 1)
+			if (k != getpid())
+				w.child = k;
+		if (f)
+			fclose(f);
+		if (!w.child)
+			sleep_ms(1);
+	}
+	/* Only once the child has dropped its privileges (it creates ready_path then). */
+	for (int i = 0; i < 5000 && access(ready_path, F_OK) < 0; i++)
+		sleep_ms(1);
+	if (w.child) {
+		w.stop_errno = kill(w.child, SIGSTOP) < 0 ? errno : 0;
+		w.kill_errno = kill(w.child, SIGKILL) < 0 ? errno : 0;
+		w.signal0_errno = kill(w.child, 0) < 0 ? errno : 0;
+		w.ptrace_errno = ptrace(PTRACE_ATTACH, w.child, NULL, NULL) < 0 ? errno : 0;
+		snprintf(buf, sizeof(buf), "/proc/%d/mem", (int)w.child);
+		fd = open(buf, O_RDONLY | O_CLOEXEC);
+		w.mem_errno = fd < 0 ? errno : 0;
+		snprintf(buf, sizeof(buf), "/proc/%d/status", (int)w.child);
+		fd = open(buf, O_RDONLY | O_CLOEXEC);
+		if (fd >= 0)
+			(void)!read(fd, w.status, sizeof(w.status) - 1);
+	}
+	(void)!write(out, &w, sizeof(w));
+	fd = open(done_path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+	_exit(fd >= 0 ? 0 : 4);
+}
+
+/* The value of a line of /proc/PID/status ("Uid:" -> "0\t65534\t0\t65534"), or "". */
+static const char *status_field(const char *status, const char *key, char *buf, size_t size)
+{
+	const char *p = strstr(status, key), *e;
+
+	buf[0] = 0;
+	if (!p)
+		return buf;
+	p += strlen(key);
+	p += strspn(p, " \t");
+	e = strchrnul(p, '\n');
+	snprintf(buf, size, "%.*s", (int)(e - p), p);
+	return buf;
+}
+
+/* Run inspect() as nobody with a watcher of uid nobody; check both sides. parent_uid: ours;
+ * setpcap: whether we may empty the child's bounding set (root may, uid 1000 here may not). */
+static void guarded_against_nobody(const char *what, uid_t parent_uid, bool setpcap)
+{
+	struct guarded_child c = {
+		.uid = 65534,
+		.gid = 65534,
+		.mntns_fd = -1,
+		.root_fd = -1,
+		.deadline_usec = 10ULL * 1000000ULL,
+		.work = inspect,
+		.answer_size = sizeof(struct self),
+	};
+	struct guarded_result g = { 0 };
+	struct self s = { 0 };
+	struct watch w = { 0 };
+	char want[64], buf[128];
+	int p[2], r, status;
+	pid_t pid;
+
+	snprintf(done_path, sizeof(done_path), "/tmp/watcher-done-%u", (unsigned)parent_uid);
+	snprintf(ready_path, sizeof(ready_path), "/tmp/child-ready-%u", (unsigned)parent_uid);
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return;
+	pid = fork();
+	if (pid == 0)
+		watcher(getppid(), p[1]);
+	close(p[1]);
+	errno = EDOM;
+	r = guarded_child_run(&c, &s, &g);
+	CHECK_MSG(errno == EDOM, "%s: errno changed to %d by the guarded child", what, errno);
+	CHECK_MSG(prctl(PR_GET_DUMPABLE, 0, 0, 0, 0) == 1, "%s: the parent is not dumpable after",
+		  what);
+	CHECK_MSG(read(p[0], &w, sizeof(w)) == sizeof(w), "%s: no word from the watcher", what);
+	close(p[0]);
+	waitpid(pid, &status, 0);
+	CHECK_MSG(WIFEXITED(status) && WEXITSTATUS(status) == 0, "%s: the watcher failed (%d)",
+		  what, status);
+
+	CHECK_MSG(r == 0, "%s: guarded_child_run: %s", what, strerror(-r));
+	CHECK_MSG(w.child > 0, "%s: the watcher did not see the child", what);
+	CHECK_MSG(s.released, "%s: the child was not released by the watcher", what);
+	/* A process of the user the child runs as reaches none of it. */
+	EXPECT_INT(w.stop_errno, EPERM);
+	EXPECT_INT(w.kill_errno, EPERM);
+	EXPECT_INT(w.signal0_errno, EPERM);
+	EXPECT_INT(w.ptrace_errno, EPERM);
+	CHECK_MSG(w.mem_errno == EACCES || w.mem_errno == EPERM, "%s: /proc/CHILD/mem: %s", what,
+		  strerror(w.mem_errno));
+	/* And the child is what it says, from outside and from inside. */
+	snprintf(want, sizeof(want), "%u\t65534\t%u\t65534", (unsigned)parent_uid,
+		 (unsigned)parent_uid);
+	EXPECT_STR(status_field(w.status, "\nUid:", buf, sizeof(buf)), want);
+	EXPECT_STR(status_field(w.status, "\nGid:", buf, sizeof(buf)),
+		   "65534\t65534\t65534\t65534");
+	EXPECT_STR(status_field(w.status, "\nGroups:", buf, sizeof(buf)), "");
+	EXPECT_STR(status_field(w.status, "\nCapInh:", buf, sizeof(buf)), "0000000000000000");
+	EXPECT_STR(status_field(w.status, "\nCapPrm:", buf, sizeof(buf)), "0000000000000000");
+	EXPECT_STR(status_field(w.status, "\nCapEff:", buf, sizeof(buf)), "0000000000000000");
+	EXPECT_STR(status_field(w.status, "\nCapAmb:", buf, sizeof(buf)), "0000000000000000");
+	EXPECT_STR(status_field(w.status, "\nNoNewPrivs:", buf, sizeof(buf)), "1");
+	if (setpcap)
+		EXPECT_STR(status_field(w.status, "\nCapBnd:", buf, sizeof(buf)),
+			   "0000000000000000");
+	EXPECT_INT(s.r_uid, parent_uid);
+	EXPECT_INT(s.e_uid, 65534);
+	EXPECT_INT(s.s_uid, parent_uid);
+	EXPECT_INT(s.e_gid, 65534);
+	EXPECT_INT(s.n_groups, 0);
+	EXPECT_INT(s.eff | s.prm | s.inh, 0);
+	EXPECT_INT(s.nnp, 1);
+	EXPECT_INT(s.raise_errno, EPERM);
+	EXPECT_INT(g.as_uid, 65534);
+	printf("%s: watcher as nobody got stop %s, kill %s, ptrace %s; child Uid: %s\n", what,
+	       strerror(w.stop_errno), strerror(w.kill_errno), strerror(w.ptrace_errno),
+	       status_field(w.status, "\nUid:", buf, sizeof(buf)));
+}
+
+/* As uid 1000 with CAP_SETUID and CAP_SETGID (permitted, effective, inheritable, ambient). */
+static int become_capable_user(void)
+{
+	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct d[2] = { 0 };
+	uint32_t caps = (1u << CAP_SETUID) | (1u << CAP_SETGID);
+
+	if (prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0) < 0 || setgroups(0, NULL) < 0 ||
+	    setresgid(OTHER_UID, OTHER_UID, OTHER_UID) < 0 ||
+	    setresuid(OTHER_UID, OTHER_UID, OTHER_UID) < 0)
+		return -errno;
+	d[0].effective = d[0].permitted = d[0].inheritable = caps;
+	if (syscall(SYS_capset, &h, d) < 0 ||
+	    prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, CAP_SETUID, 0, 0) < 0 ||
+	    prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, CAP_SETGID, 0, 0) < 0)
+		return -errno;
+	/* Dumpable again after the change of uid, as a service started as that user is. */
+	return prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) < 0 ? -errno : 0;
+}
+
+static int capable_user_parent(void)
+{
+	struct guarded_child c = {
+		.uid = 65534,
+		.gid = 65534,
+		.mntns_fd = -1,
+		.root_fd = -1,
+		.deadline_usec = 300ULL * 1000ULL,
+		.work = hang,
+	};
+	struct guarded_result g;
+	struct pty_check pc = { 0 };
+	char answer[1];
+	int r = become_capable_user();
+
+	if (r < 0) {
+		fprintf(stderr, "cannot become uid %d with CAP_SETUID and CAP_SETGID: %s\n",
+			OTHER_UID, strerror(-r));
+		return 1;
+	}
+	guarded_against_nobody("parent uid 1000 with capabilities", OTHER_UID, false);
+	/* The pty it allocates is nobody's, not ours. */
+	r = pty_check_as("/dev/ptmx", 65534, 65534, &pc);
+	CHECK_MSG(r == 0 && pc.error == 0, "pty_check_as from uid 1000: %s, %s",
+		  strerror(r < 0 ? -r : 0), strerror(pc.error));
+	EXPECT_INT(pc.as_uid, 65534);
+	EXPECT_INT(pc.uid, 65534);
+	EXPECT_INT(pc.gid, 5);
+	EXPECT_INT(pc.mode, 0620);
+	/* A child that never answers is killed at its deadline by a parent without CAP_KILL (a
+	 * wait that never ended would time the test out). */
+	r = guarded_child_run(&c, answer, &g);
+	EXPECT_INT(r, -ECANCELED);
+	return test_failures ? 1 : 0;
+}
+
+static unsigned count_processes(void)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+	unsigned n = 0;
+
+	while (d && (de = readdir(d)))
+		n += de->d_name[0] >= '1' && de->d_name[0] <= '9';
+	if (d)
+		closedir(d);
+	return n;
+}
+
+static void many_processes(void)
+{
+	struct alloc_options o = { .uid = 65534, .gid = 65534, .mntns_fd = -1, .root_fd = -1 };
+	struct alloc_probe p = { 0 };
+	pid_t kids[1000];
+	int n = 0, r;
+	char buf[256];
+
+	for (; n < (int)ELEMENTSOF(kids); n++) {
+		kids[n] = fork();
+		if (kids[n] < 0)
+			break;
+		if (kids[n] == 0) {
+			pause();
+			_exit(0);
+		}
+	}
+	CHECK_MSG(n == (int)ELEMENTSOF(kids), "only %d sleepers started", n);
+	r = probe_allocation(&o, &p);
+	CHECK_MSG(r == 0 && alloc_probe_succeeded(&p), "with %u processes: %s", count_processes(),
+		  r < 0 ? strerror(-r) : alloc_probe_describe(&p, buf, sizeof(buf)));
+	printf("with %u processes: %s\n", count_processes(),
+	       alloc_probe_describe(&p, buf, sizeof(buf)));
+	for (int i = 0; i < n; i++)
+		kill(kids[i], SIGKILL);
+	for (int i = 0; i < n; i++)
+		waitpid(kids[i], NULL, 0);
+}
+
+int main(void)
+{
+	struct stat before, after;
+	int status = -1, r;
+	pid_t pid;
+
+	if (geteuid() != 0) {
+		printf("SKIP: needs root (mount namespaces, devpts mounts, other uids)\n");
+		return EXIT_SKIP;
+	}
+	if (stat("/proc/self/ns/mnt", &before) < 0 || unshare(CLONE_NEWNS) < 0 ||
+	    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0) {
+		printf("SKIP: no private mount namespace: %m\n");
+		return EXIT_SKIP;
+	}
+	/* Only in a namespace of our own is /dev ours to replace. */
+	if (stat("/proc/self/ns/mnt", &after) < 0 || after.st_ino == before.st_ino) {
+		fprintf(stderr, "still in the original mount namespace: stopping\n");
+		return 1;
+	}
+	if (mount("tmpfs", "/tmp", "tmpfs", 0, "mode=1777") < 0 ||
+	    mount("tmpfs", "/dev", "tmpfs", 0, "mode=755") < 0 ||
+	    mknod("/dev/ptmx", S_IFCHR | 0666, makedev(5, 2)) < 0 || chmod("/dev/ptmx", 0666) < 0 ||
+	    mkdir("/dev/pts", 0755) < 0 ||
+	    mount("devpts", "/dev/pts", "devpts", 0, "newinstance,gid=5,mode=620") < 0) {
+		fprintf(stderr, "cannot build the test's /dev: %m\n");
+		return 1;
+	}
+	guarded_against_nobody("parent root", 0, true);
+
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0)
+		_exit((r = capable_user_parent(), fflush(stdout), r));
+	CHECK_MSG(pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
+		      WEXITSTATUS(status) == 0,
+		  "as uid %d with capabilities: failed (status %d)", OTHER_UID, status);
+
+	many_processes();
+	return test_result("test-guarded-child");
+}
