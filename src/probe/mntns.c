@@ -65,6 +65,7 @@ int mntns_enumerate(const char *proc, struct mntns_list *ret)
 	size_t last = SIZE_MAX; /* a position: the array moves as it grows */
 	struct dirent *de;
 	struct stat self;
+	int64_t kthread_ino;
 	DIR *d;
 	int r = 0;
 
@@ -75,6 +76,9 @@ int mntns_enumerate(const char *proc, struct mntns_list *ret)
 	if (fstatat(proc_fd, "self/ns/mnt", &self, 0) < 0)
 		return -errno;
 	l.self_ino = self.st_ino;
+	/* Kernel threads are all in the namespace of kthreadd (pid 2, when /proc shows them at
+	 * all): only that namespace's processes need their stat read to tell. */
+	kthread_ino = mntns_of_pid(proc_fd, 2);
 	d = fdopendir(dup(proc_fd));
 	if (!d)
 		return -errno;
@@ -115,7 +119,8 @@ int mntns_enumerate(const char *proc, struct mntns_list *ret)
 			break;
 		}
 		ns->all[ns->pids_total++] = (pid_t)pid_u;
-		if (ns->n_pids < MNTNS_CANDIDATES && !is_kernel_thread(proc_fd, (pid_t)pid_u))
+		if (ns->n_pids < MNTNS_CANDIDATES &&
+		    (ino != kthread_ino || !is_kernel_thread(proc_fd, (pid_t)pid_u)))
 			ns->pids[ns->n_pids++] = (pid_t)pid_u;
 	}
 	if (r == 0 && errno != 0)

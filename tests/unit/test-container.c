@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Attribution of a process to its container from /proc/PID/cgroup, with the paths the
  * runtimes really write (cgroup v2, v1 and hybrid), and the enumeration of namespaces. */
+#include <sched.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -12,6 +14,19 @@
 
 #define ID1 "d6701ec289c56e4391acb11d07474b3139466857a305490575508a8b7a9fcf22"
 #define ID2 "0ba8ac17e4e7a31fb82279503552fe94e64bab4745bf6fd2ff231e7c8ca8bed0"
+
+/* PF_KTHREAD in field 9 of /proc/PID/stat. */
+static bool is_kthread(pid_t pid)
+{
+	_cleanup_free_ char *text = NULL, *path = NULL;
+	unsigned long flags = 0;
+	const char *p;
+
+	if (asprintf(&path, "/proc/%d/stat", (int)pid) < 0 ||
+	    read_full_file(path, 4096, &text, NULL) < 0 || !(p = strrchr(text, ')')))
+		return false;
+	return sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %lu", &flags) == 1 && (flags & 0x00200000UL);
+}
 
 static void expect(const char *text, const char *manager, const char *id, const char *name)
 {
@@ -123,6 +138,26 @@ int main(void)
 		}
 		mntns_list_done(&l);
 		EXPECT_INT(mntns_enumerate("/nonexistent", &l), -ENOENT);
+	}
+	/* Seen from a mount namespace of our own, the kernel threads are another namespace's
+	 * processes (kthreadd's): none of them may be a candidate to audit it through. */
+	if (geteuid() == 0 && is_kthread(2) && unshare(CLONE_NEWNS) == 0) {
+		struct mntns_list l;
+		struct stat st;
+		const struct mntns *init;
+
+		EXPECT_INT(stat("/proc/2/ns/mnt", &st), 0);
+		EXPECT_INT(mntns_enumerate("/proc", &l), 0);
+		init = mntns_find(&l, st.st_ino);
+		CHECK_MSG(init != NULL, "kthreadd's namespace %llu not listed",
+			  (unsigned long long)st.st_ino);
+		if (init) {
+			EXPECT(init->pids_total > init->n_pids); /* kernel threads counted ... */
+			for (unsigned i = 0; i < init->n_pids; i++)
+				CHECK_MSG(!is_kthread(init->pids[i]),
+					  "kernel thread %d is a candidate", (int)init->pids[i]);
+		}
+		mntns_list_done(&l);
 	}
 	return test_result("test-container");
 }
