@@ -35,6 +35,9 @@ struct followed {
 	pid_t pid; /* 0: its process exited; the next walk picks another or forgets it */
 	unsigned pids_total;
 	pid_t *pids; /* its processes at the last walk: where its holders are looked for */
+	pid_t candidates[MNTNS_CANDIDATES]; /* of those, the ones it may be followed through */
+	unsigned n_candidates;
+	uint64_t ns_id; /* the kernel's id of the namespace (0: unknown): is it gone? */
 	int pidfd, mountinfo_fd, dev_wd;
 	sd_event_source *exit_source, *mount_source;
 	struct container container;
@@ -119,14 +122,37 @@ static void schedule_scan(struct ns_follower *f, uint64_t delay)
 	(void)arm(f->scan_timer, now_usec(CLOCK_MONOTONIC) + delay);
 }
 
+static int followed_watch(struct ns_follower *f, struct followed *x, pid_t pid);
+static void forget(struct ns_follower *f, size_t i);
+
+/* x's process exited. Through another of its processes the last walk found, if one is still
+ * there; else, when the kernel says the namespace is gone, x is forgotten at once. Only when
+ * neither can be told does it take a walk of /proc (soon, once for a storm of exits). */
 static int on_process_exit(sd_event_source *s, int fd, uint32_t revents, void *userdata)
 {
 	struct followed *x = userdata;
 	struct ns_follower *f = x->owner;
+	pid_t exited = x->pid;
 
 	f->stats.wakeups++;
 	followed_unwatch(x);
-	/* Another process of it, or none: the walk says, soon, once for a storm of exits. */
+	for (unsigned k = 0; k < x->n_candidates && x->pid == 0; k++)
+		if (x->candidates[k] != exited)
+			(void)followed_watch(f, x, x->candidates[k]);
+	if (x->pid != 0) {
+		/* Its mount table was not watched for a moment. */
+		x->dirty = true;
+		schedule_pass(f);
+		return 0;
+	}
+	if (x->ns_id != 0 && mntns_id_exists(x->ns_id) == 0) {
+		for (size_t i = 0; i < f->n; i++)
+			if (f->items[i] == x) {
+				forget(f, i);
+				break;
+			}
+		return 0;
+	}
 	schedule_scan(f, f->config->coalesce_usec);
 	return 0;
 }
@@ -192,6 +218,8 @@ static int watch_dev(struct ns_follower *f, struct followed *x)
 static int followed_watch(struct ns_follower *f, struct followed *x, pid_t pid)
 {
 	char path[64];
+	uint64_t ns_id = 0;
+	int64_t ns_ino;
 	int r;
 
 	x->pid = pid;
@@ -202,13 +230,17 @@ static int followed_watch(struct ns_follower *f, struct followed *x, pid_t pid)
 	x->mountinfo_fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (x->mountinfo_fd < 0)
 		goto fail;
+	/* Its id, when the kernel tells it (the inode is no proof: it is reused at once). */
+	ns_ino = mntns_id_of_pid(f->proc_fd, pid, &ns_id);
 	/* Opened after the pidfd: if the process is still there, these are its, and it is the
 	 * namespace's (not a process that took the number of one that exited). */
 	if (poll(&(struct pollfd){ .fd = x->pidfd, .events = POLLIN }, 1, 0) != 0 ||
-	    mntns_of_pid(f->proc_fd, pid) != (int64_t)x->ino) {
+	    (ns_ino == -ENOTTY ? mntns_of_pid(f->proc_fd, pid) : ns_ino) != (int64_t)x->ino) {
 		errno = ESRCH;
 		goto fail;
 	}
+	if (ns_ino >= 0)
+		x->ns_id = ns_id;
 	r = sd_event_add_io(f->event, &x->exit_source, x->pidfd, EPOLLIN, on_process_exit, x);
 	if (r >= 0)
 		r = sd_event_add_io(f->event, &x->mount_source, x->mountinfo_fd, EPOLLPRI,
@@ -406,6 +438,8 @@ static void scan(struct ns_follower *f)
 			memcpy(p, ns->all, ns->pids_total * sizeof(pid_t));
 			x->pids = p;
 			x->pids_total = ns->pids_total;
+			memcpy(x->candidates, ns->pids, sizeof(x->candidates));
+			x->n_candidates = ns->n_pids;
 		}
 		if (x->pid != 0)
 			continue;
@@ -480,6 +514,9 @@ int ns_follower_new(sd_event *event, const struct config *config, const struct h
 				    f);
 	if (r >= 0)
 		r = sd_event_source_set_enabled(f->audit_timer, SD_EVENT_OFF);
+	/* Armed below, after the first walk (armed at 0 now, it would walk again at once). */
+	if (r >= 0)
+		r = sd_event_source_set_enabled(f->scan_timer, SD_EVENT_OFF);
 	if (r >= 0) {
 		(void)sd_event_source_set_description(f->scan_timer, "namespaces-scan");
 		(void)sd_event_source_set_description(f->audit_timer, "namespaces-audit");

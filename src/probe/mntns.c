@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include "probe/mntns.h"
+#include "probe/statmount-abi.h"
 #include "util/util.h"
 
 #define PF_KTHREAD 0x00200000UL
@@ -141,4 +142,35 @@ void mntns_list_done(struct mntns_list *l)
 	free(l->items);
 	hash_index_done(&l->index);
 	*l = (struct mntns_list){ 0 };
+}
+
+int64_t mntns_id_of_pid(int proc_fd, pid_t pid, uint64_t *ret)
+{
+	_cleanup_close_ int fd = -EBADF;
+	char path[48];
+	struct stat st;
+	uint64_t id = 0;
+
+	snprintf(path, sizeof(path), "%d/ns/mnt", (int)pid);
+	fd = openat(proc_fd, path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) < 0 || ioctl(fd, NSFS_GET_MNTNS_ID, &id) < 0)
+		return -errno;
+	*ret = id;
+	return (int64_t)st.st_ino;
+}
+
+int mntns_id_exists(uint64_t id)
+{
+	struct mount_id_request_ns req = {
+		.req = { .size = MOUNT_ID_REQUEST_SIZE_VER1, .mnt_id = LSMT_ROOT_ID },
+		.mnt_ns_id = id,
+	};
+	uint64_t first;
+
+	if (id == 0)
+		return -EINVAL;
+	/* ENOENT: no namespace has that id any more (ids are not reused). */
+	if (syscall(__NR_listmount, &req, &first, 1, 0) >= 0)
+		return 1;
+	return errno == ENOENT ? 0 : -errno;
 }

@@ -46,3 +46,12 @@ const struct mntns *mntns_find(const struct mntns_list *l, uint64_t ino);
 /* The mount namespace inode of process pid under proc, or a negative errno (-ENOENT, -ESRCH
  * once it has exited; -EACCES when not ours to read). */
 int64_t mntns_of_pid(int proc_fd, pid_t pid);
+
+/* The id of the mount namespace of process pid under proc_fd into *ret: 64 bits the kernel
+ * never reuses (the inode is reused at once). Returns the namespace's inode, read from the same
+ * open file, or a negative errno (-ENOTTY before Linux 6.10). */
+int64_t mntns_id_of_pid(int proc_fd, pid_t pid, uint64_t *ret);
+/* Does the mount namespace with that id still exist (it lives while a process, an open file of
+ * it or a bind mount of its nsfs file holds it)? 1, 0, or a negative errno when the kernel cannot
+ * tell (listmount(2) of another namespace: Linux 6.11). */
+int mntns_id_exists(uint64_t id);

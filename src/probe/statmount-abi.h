@@ -9,6 +9,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -41,6 +42,17 @@ struct mount_id_request {
 };
 #define MOUNT_ID_REQUEST_SIZE_VER0 24
 _Static_assert(sizeof(struct mount_id_request) == MOUNT_ID_REQUEST_SIZE_VER0, "mnt_id_req ABI");
+
+/* Its second version (Linux 6.11): the mounts of another namespace, named by its id. */
+struct mount_id_request_ns {
+	struct mount_id_request req; /* size MOUNT_ID_REQUEST_SIZE_VER1 */
+	uint64_t mnt_ns_id;
+};
+#define MOUNT_ID_REQUEST_SIZE_VER1 32
+_Static_assert(sizeof(struct mount_id_request_ns) == MOUNT_ID_REQUEST_SIZE_VER1, "mnt_id_req ABI");
+
+/* ioctl of a mount namespace's nsfs file (Linux 6.10): its 64-bit id, never reused. */
+#define NSFS_GET_MNTNS_ID _IOR(0xb7, 0x5, uint64_t)
 
 /* struct statmount as of Linux 6.15; strings are offsets into str[]. */
 struct statmount_reply {

@@ -1581,6 +1581,87 @@ def case_namespaces(ptsguard, opts):
     c.done()
 
 
+def kernel_names_mount_namespaces():
+    """NS_GET_MNTNS_ID (Linux 6.10) and listmount(2) of another namespace (6.11): the daemon
+    tells a namespace gone without a walk of /proc."""
+    import fcntl
+    try:
+        with open("/proc/self/ns/mnt") as f:
+            fcntl.ioctl(f.fileno(), 0x8008b705, bytes(8))  # _IOR(0xb7, 5, __u64)
+    except OSError:
+        return False
+    return tuple(int(x) for x in re.findall(r"\d+", os.uname().release)[:2]) >= (6, 11)
+
+
+def case_namespaces_exits(ptsguard, opts):
+    """A followed namespace's process exits: the daemon follows it through another of its
+    processes (a change made through that one is still seen), and when the last one exits it
+    forgets the namespace at once; with a kernel that names namespaces, neither takes a walk of
+    /proc (ScanSec=3600: the one walk is the first)."""
+    c = Checker()
+    journal = Journald()
+    ready = TEST_DIR + "/ns-exits-ready"
+    # Two processes in the namespace: the shell (exec'd into sleep, the lowest pid: the one
+    # followed) and a sleep beside it.
+    setup = (
+        "{ sleep 600 & echo $! > %s.pid; } && "  # before /dev, where sh finds its /dev/null
+        "mount -t tmpfs tmpfs /dev && mkdir /dev/pts && "
+        "mount -t devpts -o newinstance,gid=5,mode=620,ptmxmode=000 devpts /dev/pts && "
+        "ln -s pts/ptmx /dev/ptmx && touch %s && exec sleep 600" % (ready, ready)
+    )
+    first = register(subprocess.Popen(["unshare", "--mount", "--propagation", "private", "sh", "-c", setup],
+                                      stdin=subprocess.DEVNULL))
+    other = None
+    try:
+        wait_for("the namespace", lambda: os.path.exists(ready))
+        other = int(open(ready + ".pid").read())
+        ino = str(os.stat("/proc/%d/ns/mnt" % first.pid).st_ino)
+        c.eq(str(os.stat("/proc/%d/ns/mnt" % other).st_ino), ino, "both processes in the namespace")
+        c.true(first.pid < other, "the shell has the lower pid (%d, %d)" % (first.pid, other))
+        daemon = Daemon(ptsguard, default_config() + "\n[Namespaces]\nAudit=all\nScanSec=3600\n")
+        daemon.wait_ready()
+
+        def entries(**m):
+            return journal.entries(PTSGUARD_MNTNS=ino, **m)
+
+        wait_for("ptmx-locked detected", lambda: entries(PTSGUARD_CHECK="ptmx-locked", PTSGUARD_STATE="detected"))
+        first.kill()
+        first.wait()
+        time.sleep(1)
+        c.eq([x.get("MESSAGE") for x in entries() if " is gone" in x.get("MESSAGE", "")], [],
+             "the namespace is not gone while a process of it lives")
+        # Followed through the other process now: a change made there is seen.
+        run(["nsenter", "-t", str(other), "-m", "mount", "-o", "remount,ptmxmode=666", "/dev/pts"])
+        try:
+            wait_for("ptmx-locked resolved", lambda: entries(PTSGUARD_CHECK="ptmx-locked", PTSGUARD_STATE="resolved"))
+        except Failure as e:
+            c.fail("the namespace was not followed through its other process: %s" % e)
+        run(["nsenter", "-t", str(other), "-m", "rm", "/dev/ptmx"])
+        wait_for("ptmx-missing detected", lambda: entries(PTSGUARD_CHECK="ptmx-missing", PTSGUARD_STATE="detected"))
+        os.kill(other, signal.SIGKILL)
+        try:
+            wait_for("the namespace forgotten", lambda: [x for x in entries() if " is gone, with its 1 finding" in x.get("MESSAGE", "")], timeout=10)
+        except Failure as e:
+            c.fail("the namespace was not forgotten after its last process: %s" % e)
+        rc, _ = daemon.stop()
+        c.eq(rc, 0, "daemon exit status")
+        stats = [x.get("MESSAGE", "") for x in journal.entries() if x.get("MESSAGE", "").startswith("Mount namespaces: ")]
+        stats = stats or [line for line in daemon.stderr_text().splitlines() if "Mount namespaces: " in line]
+        c.true(stats, "stop statistics")
+        if stats and kernel_names_mount_namespaces():
+            m = re.search(r"(\d+) walks of /proc", stats[-1])
+            c.eq(m and int(m.group(1)), 1, "no walk of /proc but the first: %s" % stats[-1])
+    finally:
+        for pid in (first.pid, other):
+            try:
+                if pid:
+                    os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        first.wait()
+    c.done()
+
+
 CASES = {
     "probe-quiet": (case_probe_quiet, True),
     "serving-elsewhere": (case_serving_elsewhere, True),
@@ -1606,6 +1687,7 @@ CASES = {
     "tracking-sibling-cover": (case_tracking_sibling_cover, True),
     "outputs-retry": (case_outputs_retry, True),
     "namespaces": (case_namespaces, True),
+    "namespaces-exits": (case_namespaces_exits, True),
 }
 
 if __name__ == "__main__":
