@@ -79,6 +79,27 @@ static int read_idmap(const struct namespace_target *t, const char *name, char *
 	return 0;
 }
 
+/* Is t in our own user namespace, and is that the initial one (identity maps)? Then its maps
+ * are the identity too, and need no reading. Ours is alive (we are in it): its inode can be no
+ * other namespace's. */
+static bool same_userns_as_identity_self(const struct namespace_target *t)
+{
+	static int self_identity = -1; /* unknown yet */
+	static struct stat self;
+	struct stat st;
+
+	if (self_identity < 0) {
+		_cleanup_free_ char *uid = NULL, *gid = NULL;
+
+		if (stat("/proc/self/ns/user", &self) < 0 ||
+		    read_idmap(NULL, "uid_map", &uid) < 0 || read_idmap(NULL, "gid_map", &gid) < 0)
+			return false;
+		self_identity = !uid && !gid;
+	}
+	return self_identity && fstatat(t->proc_fd, "ns/user", &st, 0) == 0 &&
+	       st.st_dev == self.st_dev && st.st_ino == self.st_ino;
+}
+
 /* /proc refuses a process that is gone with ENOENT or ESRCH: both mean "no such process". */
 static int gone(int err)
 {
@@ -132,8 +153,8 @@ int namespace_target_open(pid_t pid, struct namespace_target **ret)
 			return gone(errno);
 		t->own = root.st_dev == ours.st_dev && root.st_ino == ours.st_ino;
 	}
-	if ((r = read_idmap(t, "uid_map", &t->uid_map)) < 0 ||
-	    (r = read_idmap(t, "gid_map", &t->gid_map)) < 0)
+	if (!same_userns_as_identity_self(t) && ((r = read_idmap(t, "uid_map", &t->uid_map)) < 0 ||
+						 (r = read_idmap(t, "gid_map", &t->gid_map)) < 0))
 		return gone(-r);
 	*ret = TAKE_PTR(t);
 	return 0;

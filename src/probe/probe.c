@@ -585,16 +585,33 @@ static int add_helper(const struct namespace_target *ns, struct snapshot *s, con
 	return 0;
 }
 
+/* The names of the last directory helpers_in_root() listed that matched a component: with a
+ * merged /usr, /lib is /usr/lib, listed once. */
+struct listed_dir {
+	dev_t dev;
+	ino_t ino;
+	char *component;
+	char **names;
+};
+
+static void listed_dir_done(struct listed_dir *l)
+{
+	free(l->component);
+	strv_free(l->names);
+	*l = (struct listed_dir){ 0 };
+}
+
 /* glob(3) would walk the host's tree: in a namespace, the one component of a pattern with a
  * wildcard ("/usr/lib/ *-linux-* /pt_chown") is matched against the directory before it, read
  * under the namespace's root. */
 static int helpers_in_root(const struct namespace_target *ns, struct snapshot *s,
-			   const char *pattern)
+			   const char *pattern, struct listed_dir *last)
 {
 	const char *star = strchr(pattern, '*'), *rest;
 	_cleanup_free_ char *dir = NULL, *component = NULL;
 	size_t from, to; /* the component with the wildcard: pattern[from, to) */
 	struct dirent *de;
+	struct stat st;
 	DIR *d;
 	int fd, r = 0;
 
@@ -610,35 +627,49 @@ static int helpers_in_root(const struct namespace_target *ns, struct snapshot *s
 	if (!dir || !component)
 		return -ENOMEM;
 	fd = ns_open(ns, dir, O_RDONLY | O_DIRECTORY | O_NONBLOCK);
-	d = fd >= 0 ? fdopendir(fd) : NULL;
-	if (!d) {
-		if (fd >= 0)
-			close(fd);
+	if (fd < 0)
 		return 0;
+	if (fstat(fd, &st) < 0 || st.st_dev != last->dev || st.st_ino != last->ino ||
+	    !streq_ptr(last->component, component)) {
+		listed_dir_done(last);
+		d = fdopendir(fd);
+		if (!d) {
+			close(fd);
+			return 0;
+		}
+		fd = -EBADF; /* owned by d */
+		while (r >= 0 && (de = readdir(d)))
+			if (de->d_name[0] != '.' && fnmatch(component, de->d_name, FNM_PERIOD) == 0)
+				r = strv_extend(&last->names, de->d_name);
+		closedir(d);
+		if (r < 0)
+			return r;
+		last->dev = st.st_dev;
+		last->ino = st.st_ino;
+		last->component = TAKE_PTR(component);
 	}
-	while (r >= 0 && (de = readdir(d))) {
+	if (fd >= 0)
+		close(fd);
+	for (char **n = last->names; r >= 0 && n && *n; n++) {
 		_cleanup_free_ char *p = NULL;
 
-		if (de->d_name[0] == '.' || fnmatch(component, de->d_name, FNM_PERIOD) != 0)
-			continue;
-		if (asprintf(&p, "%s%s%s", dir, de->d_name, rest) < 0) {
-			r = -ENOMEM;
-			break;
-		}
+		if (asprintf(&p, "%s%s%s", dir, *n, rest) < 0)
+			return -ENOMEM;
 		r = add_helper(ns, s, p);
 	}
-	closedir(d);
 	return r;
 }
 
 static int probe_helpers(const struct namespace_target *ns, struct snapshot *s)
 {
+	_cleanup_(listed_dir_done) struct listed_dir last = { 0 };
+
 	for (const char *const *p = pt_chown_paths; *p; p++) {
 		glob_t g = { 0 };
 		int r = 0;
 
 		if (ns && !ns->own) {
-			r = helpers_in_root(ns, s, *p);
+			r = helpers_in_root(ns, s, *p, &last);
 			if (r < 0)
 				return r;
 			continue;
@@ -699,6 +730,7 @@ static bool is_kernel_thread(const char *pid)
  */
 static void probe_initial_mount_ns(const struct namespace_target *ns, struct snapshot *s)
 {
+	static struct stat initial; /* kthreadd's namespace, once found */
 	struct stat self, kthread;
 
 	s->initial_mount_ns_unknown = false;
@@ -712,12 +744,16 @@ static void probe_initial_mount_ns(const struct namespace_target *ns, struct sna
 		s->initial_mount_ns = true; /* no namespaces at all */
 		return;
 	}
-	if (!is_kernel_thread("2") || stat("/proc/2/ns/mnt", &kthread) < 0) {
-		s->initial_mount_ns = false;
-		s->initial_mount_ns_unknown = true;
-		return;
+	/* A kernel thread never changes namespace: once found, kthreadd's is known for good. */
+	if (!initial.st_ino) {
+		if (!is_kernel_thread("2") || stat("/proc/2/ns/mnt", &kthread) < 0) {
+			s->initial_mount_ns = false;
+			s->initial_mount_ns_unknown = true;
+			return;
+		}
+		initial = kthread;
 	}
-	s->initial_mount_ns = self.st_ino == kthread.st_ino && self.st_dev == kthread.st_dev;
+	s->initial_mount_ns = self.st_ino == initial.st_ino && self.st_dev == initial.st_dev;
 }
 
 /* The maps of the user namespace the audit judges; none recorded for the initial one (a single
@@ -748,14 +784,27 @@ static int probe_idmaps(const struct namespace_target *ns, struct snapshot *s)
 	return 0;
 }
 
+/* A sysctl of ours, read again at every audit (of every namespace): its file is opened once and
+ * kept, each read one pread(2). fd: where it is kept, -1 until opened. */
+static int read_sysctl(int *fd, const char *path, long *ret)
+{
+	if (*fd < 0)
+		*fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (*fd < 0)
+		return -errno;
+	return read_long_fd(*fd, ret);
+}
+
 /* The pty sysctls are the kernel's, one set for every namespace: always read from the caller's
  * /proc/sys, never from a namespace's own (which may be anything). */
 static int probe_kernel(const struct namespace_target *ns, struct snapshot *s)
 {
-	(void)read_long_file("/proc/sys/kernel/pty/max", &s->pty_max);
-	(void)read_long_file("/proc/sys/kernel/pty/reserve", &s->pty_reserve);
-	(void)read_long_file("/proc/sys/kernel/pty/nr", &s->pty_nr);
-	if (read_long_file("/proc/sys/user/max_user_namespaces", &s->user_namespaces_max) < 0)
+	static int fds[4] = { -1, -1, -1, -1 };
+
+	(void)read_sysctl(&fds[0], "/proc/sys/kernel/pty/max", &s->pty_max);
+	(void)read_sysctl(&fds[1], "/proc/sys/kernel/pty/reserve", &s->pty_reserve);
+	(void)read_sysctl(&fds[2], "/proc/sys/kernel/pty/nr", &s->pty_nr);
+	if (read_sysctl(&fds[3], "/proc/sys/user/max_user_namespaces", &s->user_namespaces_max) < 0)
 		s->user_namespaces_max = 0;
 	probe_initial_mount_ns(ns, s);
 	return probe_idmaps(ns, s);

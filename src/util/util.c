@@ -37,17 +37,21 @@ int grow_array(void **array, size_t *allocated, size_t need, size_t elem_size)
 	return 0;
 }
 
-int read_full_fd(int fd, size_t max_size, char **ret, size_t *ret_size)
+/* st: fd's stat when the caller has it (NULL: fstat() here). */
+static int read_fd_stat(int fd, const struct stat *st, size_t max_size, char **ret,
+			size_t *ret_size)
 {
 	_cleanup_free_ char *buf = NULL;
 	size_t size = 0, allocated = 0;
-	struct stat st;
+	struct stat own;
 
+	if (!st && fstat(fd, &own) == 0)
+		st = &own;
 	/* /proc files report st_size 0; regular files tell us how much to expect. */
-	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
-		if ((uint64_t)st.st_size > max_size)
+	if (st && S_ISREG(st->st_mode) && st->st_size > 0) {
+		if ((uint64_t)st->st_size > max_size)
 			return -EFBIG; /* refuse before reading a byte */
-		allocated = (size_t)st.st_size + 1;
+		allocated = (size_t)st->st_size + 1;
 	}
 	if (allocated < 65536)
 		allocated = 65536;
@@ -100,6 +104,11 @@ int read_full_fd(int fd, size_t max_size, char **ret, size_t *ret_size)
 	return 0;
 }
 
+int read_full_fd(int fd, size_t max_size, char **ret, size_t *ret_size)
+{
+	return read_fd_stat(fd, NULL, max_size, ret, ret_size);
+}
+
 int read_regular_fd(int fd, size_t max_size, char **ret, size_t *ret_size)
 {
 	struct stat st;
@@ -108,7 +117,7 @@ int read_regular_fd(int fd, size_t max_size, char **ret, size_t *ret_size)
 		return -errno;
 	if (!S_ISREG(st.st_mode))
 		return -EBADFD;
-	return read_full_fd(fd, max_size, ret, ret_size);
+	return read_fd_stat(fd, &st, max_size, ret, ret_size);
 }
 
 int read_file_flags(const char *path, int flags, size_t max_size, char **ret, size_t *ret_size)
@@ -132,16 +141,12 @@ const char *read_error_string(int r)
 	return r == -EBADFD ? "not a regular file" : strerror(-r);
 }
 
-int read_long_file(const char *path, long *ret)
+/* The integer of a sysctl's text. */
+static int parse_long_text(const char *s, long *ret)
 {
-	_cleanup_free_ char *s = NULL;
 	char *end;
 	long v;
-	int r;
 
-	r = read_full_file(path, SYSCTL_FILE_SIZE_MAX, &s, NULL);
-	if (r < 0)
-		return r;
 	errno = 0;
 	v = strtol(s, &end, 10);
 	if (errno != 0 || end == s)
@@ -152,6 +157,28 @@ int read_long_file(const char *path, long *ret)
 		return -EINVAL;
 	*ret = v;
 	return 0;
+}
+
+int read_long_file(const char *path, long *ret)
+{
+	_cleanup_free_ char *s = NULL;
+	int r;
+
+	r = read_full_file(path, SYSCTL_FILE_SIZE_MAX, &s, NULL);
+	return r < 0 ? r : parse_long_text(s, ret);
+}
+
+int read_long_fd(int fd, long *ret)
+{
+	char buf[64];
+	ssize_t n = pread(fd, buf, sizeof(buf), 0);
+
+	if (n < 0)
+		return -errno;
+	if ((size_t)n >= sizeof(buf))
+		return -EFBIG; /* no number of a long is that long */
+	buf[n] = 0;
+	return parse_long_text(buf, ret);
 }
 
 void unescape_octal(char *s)

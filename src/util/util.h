@@ -36,6 +36,9 @@ int stat_nosync(int dirfd, const char *path, int flags, struct stat *ret);
 
 /* Read a file holding one integer (a sysctl). */
 int read_long_file(const char *path, long *ret);
+/* The same from an open sysctl file, read again from its start (pread(2) at 0 gives the value
+ * as it is now). */
+int read_long_fd(int fd, long *ret);
 
 /* Decode the octal escapes of mountinfo and fstab (\040, \011, \012, \134) in place. */
 void unescape_octal(char *s);
