@@ -285,6 +285,21 @@ def ns_symlink_escape(sc):
     found = [f for f in inner.get("findings", []) if f["id"] == "pt-chown-setuid"]
     sc.check.eq([h.get("path") for f in found for h in f["evidence"]["helpers"]], ["/usr/lib/x86_64-linux-gnu/pt_chown"],
                 "the namespace's multiarch pt_chown is found, under its root")
+    # /lib a directory of its own, then a link to usr/lib (a merged /usr, where the audit lists
+    # the directory once for both patterns): each gives what is really below it.
+    os.makedirs(os.path.join(root, "lib/aarch64-linux-gnu"))
+    shutil.copyfile("/bin/true", os.path.join(root, "lib/aarch64-linux-gnu/pt_chown"))
+    os.chmod(os.path.join(root, "lib/aarch64-linux-gnu/pt_chown"), 0o4755)
+    for lib, expected in (("a directory", ["/lib/aarch64-linux-gnu/pt_chown", "/usr/lib/x86_64-linux-gnu/pt_chown"]),
+                          ("a link to usr/lib", ["/lib/x86_64-linux-gnu/pt_chown", "/usr/lib/x86_64-linux-gnu/pt_chown"])):
+        if lib != "a directory":
+            shutil.rmtree(os.path.join(root, "lib"))
+            os.symlink("usr/lib", os.path.join(root, "lib"))
+        r = sc.run_ptsguard("audit", "--namespace", str(t.pid), "--json")
+        inner = (json.loads(r.stdout).get("namespaces") or [{}])[0].get("report") or {}
+        found = [f for f in inner.get("findings", []) if f["id"] == "pt-chown-setuid"]
+        sc.check.eq(sorted(h.get("path") for f in found for h in f["evidence"]["helpers"]), expected,
+                    "multiarch helpers with /lib %s" % lib)
     # A FIFO where /etc/group is read: the audit neither blocks nor reads it.
     os.unlink(os.path.join(root, "etc/group"))
     os.mkfifo(os.path.join(root, "etc/group"))
