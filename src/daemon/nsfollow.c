@@ -235,7 +235,9 @@ static int followed_watch(struct ns_follower *f, struct followed *x, pid_t pid)
 	/* Opened after the pidfd: if the process is still there, these are its, and it is the
 	 * namespace's (not a process that took the number of one that exited). */
 	if (poll(&(struct pollfd){ .fd = x->pidfd, .events = POLLIN }, 1, 0) != 0 ||
-	    (ns_ino == -ENOTTY ? mntns_of_pid(f->proc_fd, pid) : ns_ino) != (int64_t)x->ino) {
+	    (ns_ino == -ENOTTY ? mntns_of_pid(f->proc_fd, pid) : ns_ino) != (int64_t)x->ino ||
+	    (ns_ino >= 0 && x->ns_id != 0 && ns_id != x->ns_id)) {
+		/* Gone, or in another namespace: one with the same inode, reused, is another. */
 		errno = ESRCH;
 		goto fail;
 	}
