@@ -1,10 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Attribution of a process to its container from /proc/PID/cgroup, with the paths the
  * runtimes really write (cgroup v2, v1 and hybrid), and the enumeration of namespaces. */
+#include <errno.h>
+#include <fcntl.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "probe/container.h"
@@ -138,6 +142,52 @@ int main(void)
 		}
 		mntns_list_done(&l);
 		EXPECT_INT(mntns_enumerate("/nonexistent", &l), -ENOENT);
+	}
+	/* A namespace's id says whether it still exists: yes while a process is in it, no once the
+	 * last one has exited (what the daemon asks instead of walking /proc). */
+	if (geteuid() == 0) {
+		_cleanup_close_ int proc_fd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		int ready[2];
+		uint64_t id = 0, self_id = 0;
+		struct stat st;
+		pid_t child;
+		char c;
+
+		EXPECT_INT(pipe(ready), 0);
+		child = fork();
+		if (child == 0) {
+			if (unshare(CLONE_NEWNS) < 0 || write(ready[1], "x", 1) != 1)
+				_exit(1);
+			pause();
+			_exit(0);
+		}
+		EXPECT_INT(read(ready[0], &c, 1), 1);
+		if (mntns_id_of_pid(proc_fd, getpid(), &self_id) == -ENOTTY)
+			fprintf(stderr, "NS_GET_MNTNS_ID not supported: ids not checked\n");
+		else {
+			EXPECT_INT(stat("/proc/self/ns/mnt", &st), 0);
+			EXPECT_INT(mntns_id_of_pid(proc_fd, getpid(), &self_id),
+				   (int64_t)st.st_ino);
+			EXPECT(mntns_id_of_pid(proc_fd, child, &id) > 0);
+			EXPECT(id != 0 && id != self_id);
+			if (mntns_id_exists(self_id) < 0)
+				fprintf(stderr,
+					"listmount(2) of a namespace not supported: not checked\n");
+			else {
+				EXPECT_INT(mntns_id_exists(self_id), 1);
+				EXPECT_INT(mntns_id_exists(id), 1);
+				kill(child, SIGKILL);
+				EXPECT_INT(waitpid(child, NULL, 0), child);
+				child = 0;
+				EXPECT_INT(mntns_id_exists(id), 0);
+			}
+		}
+		if (child > 0) {
+			kill(child, SIGKILL);
+			waitpid(child, NULL, 0);
+		}
+		close(ready[0]);
+		close(ready[1]);
 	}
 	/* Seen from a mount namespace of our own, the kernel threads are another namespace's
 	 * processes (kthreadd's): none of them may be a candidate to audit it through. */
