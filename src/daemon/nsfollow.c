@@ -32,7 +32,7 @@
 struct followed {
 	struct ns_follower *owner;
 	uint64_t ino;
-	pid_t pid; /* 0: its process exited; the next walk picks another or forgets it */
+	pid_t pid; /* 0: its process exited, and no other of it is followed yet */
 	unsigned pids_total;
 	pid_t *pids; /* its processes at the last walk: where its holders are looked for */
 	pid_t candidates[MNTNS_CANDIDATES]; /* of those, the ones it may be followed through */
