@@ -216,12 +216,12 @@ int write_output(const char *cmd, const char *path, const char *text, bool make_
 			r = errno > 0 ? -errno : -EIO;
 	} else {
 		uid_t owner;
-		char why[96];
+		char why[OUTPUT_FILE_WHY_MAX];
 
 		r = output_file_write(path, text, strlen(text), 0644, make_dir, &owner);
 		if (r < 0)
 			log_error("%s: cannot write %s: %s", cmd, path,
-				  output_file_strerror(r, owner, why));
+				  output_file_strerror(r, owner, NULL, why));
 		return r;
 	}
 	if (r < 0)

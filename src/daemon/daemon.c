@@ -323,7 +323,7 @@ static void daemon_write_outputs(struct daemon *d, const struct report *rep)
 {
 	const struct config *c = d->config;
 	bool failed = false;
-	char why[96];
+	char why[OUTPUT_FILE_WHY_MAX];
 	int r;
 
 	if (c->state_file) {
@@ -332,7 +332,7 @@ static void daemon_write_outputs(struct daemon *d, const struct report *rep)
 			daemon_ok(d, FAILURE_STATE_FILE);
 		else
 			daemon_fail(d, FAILURE_STATE_FILE, "Failed to write %s: %s", c->state_file,
-				    output_file_strerror(r, (uid_t)-1, why));
+				    output_file_strerror(r, (uid_t)-1, c->state_file, why));
 		failed = failed || r < 0;
 	}
 
@@ -341,7 +341,8 @@ static void daemon_write_outputs(struct daemon *d, const struct report *rep)
 					   now_usec(CLOCK_MONOTONIC));
 		if (r < 0)
 			daemon_fail(d, FAILURE_PROMETHEUS, "Failed to write %s: %s",
-				    c->prometheus_file, output_file_strerror(r, (uid_t)-1, why));
+				    c->prometheus_file,
+				    output_file_strerror(r, (uid_t)-1, c->prometheus_file, why));
 		else if (r > 0)
 			daemon_ok(d, FAILURE_PROMETHEUS);
 		failed = failed || r < 0;
@@ -874,14 +875,14 @@ static int on_heartbeat_timer(sd_event_source *s, uint64_t usec, void *userdata)
 {
 	struct daemon *d = userdata;
 	const char *path = d->config->prometheus_file;
-	char why[96];
+	char why[OUTPUT_FILE_WHY_MAX];
 	int r;
 
 	if (path) {
 		r = prometheus_file_heartbeat(&d->prometheus, path, now_usec(CLOCK_REALTIME));
 		if (r < 0)
 			daemon_fail(d, FAILURE_PROMETHEUS, "Failed to write %s: %s", path,
-				    output_file_strerror(r, (uid_t)-1, why));
+				    output_file_strerror(r, (uid_t)-1, path, why));
 		else if (r > 0)
 			daemon_ok(d, FAILURE_PROMETHEUS);
 	}

@@ -19,6 +19,7 @@
 #include "probe/namespace.h"
 #include "probe/probe.h"
 #include "probe/statmount.h"
+#include "util/caps.h"
 #include "util/group.h"
 #include "util/limits.h"
 #include "util/strv.h"
@@ -1001,7 +1002,8 @@ int probe_allocation_into(const struct probe_options *opts, struct snapshot *s, 
 		s->probe = (struct alloc_probe){ .status = ALLOC_DISABLED };
 		return 0;
 	}
-	if (geteuid() != 0) {
+	/* Root, or the daemon as its own user with CAP_SETUID and CAP_SETGID (util/caps.h). */
+	if (!caps_may_change_ids()) {
 		s->probe = (struct alloc_probe){ .status = ALLOC_NOT_ROOT };
 		return 0;
 	}

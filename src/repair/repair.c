@@ -15,6 +15,7 @@
 #include "analysis/boot.h"
 #include "snapshot/mountinfo.h"
 #include "repair/repair.h"
+#include "util/caps.h"
 #include "util/json-util.h"
 #include "util/limits.h"
 #include "util/procfs.h"
@@ -533,6 +534,39 @@ static int open_parent_of_missing(struct repair_action *a, const char **ret_name
 	return dir;
 }
 
+/* Make /dev/ptmx (the node, mode 0666 whatever the umask, or the symlink to pts/ptmx) in dir as
+ * root:root. The daemon is not root (ptsguard.service's User=) and /dev is root's: it takes
+ * root's file system ids for the call (util/caps.h), and checks the owner it got. */
+static int create_as_root(int dir, const char *name, bool symlink)
+{
+	struct fsids_saved saved;
+	struct stat st;
+	mode_t mask;
+	int r;
+
+	r = fsids_become_root(&saved);
+	if (r < 0)
+		return r;
+	mask = umask(0);
+	if (symlink)
+		r = symlinkat("pts/ptmx", dir, name) < 0 ? -errno : 0;
+	else
+		r = mknodat(dir, name, S_IFCHR | 0666, makedev(PTMX_RDEV_MAJOR, PTMX_RDEV_MINOR)) <
+			    0
+			? -errno
+			: 0;
+	umask(mask);
+	fsids_restore(&saved);
+	if (r < 0)
+		return r;
+	/* A file system that ignores the creator's ids (or maps them) would leave it another's. */
+	if (fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    (st.st_uid != 0 || st.st_gid != 0) &&
+	    fchownat(dir, name, 0, 0, AT_SYMLINK_NOFOLLOW) < 0)
+		return -errno;
+	return 0;
+}
+
 /* The symlink: only while pts/ptmx beside it is still the 0666 ptmx node of the instance the
  * plan saw, so that the link never leads to a node users cannot open. */
 static int act_symlink(struct repair_action *a, const struct repair_options *o)
@@ -540,6 +574,7 @@ static int act_symlink(struct repair_action *a, const struct repair_options *o)
 	_cleanup_close_ int dir = -EBADF;
 	const char *name;
 	struct stat st;
+	int r;
 
 	dir = open_parent_of_missing(a, &name);
 	if (dir < 0)
@@ -550,8 +585,9 @@ static int act_symlink(struct repair_action *a, const struct repair_options *o)
 			       "refused: pts/ptmx beside %s is no longer the mode 0666 ptmx of "
 			       "instance %u:%u",
 			       a->path, major(a->dev), minor(a->dev));
-	if (symlinkat("pts/ptmx", dir, name) < 0)
-		return outcome(a, ACTION_FAILED, "symlink %s: %s", a->path, strerror(errno));
+	r = create_as_root(dir, name, true);
+	if (r < 0)
+		return outcome(a, ACTION_FAILED, "symlink %s: %s", a->path, strerror(-r));
 	return verify_pty(a, o, false, 0);
 }
 
@@ -559,17 +595,14 @@ static int act_mknod(struct repair_action *a, const struct repair_options *o)
 {
 	_cleanup_close_ int dir = -EBADF;
 	const char *name;
-	mode_t saved;
 	int r;
 
 	dir = open_parent_of_missing(a, &name);
 	if (dir < 0)
 		return 0;
-	saved = umask(0);
-	r = mknodat(dir, name, S_IFCHR | 0666, makedev(PTMX_RDEV_MAJOR, PTMX_RDEV_MINOR));
-	umask(saved);
+	r = create_as_root(dir, name, false);
 	if (r < 0)
-		return outcome(a, ACTION_FAILED, "mknod %s: %s", a->path, strerror(errno));
+		return outcome(a, ACTION_FAILED, "mknod %s: %s", a->path, strerror(-r));
 	return verify_pty(a, o, false, 0);
 }
 

@@ -166,16 +166,33 @@ int output_file_write(const char *path, const char *data, size_t size, mode_t mo
 	return r;
 }
 
-const char *output_file_strerror(int r, uid_t owner, char buf[static 96])
+const char *output_file_strerror(int r, uid_t owner, const char *path,
+				 char buf[static OUTPUT_FILE_WHY_MAX])
 {
-	if (r == -EPERM && owner != (uid_t)-1)
-		snprintf(buf, 96, "its directory belongs to uid %u, not root (refused)",
-			 (unsigned)owner);
+	_cleanup_free_ char *dir = path ? path_dirname(path) : NULL;
+	unsigned me = (unsigned)geteuid();
+
+	if (r == -EPERM && owner != (uid_t)-1 && me == 0)
+		snprintf(buf, OUTPUT_FILE_WHY_MAX,
+			 "its directory belongs to uid %u, not root (refused)", (unsigned)owner);
+	else if (r == -EPERM && owner != (uid_t)-1)
+		snprintf(buf, OUTPUT_FILE_WHY_MAX,
+			 "its directory belongs to uid %u, neither root nor uid %u (refused)",
+			 (unsigned)owner, me);
+	else if (r == -EPERM && me != 0 && dir)
+		snprintf(buf, OUTPUT_FILE_WHY_MAX,
+			 "not permitted (its directory %s must be root's or uid %u's)", dir, me);
 	else if (r == -EPERM)
-		snprintf(buf, 96, "not permitted (its directory must be root's)");
+		snprintf(buf, OUTPUT_FILE_WHY_MAX, "not permitted (its directory must be root's)");
+	else if (r == -EACCES && me != 0 && dir)
+		snprintf(
+		    buf, OUTPUT_FILE_WHY_MAX,
+		    "uid %u may not write in %s: give that directory to uid %u, or let its "
+		    "group write there (root-owned, group %u, mode 0775); see ptsguard.conf(5)",
+		    me, dir, me, (unsigned)getegid());
 	else if (r == -ELOOP)
-		snprintf(buf, 96, "a symbolic link is on the way (refused)");
+		snprintf(buf, OUTPUT_FILE_WHY_MAX, "a symbolic link is on the way (refused)");
 	else
-		snprintf(buf, 96, "%s", strerror(-r));
+		snprintf(buf, OUTPUT_FILE_WHY_MAX, "%s", strerror(-r));
 	return buf;
 }

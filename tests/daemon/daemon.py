@@ -23,6 +23,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import (  # noqa: E402
     default_config,
     PROM_FILE,
+    SERVICE,
+    TEXTFILE_DIR,
     STATE_FILE,
     TEST_DIR,
     TTY_GID,
@@ -1421,6 +1423,101 @@ def case_capabilities(ptsguard, opts):
     c.done()
 
 
+RECORD = "/run/ptsguard/initramfs.json"
+
+
+def status_ids(pid):
+    """(Uid, Gid, Groups) lines of /proc/PID/status, as lists of numbers."""
+    out = {}
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            key, _, value = line.partition(":")
+            if key in ("Uid", "Gid", "Groups"):
+                out[key] = [int(v) for v in value.split()]
+    return out["Uid"], out["Gid"], out["Groups"]
+
+
+def case_service_user(ptsguard, opts):
+    """The daemon as the unit runs it (User=ptsguard, the unit's ambient capabilities, no
+    CAP_DAC_OVERRIDE) with Policy=safe: it reads the initramfs record root wrote in its
+    directory (and the same record once systemd gave it to the user), its probe becomes nobody
+    and gets a pty, it writes the state file and the textfile, and it repairs: a user's slave
+    made without gid= gets group tty and mode 0620, a removed /dev/ptmx comes back as root's
+    0666 char 5:2 (in a /dev only root may write), a lost gid= is remounted. A textfile
+    directory it may not write is named in the error with what to do."""
+    c = Checker()
+    uid, gid = SERVICE["uid"], SERVICE["gid"]
+    newroot = TEST_DIR + "/newroot"
+    os.makedirs(newroot + "/etc")
+    with open(newroot + "/etc/fstab", "w") as f:
+        f.write("UUID=0a1b / ext4 defaults 0 1\n")
+    # The order of a boot: the initramfs makes /run/ptsguard and the record as root (root's
+    # initramfs-record refuses a directory another user owns), then the unit's start gives the
+    # directory to User=. A systemd that leaves what is in it to root leaves a root-owned record.
+    os.chown("/run/ptsguard", 0, 0)
+    run([ptsguard, "initramfs-record", "--newroot", newroot, "--phase", "pre-pivot"])
+    os.chown("/run/ptsguard", uid, gid)
+    c.eq(os.stat(RECORD).st_uid, 0, "the record is root's, as the initramfs writes it")
+
+    # A user's pty made while devpts had no gid=; devpts fixed by hand, the slave left wrong.
+    remount_devpts("mode=600")
+    holder = register(subprocess.Popen(
+        ["setpriv", "--reuid=1000", "--regid=1000", "--clear-groups", "/usr/bin/python3", "-c",
+         "import os, sys\nm, s = os.openpty()\nprint(os.ttyname(s), flush=True)\nsys.stdin.read()\n"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True))
+    slave = holder.stdout.readline().strip()
+    st = os.stat(slave)
+    c.eq((st.st_uid, st.st_gid, st.st_mode & 0o777), (1000, 1000, 0o600), "the slave %s before" % slave)
+    remount_devpts("gid=%d,mode=620" % TTY_GID)
+
+    daemon = Daemon(ptsguard, config_text=default_config().replace("Policy=off", "Policy=safe"))
+    daemon.wait_ready()
+    c.eq(status_ids(daemon.pid), ([uid] * 4, [gid] * 4, []), "the daemon's uids, gids and groups")
+    report = wait_state("the slave repaired", lambda r: finding_ids(r) == [])
+    st = os.stat(slave)
+    c.eq((st.st_uid, st.st_gid, st.st_mode & 0o777), (1000, TTY_GID, 0o620), "the slave %s after" % slave)
+    c.eq((report.get("boot") or {}).get("initramfs_record"), True, "the root-owned record was read: %s" % report.get("boot"))
+    probe = report.get("probe") or {}
+    c.eq((probe.get("performed"), probe.get("uid"), probe.get("failed_step")), (True, 65534, None), "the probe as nobody: %s" % probe)
+    for path in (STATE_FILE, PROM_FILE):
+        wait_for(path, lambda: os.path.exists(path))
+        st = os.stat(path)
+        c.eq((st.st_uid, st.st_mode & 0o777), (uid, 0o644), "%s is the user's, mode 0644" % path)
+
+    os.unlink("/dev/ptmx")
+    wait_state("ptmx-missing repaired", lambda r: finding_ids(r) == [] and os.path.exists("/dev/ptmx"))
+    st = os.lstat("/dev/ptmx")
+    c.eq((stat.S_ISCHR(st.st_mode), os.major(st.st_rdev), os.minor(st.st_rdev), st.st_uid, st.st_gid, st.st_mode & 0o7777),
+         (True, 5, 2, 0, 0, 0o666), "/dev/ptmx made again: char 5:2, root:root, 0666")
+    c.eq((os.stat("/dev").st_uid, os.stat("/dev").st_mode & 0o777), (0, 0o755), "/dev is still root's, 0755")
+
+    remount_devpts("mode=620")
+    wait_state("gid= restored", lambda r: finding_ids(r) == [] and "gid=%d" % TTY_GID in [l for l in open("/proc/self/mountinfo") if " /dev/pts " in l][-1])
+
+    # The record as systemd leaves it once it gave /run/ptsguard to User=: read the same.
+    os.chown(RECORD, uid, gid)
+    remount_devpts("gid=%d,mode=620,ptmxmode=000" % TTY_GID)  # an audit
+    time.sleep(SETTLE)
+    remount_devpts("gid=%d,mode=620" % TTY_GID)
+    report = wait_state("an audit after the chown", lambda r: (r.get("boot") or {}).get("initramfs_record") is not None)
+    c.eq((report.get("boot") or {}).get("initramfs_record"), True, "the record owned by the user was read")
+    holder.stdin.close()
+    holder.wait(timeout=10)
+    stop_daemon(c, daemon)
+
+    # A textfile directory root owns and the user's group may not write: the error says so.
+    closed = TEST_DIR + "/closed"
+    os.mkdir(closed, 0o755)
+    config = re.sub(r"(?m)^PrometheusFile=.*$", "PrometheusFile=%s/ptsguard.prom" % closed, default_config())
+    daemon = Daemon(ptsguard, config_text=config, notify=NotifySocket(TEST_DIR + "/notify-closed"))
+    daemon.wait_ready()
+    want = "Failed to write %s/ptsguard.prom: uid %d may not write in %s: give that directory to uid %d, or let its group write there (root-owned, group %d, mode 0775); see ptsguard.conf(5)" % (closed, uid, closed, uid, gid)
+    wait_for("the textfile error", lambda: want in daemon.stderr_text())
+    c.eq(os.listdir(closed), [], "nothing written in %s" % closed)
+    stop_daemon(c, daemon)
+    c.done()
+
+
 def audits_so_far(daemon):
     """How many audits a stopped daemon ran, from its last words ("Stopping after N audits")."""
     m = re.search(r"Stopping after (\d+) audits", daemon.stderr_text())
@@ -1672,6 +1769,7 @@ CASES = {
     "probe-quiet": (case_probe_quiet, True),
     "serving-elsewhere": (case_serving_elsewhere, True),
     "capabilities": (case_capabilities, True),
+    "service-user": (case_service_user, True),
     "output-symlink-swap": (case_output_symlink_swap, True),
     "transitions": (case_transitions, True),
     "repair-safe": (case_repair_safe, True),

@@ -9,6 +9,12 @@ neutral /etc/fstab. A real systemd-journald (Storage=volatile, no rate limit)
 collects what the daemon logs; `journalctl -o json` reads it back. The daemon
 runs with NOTIFY_SOCKET pointing at a datagram socket this harness reads.
 
+The daemon runs as ptsguard.service runs it: as the unit's User= (a user of that name
+added to copies of /etc/passwd and /etc/group bound over the originals in the namespace, unless
+the machine has one), with the unit's AmbientCapabilities= and CapabilityBoundingSet= and no new
+privileges (setpriv), in a /run/ptsguard that user owns (RuntimeDirectory=). The textfile is
+written into a directory root owns and the user's group may write (ptsguard.conf(5)).
+
 Nothing here touches the host: every mount is made inside the namespace, the
 namespace is checked to be a new one before anything is unmounted, and it
 disappears with its last process.
@@ -40,7 +46,9 @@ UDEVD = "/lib/systemd/systemd-udevd"
 TEST_DIR = "/run/ptsguard-test"
 NOTIFY_PATH = TEST_DIR + "/notify"
 STATE_FILE = "/run/ptsguard/report.json"
-PROM_FILE = TEST_DIR + "/metrics.prom"
+TEXTFILE_DIR = TEST_DIR + "/textfile"
+PROM_FILE = TEXTFILE_DIR + "/metrics.prom"
+UNIT_TEMPLATE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "units", "ptsguard.service.in")
 JOURNAL_DIR = "/run/log/journal"
 WAIT = 10.0  # seconds any expected effect may take before the case fails
 
@@ -134,6 +142,72 @@ def make_private_run():
     sys_mount("tmpfs", "/run", "tmpfs", 0, "mode=755")
     for d in ("/run/systemd/journal", "/run/systemd/journald.conf.d", TEST_DIR):
         os.makedirs(d, exist_ok=True)
+    make_service_user()
+
+
+# --------------------------------------------------------------------------
+# The unit's user and capabilities
+
+
+def unit_settings(path=UNIT_TEMPLATE):
+    """The [Service] settings of ptsguard.service that decide who the daemon is."""
+    out = {}
+    with open(path) as f:
+        for line in f:
+            key, sep, value = line.strip().partition("=")
+            if sep and key in ("User", "Group", "AmbientCapabilities", "CapabilityBoundingSet", "NoNewPrivileges"):
+                out[key] = value
+    return out
+
+
+SERVICE = {}  # name, uid, gid, caps (names, lower case, without cap_), bounding
+
+
+def make_service_user():
+    """The unit's User=: the machine's, or one added to copies of /etc/passwd and /etc/group
+    bound over them in this namespace (a free uid below 1000, as systemd-sysusers picks);
+    /run/ptsguard made and given to it as systemd does for RuntimeDirectory=; the textfile
+    directory root's, group-writable for it."""
+    import grp
+    import pwd
+
+    unit = unit_settings()
+    name = unit["User"]
+    try:
+        pw = pwd.getpwnam(name)
+        uid, gid = pw.pw_uid, pw.pw_gid
+    except KeyError:
+        used_uids = {p.pw_uid for p in pwd.getpwall()}
+        used_gids = {g.gr_gid for g in grp.getgrall()}
+        uid = next(u for u in range(999, 100, -1) if u not in used_uids and u not in used_gids)
+        gid = uid
+        for path, line in (("/etc/passwd", "%s:x:%d:%d:pseudo-terminal guard:/nonexistent:/usr/sbin/nologin\n" % (name, uid, gid)),
+                           ("/etc/group", "%s:x:%d:\n" % (unit["Group"], gid))):
+            copy = TEST_DIR + "/" + os.path.basename(path)
+            with open(path) as f:
+                text = f.read()
+            with open(copy, "w") as f:
+                f.write(text + ("" if text.endswith("\n") else "\n") + line)
+            os.chmod(copy, 0o644)
+            sys_mount(copy, path, None, 4096)  # MS_BIND
+    caps = [c.lower().replace("cap_", "") for c in unit["AmbientCapabilities"].split()]
+    bounding = [c.lower().replace("cap_", "") for c in unit["CapabilityBoundingSet"].split()]
+    SERVICE.update(name=name, uid=uid, gid=gid, caps=caps, bounding=bounding, nnp=unit.get("NoNewPrivileges") == "yes")
+    os.makedirs("/run/ptsguard", exist_ok=True)
+    os.chown("/run/ptsguard", uid, gid)
+    os.chmod("/run/ptsguard", 0o755)
+    os.makedirs(TEXTFILE_DIR, exist_ok=True)
+    os.chown(TEXTFILE_DIR, 0, gid)
+    os.chmod(TEXTFILE_DIR, 0o775)
+
+
+def as_service():
+    """The argv prefix that runs a command as the unit runs the daemon."""
+    caps = ",".join("+" + c for c in SERVICE["caps"])
+    bounding = ",".join("+" + c for c in SERVICE["bounding"])
+    argv = ["setpriv", "--reuid=%d" % SERVICE["uid"], "--regid=%d" % SERVICE["gid"], "--clear-groups",
+            "--inh-caps=-all," + caps, "--ambient-caps=-all," + caps, "--bounding-set=-all," + bounding]
+    return argv + (["--no-new-privs"] if SERVICE["nnp"] else [])
 
 
 def make_private_dev():
@@ -252,6 +326,7 @@ class NotifySocket:
         self.path = path
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
         self.sock.bind(path)
+        os.chmod(path, 0o777)  # as systemd's: the daemon is not root
         self.messages = []  # (monotonic time, {key: value})
         self.lock = threading.Lock()
         self.thread = threading.Thread(target=self._read, daemon=True)
@@ -322,7 +397,7 @@ def default_config():
 
 
 class Daemon:
-    def __init__(self, ptsguard, config_text=None, config_path=TEST_DIR + "/ptsguard.conf", notify=None, watchdog_usec=None, wrapper=()):
+    def __init__(self, ptsguard, config_text=None, config_path=TEST_DIR + "/ptsguard.conf", notify=None, watchdog_usec=None, wrapper=(), as_root=False):
         self.ptsguard = ptsguard
         self.config_path = config_path
         self.write_config(config_text if config_text is not None else default_config())
@@ -336,7 +411,7 @@ class Daemon:
         self.stderr_path = TEST_DIR + "/daemon.stderr"
         self.stderr = open(self.stderr_path, "w")
         self.proc = register(
-            subprocess.Popen(list(wrapper) + [ptsguard, "daemon", "--config", config_path], stdin=subprocess.DEVNULL, stdout=self.stderr, stderr=self.stderr, env=env)
+            subprocess.Popen(([] if as_root else as_service()) + list(wrapper) + [ptsguard, "daemon", "--config", config_path], stdin=subprocess.DEVNULL, stdout=self.stderr, stderr=self.stderr, env=env)
         )
         self.pid = self.proc.pid
 

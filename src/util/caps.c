@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <errno.h>
+#include <linux/capability.h>
+#include <sys/fsuid.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "util/caps.h"
+
+static int caps_get(struct __user_cap_data_struct d[static 2])
+{
+	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+
+	return syscall(SYS_capget, &h, d) < 0 ? -errno : 0;
+}
+
+uint64_t caps_effective(void)
+{
+	struct __user_cap_data_struct d[2] = { 0 };
+
+	if (caps_get(d) < 0)
+		return 0;
+	return (uint64_t)d[0].effective | ((uint64_t)d[1].effective << 32);
+}
+
+uint64_t caps_permitted(void)
+{
+	struct __user_cap_data_struct d[2] = { 0 };
+
+	if (caps_get(d) < 0)
+		return 0;
+	return (uint64_t)d[0].permitted | ((uint64_t)d[1].permitted << 32);
+}
+
+bool caps_may_change_ids(void)
+{
+	uint64_t need = CAP_BIT(CAP_SETUID) | CAP_BIT(CAP_SETGID);
+
+	return geteuid() == 0 || (caps_effective() & need) == need;
+}
+
+int fsids_become_root(struct fsids_saved *saved)
+{
+	struct __user_cap_data_struct d[2] = { 0 };
+	int r;
+
+	*saved = (struct fsids_saved){ 0 };
+	/* setfsuid() answers the previous id whatever happens: ask with an id it refuses. */
+	saved->uid = (uid_t)setfsuid((uid_t)-1);
+	saved->gid = (gid_t)setfsgid((gid_t)-1);
+	if (saved->uid == 0 && saved->gid == 0)
+		return 0;
+	r = caps_get(d);
+	if (r < 0)
+		return r;
+	saved->effective[0] = d[0].effective;
+	saved->effective[1] = d[1].effective;
+	saved->changed = true;
+	(void)setfsgid(0);
+	(void)setfsuid(0);
+	if ((uid_t)setfsuid((uid_t)-1) != 0 || (gid_t)setfsgid((gid_t)-1) != 0) {
+		fsids_restore(saved);
+		*saved = (struct fsids_saved){ 0 };
+		return -EPERM;
+	}
+	return 0;
+}
+
+void fsids_restore(const struct fsids_saved *saved)
+{
+	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct d[2] = { 0 };
+
+	if (!saved->changed)
+		return;
+	(void)setfsuid(saved->uid);
+	(void)setfsgid(saved->gid);
+	if (caps_get(d) < 0)
+		return;
+	d[0].effective = saved->effective[0] & d[0].permitted;
+	d[1].effective = saved->effective[1] & d[1].permitted;
+	(void)syscall(SYS_capset, &h, d);
+}

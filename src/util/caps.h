@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The process's own capabilities, for the decisions that used to ask "am I root?".
+ * ptsguard.service runs the daemon as its own user (User=ptsguard) with ambient capabilities:
+ * being allowed to do something is then a capability, not uid 0.
+ *
+ * The root file system ids: /dev belongs to root, and a process that is not root may create
+ * nothing there without CAP_DAC_OVERRIDE, which ptsguard is never given. Repair, which holds
+ * CAP_SETUID and CAP_SETGID for its verification child anyway, takes root's file system uid
+ * and gid for the one call that creates /dev/ptmx, so the node is root's from the start, and
+ * returns to its own ids (and its effective set: the kernel empties the file capabilities of
+ * the effective set when the file system uid leaves 0) right after. No logging here.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define CAP_BIT(c) (UINT64_C(1) << (c))
+
+/* The effective (or permitted) set, bit n = capability n; 0 when it cannot be read. */
+uint64_t caps_effective(void);
+uint64_t caps_permitted(void);
+
+/* Root, or effective CAP_SETUID and CAP_SETGID: may run a child as another user. */
+bool caps_may_change_ids(void);
+
+struct fsids_saved {
+	bool changed;
+	uid_t uid;
+	gid_t gid;
+	uint32_t effective[2];
+};
+
+/* Take file system uid and gid 0 unless they are already 0 (root). 0 or -errno (-EPERM
+ * without CAP_SETUID and CAP_SETGID); on failure nothing is changed. */
+int fsids_become_root(struct fsids_saved *saved);
+/* Back to the ids and effective set fsids_become_root() found. */
+void fsids_restore(const struct fsids_saved *saved);
