@@ -887,14 +887,16 @@ def case_unit_verify(ptsguard, opts):
         r = run(["systemd-analyze", "security", "--offline=yes", paths[0]], check=False)
         exposure = [l for l in r.stdout.splitlines() if "Overall exposure level" in l]
         log(exposure[0] if exposure else "systemd-analyze security: %s" % r.stderr.strip())
+        c.true(exposure, "systemd-analyze security gives an overall exposure: %s" % (r.stdout + r.stderr)[-1000:])
         if exposure:
             # 4.6 before the device ACL, ProtectClock= and ~@resources, 4.2 with them; 4.3 while
             # the unit had CAP_KILL (for a verification child with a uid of its own), 4.2 again
-            # since the child keeps the daemon's real uid. What is left is what the daemon needs (root, CAP_SYS_ADMIN for
-            # remounts, CAP_SYS_PTRACE for the holder scan, the setuid of the verification
-            # child), the settings that would give it a mount namespace (see the unit), and
-            # PrivateNetwork=, which would cut it off from udev's events: not the 4.0 once
-            # aimed at.
+            # since the child keeps the daemon's real uid; 3.9 as User=ptsguard with ambient
+            # capabilities and RemoveIPC=. What is
+            # left is what the daemon needs (CAP_SYS_ADMIN for remounts, CAP_SYS_PTRACE for the
+            # holder scan, the setuid of the verification child, held as ambient capabilities),
+            # the settings that would give it a mount namespace (see the unit), and
+            # PrivateNetwork=, which would cut it off from udev's events.
             level = float(re.search(r"level for \S+: ([0-9.]+)", exposure[0]).group(1))
             c.true(level <= MAX_UNIT_EXPOSURE, "exposure %.1f, at most %.1f" % (level, MAX_UNIT_EXPOSURE))
             acl = [l for l in r.stdout.splitlines() if l.split()[1:2] == ["DeviceAllow="]]
@@ -905,21 +907,28 @@ def case_unit_verify(ptsguard, opts):
             c.eq(sorted(UNIT_SECURITY_PASSED - passed), [], "assessments of systemd-analyze security that passed before and fail now")
         with open(paths[0]) as f:
             settings = [l.strip() for l in f if "=" in l and not l.startswith("#")]
-        for want in ("DevicePolicy=closed", "DeviceAllow=/dev/char/5:2 rwm", "DeviceAllow=char-pts rw", "DeviceAllow=/dev/null rw", "ProtectClock=yes", "UMask=0077", "TimeoutStartSec=30s"):
+        for want in ("User=ptsguard", "Group=ptsguard", "RemoveIPC=yes", "DevicePolicy=closed", "DeviceAllow=/dev/char/5:2 rwm", "DeviceAllow=char-pts rw", "DeviceAllow=/dev/null rw", "ProtectClock=yes", "UMask=0077", "TimeoutStartSec=30s"):
             c.true(want in settings, "%s in ptsguard.service" % want)
+        values = {l.split("=", 1)[0]: l.split("=", 1)[1] for l in settings}
+        # The ambient set is the bounding set: each capability there is one some policy uses
+        # (case capabilities), and the daemon drops from its effective set what its policy
+        # does not need.
+        c.eq(sorted(values.get("AmbientCapabilities", "").split()), sorted(values.get("CapabilityBoundingSet", "").split()), "AmbientCapabilities= is CapabilityBoundingSet=")
+        c.true("CAP_DAC_OVERRIDE" not in values.get("CapabilityBoundingSet", ""), "no CAP_DAC_OVERRIDE")
+        c.true("SupplementaryGroups" not in values, "no SupplementaryGroups=")
         namespaced = [l for l in settings if l.split("=")[0] in ("ProtectSystem", "ProtectHome", "PrivateTmp", "PrivateDevices", "PrivateMounts", "ProtectKernelTunables", "ProtectKernelModules", "ProtectKernelLogs", "ProtectControlGroups", "ProtectProc", "ProcSubset", "ReadWritePaths", "ReadOnlyPaths", "InaccessiblePaths", "PrivateNetwork")]
         c.eq(namespaced, [], "no setting that gives the daemon its own mount table (or cuts it off from udev)")
     c.done()
 
 
-MAX_UNIT_EXPOSURE = 4.2
+MAX_UNIT_EXPOSURE = 4.0
 
 # What systemd-analyze security (252) finds protected in ptsguard.service: each must stay so.
 UNIT_SECURITY_PASSED = set(
-    """SystemCallFilter_swap SystemCallFilter_resources SystemCallFilter_reboot SystemCallFilter_raw_io
+    """UserOrDynamicUser SupplementaryGroups RemoveIPC SystemCallFilter_swap SystemCallFilter_resources SystemCallFilter_reboot SystemCallFilter_raw_io
     SystemCallFilter_obsolete SystemCallFilter_module SystemCallFilter_debug SystemCallFilter_cpu_emulation
     SystemCallFilter_clock RestrictRealtime CapabilityBoundingSet_CAP_SYS_TIME NoNewPrivileges
-    AmbientCapabilities CapabilityBoundingSet_CAP_BPF SystemCallArchitectures CapabilityBoundingSet_CAP_SYS_RAWIO
+    CapabilityBoundingSet_CAP_BPF SystemCallArchitectures CapabilityBoundingSet_CAP_SYS_RAWIO
     CapabilityBoundingSet_CAP_SYS_NICE_RESOURCE CapabilityBoundingSet_CAP_NET_ADMIN
     CapabilityBoundingSet_CAP_NET_BIND_SERVICE_BROADCAST_RAW CapabilityBoundingSet_CAP_AUDIT
     CapabilityBoundingSet_CAP_SYSLOG KeyringMode Delegate NotifyAccess ProtectClock CapabilityBoundingSet_CAP_SYS_PACCT
@@ -1207,7 +1216,8 @@ def case_outputs_retry(ptsguard, opts):
     journal = Journald()
     state_dir = os.path.dirname(STATE_FILE)
     os.makedirs(state_dir, exist_ok=True)
-    sys_mount("tmpfs", state_dir, "tmpfs", 0, "mode=755,size=64k")
+    # The service user's, as systemd makes RuntimeDirectory=.
+    sys_mount("tmpfs", state_dir, "tmpfs", 0, "mode=755,size=64k,uid=%d,gid=%d" % (SERVICE["uid"], SERVICE["gid"]))
     prom = state_dir + "/metrics.prom"
     daemon = Daemon(ptsguard, config_text=default_config().replace(PROM_FILE, prom))
     daemon.wait_ready()
@@ -1241,7 +1251,15 @@ def case_output_symlink_swap(ptsguard, opts):
     os.mkdir(victim, 0o700)
     prom_dir = owned + "/prom"
     prom = prom_dir + "/ptsguard.prom"
-    os.mkdir(prom_dir)  # root's, as an admin sets up a collector directory
+
+    def collector_dir():
+        # root's and writable for the daemon's group, as ptsguard.conf(5) tells an admin to
+        # set up a collector directory
+        os.mkdir(prom_dir)
+        os.chown(prom_dir, 0, SERVICE["gid"])
+        os.chmod(prom_dir, 0o775)
+
+    collector_dir()
     user = ["setpriv", "--reuid=1000", "--regid=1000", "--clear-groups"]
     config = re.sub(r"(?m)^PrometheusFile=.*$", "PrometheusFile=" + prom, default_config())
     daemon = Daemon(ptsguard, config_text=config)
@@ -1273,7 +1291,7 @@ def case_output_symlink_swap(ptsguard, opts):
     # Root's again: written again. (With Policy=off the daemon has no CAP_DAC_OVERRIDE, so it
     # cannot make the directory inside the user's.)
     run(user + ["rmdir", prom_dir])
-    os.mkdir(prom_dir)
+    collector_dir()
     change("mode=620", "gid= lost again", lambda r: "devpts-options-lost" in finding_ids(r))
     wait_for("the textfile written again", lambda: os.path.exists(prom))
     c.eq(os.listdir(victim), [], "the victim directory at the end")

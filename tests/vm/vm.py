@@ -108,6 +108,12 @@ section() { echo "==== $1"; }
 	section audit-text; ptsguard audit --no-color
 	section daemon-report; cat /run/ptsguard/report.json
 	section record; cat /run/ptsguard/initramfs.json
+	section service
+	pid=$(systemctl show -p MainPID --value ptsguard.service)
+	getent passwd ptsguard
+	grep -E '^(Uid|Gid|Groups|CapEff|CapPrm|CapAmb):' "/proc/$pid/status"
+	echo "mntns=$(readlink "/proc/$pid/ns/mnt") init=$(readlink /proc/1/ns/mnt)"
+	stat -c 'owner %U:%G %a %n' /run/ptsguard /run/ptsguard/*
 	section probe; setpriv --reuid=nobody --regid=nogroup --clear-groups @LIBEXEC@/pty-probe
 	section journal; journalctl -b -o json --no-pager _SYSTEMD_UNIT=ptsguard.service
 	section journal-x; journalctl -b -x --no-pager _SYSTEMD_UNIT=ptsguard.service
@@ -467,6 +473,7 @@ def check_common(c, r, gen, sc):
     # catalog entry, and journalctl -x shows the catalog's text.
     daemon = r.json("daemon-report")
     c.true(daemon is not None, "the daemon's report /run/ptsguard/report.json exists")
+    check_service_user(c, r, daemon, rec)
     cat = {e["id"]: e for e in (r.json("checks") or [])}
     entries = r.json_lines("journal")
     text = boot.norm(r.raw("journal-x"))
@@ -478,6 +485,34 @@ def check_common(c, r, gen, sc):
         c.true(all(e.get("MESSAGE_ID") == cat.get(f["id"], {}).get("message_id") for e in mine), "%s entries carry the catalog's MESSAGE_ID" % f["id"])
         check_catalog(c, text, cat.get(f["id"]))
     return report
+
+
+def check_service_user(c, r, daemon, rec):
+    """The daemon runs as the unit's user ptsguard (made by the package's sysusers.d file) with
+    no groups, in PID 1's mount namespace (User= and RemoveIPC= make none); /run/ptsguard and
+    its report are that user's; it read the record root wrote in the initramfs and its probe
+    became nobody."""
+    lines = r.sections.get("service", [])
+    pw = [l for l in lines if l.startswith("ptsguard:")]
+    c.true(pw, "the package made the user ptsguard: %s" % lines)
+    if not pw:
+        return
+    uid, gid = int(pw[0].split(":")[2]), int(pw[0].split(":")[3])
+    status = {l.split(":")[0]: l.split(":", 1)[1].split() for l in lines if re.match(r"(Uid|Gid|Groups|Cap\w+):", l)}
+    c.eq((status.get("Uid"), status.get("Gid"), status.get("Groups")), ([str(uid)] * 4, [str(gid)] * 4, []), "the daemon runs as ptsguard (%d:%d) without groups" % (uid, gid))
+    c.true(0 < uid < 1000, "ptsguard is a system user: uid %d" % uid)
+    ns = [l for l in lines if l.startswith("mntns=")]
+    m = re.match(r"mntns=(\S+) init=(\S+)", ns[0]) if ns else None
+    c.true(m and m.group(1) == m.group(2), "the daemon is in PID 1's mount namespace: %s" % ns)
+    owners = {l.split()[-1]: l.split()[1] for l in lines if l.startswith("owner ")}
+    for path in ("/run/ptsguard", "/run/ptsguard/report.json"):
+        c.eq(owners.get(path), "ptsguard:ptsguard", "%s belongs to the service user" % path)
+    log("service: %s; the record: %s" % (" ".join("%s=%s" % (k, " ".join(v)) for k, v in sorted(status.items())), owners.get("/run/ptsguard/initramfs.json")))
+    if daemon:
+        if rec is not None:
+            c.eq((daemon.get("boot") or {}).get("initramfs_record"), True, "the daemon read the initramfs record (%s)" % owners.get("/run/ptsguard/initramfs.json"))
+        probe = daemon.get("probe") or {}
+        c.eq((probe.get("performed"), probe.get("uid")), (True, NOBODY), "the daemon's probe became nobody: %s" % probe)
 
 
 def check_catalog(c, text, entry):
