@@ -1503,6 +1503,8 @@ def case_service_user(ptsguard, opts):
         c.eq((st.st_uid, st.st_mode & 0o777), (uid, 0o644), "%s is the user's, mode 0644" % path)
 
     os.unlink("/dev/ptmx")
+    # The repair's own audit done (the state file of before the removal says [] too).
+    wait_for("ptmx-missing repaired", lambda: "[repaired] ptmx-missing" in daemon.stderr_text())
     wait_state("ptmx-missing repaired", lambda r: finding_ids(r) == [] and os.path.exists("/dev/ptmx"))
     st = os.lstat("/dev/ptmx")
     c.eq((stat.S_ISCHR(st.st_mode), os.major(st.st_rdev), os.minor(st.st_rdev), st.st_uid, st.st_gid, st.st_mode & 0o7777),
@@ -1510,7 +1512,10 @@ def case_service_user(ptsguard, opts):
     c.eq((os.stat("/dev").st_uid, os.stat("/dev").st_mode & 0o777), (0, 0o755), "/dev is still root's, 0755")
 
     remount_devpts("mode=620")
-    wait_state("gid= restored", lambda r: finding_ids(r) == [] and "gid=%d" % TTY_GID in [l for l in open("/proc/self/mountinfo") if " /dev/pts " in l][-1])
+    try:
+        wait_state("gid= restored", lambda r: finding_ids(r) == [] and "gid=%d" % TTY_GID in [l for l in open("/proc/self/mountinfo") if " /dev/pts " in l][-1])
+    except Failure:
+        raise Failure("gid= not restored: %s\n%s\n%s" % ([l for l in open("/proc/self/mountinfo") if " /dev/pts " in l], json.dumps(read_state())[:3000], daemon.stderr_text()[-3000:]))
 
     # The record as systemd leaves it once it gave /run/ptsguard to User=: read the same.
     os.chown(RECORD, uid, gid)
