@@ -181,9 +181,18 @@ def test_inside(c, ct, deb_name):
     p = ct.wait_for("ptsguard.service to be active", lambda: (lambda p: p if p["ActiveState"] == "active" else None)(ct.show("ptsguard.service", "ActiveState", "SubState", "UnitFileState", "Type", "StatusText")), timeout=30)
     c.ok(p["UnitFileState"] == "enabled", "ptsguard.service is enabled", str(p))
     c.ok(p["Type"] == "notify" and p["SubState"] == "running" and p["StatusText"] != "", "ptsguard.service is running and ready (Type=notify, STATUS=%s)" % p["StatusText"], str(p))
+    # The service's user, made by the postinst from the package's sysusers.d file.
+    pw = ct.sh(["getent", "passwd", "ptsguard"]).stdout.strip().split(":")
+    c.ok(len(pw) >= 7 and 0 < int(pw[2]) < 1000 and pw[5] == "/nonexistent", "the install made the system user ptsguard", str(pw))
+    pid = ct.show("ptsguard.service", "MainPID")["MainPID"]
+    status = ct.sh(["grep", "-E", "^(Uid|Gid|Groups):", "/proc/%s/status" % pid]).stdout
+    ids = {l.split(":")[0]: l.split(":", 1)[1].split() for l in status.splitlines()}
+    c.ok(len(pw) >= 4 and ids.get("Uid") == [pw[2]] * 4 and ids.get("Gid") == [pw[3]] * 4 and ids.get("Groups") == [], "ptsguard.service runs as ptsguard without groups", status)
+    owner = ct.sh(["stat", "-c", "%U:%G", "/run/ptsguard", "/run/ptsguard/report.json"]).stdout.split()
+    c.ok(owner == ["ptsguard:ptsguard"] * 2, "/run/ptsguard and its report are the user's", str(owner))
     conffiles = ct.sh(["dpkg-query", "-W", "-f", "${Conffiles}", "ptsguard"], check=True).stdout
     c.ok("/etc/ptsguard/ptsguard.conf" in conffiles, "/etc/ptsguard/ptsguard.conf is a conffile", conffiles)
-    for path in ("/usr/lib/dracut/modules.d/95ptsguard/module-setup.sh", "/lib/udev/rules.d/70-ptsguard.rules", "/usr/share/bash-completion/completions/ptsguard"):
+    for path in ("/usr/lib/sysusers.d/ptsguard.conf", "/usr/lib/dracut/modules.d/95ptsguard/module-setup.sh", "/lib/udev/rules.d/70-ptsguard.rules", "/usr/share/bash-completion/completions/ptsguard"):
         c.ok(ct.sh(["test", "-f", path]).returncode == 0, "%s is installed" % path)
     listing = initrd_listing(ct)
     c.ok(hooked(listing) == [True, True], "lsinitramfs: the initrd holds ptsguard and its init-bottom script", listing[-1500:])
