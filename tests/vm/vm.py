@@ -499,7 +499,9 @@ def check_service_user(c, r, daemon, rec):
         return
     uid, gid = int(pw[0].split(":")[2]), int(pw[0].split(":")[3])
     status = {l.split(":")[0]: l.split(":", 1)[1].split() for l in lines if re.match(r"(Uid|Gid|Groups|Cap\w+):", l)}
-    c.eq((status.get("Uid"), status.get("Gid"), status.get("Groups")), ([str(uid)] * 4, [str(gid)] * 4, []), "the daemon runs as ptsguard (%d:%d) without groups" % (uid, gid))
+    c.eq((status.get("Uid"), status.get("Gid")), ([str(uid)] * 4, [str(gid)] * 4), "the daemon runs as ptsguard (%d:%d)" % (uid, gid))
+    # systemd's initgroups() lists the primary group among the supplementary ones.
+    c.true(set(status.get("Groups", ["?"])) <= {str(gid)}, "in no group but its own: %s" % status.get("Groups"))
     c.true(0 < uid < 1000, "ptsguard is a system user: uid %d" % uid)
     ns = [l for l in lines if l.startswith("mntns=")]
     m = re.match(r"mntns=(\S+) init=(\S+)", ns[0]) if ns else None
