@@ -9,8 +9,10 @@
  *   Policy=safe     CAP_SYS_ADMIN (remount), CAP_CHOWN and CAP_FOWNER (a slave's group and
  *                   mode, /dev/ptmx's mode), CAP_SETUID and CAP_SETGID (the verification child
  *                   takes the probe user's effective uid and gid; its real uid stays the
- *                   daemon's, so the daemon kills it past its deadline without CAP_KILL), and
- *                   CAP_MKNOD unless CreatePtmx=symlink;
+ *                   daemon's, so the daemon kills it past its deadline without CAP_KILL; a
+ *                   daemon that is not root also takes root's file system ids to create
+ *                   /dev/ptmx in root's /dev, util/caps.h), and CAP_MKNOD unless
+ *                   CreatePtmx=symlink;
  *   [Probe] Enabled CAP_SETUID and CAP_SETGID, for the allocation probe's child, the same.
  *
  * Capabilities are dropped from the effective set only: the permitted set (the unit's bounding
