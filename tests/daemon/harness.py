@@ -48,7 +48,6 @@ NOTIFY_PATH = TEST_DIR + "/notify"
 STATE_FILE = "/run/ptsguard/report.json"
 TEXTFILE_DIR = TEST_DIR + "/textfile"
 PROM_FILE = TEXTFILE_DIR + "/metrics.prom"
-UNIT_TEMPLATE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "units", "ptsguard.service.in")
 JOURNAL_DIR = "/run/log/journal"
 WAIT = 10.0  # seconds any expected effect may take before the case fails
 
@@ -146,53 +145,16 @@ def make_private_run():
 
 
 # --------------------------------------------------------------------------
-# The unit's user and capabilities
+# The unit's user and capabilities (testlib.service_user())
 
-
-def unit_settings(path=UNIT_TEMPLATE):
-    """The [Service] settings of ptsguard.service that decide who the daemon is."""
-    out = {}
-    with open(path) as f:
-        for line in f:
-            key, sep, value = line.strip().partition("=")
-            if sep and key in ("User", "Group", "AmbientCapabilities", "CapabilityBoundingSet", "NoNewPrivileges"):
-                out[key] = value
-    return out
-
-
-SERVICE = {}  # name, uid, gid, caps (names, lower case, without cap_), bounding
+SERVICE = {}  # name, uid, gid, caps, bounding, nnp
 
 
 def make_service_user():
-    """The unit's User=: the machine's, or one added to copies of /etc/passwd and /etc/group
-    bound over them in this namespace (a free uid below 1000, as systemd-sysusers picks);
-    /run/ptsguard made and given to it as systemd does for RuntimeDirectory=; the textfile
-    directory root's, group-writable for it."""
-    import grp
-    import pwd
-
-    unit = unit_settings()
-    name = unit["User"]
-    try:
-        pw = pwd.getpwnam(name)
-        uid, gid = pw.pw_uid, pw.pw_gid
-    except KeyError:
-        used_uids = {p.pw_uid for p in pwd.getpwall()}
-        used_gids = {g.gr_gid for g in grp.getgrall()}
-        uid = next(u for u in range(999, 100, -1) if u not in used_uids and u not in used_gids)
-        gid = uid
-        for path, line in (("/etc/passwd", "%s:x:%d:%d:pseudo-terminal guard:/nonexistent:/usr/sbin/nologin\n" % (name, uid, gid)),
-                           ("/etc/group", "%s:x:%d:\n" % (unit["Group"], gid))):
-            copy = TEST_DIR + "/" + os.path.basename(path)
-            with open(path) as f:
-                text = f.read()
-            with open(copy, "w") as f:
-                f.write(text + ("" if text.endswith("\n") else "\n") + line)
-            os.chmod(copy, 0o644)
-            sys_mount(copy, path, None, 4096)  # MS_BIND
-    caps = [c.lower().replace("cap_", "") for c in unit["AmbientCapabilities"].split()]
-    bounding = [c.lower().replace("cap_", "") for c in unit["CapabilityBoundingSet"].split()]
-    SERVICE.update(name=name, uid=uid, gid=gid, caps=caps, bounding=bounding, nnp=unit.get("NoNewPrivileges") == "yes")
+    """The unit's User= (testlib.service_user()); /run/ptsguard made and given to it as
+    systemd does for RuntimeDirectory=; the textfile directory root's, group-writable for it."""
+    SERVICE.update(testlib.service_user(TEST_DIR, lambda src, dst: sys_mount(src, dst, None, 4096)))
+    uid, gid = SERVICE["uid"], SERVICE["gid"]
     os.makedirs("/run/ptsguard", exist_ok=True)
     os.chown("/run/ptsguard", uid, gid)
     os.chmod("/run/ptsguard", 0o755)
@@ -203,11 +165,7 @@ def make_service_user():
 
 def as_service():
     """The argv prefix that runs a command as the unit runs the daemon."""
-    caps = ",".join("+" + c for c in SERVICE["caps"])
-    bounding = ",".join("+" + c for c in SERVICE["bounding"])
-    argv = ["setpriv", "--reuid=%d" % SERVICE["uid"], "--regid=%d" % SERVICE["gid"], "--clear-groups",
-            "--inh-caps=-all," + caps, "--ambient-caps=-all," + caps, "--bounding-set=-all," + bounding]
-    return argv + (["--no-new-privs"] if SERVICE["nnp"] else [])
+    return testlib.as_service(SERVICE)
 
 
 def make_private_dev():

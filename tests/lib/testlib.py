@@ -152,6 +152,69 @@ SEVERITIES = ("info", "warning", "critical")
 _catalogs = {}
 
 
+# --------------------------------------------------------------------------
+# The daemon as ptsguard.service runs it
+
+UNIT_TEMPLATE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "units", "ptsguard.service.in")
+
+
+def unit_settings(path=UNIT_TEMPLATE):
+    """The [Service] settings of ptsguard.service that decide who the daemon is."""
+    out = {}
+    with open(path) as f:
+        for line in f:
+            key, sep, value = line.strip().partition("=")
+            if sep and key in ("User", "Group", "AmbientCapabilities", "CapabilityBoundingSet", "NoNewPrivileges"):
+                out[key] = value
+    return out
+
+
+def service_user(scratch, bind):
+    """The unit's User= and what the unit gives it: the machine's user of that name, or one
+    added (a free uid below 1000, as systemd-sysusers picks) to copies of /etc/passwd and
+    /etc/group written into scratch and bound over the originals with bind(src, dst), which
+    must be a private mount namespace's. A dict: name, uid, gid, caps and bounding (setpriv's
+    names), nnp."""
+    import grp
+    import pwd
+
+    unit = unit_settings()
+    name = unit["User"]
+    try:
+        pw = pwd.getpwnam(name)
+        uid, gid = pw.pw_uid, pw.pw_gid
+    except KeyError:
+        used_uids = {p.pw_uid for p in pwd.getpwall()}
+        used_gids = {g.gr_gid for g in grp.getgrall()}
+        uid = next(u for u in range(999, 100, -1) if u not in used_uids and u not in used_gids)
+        gid = uid
+        for path, line in (("/etc/passwd", "%s:x:%d:%d:pseudo-terminal guard:/nonexistent:/usr/sbin/nologin\n" % (name, uid, gid)),
+                           ("/etc/group", "%s:x:%d:\n" % (unit["Group"], gid))):
+            copy = os.path.join(scratch, os.path.basename(path))
+            with open(path) as f:
+                text = f.read()
+            with open(copy, "w") as f:
+                f.write(text + ("" if text.endswith("\n") else "\n") + line)
+            os.chmod(copy, 0o644)
+            bind(copy, path)
+
+    def names(value):
+        return [c.lower().replace("cap_", "") for c in value.split()]
+
+    return dict(name=name, uid=uid, gid=gid, caps=names(unit["AmbientCapabilities"]),
+                bounding=names(unit["CapabilityBoundingSet"]), nnp=unit.get("NoNewPrivileges") == "yes")
+
+
+def as_service(service):
+    """The argv prefix (setpriv) that runs a command as the unit runs the daemon: its user and
+    group, no supplementary groups, the unit's ambient capabilities and bounding set."""
+    caps = ",".join("+" + c for c in service["caps"])
+    bounding = ",".join("+" + c for c in service["bounding"])
+    argv = ["setpriv", "--reuid=%d" % service["uid"], "--regid=%d" % service["gid"], "--clear-groups",
+            "--inh-caps=-all," + caps, "--ambient-caps=-all," + caps, "--bounding-set=-all," + bounding]
+    return argv + (["--no-new-privs"] if service["nnp"] else [])
+
+
 def catalog(ptsguard, error=RuntimeError):
     """id -> catalog entry (severity, message_id, summary, repairable, daemon_only, ...),
     read once per process from `ptsguard checks --format json`.

@@ -557,8 +557,15 @@ class Scenario:
     DAEMON_SETTLE = 0.3
 
     def start_daemon(self):
+        # As the unit runs it: its user (added to /etc/passwd in this namespace when the
+        # machine has none), ambient capabilities and bounding set; its state directory is that
+        # user's, as RuntimeDirectory= is.
+        service = testlib.service_user(self.workdir, lambda src, dst: self.sh("mount", "--bind", src, dst))
+        state_dir = self.scratch_dir("daemon")
+        os.chown(state_dir, service["uid"], service["gid"])
+        os.chmod(self.workdir, 0o755)
         conf = os.path.join(self.workdir, "ptsguard.conf")
-        self.daemon_state = os.path.join(self.workdir, "report.json")
+        self.daemon_state = os.path.join(state_dir, "report.json")
         self.daemon_log = os.path.join(self.workdir, "daemon.log")
         with open(conf, "w") as f:
             # HolderRescanSec=0: every audit scans for holders, as the CLI does; reusing a scan
@@ -573,10 +580,17 @@ class Scenario:
             )
         with open(self.daemon_log, "w") as log_file:
             self.daemon = subprocess.Popen(
-                [self.ptsguard, "daemon", "--config", conf], stdin=self.null, stdout=log_file, stderr=log_file
+                testlib.as_service(service) + [self.ptsguard, "daemon", "--config", conf],
+                stdin=self.null,
+                stdout=log_file,
+                stderr=log_file,
             )
         if not self._wait_daemon(lambda report: True):
             raise SetupError("the daemon wrote no state file:\n" + self._daemon_log_text())
+        with open("/proc/%d/status" % self.daemon.pid) as f:
+            uids = [l.split()[1:] for l in f if l.startswith("Uid:")]
+        if uids != [[str(service["uid"])] * 4]:
+            raise SetupError("the daemon does not run as %s (%d): Uid %s" % (service["name"], service["uid"], uids))
         if self.daemon_mode == "fanotify" and "Tracking mounts incrementally" not in self._daemon_log_text():
             raise SetupError("MountEvents=fanotify but the daemon does not track mounts incrementally")
 
