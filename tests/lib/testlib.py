@@ -173,8 +173,9 @@ def service_user(scratch, bind):
     """The unit's User= and what the unit gives it: the machine's user of that name, or one
     added (a free uid below 1000, as systemd-sysusers picks) to copies of /etc/passwd and
     /etc/group written into scratch and bound over the originals with bind(src, dst), which
-    must be a private mount namespace's. A dict: name, uid, gid, caps and bounding (setpriv's
-    names), nnp."""
+    must be a private mount namespace's; with bind None, only the free uid (the daemon never
+    looks its own name up; a case's own /etc files stay as it made them). A dict: name, uid,
+    gid, caps and bounding (setpriv's names), nnp."""
     import grp
     import pwd
 
@@ -188,8 +189,9 @@ def service_user(scratch, bind):
         used_gids = {g.gr_gid for g in grp.getgrall()}
         uid = next(u for u in range(999, 100, -1) if u not in used_uids and u not in used_gids)
         gid = uid
-        for path, line in (("/etc/passwd", "%s:x:%d:%d:pseudo-terminal guard:/nonexistent:/usr/sbin/nologin\n" % (name, uid, gid)),
-                           ("/etc/group", "%s:x:%d:\n" % (unit["Group"], gid))):
+        entries = (("/etc/passwd", "%s:x:%d:%d:pseudo-terminal guard:/nonexistent:/usr/sbin/nologin\n" % (name, uid, gid)),
+                   ("/etc/group", "%s:x:%d:\n" % (unit["Group"], gid)))
+        for path, line in entries if bind else ():
             copy = os.path.join(scratch, os.path.basename(path))
             with open(path) as f:
                 text = f.read()

@@ -557,10 +557,11 @@ class Scenario:
     DAEMON_SETTLE = 0.3
 
     def start_daemon(self):
-        # As the unit runs it: its user (added to /etc/passwd in this namespace when the
-        # machine has none), ambient capabilities and bounding set; its state directory is that
-        # user's, as RuntimeDirectory= is.
-        service = testlib.service_user(self.workdir, lambda src, dst: self.sh("mount", "--bind", src, dst))
+        # As the unit runs it: its user (a free uid when the machine has none, without an
+        # /etc/passwd entry: cases bind their own /etc/group and change it later), ambient
+        # capabilities and bounding set; its state directory is that user's, as
+        # RuntimeDirectory= is.
+        service = testlib.service_user(self.workdir, None)
         state_dir = self.scratch_dir("daemon")
         os.chown(state_dir, service["uid"], service["gid"])
         os.chmod(self.workdir, 0o755)
