@@ -1,58 +1,34 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "checks/check.h"
 
-/* A devpts mount of the stack that arrived by propagation: a peer (same shared:N) of a mount at
- * another mountpoint made before it (a lower mount id: the kernel numbers the mount it was asked
- * for before the copies it propagates). Sets *ret_in (the stack's member) and returns the
- * earliest such peer, where it came from, or NO_MOUNT. */
-static size_t propagation_peer(const struct analysis *a, const size_t *chain, size_t n,
+/* Mount propagation around a stack (chain runs from its top down; the bottom was there first,
+ * whatever made it a peer). The kernel numbers the mount it was asked for before the copies it
+ * propagates, so among the peers (same shared:N) of a devpts of the stack at other mountpoints,
+ * those with lower ids are where it came from (copies = false) and those with higher ids are its
+ * copies (copies = true). Sets *ret_in (the stack's member) and returns the earliest such peer,
+ * or NO_MOUNT. */
+static size_t propagation_peer(const struct analysis *a, const size_t *chain, size_t n, bool copies,
 			       size_t *ret_in)
 {
 	const struct mount_table *t = a->snap->mounts;
 
-	/* chain runs from the top down; the bottom was there first, whatever made it a peer */
 	for (size_t k = 0; k + 1 < n; k++) {
 		const struct mount_entry *m = &t->entries[chain[k]];
+		size_t peer = NO_MOUNT;
 
 		if (!streq(m->fstype, "devpts") || m->shared == 0)
 			continue;
-		size_t origin = NO_MOUNT;
+		for (size_t i = 0; i < t->n_entries; i++) {
+			const struct mount_entry *o = &t->entries[i];
 
-		for (size_t i = 0; i < t->n_entries; i++)
-			if (t->entries[i].shared == m->shared && t->entries[i].id < m->id &&
-			    !streq(t->entries[i].mountpoint, m->mountpoint) &&
-			    (origin == NO_MOUNT || t->entries[i].id < t->entries[origin].id))
-				origin = i;
-		if (origin != NO_MOUNT) {
-			*ret_in = chain[k];
-			return origin;
+			if (o->shared == m->shared && (copies ? o->id > m->id : o->id < m->id) &&
+			    !streq(o->mountpoint, m->mountpoint) &&
+			    (peer == NO_MOUNT || o->id < t->entries[peer].id))
+				peer = i;
 		}
-	}
-	return NO_MOUNT;
-}
-
-/* The other way round: a devpts mount of the stack, not its bottom, that was mounted here and
- * has peers at other mountpoints made after it (its copies). Sets *ret_in and returns the
- * earliest copy, or NO_MOUNT. */
-static size_t propagation_copy(const struct analysis *a, const size_t *chain, size_t n,
-			       size_t *ret_in)
-{
-	const struct mount_table *t = a->snap->mounts;
-
-	for (size_t k = 0; k + 1 < n; k++) {
-		const struct mount_entry *m = &t->entries[chain[k]];
-		size_t copy = NO_MOUNT;
-
-		if (!streq(m->fstype, "devpts") || m->shared == 0)
-			continue;
-		for (size_t i = 0; i < t->n_entries; i++)
-			if (t->entries[i].shared == m->shared && t->entries[i].id > m->id &&
-			    !streq(t->entries[i].mountpoint, m->mountpoint) &&
-			    (copy == NO_MOUNT || t->entries[i].id < t->entries[copy].id))
-				copy = i;
-		if (copy != NO_MOUNT) {
+		if (peer != NO_MOUNT) {
 			*ret_in = chain[k];
-			return copy;
+			return peer;
 		}
 	}
 	return NO_MOUNT;
@@ -144,7 +120,7 @@ static int devpts_overmount(const struct check_context *ctx, const struct check_
 				return -ENOMEM;
 			continue;
 		}
-		peer = propagation_peer(a, chain, n, &member);
+		peer = propagation_peer(a, chain, n, false, &member);
 		if (peer != NO_MOUNT) {
 			const struct mount_entry *pm = &t->entries[peer], *mm = &t->entries[member];
 			const struct mount_entry *bind = bind_below(a, peer);
@@ -171,7 +147,7 @@ static int devpts_overmount(const struct check_context *ctx, const struct check_
 				return -ENOMEM;
 			continue;
 		}
-		peer = propagation_copy(a, chain, n, &member);
+		peer = propagation_peer(a, chain, n, true, &member);
 		if (peer != NO_MOUNT) {
 			const struct mount_entry *pm = &t->entries[peer], *mm = &t->entries[member];
 			const struct mount_entry *bind = bind_below(a, chain[n - 1]);
