@@ -1649,7 +1649,9 @@ def case_namespaces(ptsguard, opts):
         label = "docker/" + cid[:12]
 
         def entries(**m):
-            return journal.entries(PTSGUARD_MNTNS=ino, **m)
+            # The container too: nsfs gives a gone namespace's inode to the next one at once,
+            # and this daemon follows every namespace on the machine (other tests' as well).
+            return journal.entries(PTSGUARD_MNTNS=ino, PTSGUARD_CONTAINER=label, **m)
 
         def wait_entries(what, n, **m):
             wait_for(what, lambda: len(entries(**m)) >= n)
@@ -1742,7 +1744,9 @@ def case_namespaces_exits(ptsguard, opts):
         daemon.wait_ready()
 
         def entries(**m):
-            return journal.entries(PTSGUARD_MNTNS=ino, **m)
+            # The container too: nsfs gives a gone namespace's inode to the next one at once,
+            # and this daemon follows every namespace on the machine (other tests' as well).
+            return journal.entries(PTSGUARD_MNTNS=ino, PTSGUARD_CONTAINER=label, **m)
 
         wait_for("ptmx-locked detected", lambda: entries(PTSGUARD_CHECK="ptmx-locked", PTSGUARD_STATE="detected"))
         first.kill()
