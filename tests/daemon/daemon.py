@@ -1687,7 +1687,12 @@ def case_namespaces(ptsguard, opts):
         c.eq(gone[0].get("PTSGUARD_CONTAINER"), label, "the gone entry names the container")
         time.sleep(1.5)
         c.eq(len(entries(PTSGUARD_STATE="resolved", PTSGUARD_CHECK="ptmx-missing")), 0, "a namespace gone resolves nothing")
-        c.eq(len(entries(PTSGUARD_CHECK="ptmx-locked", PTSGUARD_STATE="detected")), 2, "one entry per transition, none per poll")
+        c.eq(
+            len(entries(PTSGUARD_CHECK="ptmx-locked", PTSGUARD_STATE="detected")),
+            2,
+            "one entry per transition, none per poll; the namespace's entries: %s"
+            % [(x.get("PTSGUARD_CHECK"), x.get("PTSGUARD_STATE"), x.get("MESSAGE", "")[:120]) for x in entries()],
+        )
         rc, _ = daemon.stop()
         c.eq(rc, 0, "daemon exit status")
         c.true("Mount namespaces: " in daemon.stderr_text() or journal.entries(), "stop statistics")
