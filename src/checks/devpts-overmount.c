@@ -46,6 +46,18 @@ static const struct mount_entry *bind_below(const struct analysis *a, size_t m)
 	return NULL;
 }
 
+/* evidence.key: the peer of the stack's member at another mountpoint (the same shared:N, so the
+ * member's), and which member it is a peer of. */
+static void add_peer(const struct analysis *a, json_object *ev, const char *key, size_t peer,
+		     const struct mount_entry *member)
+{
+	json_object *jp = check_json_mount(a, peer);
+
+	json_object_object_add(jp, "peer_group", json_object_new_int64(member->shared));
+	json_object_object_add(jp, "peer_of", json_object_new_int64(member->id));
+	json_object_object_add(ev, key, jp);
+}
+
 static int devpts_overmount(const struct check_context *ctx, const struct check_info *info,
 			    struct findings *out)
 {
@@ -124,11 +136,8 @@ static int devpts_overmount(const struct check_context *ctx, const struct check_
 		if (peer != NO_MOUNT) {
 			const struct mount_entry *pm = &t->entries[peer], *mm = &t->entries[member];
 			const struct mount_entry *bind = bind_below(a, peer);
-			json_object *jp = check_json_mount(a, peer);
 
-			json_object_object_add(jp, "peer_group", json_object_new_int64(pm->shared));
-			json_object_object_add(jp, "peer_of", json_object_new_int64(mm->id));
-			json_object_object_add(ev, "propagated_from", jp);
+			add_peer(a, ev, "propagated_from", peer, mm);
 			if (set_printf(
 				&f->summary,
 				"%zu devpts mounts are stacked on %s: mount %u arrived by mount "
@@ -151,11 +160,8 @@ static int devpts_overmount(const struct check_context *ctx, const struct check_
 		if (peer != NO_MOUNT) {
 			const struct mount_entry *pm = &t->entries[peer], *mm = &t->entries[member];
 			const struct mount_entry *bind = bind_below(a, chain[n - 1]);
-			json_object *jp = check_json_mount(a, peer);
 
-			json_object_object_add(jp, "peer_group", json_object_new_int64(mm->shared));
-			json_object_object_add(jp, "peer_of", json_object_new_int64(mm->id));
-			json_object_object_add(ev, "propagated_to", jp);
+			add_peer(a, ev, "propagated_to", peer, mm);
 			if (set_printf(
 				&f->summary,
 				"%zu devpts mounts are stacked on %s: mount %u, mounted here "
