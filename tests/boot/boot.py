@@ -139,6 +139,14 @@ def debootstrap_failure(logtext):
     return "debootstrap failed:\n" + tail
 
 
+def cache_dir(build_root):
+    """Where the debootstrapped tree, the .deb and the images are kept across runs:
+    $PTSGUARD_BOOT_CACHE, else BUILD/boot-cache (made if missing)."""
+    path = os.environ.get("PTSGUARD_BOOT_CACHE") or os.path.join(os.path.abspath(build_root), "boot-cache")
+    os.makedirs(path, exist_ok=True)
+    return path
+
+
 def ensure_rootfs(cache_dir):
     """The tar of the debootstrapped tree, built under a lock when missing."""
     os.makedirs(cache_dir, exist_ok=True)
@@ -696,7 +704,7 @@ def main(argv):
         log("SKIP: %s" % e)
         return EXIT_SKIP
 
-    cache_dir = os.environ.get("PTSGUARD_BOOT_CACHE") or os.path.join(os.path.abspath(args.build_root), "boot-cache")
+    cache = cache_dir(args.build_root)
     ct = None
     scratch = None
     c = Checker()
@@ -708,15 +716,15 @@ def main(argv):
     signal.signal(signal.SIGTERM, on_term)
     try:
         t = time.monotonic()
-        tar = ensure_rootfs(cache_dir)
+        tar = ensure_rootfs(cache)
         log("cache ready in %.1fs" % (time.monotonic() - t))
         t = time.monotonic()
         import package  # tests/package imports this module: only now, once it is loaded
 
-        deb, _lintian = package.ensure_deb(cache_dir, os.path.abspath(args.source_root))
+        deb, _lintian = package.ensure_deb(cache, os.path.abspath(args.source_root))
         log("package ready in %.1fs: %s" % (time.monotonic() - t, deb))
         t = time.monotonic()
-        runs = os.path.join(cache_dir, "runs")
+        runs = os.path.join(cache, "runs")
         os.makedirs(runs, exist_ok=True)
         for old in os.listdir(runs):  # left by a run that was killed
             if time.time() - os.lstat(os.path.join(runs, old)).st_mtime > 3600:

@@ -193,7 +193,7 @@ class Host:
     def __init__(self, args):
         self.ptsguard_src = os.path.abspath(args.ptsguard)
         self.pty_probe_src = os.path.abspath(args.pty_probe)
-        self.cache_dir = os.environ.get("PTSGUARD_BOOT_CACHE") or os.path.join(os.path.abspath(args.build_root), "boot-cache")
+        self.cache_dir = boot.cache_dir(args.build_root)
         self.check = Checker()
         self.containers = []
         self.cleanups = []  # callables, run last first

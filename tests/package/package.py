@@ -242,8 +242,7 @@ def main(argv):
     signal.signal(signal.SIGTERM, on_term)
     # Two cores shared with other builds: debootstrap (once per cache) gets more time than alone.
     boot.DEBOOTSTRAP_TIMEOUT = max(boot.DEBOOTSTRAP_TIMEOUT, 900)
-    cache_dir = os.environ.get("PTSGUARD_BOOT_CACHE") or os.path.join(os.path.abspath(args.build_root), "boot-cache")
-    os.makedirs(cache_dir, exist_ok=True)
+    cache_dir = boot.cache_dir(args.build_root)
     c = boot.Checker()
     ct = scratch = None
     try:

@@ -956,8 +956,7 @@ def main(argv):
 
     signal.signal(signal.SIGTERM, on_term)
     boot.DEBOOTSTRAP_TIMEOUT = max(boot.DEBOOTSTRAP_TIMEOUT, 900)
-    cache_dir = os.environ.get("PTSGUARD_BOOT_CACHE") or os.path.join(os.path.abspath(args.build_root), "boot-cache")
-    os.makedirs(cache_dir, exist_ok=True)
+    cache_dir = boot.cache_dir(args.build_root)
     keep = args.keep or os.environ.get("PTSGUARD_VM_KEEP") == "1"
     c = testlib.Checker()
     runs = os.path.join(cache_dir, "vm-runs")
