@@ -156,16 +156,7 @@ class Context:
     def build_dracut(self):
         require_tool("dracut")
         require_tool("lsinitrd")
-        system = "/usr/lib/dracut"
-        base = self.path("dracut-base")
-        os.makedirs(os.path.join(base, "modules.d"))
-        # dracut reads modules only from $dracutbasedir/modules.d: ours joins the system's there.
-        for name in os.listdir(system):
-            if name != "modules.d":
-                os.symlink(os.path.join(system, name), os.path.join(base, name))
-        for name in os.listdir(os.path.join(system, "modules.d")):
-            os.symlink(os.path.join(system, "modules.d", name), os.path.join(base, "modules.d", name))
-        os.symlink(self.args.dracut_module, os.path.join(base, "modules.d", "95ptsguard"))
+        base = testlib.dracut_basedir(self.path("dracut-base"), self.args.dracut_module)
         os.makedirs(self.path("dracut-conf.d"))
         image = self.path("dracut.img")
         env = dict(os.environ, dracutbasedir=base, TMPDIR=self.work, PTSGUARD_INITRAMFS_BINARY=self.args.ptsguard)

@@ -106,6 +106,20 @@ def case_args(cases, script, doc, options=(), required=(), single=False, argv=No
     return args, names
 
 
+def dracut_basedir(base, module, system="/usr/lib/dracut"):
+    """A private $dracutbasedir at base: the system's dracut with ptsguard's module (the
+    directory module) joined to its modules. dracut reads modules only from
+    $dracutbasedir/modules.d, so everything of the system's is linked in beside it."""
+    os.makedirs(os.path.join(base, "modules.d"))
+    for name in os.listdir(system):
+        if name != "modules.d":
+            os.symlink(os.path.join(system, name), os.path.join(base, name))
+    for name in os.listdir(os.path.join(system, "modules.d")):
+        os.symlink(os.path.join(system, "modules.d", name), os.path.join(base, "modules.d", name))
+    os.symlink(module, os.path.join(base, "modules.d", "95ptsguard"))
+    return base
+
+
 def mount_ns_id():
     return os.readlink("/proc/self/ns/mnt")
 

@@ -851,15 +851,7 @@ def build_initramfs_tools(cache, work, out):
 def build_dracut(cache, work, out):
     """dracut with the .deb's 95ptsguard module joined to the system's modules (a private
     dracutbasedir), systemd in the initramfs, only the drivers the root needs."""
-    system = "/usr/lib/dracut"
-    base = os.path.join(work, "base")
-    os.makedirs(os.path.join(base, "modules.d"))
-    for name in os.listdir(system):
-        if name != "modules.d":
-            os.symlink(os.path.join(system, name), os.path.join(base, name))
-    for name in os.listdir(os.path.join(system, "modules.d")):
-        os.symlink(os.path.join(system, "modules.d", name), os.path.join(base, "modules.d", name))
-    os.symlink(cache.tree + "/usr/lib/dracut/modules.d/95ptsguard", os.path.join(base, "modules.d", "95ptsguard"))
+    base = testlib.dracut_basedir(os.path.join(work, "base"), cache.tree + "/usr/lib/dracut/modules.d/95ptsguard")
     confdir = os.path.join(work, "conf.d")
     os.makedirs(confdir)
     env = dict(os.environ, dracutbasedir=base, TMPDIR=work, PTSGUARD_INITRAMFS_BINARY=cache.tree + "/usr/bin/ptsguard")
