@@ -340,7 +340,7 @@ static int probe_slaves(const struct probe_options *opts, struct snapshot *s,
 			break;
 	}
 	closedir(d);
-	if (r >= 0)
+	if (r >= 0 && s->n_nodes > from) /* the user lookup only when a slave was listed */
 		drop_transient_slaves(ns, s, from, probe_uid(opts));
 	return r;
 }
