@@ -24,8 +24,9 @@ int64_t mntns_of_pid(int proc_fd, pid_t pid)
 	return (int64_t)st.st_ino;
 }
 
-/* PF_KTHREAD in field 9 of /proc/PID/stat. A kernel thread's namespace is the initial one,
- * but it is no process of it: audit through it would read nothing of its own. */
+/* PF_KTHREAD in field 9 of /proc/PID/stat. A kernel thread's namespace is the initial one (or,
+ * for kdevtmpfs, a private one with devtmpfs at its root), but it is no process of it: audit
+ * through it would read nothing of its own, and kdevtmpfs's has no /dev/ptmx to judge. */
 static bool is_kernel_thread(int proc_fd, pid_t pid)
 {
 	char path[48], buf[1024];
@@ -93,8 +94,8 @@ int mntns_enumerate(const char *proc, struct mntns_list *ret)
 			continue;
 		ino = mntns_of_pid(proc_fd, (pid_t)pid_u);
 		if (ino < 0) {
-			if (ino != -ENOENT && ino != -ESRCH)
-				l.skipped++;
+			if (ino != -ENOENT && ino != -ESRCH && l.skipped++ < MNTNS_SKIPPED_NAMED)
+				l.skipped_pids[l.skipped - 1] = (pid_t)pid_u;
 			continue;
 		}
 		if ((uint64_t)ino == l.self_ino) {
@@ -112,7 +113,12 @@ int mntns_enumerate(const char *proc, struct mntns_list *ret)
 				break;
 			}
 			ns = &l.items[l.n++];
-			*ns = (struct mntns){ .ino = (uint64_t)ino };
+			/* One read per namespace: kthreadd's is known to hold kernel threads, and a
+			 * kernel thread that made a namespace of its own (kdevtmpfs) is its first
+			 * process. */
+			*ns = (struct mntns){ .ino = (uint64_t)ino,
+					      .kernel = ino != kthread_ino &&
+							is_kernel_thread(proc_fd, (pid_t)pid_u) };
 		}
 		last = (size_t)(ns - l.items);
 		if (GROW(ns->all, ns->allocated_all, ns->pids_total + 1) < 0) {
@@ -120,8 +126,8 @@ int mntns_enumerate(const char *proc, struct mntns_list *ret)
 			break;
 		}
 		ns->all[ns->pids_total++] = (pid_t)pid_u;
-		if (ns->n_pids < MNTNS_CANDIDATES &&
-		    (ino != kthread_ino || !is_kernel_thread(proc_fd, (pid_t)pid_u)))
+		if (ns->n_pids < MNTNS_CANDIDATES && ((ino != kthread_ino && !ns->kernel) ||
+						      !is_kernel_thread(proc_fd, (pid_t)pid_u)))
 			ns->pids[ns->n_pids++] = (pid_t)pid_u;
 	}
 	if (r == 0 && errno != 0)

@@ -26,15 +26,21 @@ struct mntns {
 	pid_t pids[MNTNS_CANDIDATES]; /* the lowest pids that are not kernel threads */
 	pid_t *all;		      /* every process of it (pids_total), for its holders */
 	size_t allocated_all;
+	/* Its first process is a kernel thread: kdevtmpfs lives in a namespace of its own, apart
+	 * from kthreadd's. Each of its processes is then checked; none is a candidate. */
+	bool kernel;
 };
+
+#define MNTNS_SKIPPED_NAMED 4
 
 struct mntns_list {
 	struct mntns *items; /* in the order /proc lists them: by the lowest pid */
 	size_t n, allocated;
-	struct hash_index index; /* ino -> position */
-	uint64_t self_ino;	 /* the caller's own namespace (not in items) */
-	unsigned pids_self;	 /* processes in the caller's namespace */
-	unsigned skipped;	 /* processes whose namespace could not be read */
+	struct hash_index index;		 /* ino -> position */
+	uint64_t self_ino;			 /* the caller's own namespace (not in items) */
+	unsigned pids_self;			 /* processes in the caller's namespace */
+	unsigned skipped;			 /* processes whose namespace could not be read */
+	pid_t skipped_pids[MNTNS_SKIPPED_NAMED]; /* the first of them, to name */
 };
 
 /* Walk proc ("/proc") once. The caller's own namespace is counted but not listed. */
