@@ -116,6 +116,7 @@ int check_set_remount_remedy(struct finding *f, const struct check_context *ctx,
 		.policy = ctx->policy,
 		.last_healthy = initramfs_healthy_mode(ctx->snap, in->dev),
 	};
+	unsigned outside;
 
 	/* gid= names a group of the mounter's user namespace: one that maps no such gid (a
 	 * single-id map, as unshare -r and rootless setups make) refuses the mount (EINVAL). */
@@ -147,6 +148,25 @@ int check_set_remount_remedy(struct finding *f, const struct check_context *ctx,
 		    (unsigned)ctx->snap->tty_gid);
 	}
 	free(f->remedy);
+	/* A gid= this user namespace cannot name came from a mount made outside it (by the
+	 * host): only the host's root may remount that instance, and its gid= is read in the
+	 * host's numbers, so the command gives the tty group as the host numbers it. */
+	if (info->remount_owner && in->gid_unmapped &&
+	    idmap_to_initial(ctx->snap->gid_map, ctx->snap->tty_gid, &outside) >= 0) {
+		_cleanup_free_ char *cmd = NULL;
+
+		fix.tty_gid = outside;
+		cmd = devpts_remount_command(&in->options, &fix, mp);
+		if (!cmd)
+			return -ENOMEM;
+		return set_printf(
+		    &f->remedy,
+		    "%s, run by the host's root in this mount namespace (this devpts "
+		    "was mounted from outside the namespace's user namespace, so "
+		    "nothing inside may remount it; gid %u is its tty group %u as the "
+		    "host numbers it)",
+		    cmd, outside, (unsigned)ctx->snap->tty_gid);
+	}
 	f->remedy = devpts_remount_command(&in->options, &fix, mp);
 	return f->remedy ? 0 : -ENOMEM;
 }
