@@ -17,6 +17,8 @@
 #include "probe/mntns.h"
 #include "probe/namespace.h"
 #include "report/report.h"
+#include "util/procfs.h"
+#include "util/escape.h"
 #include "util/json-util.h"
 #include "util/log.h"
 #include "util/util.h"
@@ -180,12 +182,21 @@ static int write_namespace(struct namespaces_output *out, const struct report_na
 	}
 	case FORMAT_PROMETHEUS:
 		return prometheus_namespaces_add(&out->prom, n);
-	default:
+	default: {
+		struct report_namespace named = *n;
+		char path[32], comm[64];
+
 		if (n->report.findings->n_items == 0 && !out->args->namespace_pid) {
 			out->clean++;
 			return 0;
 		}
-		return report_write_namespace_text(stdout, n, want_color(out->args->no_color));
+		/* Only a block's header names the process: read for it alone. */
+		snprintf(path, sizeof(path), "%d/comm", (int)n->pid);
+		if (procfs_fd() >= 0 &&
+		    procfs_read_comm(procfs_fd(), path, comm, sizeof(comm)) >= 0)
+			named.comm = comm;
+		return report_write_namespace_text(stdout, &named, want_color(out->args->no_color));
+	}
 	}
 }
 
@@ -287,6 +298,35 @@ static int audit_listed(struct namespaces_output *out, const struct mntns *ns)
 
 /* Every other mount namespace, after the host's report (JSON: inside it, before its closing
  * brace; Prometheus: the host's report is written at the end, with the namespaces' series). */
+/* Name the processes whose namespace the walk could not read (the first few, with their
+ * names): a person can then tell whether one of them is a container. */
+static void log_skipped(const struct mntns_list *l)
+{
+	char names[MNTNS_SKIPPED_NAMED * 300] = "";
+	size_t used = 0;
+
+	for (unsigned k = 0; k < l->skipped && k < MNTNS_SKIPPED_NAMED; k++) {
+		_cleanup_free_ char *escaped = NULL;
+		char path[32], comm[64];
+		int n;
+
+		snprintf(path, sizeof(path), "%d/comm", (int)l->skipped_pids[k]);
+		if (procfs_fd() < 0 || procfs_read_comm(procfs_fd(), path, comm, sizeof(comm)) < 0)
+			comm[0] = 0;
+		/* A process names itself: nothing of it reaches a terminal unescaped. */
+		escaped = cescape(comm);
+		n = snprintf(names + used, sizeof(names) - used, "%spid %d%s%s", k ? ", " : "",
+			     (int)l->skipped_pids[k], comm[0] ? " " : "", escaped ?: "");
+		if (n < 0 || (size_t)n >= sizeof(names) - used)
+			break;
+		used += (size_t)n;
+	}
+	log_error("audit: the mount namespace of %u process%s could not be read (not allowed): "
+		  "%s%s",
+		  l->skipped, l->skipped == 1 ? "" : "es", names,
+		  l->skipped > MNTNS_SKIPPED_NAMED ? ", ..." : "");
+}
+
 static int audit_namespaces(struct namespaces_output *out)
 {
 	struct mntns_list l;
@@ -304,9 +344,7 @@ static int audit_namespaces(struct namespaces_output *out)
 		r = 0;
 	}
 	if (l.skipped > 0)
-		log_error(
-		    "audit: the mount namespace of %u process(es) could not be read: not allowed",
-		    l.skipped);
+		log_skipped(&l);
 	mntns_list_done(&l);
 	return r;
 }

@@ -207,6 +207,28 @@ void report_container_label(const struct report_namespace *n, char *buf, size_t 
 		snprintf(buf, size, "%s", n->container_manager);
 }
 
+/* Remedies are commands for inside the namespace: how to get there, and whether repair applies
+ * them from the host. Nothing when no finding has a command for a person to run. */
+static void write_namespace_hint(FILE *f, const struct report_namespace *n)
+{
+	size_t commands = 0, repairable = 0;
+
+	FOREACH_ARRAY (i, n->report.findings->items, n->report.findings->n_items) {
+		commands += i->remedy && !i->manual;
+		repairable += finding_repairable(i);
+	}
+	if (commands == 0)
+		return;
+	fprintf(f,
+		"\n  remedies run inside this namespace (nsenter -t %d -a -r -w) unless one says "
+		"otherwise",
+		(int)n->pid);
+	if (repairable > 0)
+		fprintf(f, "; ptsguard repair --namespace %d applies %s", (int)n->pid,
+			repairable == 1 ? "the repairable one" : "the repairable ones");
+	fputc('\n', f);
+}
+
 int report_write_namespace_text(FILE *f, const struct report_namespace *n, bool color)
 {
 	const struct report *r = &n->report;
@@ -215,9 +237,13 @@ int report_write_namespace_text(FILE *f, const struct report_namespace *n, bool 
 	char label[CONTAINER_LABEL_MAX];
 
 	report_container_label(n, label, sizeof(label));
-	fprintf(f, "\n%s== mount namespace %llu (pid %d, %u process%s", bold,
-		(unsigned long long)n->mntns, (int)n->pid, n->pids_total,
-		n->pids_total == 1 ? "" : "es");
+	fprintf(f, "\n%s== mount namespace %llu (pid %d", bold, (unsigned long long)n->mntns,
+		(int)n->pid);
+	if (n->comm && n->comm[0]) {
+		fputc(' ', f);
+		fputs_escaped(n->comm, f);
+	}
+	fprintf(f, ", %u process%s", n->pids_total, n->pids_total == 1 ? "" : "es");
 	if (label[0]) {
 		fputs(", ", f);
 		fputs_escaped(label, f);
@@ -228,6 +254,7 @@ int report_write_namespace_text(FILE *f, const struct report_namespace *n, bool 
 	write_ptmx_line(f, r->a);
 	write_probe_line(f, r->snap);
 	write_findings(f, r->findings, color, counts);
+	write_namespace_hint(f, n);
 	fprintf(f, "\n%zu critical, %zu warning, %zu info\n", counts[SEVERITY_CRITICAL],
 		counts[SEVERITY_WARNING], counts[SEVERITY_INFO]);
 	return ferror(f) ? -EIO : 0;

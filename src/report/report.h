@@ -44,6 +44,7 @@ struct report_namespace {
 	pid_t pid;
 	unsigned pids_total;
 	const char *container_manager, *container_id, *container_name;
+	const char *comm; /* the process's name, for the text header; may be NULL */
 	struct report report;
 };
 

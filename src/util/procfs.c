@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <errno.h>
 #include <fcntl.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "util/procfs.h"
@@ -39,4 +40,26 @@ void procfs_chdir_back(int saved_cwd)
 {
 	(void)!fchdir(saved_cwd);
 	close(saved_cwd);
+}
+
+int procfs_read_comm(int dir_fd, const char *path, char *buf, size_t size)
+{
+	int fd = openat(dir_fd, path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	ssize_t l;
+
+	if (size == 0)
+		return -EINVAL;
+	buf[0] = 0;
+	if (fd < 0)
+		return -errno;
+	l = read(fd, buf, size - 1);
+	if (l < 0) {
+		l = -errno;
+		close(fd);
+		return (int)l;
+	}
+	close(fd);
+	buf[l] = 0;
+	buf[strcspn(buf, "\n")] = 0;
+	return 0;
 }

@@ -216,8 +216,12 @@ def text_and_prometheus(ptsguard):
         r = audit(ptsguard)
         c.eq(r.returncode, 2, "exit status (stderr %r)" % r.stderr)
         out = r.stdout
-        header = "== mount namespace %d (pid %d, 1 process, docker/%s) ==" % (ino, broken.pid, ID_DOCKER[:12])
-        c.true(header in out, "a block headed by the container: %r in\n%s" % (header, out))
+        with open("/proc/%d/comm" % broken.pid) as f:
+            comm = f.read().strip()
+        header = "== mount namespace %d (pid %d %s, 1 process, docker/%s) ==" % (ino, broken.pid, comm, ID_DOCKER[:12])
+        c.true(header in out, "a block headed by the process and the container: %r in\n%s" % (header, out))
+        hint = "remedies run inside this namespace (nsenter -t %d -a -r -w) unless one says otherwise; ptsguard repair --namespace %d applies the repairable one\n" % (broken.pid, broken.pid)
+        c.true(hint in out, "the block says where its remedies run: %r in\n%s" % (hint, out))
         c.true("ptmx-locked: /dev/ptmx leads to /dev/pts/ptmx with mode 0000" in out, "its finding")
         c.eq(out.count("== mount namespace "), 1, "no block for a namespace with only info findings above the filter")
         c.true(out.rstrip().endswith("3 other namespaces: no findings"), "one line for the rest:\n%s" % out)
