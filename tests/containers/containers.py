@@ -203,6 +203,14 @@ def namespace_entry(report, ct):
     return None
 
 
+def is_kernel_thread(pid):
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return int(f.read().rsplit(")", 1)[1].split()[6]) & 0x00200000 != 0
+    except (OSError, TypeError, ValueError, IndexError):
+        return False
+
+
 def verify_all_namespaces(h, host_expect):
     r = ptsguard(h, "audit", "--all-namespaces", "--json", timeout=120)
     whole = parse_report(r, "audit --all-namespaces", h.check)
@@ -213,6 +221,11 @@ def verify_all_namespaces(h, host_expect):
     ours = harness.mntns(os.getpid())
     check_ids(h, "audit --all-namespaces: the host", whole, sorted(host_expect))
     h.check.true(ours not in by_ns, "audit --all-namespaces: the host's own namespace (%d) is the report itself, not an entry" % ours)
+    # This case's processes share the machine's pid namespace: kernel threads are listed in
+    # /proc, kdevtmpfs in a mount namespace of its own (devtmpfs at its root, no /dev/ptmx).
+    # None of them is a container.
+    kthreads = [n.get("pid") for n in entries if is_kernel_thread(n.get("pid"))]
+    h.check.eq(kthreads, [], "audit --all-namespaces: no entry is a kernel thread's namespace")
     reports = [whole]
     for ct in h.containers:
         e = ct.expect
@@ -413,6 +426,140 @@ def userns_host_gid_case(h):
         f = [f for f in report.get("findings", []) if f["id"] == "devpts-gid-mismatch"]
         if f:
             h.check.eq((f[0].get("evidence") or {}).get("unmapped"), True, "%s: devpts-gid-mismatch evidence says unmapped" % what)
+    # The remedy, as a person would take it from the host's report: its command, run by the
+    # host's root in the container's mount namespace and root. Then the container is healthy
+    # and its ptys are in its own tty group.
+    whole = json.loads(ptsguard(h, "audit", "--namespace", str(ct.pid), "--json").stdout)
+    entry = namespace_entry(whole, ct) or {}
+    f = [f for f in (entry.get("report") or {}).get("findings", []) if f["id"] == "devpts-gid-mismatch"]
+    if h.check.eq(len(f), 1, "the host's report of the container has devpts-gid-mismatch"):
+        remedy = f[0].get("remedy") or ""
+        log("remedy from the host: %s" % remedy)
+        cmd = remedy.split(", run by the host's root")[0]
+        m = re.fullmatch(r"mount -o remount,(\S+) /dev/pts", cmd)
+        if h.check.true(cmd != remedy and m, "the remedy is a remount to run from the host: %r" % remedy):
+            # mount(8) of the container's tree would run setuid to its shifted owner and refuse:
+            # the same mount(2) call, made in the container's mount namespace and root.
+            remount_in(ct.pid, "/dev/pts", m.group(1))
+            healthy_after(h, ct, "the remedy's command")
+            # Broken again as it was, then ptsguard's own repair from the host.
+            remount_in(ct.pid, "/dev/pts", "gid=5")
+            r = ptsguard(h, "repair", "--namespace", str(ct.pid))
+            log("repair --namespace: exit %d\n%s%s" % (r.returncode, r.stdout, r.stderr))
+            healthy_after(h, ct, "ptsguard repair --namespace")
+
+
+def remount_in(pid, path, options):
+    """mount -o remount,OPTIONS PATH as the host's root in the mount namespace and root of pid."""
+    code = ("import ctypes, os, sys\n"
+            "libc = ctypes.CDLL(None, use_errno=True)\n"
+            "fd = os.open('/proc/%d/ns/mnt', os.O_RDONLY)\n"
+            "root = os.open('/proc/%d/root', os.O_RDONLY | os.O_DIRECTORY)\n"
+            "if libc.setns(fd, 0x00020000) != 0: sys.exit('setns: %%s' %% os.strerror(ctypes.get_errno()))\n"
+            "os.fchdir(root); os.chroot('.')\n"
+            "if libc.mount(None, b'%s', None, 32, b'%s') != 0: sys.exit('mount: %%s' %% os.strerror(ctypes.get_errno()))\n"
+            % (pid, pid, path, options))
+    run([sys.executable, "-c", code])
+
+
+def healthy_after(h, ct, what):
+    after = json.loads(ptsguard(h, argv=ct.exec(["ptsguard", "audit", "--json"])).stdout)
+    check_ids(h, "after %s: audit inside" % what, after, [])
+    r = run(ct.exec(["pty-probe"], user=ct.user_ids()), check=False)
+    res = json.loads(r.stdout.strip().splitlines()[-1])
+    h.check.eq((res.get("ok"), res.get("gid")), (True, 5), "after %s: a pty inside is in the container's tty group 5 (%s)" % (what, r.stdout.strip()))
+
+
+# ---- all of them at once
+
+
+def text_blocks(text):
+    """The text report of --all-namespaces: {mntns: (header, block text)} and the closing
+    "N other namespaces: no findings" count (None when absent)."""
+    blocks, rest = {}, None
+    for part in re.split(r"(?m)^(?===+ mount namespace )", text):
+        m = re.match(r"== mount namespace (\d+) \((.*)\) ==\n", part)
+        if m:
+            blocks[int(m.group(1))] = (m.group(2), part)
+    m = re.search(r"(?m)^(\d+) other namespaces?: no findings$", text)
+    if m:
+        rest = int(m.group(1))
+    return blocks, rest
+
+
+@case("fleet")
+def fleet_case(h):
+    """One container of each runtime at once, healthy and broken side by side, as a container
+    host has them: the JSON of every one as in its own case, and the text report a person reads
+    first. Each broken container must have a block of its own that names its runtime and
+    container, each finding with its remedy; the healthy ones only the closing count."""
+    d = harness.Dockerd(h)
+    h.cleanups.append(d.stop)
+    d.start()
+    host_dev = {"destination": "/dev", "type": "bind", "source": "/dev", "options": ["rbind", "rw"]}
+    healthy = [
+        # First: it unmounts the hybrid layout's unified cgroup in this namespace, which is
+        # busy once nspawn runs.
+        h.start(harness.Crun(h, "crun")),
+        h.start(harness.OCIBundle(h, "runc")),
+        h.start(harness.Podman(h, "podman")),
+        h.start(harness.Docker(h, "docker", d)),
+        h.start(harness.Lxc(h, "lxc")),
+        h.start(harness.Lxc(h, "lxc-unprivileged", unprivileged=True)),
+        h.start(harness.Nspawn(h, "nspawn")),
+        h.start(harness.Nspawn(h, "nspawn-userns", userns=True)),
+    ]
+    for ct in healthy:
+        expect(ct)
+    uid = h.user["uid"]
+    # Each broken container: its findings, and what its block says of running the remedies
+    # (None: nothing to run; "nsenter": how to get inside; "repair": and that repair applies it).
+    broken = {
+        expect(h.start(harness.Bwrap(h, "bwrap")), inside=["devpts-options-lost"], pty=dict(ok=True, uid=uid, gid=uid, mode="0620", by_name="same")): (["devpts-options-lost"], None),
+        expect(h.start(harness.OCIBundle(h, "runc-host-dev", mounts=[host_dev])), host=["devpts-host-instance"]): (["devpts-host-instance"], "nsenter"),
+        expect(h.start(harness.Docker(h, "docker-host-dev", d, ["--privileged", "-v", "/dev:/dev"])), host=["devpts-host-instance"]): (["devpts-host-instance"], "nsenter"),
+        expect(h.start(harness.Unshare(h, "userns-host-gid", "newinstance,gid=5,mode=620,ptmxmode=666", own_tree=True)), inside=["devpts-gid-mismatch"],
+               pty=dict(ok=True, uid=harness.USER_UID, gid=NOBODY, mode="0620", by_name="same")): (["devpts-gid-mismatch"], "repair"),
+    }
+    verify(h)
+
+    r = ptsguard(h, "audit", "--all-namespaces", "--no-color", timeout=120)
+    log("---- audit --all-namespaces (exit %d) ----\n%s%s" % (r.returncode, r.stdout, r.stderr))
+    blocks, rest = text_blocks(r.stdout)
+    for ct, (ids, hint) in broken.items():
+        if not h.check.true(ct.mntns in blocks, "%s: the text report has a block for mount namespace %d" % (ct.label, ct.mntns)):
+            continue
+        header, block = blocks[ct.mntns]
+        if ct.manager:
+            h.check.true(re.search(r"\b%s/%s" % (re.escape(ct.manager), re.escape((ct.container_id or "")[:12])), header),
+                         "%s: its block's header names %s and the container (%r)" % (ct.label, ct.manager, header))
+        hp = re.match(r"pid (\d+)", header)
+        h.check.true(hp is not None and harness.pid_alive(int(hp.group(1))) and harness.mntns(int(hp.group(1))) == ct.mntns,
+                     "%s: its block's header names a process of the container's namespace (%r)" % (ct.label, header))
+        for i in ids:
+            m = re.search(r"(?m)^  %s: .*\n    remedy: \S.*$" % re.escape(i), block)
+            h.check.true(m is not None, "%s: its block says %s and what to do about it:\n%s" % (ct.label, i, block))
+        if hp:
+            pid = hp.group(1)
+            said = "repair" if "ptsguard repair --namespace %s applies" % pid in block else "nsenter" if "(nsenter -t %s -a -r -w)" % pid in block else None
+            h.check.eq(said, hint, "%s: what its block says of running the remedies:\n%s" % (ct.label, block))
+    for ct in healthy:
+        h.check.true(ct.mntns not in blocks, "%s (healthy): no block of its own in the text report" % ct.label)
+    h.check.true(rest is not None and rest >= len(healthy), "the text report ends with the healthy rest counted (at least %d): %r" % (len(healthy), rest))
+    # Prometheus: a series for each finding of each broken container, labelled with both.
+    r = ptsguard(h, "audit", "--all-namespaces", "--format", "prometheus", timeout=120)
+    ours = {ct.mntns: ct for ct in broken}
+    log("---- audit --all-namespaces --format prometheus, the containers' findings ----\n%s" % "\n".join(
+        line for line in r.stdout.splitlines() if line.startswith("ptsguard_finding{") and any('mntns="%d"' % n in line for n in ours)))
+    for ct, (ids, _) in broken.items():
+        for i in ids:
+            want = re.compile(r'^ptsguard_finding\{check="%s",severity="\w+",mntns="%d",container="%s"\} 1$' % (
+                re.escape(i), ct.mntns, re.escape(ct.manager + "/" + (ct.container_id or "")[:12]) if ct.manager else ""), re.M)
+            h.check.true(want.search(r.stdout), "%s: prometheus has its %s series, labelled with its namespace and container" % (ct.label, i))
+    j = ptsguard(h, "audit", "--all-namespaces", "--json", timeout=120)
+    whole = parse_report(j, "audit --all-namespaces", h.check)
+    want = worst_exit(whole, *[n.get("report") for n in whole.get("namespaces") or []])
+    h.check.eq(r.returncode, want, "audit --all-namespaces (text): exit status, the worst over every namespace")
 
 
 # --------------------------------------------------------------------------

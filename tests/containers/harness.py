@@ -27,7 +27,6 @@ Standard library only (jsonschema for the report schema, as elsewhere).
 
 import json
 import os
-import re
 import shutil
 import signal
 import stat
@@ -274,10 +273,12 @@ class Host:
                 raise Failure("/etc/%s does not exist: cannot bind a copy over it" % name)
             run(["mount", "--bind", os.path.join(etc, name), "/etc/" + name])
 
-    def tree(self, shifted=False):
+    def tree(self, shifted=False, own=None):
         """The bookworm root with ptsguard and pty-probe in /usr/local/bin, extracted once per
-        case; shifted: owned by ROOT_RANGE (extracted inside a user namespace that maps it)."""
-        key = "shifted" if shifted else "plain"
+        case; shifted: owned by ROOT_RANGE (extracted inside a user namespace that maps it);
+        own: a name for a copy of its own, for a container that changes its tree from outside
+        (the fleet case runs several containers on the shared one)."""
+        key = ("shifted" if shifted else "plain") + ("-" + own if own else "")
         if key in self._trees:
             return self._trees[key]
         path = os.path.join(self.scratch, "tree-" + key)
@@ -961,12 +962,15 @@ class Unshare(Container):
 
     runtime = "unshare"
 
-    def __init__(self, host, name, devpts_options):
+    def __init__(self, host, name, devpts_options, own_tree=False):
         super().__init__(host, name)
         self.devpts_options = devpts_options
+        self.own_tree = own_tree
 
     def start(self):
-        tree = self.host.tree(shifted=True)
+        # It mounts on its tree's /dev from outside: with other containers on the shifted tree,
+        # a copy of its own.
+        tree = self.host.tree(shifted=True, own=self.label if self.own_tree else None)
         dev = tree + "/dev"
         run(["mount", "-t", "tmpfs", "-o", "mode=755,uid=%d,gid=%d" % (ROOT_RANGE[0], ROOT_RANGE[0]), "tmpfs", dev])
         os.mkdir(dev + "/pts")
