@@ -143,7 +143,8 @@ static int write_report(const struct report *rep, enum format format, bool no_co
 struct namespaces_output {
 	const struct audit_args *args;
 	const struct config *config;
-	struct host_serving host; /* the host's serving instance, read once */
+	struct host_serving host;	  /* the host's serving instance, read once */
+	struct probe_kernel_facts kernel; /* the host's name, release and sysctls, read once */
 	struct prometheus_namespaces prom;
 	size_t audited, clean, failed;
 	int status;
@@ -238,6 +239,7 @@ static int audit_target_ns(struct namespaces_output *out, const struct namespace
 {
 	struct audit_target target = { .probe.ns = t,
 				       .probe.host = &out->host,
+				       .probe.kernel = &out->kernel,
 				       .probe.skip_allocation = out->args->no_probe,
 				       .holders = listed ? listed_holders : NULL,
 				       .userdata = (void *)listed };
@@ -470,6 +472,9 @@ static int audit_run(const struct audit_args *args)
 	if (r < 0)
 		goto done;
 	/* Prometheus writes the host's findings at the end: they are all it keeps of the host. */
+	r = probe_kernel_facts_from_snapshot(res.snap, &out.kernel);
+	if (r < 0)
+		goto done;
 	res.a = analysis_free(res.a);
 	res.snap = snapshot_free(res.snap);
 	rep.snap = NULL;
@@ -506,6 +511,7 @@ static int audit_run(const struct audit_args *args)
 done:
 	prometheus_namespaces_done(&out.prom);
 	host_serving_done(&out.host);
+	probe_kernel_facts_done(&out.kernel);
 	audit_result_done(&res);
 	if (r < 0) {
 		log_error_errno(r, "cannot write the report");

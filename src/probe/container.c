@@ -323,7 +323,13 @@ int container_probe(const char *proc, pid_t pid, const char *machines, struct co
 		path = NULL;
 		return -ENOMEM;
 	}
-	r = read_full_file(path, CGROUP_FILE_SIZE_MAX, &text, NULL);
+	if (streq(proc, "/proc")) {
+		/* The kernel's file: no regular-file check (one fstat(2) per namespace). */
+		_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+
+		r = fd < 0 ? -errno : read_kernel_fd(fd, CGROUP_FILE_SIZE_MAX, &text, NULL);
+	} else
+		r = read_full_file(path, CGROUP_FILE_SIZE_MAX, &text, NULL);
 	if (r < 0)
 		return r;
 	r = container_from_cgroup(text, ret);

@@ -17,10 +17,49 @@
 #include "util/limits.h"
 #include "util/util.h"
 
+/* The directories ns_lstat() resolved, by path; fd -errno when the directory could not be. */
+struct ns_dirs {
+	bool active;
+	size_t n, allocated;
+	struct ns_dir {
+		char *path;
+		int fd;
+	} * items;
+};
+
+static void ns_dirs_close(struct ns_dirs *d)
+{
+	FOREACH_ARRAY (i, d->items, d->n) {
+		free(i->path);
+		closep(&i->fd);
+	}
+	d->n = 0;
+	d->active = false;
+}
+
+void ns_dirs_begin(const struct namespace_target *t)
+{
+	if (!t || !t->dirs)
+		return;
+	ns_dirs_close(t->dirs);
+	t->dirs->active = true;
+}
+
+void ns_dirs_end(const struct namespace_target *t)
+{
+	if (t && t->dirs)
+		ns_dirs_close(t->dirs);
+}
+
 struct namespace_target *namespace_target_free(struct namespace_target *t)
 {
 	if (!t)
 		return NULL;
+	if (t->dirs) {
+		ns_dirs_close(t->dirs);
+		free(t->dirs->items);
+		free(t->dirs);
+	}
 	closep(&t->pidfd);
 	closep(&t->proc_fd);
 	closep(&t->mntns_fd);
@@ -41,16 +80,6 @@ int namespace_target_check(const struct namespace_target *t)
 	return p.revents ? -ESRCH : 0;
 }
 
-static int fd_mntns(int fd, uint64_t *ret)
-{
-	struct stat st;
-
-	if (fstat(fd, &st) < 0)
-		return -errno;
-	*ret = st.st_ino;
-	return 0;
-}
-
 int namespace_self_mntns(uint64_t *ret)
 {
 	struct stat st;
@@ -58,6 +87,21 @@ int namespace_self_mntns(uint64_t *ret)
 	if (stat("/proc/self/ns/mnt", &st) < 0)
 		return -errno;
 	*ret = st.st_ino;
+	return 0;
+}
+
+/* Ours, once: the main process never changes its mount namespace (only children enter others). */
+static int self_mntns_cached(uint64_t *ret)
+{
+	static uint64_t self;
+
+	if (!self) {
+		int r = namespace_self_mntns(&self);
+
+		if (r < 0)
+			return r;
+	}
+	*ret = self;
 	return 0;
 }
 
@@ -109,6 +153,7 @@ static int gone(int err)
 int namespace_target_open(pid_t pid, struct namespace_target **ret)
 {
 	_cleanup_(namespace_target_freep) struct namespace_target *t = NULL;
+	struct stat st;
 	char path[64];
 	uint64_t self;
 	int r;
@@ -123,6 +168,9 @@ int namespace_target_open(pid_t pid, struct namespace_target **ret)
 					.proc_fd = -EBADF,
 					.mntns_fd = -EBADF,
 					.root_fd = -EBADF };
+	t->dirs = calloc(1, sizeof(*t->dirs));
+	if (!t->dirs)
+		return -ENOMEM;
 	/* The pidfd first, then /proc/PID, then the pidfd again: if the process is still alive
 	 * after /proc/PID was opened, /proc/PID is that process and not a reuse of its number. */
 	t->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
@@ -140,9 +188,11 @@ int namespace_target_open(pid_t pid, struct namespace_target **ret)
 		return gone(errno);
 	if ((r = namespace_target_check(t)) < 0)
 		return r;
-	if ((r = fd_mntns(t->mntns_fd, &t->mntns)) < 0)
-		return r;
-	if ((r = namespace_self_mntns(&self)) < 0)
+	if (fstat(t->mntns_fd, &st) < 0)
+		return -errno;
+	t->mntns = st.st_ino;
+	t->mntns_dev = st.st_dev;
+	if ((r = self_mntns_cached(&self)) < 0)
 		return r;
 	/* A process in our namespace but below another root (a chroot) is judged under its root,
 	 * as an audit run inside it would be: mountinfo already shows only what is under it. */
@@ -192,26 +242,113 @@ int ns_open(const struct namespace_target *t, const char *path, int flags)
 	return fd >= 0 ? fd : -errno;
 }
 
+int stat_in_dir(int dirfd, const char *name, struct stat *st)
+{
+	if (!*name || strchr(name, '/') || streq(name, ".") || streq(name, ".."))
+		return -EINVAL;
+	return stat_nosync(dirfd, name, AT_SYMLINK_NOFOLLOW, st);
+}
+
+/* The directory dir of t, resolved under its root once in the scope of ns_dirs_begin(): a
+ * descriptor owned by t->dirs, or -errno (also kept: a /dev that is not there is looked for
+ * once). -ENOENT from the cache itself would be wrong: -EAGAIN when there is no scope. */
+static int ns_dir_fd(const struct namespace_target *t, const char *dir)
+{
+	struct ns_dirs *d = t->dirs;
+	struct ns_dir *i;
+
+	if (!d || !d->active)
+		return -EAGAIN;
+	if (streq(dir, "/"))
+		return t->root_fd;
+	FOREACH_ARRAY (o, d->items, d->n)
+		if (streq(o->path, dir))
+			return o->fd;
+	if (GROW(d->items, d->allocated, d->n + 1) < 0)
+		return -EAGAIN;
+	i = &d->items[d->n];
+	i->path = strdup(dir);
+	if (!i->path)
+		return -EAGAIN;
+	/* O_PATH: nothing of the file system's own is run to open it (and it needs no read
+	 * permission); what its entries are is all we ask. */
+	i->fd = ns_open(t, dir, O_PATH | O_DIRECTORY);
+	d->n++;
+	return i->fd;
+}
+
+/* lstat of path under t's root through the directory cache: 0, -errno, or -EAGAIN when path
+ * must be resolved whole (no scope, a last component such as "..", out of memory). */
+static int ns_lstat_in_dir(const struct namespace_target *t, const char *path, struct stat *st,
+			   int *ret_dirfd, const char **ret_name)
+{
+	_cleanup_free_ char *dir = NULL;
+	const char *name = strrchr(path, '/');
+	int dirfd, r;
+
+	if (!t->dirs || !t->dirs->active || path[0] != '/' || !name)
+		return -EAGAIN;
+	if (streq(path, "/")) {
+		*ret_dirfd = t->root_fd;
+		*ret_name = "";
+		return stat_nosync(t->root_fd, "", AT_EMPTY_PATH, st);
+	}
+	name++;
+	dir = path_dirname(path);
+	if (!dir)
+		return -EAGAIN;
+	dirfd = ns_dir_fd(t, dir);
+	if (dirfd == -EAGAIN)
+		return dirfd;
+	if (dirfd < 0)
+		return dirfd; /* the directory is not there: neither is path */
+	r = stat_in_dir(dirfd, name, st);
+	if (r == -EINVAL)
+		return -EAGAIN;
+	*ret_dirfd = dirfd;
+	*ret_name = name;
+	return r;
+}
+
+int ns_lstat_whole(const struct namespace_target *t, const char *path, struct stat *st)
+{
+	_cleanup_close_ int fd = -EBADF;
+
+	if (!in_root(t))
+		return lstat(path, st) < 0 ? -errno : 0;
+	fd = ns_open(t, path, O_PATH | O_NOFOLLOW);
+	if (fd < 0)
+		return fd;
+	return fstat(fd, st) < 0 ? -errno : 0;
+}
+
 int ns_lstat(const struct namespace_target *t, const char *path, struct stat *st, char **ret_target)
 {
 	_cleanup_close_ int fd = -EBADF;
+	int dirfd = -EBADF, r;
+	const char *name = "";
 
 	if (ret_target)
 		*ret_target = NULL;
 	if (!in_root(t)) {
 		if (lstat(path, st) < 0)
 			return -errno;
+	} else if ((r = ns_lstat_in_dir(t, path, st, &dirfd, &name)) != -EAGAIN) {
+		if (r < 0)
+			return r;
 	} else {
 		fd = ns_open(t, path, O_PATH | O_NOFOLLOW);
 		if (fd < 0)
 			return fd;
 		if (fstat(fd, st) < 0)
 			return -errno;
+		dirfd = fd;
 	}
 	if (ret_target && S_ISLNK(st->st_mode)) {
 		char buf[PATH_MAX];
-		ssize_t l = fd >= 0 ? readlinkat(fd, "", buf, sizeof(buf) - 1)
-				    : readlink(path, buf, sizeof(buf) - 1);
+		/* Under the root: the link in its directory (or itself, name ""). */
+		ssize_t l = in_root(t) ? readlinkat(dirfd, name, buf, sizeof(buf) - 1)
+				       : readlink(path, buf, sizeof(buf) - 1);
 
 		if (l >= 0) {
 			buf[l] = 0;
@@ -258,7 +395,8 @@ int ns_read_proc(const struct namespace_target *t, const char *name, size_t max_
 	fd = openat(t->proc_fd, name, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0)
 		return -errno;
-	return read_regular_fd(fd, max_size, ret, ret_size);
+	/* A file of /proc/PID, which no process can replace: no regular-file check needed. */
+	return read_kernel_fd(fd, max_size, ret, ret_size);
 }
 
 int ns_group_lookup(const struct namespace_target *t, const char *name, gid_t *ret)

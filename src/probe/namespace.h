@@ -24,17 +24,21 @@
 
 struct namespace_target {
 	pid_t pid;
-	int pidfd;	/* pidfd_open(pid): the process itself, not a reused number */
-	int proc_fd;	/* /proc/PID: mountinfo, uid_map, gid_map */
-	int mntns_fd;	/* /proc/PID/ns/mnt, for setns(CLONE_NEWNS) */
-	int root_fd;	/* /proc/PID/root, O_PATH: every path of the namespace starts here */
-	uint64_t mntns; /* inode number of its mount namespace (what lsns and /proc/PID/ns show) */
+	int pidfd;	 /* pidfd_open(pid): the process itself, not a reused number */
+	int proc_fd;	 /* /proc/PID: mountinfo, uid_map, gid_map */
+	int mntns_fd;	 /* /proc/PID/ns/mnt, for setns(CLONE_NEWNS) */
+	int root_fd;	 /* /proc/PID/root, O_PATH: every path of the namespace starts here */
+	uint64_t mntns;	 /* inode number of its mount namespace (what lsns and /proc/PID/ns show) */
+	dev_t mntns_dev; /* and the device of that inode (nsfs) */
 	/* It is the caller's own mount namespace and root: judged as the host, with its usual
 	 * paths. A process of the same namespace below another root (a chroot) is not own. */
 	bool own;
 	/* Its user namespace's maps, the text of /proc/PID/uid_map and gid_map; NULL for the
 	 * identity (the initial user namespace). */
 	char *uid_map, *gid_map;
+	/* The directories of the namespace that ns_lstat() resolved under its root during one
+	 * probe (ns_dirs_begin() to ns_dirs_end()), kept open so that each node costs one stat. */
+	struct ns_dirs *dirs;
 };
 
 /* Open the namespace of pid. -ESRCH: no such process (or it exited meanwhile); -EACCES/-EPERM:
@@ -58,9 +62,26 @@ int namespace_enter(const struct namespace_target *t);
 /* Paths of the namespace (t NULL: the caller's own). Each returns 0 or a negative errno. */
 /* open() of path under the root; flags as for open() (O_CLOEXEC is added). */
 int ns_open(const struct namespace_target *t, const char *path, int flags);
-/* lstat() of path under the root; *ret_target (may be NULL) the symlink's target, as read. */
+/* lstat() of path under the root; *ret_target (may be NULL) the symlink's target, as read.
+ * Between ns_dirs_begin() and ns_dirs_end() the directory of path is resolved under the root
+ * once, kept open, and path's last component is looked up in it with stat_in_dir(): /dev/ptmx,
+ * /dev/pts and each slave in /dev/pts cost a stat each, not an openat2, an fstat and a close.
+ * Outside that scope nothing is kept open (an open directory would keep a mount of the
+ * namespace busy). */
 int ns_lstat(const struct namespace_target *t, const char *path, struct stat *st,
 	     char **ret_target);
+/* The same without the directory cache or the link's target: path resolved whole, one openat2
+ * when it is not there (for a path looked up once). */
+int ns_lstat_whole(const struct namespace_target *t, const char *path, struct stat *st);
+/* Start (again) and end the scope of ns_lstat()'s open directories; t NULL or own: nothing. */
+void ns_dirs_begin(const struct namespace_target *t);
+void ns_dirs_end(const struct namespace_target *t);
+/* lstat() of name in directory dirfd without waiting for a network or FUSE file system
+ * (statx(AT_STATX_DONT_SYNC)), name a single component: not empty, no '/', neither "." nor
+ * "..". Such a lookup cannot leave the directory (a symlink there is not followed), so one in a
+ * directory opened under a namespace's root stays under it. 0, -EINVAL for any other name, or
+ * -errno. */
+int stat_in_dir(int dirfd, const char *name, struct stat *st);
 /* read_file_flags() (util.h) under the root: regular files only, bounded, non-blocking. */
 int ns_read_file(const struct namespace_target *t, const char *path, int flags, size_t max_size,
 		 char **ret, size_t *ret_size);

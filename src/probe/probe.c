@@ -22,6 +22,7 @@
 #include "util/caps.h"
 #include "util/group.h"
 #include "util/limits.h"
+#include "util/procfs.h"
 #include "util/strv.h"
 #include "util/util.h"
 
@@ -310,26 +311,24 @@ static int probe_slaves(const struct probe_options *opts, struct snapshot *s,
 	const struct namespace_target *ns = opts ? opts->ns : NULL;
 	const struct mount_entry *e;
 	size_t from = s->n_nodes;
-	DIR *d;
-	struct dirent *de;
-	int r = 0, fd;
+	_cleanup_close_ int fd = -EBADF;
+	struct dir_reader d;
+	const char *name;
+	int r;
 
 	if (!(e = analysis_serving_mount(a)))
 		return 0;
 	fd = ns_open(ns, e->mountpoint, O_RDONLY | O_DIRECTORY | O_NONBLOCK);
-	d = fd >= 0 ? fdopendir(fd) : NULL;
-	if (!d) {
-		if (fd >= 0)
-			close(fd);
+	if (fd < 0)
 		return 0; /* reported through the checks' view of the nodes, not an error */
-	}
-	while ((de = readdir(d))) {
+	d = (struct dir_reader){ .fd = fd };
+	while ((r = dir_reader_next(&d, &name)) > 0) {
 		_cleanup_free_ char *p = NULL;
 		unsigned idx;
 
-		if (parse_uint(de->d_name, &idx) < 0)
+		if (parse_uint(name, &idx) < 0)
 			continue;
-		p = path_join(e->mountpoint, de->d_name);
+		p = path_join(e->mountpoint, name);
 		if (!p) {
 			r = -ENOMEM;
 			break;
@@ -339,7 +338,9 @@ static int probe_slaves(const struct probe_options *opts, struct snapshot *s,
 		if (r < 0)
 			break;
 	}
-	closedir(d);
+	dir_reader_done(&d);
+	if (r < 0 && r != -ENOMEM)
+		r = 0; /* a listing cut short: what was read is what there is to judge */
 	if (r >= 0 && s->n_nodes > from) /* the user lookup only when a slave was listed */
 		drop_transient_slaves(ns, s, from, probe_uid(opts));
 	return r;
@@ -395,43 +396,46 @@ static int scan_process(struct snapshot *s, int proc_fd, const char *pid_name, c
 {
 	_cleanup_close_ int pid_dir = -EBADF, fd_dir = -EBADF;
 	_cleanup_free_ char *comm = NULL;
-	DIR *d;
-	struct dirent *de;
+	_cleanup_(dir_reader_done) struct dir_reader d = { 0 };
+	char path[32];
+	const char *name;
 	unsigned pid;
 	size_t first;
 
 	if (parse_uint(pid_name, &pid) < 0)
 		return 0;
-	pid_dir = openat(proc_fd, pid_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (pid_dir < 0)
-		return not_allowed(errno); /* exited meanwhile: not an error */
-	fd_dir = openat(pid_dir, "fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	snprintf(path, sizeof(path), "%s/fd", pid_name);
+	fd_dir = openat(proc_fd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd_dir < 0)
-		return not_allowed(errno);
-	d = fdopendir(fd_dir);
-	if (!d)
-		return -errno;
-	fd_dir = -EBADF; /* owned by d */
+		return not_allowed(errno); /* exited meanwhile: not an error */
+	d.fd = fd_dir;
 	first = s->n_holders;
-	while ((de = readdir(d))) {
+	while (dir_reader_next(&d, &name) > 0) {
 		struct stat st;
 		unsigned index;
 		struct holder *h;
 
-		if (de->d_name[0] == '.')
+		if (name[0] == '.')
 			continue;
 		/* stat() follows the magic link to the open file itself, whatever its path; one
 		 * on a hung NFS server or FUSE daemon answers from what the kernel cached. */
-		if (stat_nosync(dirfd(d), de->d_name, 0, &st) < 0 || !S_ISCHR(st.st_mode) ||
+		if (stat_nosync(fd_dir, name, 0, &st) < 0 || !S_ISCHR(st.st_mode) ||
 		    !dev_in(st.st_dev, devs, n_devs))
 			continue;
+		/* /proc/PID of the process whose fd/ this is (not of a later one with its number),
+		 * only for a process that holds a pty: its fdinfo and comm. */
+		if (pid_dir < 0) {
+			pid_dir = openat(fd_dir, "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+			if (pid_dir < 0)
+				break;
+		}
 		if (major(st.st_rdev) >= PTY_SLAVE_MAJOR_FIRST &&
 		    major(st.st_rdev) <= PTY_SLAVE_MAJOR_LAST)
 			index =
 			    (major(st.st_rdev) - PTY_SLAVE_MAJOR_FIRST) * 256 + minor(st.st_rdev);
 		else if (major(st.st_rdev) == PTMX_RDEV_MAJOR &&
 			 minor(st.st_rdev) == PTMX_RDEV_MINOR) {
-			if (master_index(pid_dir, de->d_name, &index) < 0)
+			if (master_index(pid_dir, name, &index) < 0)
 				continue;
 		} else
 			continue;
@@ -459,7 +463,6 @@ static int scan_process(struct snapshot *s, int proc_fd, const char *pid_name, c
 			break;
 		s->n_holders++;
 	}
-	closedir(d);
 	return 0;
 }
 
@@ -485,16 +488,20 @@ int probe_holders_pids(struct snapshot *s, const struct analysis *a, const char 
 		       const pid_t *pids, size_t n_pids, uint64_t mntns)
 {
 	_cleanup_free_ dev_t *devs = NULL;
-	_cleanup_close_ int proc_fd = -EBADF;
+	_cleanup_close_ int own_fd = -EBADF;
 	size_t n;
-	int r = covered_devs(a, &devs, &n);
+	int r = covered_devs(a, &devs, &n), proc_fd;
 
 	if (r < 0 || n == 0)
 		return r;
 	s->holders_scanned = true;
-	proc_fd = open(proc, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	/* Our /proc, opened once for every namespace of a run (util/procfs.h). */
+	if (streq(proc, "/proc"))
+		proc_fd = procfs_fd();
+	else
+		proc_fd = own_fd = open(proc, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (proc_fd < 0)
-		return -errno;
+		return proc_fd == -1 ? -errno : proc_fd;
 	for (size_t i = 0; i < n_pids; i++) {
 		char name[16];
 
@@ -561,15 +568,13 @@ int probe_holders_in(struct snapshot *s, const struct analysis *a, const char *p
 	return 0;
 }
 
-static int add_helper(const struct namespace_target *ns, struct snapshot *s, const char *path)
+/* Record the setuid helper candidate at path, as st (a stat of the host's numbers) says. */
+static int add_helper_stat(const struct namespace_target *ns, struct snapshot *s, const char *path,
+			   struct stat st)
 {
 	struct setuid_helper *h;
-	struct stat st;
 
-	/* On the host, a helper directory may be on NFS or FUSE: what the kernel cached. */
-	if ((ns ? ns_lstat(ns, path, &st, NULL)
-		: stat_nosync(AT_FDCWD, path, AT_SYMLINK_NOFOLLOW, &st)) < 0 ||
-	    !S_ISREG(st.st_mode))
+	if (!S_ISREG(st.st_mode))
 		return 0;
 	ns_translate_ids(ns, &st);
 	FOREACH_ARRAY (o, s->helpers, s->n_helpers)
@@ -586,91 +591,248 @@ static int add_helper(const struct namespace_target *ns, struct snapshot *s, con
 	return 0;
 }
 
-/* The names of the last directory helpers_in_root() listed that matched a component: with a
- * merged /usr, /lib is /usr/lib, listed once. */
-struct listed_dir {
-	dev_t dev;
-	ino_t ino;
-	char *component;
-	char **names;
-};
-
-static void listed_dir_done(struct listed_dir *l)
+/* On the host, a helper directory may be on NFS or FUSE: what the kernel cached. */
+static int add_helper(struct snapshot *s, const char *path)
 {
-	free(l->component);
-	strv_free(l->names);
-	*l = (struct listed_dir){ 0 };
+	struct stat st;
+
+	if (stat_nosync(AT_FDCWD, path, AT_SYMLINK_NOFOLLOW, &st) < 0)
+		return 0;
+	return add_helper_stat(NULL, s, path, st);
 }
 
-/* glob(3) would walk the host's tree: in a namespace, the one component of a pattern with a
- * wildcard ("/usr/lib/ *-linux-* /pt_chown") is matched against the directory before it, read
- * under the namespace's root. */
-static int helpers_in_root(const struct namespace_target *ns, struct snapshot *s,
-			   const char *pattern, struct listed_dir *last)
-{
-	const char *star = strchr(pattern, '*'), *rest;
-	_cleanup_free_ char *dir = NULL, *component = NULL;
-	size_t from, to; /* the component with the wildcard: pattern[from, to) */
-	struct dirent *de;
+/* What one lookup below a searched directory found (rel: "pt_chown", "x86_64-linux-gnu/pt_chown"),
+ * for the next directory that is the same one. */
+struct helper_lookup {
+	char *rel;
+	int r; /* 0: st is what is there; -errno */
 	struct stat st;
-	DIR *d;
-	int fd, r = 0;
+};
 
-	if (!star)
-		return add_helper(ns, s, pattern);
-	from = (size_t)(star - pattern);
-	while (from > 0 && pattern[from - 1] != '/')
-		from--;
-	to = (size_t)(star - pattern) + strcspn(star, "/");
-	rest = pattern + to;
-	dir = strndup(pattern, from);
-	component = strndup(pattern + from, to - from);
+/*
+ * A directory of the pt_chown patterns in a namespace that a wildcard component is matched in
+ * ("/usr/lib", "/lib"): opened once under the root, its entries read once, and the lookups
+ * below it remembered. Another such directory that is the same (same mount, same inode: /lib
+ * and /usr/lib with a merged /usr) is not searched again: what was found in the first is what
+ * is there, under the other's name.
+ */
+struct helper_dir {
+	char *path; /* "/usr/lib", without a trailing slash */
+	int fd;	    /* -errno when it could not be opened */
+	uint64_t mnt_id;
+	ino_t ino;
+	struct helper_dir *same; /* an earlier one that is this directory, or NULL */
+	char **names;		 /* its entries, once read (NULL before, or when empty) */
+	bool listed;
+	struct helper_lookup *lookups;
+	size_t n_lookups, allocated_lookups;
+};
+
+struct helper_search {
+	const struct namespace_target *ns;
+	struct helper_dir dirs[4];
+	size_t n_dirs;
+};
+
+static void helper_search_done(struct helper_search *h)
+{
+	for (size_t i = 0; i < h->n_dirs; i++) {
+		struct helper_dir *d = &h->dirs[i];
+
+		free(d->path);
+		closep(&d->fd);
+		strv_free(d->names);
+		FOREACH_ARRAY (l, d->lookups, d->n_lookups)
+			free(l->rel);
+		free(d->lookups);
+	}
+	h->n_dirs = 0;
+}
+
+/* Read the entries of d (not starting with a dot, as glob(3) matches them): -ENOMEM, or 0 (a
+ * listing that failed midway is used as far as it went; d->listed says it was complete). */
+static int helper_dir_list(struct helper_dir *d)
+{
+	struct dir_reader rd = { .fd = d->fd };
+	const char *name;
+	int r;
+
+	while ((r = dir_reader_next(&rd, &name)) > 0)
+		if (name[0] != '.' && (r = strv_extend(&d->names, name)) < 0)
+			break;
+	dir_reader_done(&rd);
+	if (r == -ENOMEM)
+		return r;
+	d->listed = r == 0;
+	return 0;
+}
+
+/* The searched directory at path (one a wildcard pattern names, without the trailing slash),
+ * opened and listed at first use; NULL when out of memory. */
+static struct helper_dir *helper_dir(struct helper_search *h, const char *path)
+{
+	struct helper_dir *d;
+	struct statx sx;
+
+	for (size_t i = 0; i < h->n_dirs; i++)
+		if (streq(h->dirs[i].path, path))
+			return &h->dirs[i];
+	if (h->n_dirs >= ELEMENTSOF(h->dirs))
+		return NULL;
+	d = &h->dirs[h->n_dirs];
+	*d = (struct helper_dir){ .path = strdup(path), .fd = -EBADF };
+	if (!d->path)
+		return NULL;
+	h->n_dirs++;
+	d->fd = ns_open(h->ns, path, O_RDONLY | O_DIRECTORY | O_NONBLOCK);
+	if (d->fd < 0)
+		return d;
+	/* Without a mount id it is never the same as another: searched itself. */
+	if (statx(d->fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_INO | STATX_MNT_ID, &sx) < 0)
+		sx.stx_mask = 0;
+	if (sx.stx_mask & STATX_MNT_ID) {
+		d->mnt_id = sx.stx_mnt_id;
+		d->ino = sx.stx_ino;
+	}
+	for (size_t i = 0; d->mnt_id && i + 1 < h->n_dirs; i++)
+		if (h->dirs[i].mnt_id == d->mnt_id && h->dirs[i].ino == d->ino &&
+		    h->dirs[i].fd >= 0) {
+			d->same = h->dirs[i].same ?: &h->dirs[i];
+			break;
+		}
+	if (!d->same && helper_dir_list(d) < 0)
+		return NULL;
+	return d;
+}
+
+/* lstat of d's path + "/" + rel: remembered, and taken from the directory d is the same as. */
+static int helper_lookup(struct helper_search *h, struct helper_dir *d, const char *rel,
+			 struct stat *st)
+{
+	struct helper_dir *owner = d->same ?: d;
+	_cleanup_free_ char *path = NULL;
+	struct helper_lookup *l;
+
+	FOREACH_ARRAY (o, owner->lookups, owner->n_lookups)
+		if (streq(o->rel, rel)) {
+			*st = o->st;
+			return o->r;
+		}
+	/* Its first component is not among the entries just read: no system call to learn that
+	 * rel is not there either ("misc/pt_chown" in a /usr/lib without misc). */
+	if (owner->listed) {
+		size_t k = strcspn(rel, "/");
+		bool listed = false;
+
+		for (char **n = owner->names; n && *n; n++)
+			if (strncmp(*n, rel, k) == 0 && (*n)[k] == 0) {
+				listed = true;
+				break;
+			}
+		if (!listed)
+			return -ENOENT;
+	}
+	if (GROW(owner->lookups, owner->allocated_lookups, owner->n_lookups + 1) < 0)
+		return -ENOMEM;
+	l = &owner->lookups[owner->n_lookups];
+	*l = (struct helper_lookup){ .rel = strdup(rel) };
+	if (!l->rel)
+		return -ENOMEM;
+	owner->n_lookups++;
+	/* One component: looked up in the open directory. More: resolved whole under the root (a
+	 * symlink among them must stay under it). */
+	l->r = stat_in_dir(d->fd, rel, &l->st);
+	if (l->r == -EINVAL) {
+		if (asprintf(&path, "%s/%s", d->path, rel) < 0) {
+			path = NULL;
+			return -ENOMEM;
+		}
+		l->r = ns_lstat_whole(h->ns, path, &l->st);
+	}
+	*st = l->st;
+	return l->r;
+}
+
+/* One pattern of pt_chown_paths under the namespace's root. glob(3) would walk the host's tree:
+ * the one component with a wildcard ("/usr/lib/ *-linux-* /pt_chown") is matched against the
+ * entries of the directory before it, read under the root. */
+static int helpers_in_root(struct helper_search *h, struct snapshot *s, const char *pattern)
+{
+	const char *star = strchr(pattern, '*'), *slash = strrchr(pattern, '/');
+	_cleanup_free_ char *dir = NULL, *component = NULL;
+	struct helper_dir *d;
+	const char *rest;
+	struct stat st;
+	char **names;
+	int r;
+
+	if (!star) {
+		/* Below a directory a wildcard is matched in ("/usr/lib/misc/pt_chown")? */
+		d = NULL;
+		for (const char *const *p = pt_chown_paths; !d && *p; p++) {
+			const char *w = strchr(*p, '*');
+
+			if (!w || w == *p || w[-1] != '/' ||
+			    strncmp(pattern, *p, (size_t)(w - *p)) != 0)
+				continue;
+			dir = strndup(*p, (size_t)(w - *p) - 1);
+			if (!dir)
+				return -ENOMEM;
+			slash = pattern + (w - *p) - 1;
+			d = helper_dir(h, dir);
+			if (!d)
+				return -ENOMEM;
+		}
+		if (d && d->fd >= 0)
+			r = helper_lookup(h, d, slash + 1, &st);
+		else if (d)
+			r = d->fd; /* its directory is not there */
+		else
+			r = ns_lstat_whole(h->ns, pattern, &st); /* one openat2 when missing */
+		if (r == -ENOMEM)
+			return r;
+		return r < 0 ? 0 : add_helper_stat(h->ns, s, pattern, st);
+	}
+	/* "/usr/lib/" "*-linux-*" "/pt_chown" */
+	while (star > pattern && star[-1] != '/')
+		star--;
+	rest = star + strcspn(star, "/");
+	dir = strndup(pattern, (size_t)(star - pattern) - 1);
+	component = strndup(star, (size_t)(rest - star));
 	if (!dir || !component)
 		return -ENOMEM;
-	fd = ns_open(ns, dir, O_RDONLY | O_DIRECTORY | O_NONBLOCK);
-	if (fd < 0)
+	d = helper_dir(h, dir);
+	if (!d)
+		return -ENOMEM; /* every wildcard pattern's directory is one */
+	if (d->fd < 0)
 		return 0;
-	if (fstat(fd, &st) < 0 || st.st_dev != last->dev || st.st_ino != last->ino ||
-	    !streq_ptr(last->component, component)) {
-		listed_dir_done(last);
-		d = fdopendir(fd);
-		if (!d) {
-			close(fd);
-			return 0;
-		}
-		fd = -EBADF; /* owned by d */
-		while (r >= 0 && (de = readdir(d)))
-			if (de->d_name[0] != '.' && fnmatch(component, de->d_name, FNM_PERIOD) == 0)
-				r = strv_extend(&last->names, de->d_name);
-		closedir(d);
-		if (r < 0)
-			return r;
-		last->dev = st.st_dev;
-		last->ino = st.st_ino;
-		last->component = TAKE_PTR(component);
-	}
-	if (fd >= 0)
-		close(fd);
-	for (char **n = last->names; r >= 0 && n && *n; n++) {
-		_cleanup_free_ char *p = NULL;
+	r = 0;
+	names = (d->same ?: d)->names;
+	for (char **n = names; r >= 0 && n && *n; n++) {
+		_cleanup_free_ char *rel = NULL, *p = NULL;
 
-		if (asprintf(&p, "%s%s%s", dir, *n, rest) < 0)
+		if (fnmatch(component, *n, FNM_PERIOD) != 0)
+			continue;
+		if (asprintf(&rel, "%s%s", *n, rest) < 0 || asprintf(&p, "%s/%s", dir, rel) < 0)
 			return -ENOMEM;
-		r = add_helper(ns, s, p);
+		r = helper_lookup(h, d, rel, &st);
+		if (r == -ENOMEM)
+			return r;
+		r = r < 0 ? 0 : add_helper_stat(h->ns, s, p, st);
 	}
 	return r;
 }
 
 static int probe_helpers(const struct namespace_target *ns, struct snapshot *s)
 {
-	_cleanup_(listed_dir_done) struct listed_dir last = { 0 };
+	_cleanup_(helper_search_done) struct helper_search search = { .ns = ns };
 
 	for (const char *const *p = pt_chown_paths; *p; p++) {
 		glob_t g = { 0 };
 		int r = 0;
 
 		if (ns && !ns->own) {
-			r = helpers_in_root(ns, s, *p, &last);
+			r = helpers_in_root(&search, s, *p);
 			if (r < 0)
 				return r;
 			continue;
@@ -680,7 +842,7 @@ static int probe_helpers(const struct namespace_target *ns, struct snapshot *s)
 			continue;
 		}
 		for (size_t i = 0; r >= 0 && i < g.gl_pathc; i++)
-			r = add_helper(NULL, s, g.gl_pathv[i]);
+			r = add_helper(s, g.gl_pathv[i]);
 		globfree(&g);
 		if (r < 0)
 			return r;
@@ -707,17 +869,24 @@ static void probe_initramfs_record(struct snapshot *s)
 	json_object_put(o);
 }
 
-/* Is pid 2 a kernel thread (PF_KTHREAD in the flags, field 9 of stat)? Kernel threads share
- * the initial namespaces; /proc shows them only when it belongs to the initial pid namespace. */
-static bool is_kernel_thread(const char *pid)
+/* Is pid a kernel thread (PF_KTHREAD in the flags, field 9 of stat)? Kernel threads share
+ * the initial namespaces; /proc shows them only when it belongs to the initial pid namespace.
+ * 1, 0 (a process, or none: for good when /proc is another pid namespace's, which has no kernel
+ * threads), or -errno when it could not be told (try again at the next audit). */
+static int is_kernel_thread(const char *pid)
 {
 	_cleanup_free_ char *text = NULL, *path = NULL;
 	const char *p;
 	unsigned long flags;
+	int r;
 
-	if (asprintf(&path, "/proc/%s/stat", pid) < 0 ||
-	    read_full_file(path, 4096, &text, NULL) < 0)
-		return false;
+	if (asprintf(&path, "/proc/%s/stat", pid) < 0)
+		return -ENOMEM;
+	r = read_full_file(path, 4096, &text, NULL);
+	if (r == -ENOENT)
+		return 0;
+	if (r < 0)
+		return r;
 	p = strrchr(text, ')'); /* comm may hold anything */
 	return p && sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %lu", &flags) == 1 &&
 	       (flags & 0x00200000UL);
@@ -731,23 +900,26 @@ static bool is_kernel_thread(const char *pid)
  */
 static void probe_initial_mount_ns(const struct namespace_target *ns, struct snapshot *s)
 {
-	static struct stat initial; /* kthreadd's namespace, once found */
+	/* kthreadd's namespace, once found; or that there is no kthreadd to find */
+	static struct stat initial;
+	static bool no_kthreadd;
 	struct stat self, kthread;
+	int r;
 
 	s->initial_mount_ns_unknown = false;
-	if (ns && !ns->own) {
-		if (fstat(ns->mntns_fd, &self) < 0) {
-			s->initial_mount_ns = false;
-			s->initial_mount_ns_unknown = true;
-			return;
-		}
-	} else if (stat("/proc/self/ns/mnt", &self) < 0) {
+	if (ns && !ns->own)
+		self = (struct stat){ .st_dev = ns->mntns_dev, .st_ino = ns->mntns };
+	else if (stat("/proc/self/ns/mnt", &self) < 0) {
 		s->initial_mount_ns = true; /* no namespaces at all */
 		return;
 	}
-	/* A kernel thread never changes namespace: once found, kthreadd's is known for good. */
+	/* A kernel thread never changes namespace: once found, kthreadd's is known for good; and
+	 * a /proc of another pid namespace never shows one (not looked for again each audit). */
 	if (!initial.st_ino) {
-		if (!is_kernel_thread("2") || stat("/proc/2/ns/mnt", &kthread) < 0) {
+		r = no_kthreadd ? 0 : is_kernel_thread("2");
+		if (r == 0)
+			no_kthreadd = true;
+		if (r <= 0 || stat("/proc/2/ns/mnt", &kthread) < 0) {
 			s->initial_mount_ns = false;
 			s->initial_mount_ns_unknown = true;
 			return;
@@ -796,17 +968,52 @@ static int read_sysctl(int *fd, const char *path, long *ret)
 	return read_long_fd(*fd, ret);
 }
 
-/* The pty sysctls are the kernel's, one set for every namespace: always read from the caller's
- * /proc/sys, never from a namespace's own (which may be anything). */
-static int probe_kernel(const struct namespace_target *ns, struct snapshot *s)
+int probe_kernel_facts_from_snapshot(const struct snapshot *s, struct probe_kernel_facts *ret)
+{
+	*ret = (struct probe_kernel_facts){
+		.hostname = strdup_or_null(s->hostname),
+		.kernel_release = strdup_or_null(s->kernel_release),
+		.pty_max = s->pty_max,
+		.pty_reserve = s->pty_reserve,
+		.pty_nr = s->pty_nr,
+		.user_namespaces_max = s->user_namespaces_max,
+	};
+	if ((s->hostname && !ret->hostname) || (s->kernel_release && !ret->kernel_release)) {
+		probe_kernel_facts_done(ret);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+void probe_kernel_facts_done(struct probe_kernel_facts *k)
+{
+	free(k->hostname);
+	free(k->kernel_release);
+	*k = (struct probe_kernel_facts){ 0 };
+}
+
+/* The pty sysctls are the kernel's, one set for every namespace (kernel.pty.* are the counters
+ * and limits of the one pty driver, whatever devpts instance a pty comes from): always read from
+ * the caller's /proc/sys, never from a namespace's own (which may be anything); given, when the
+ * caller read them once for many namespaces. */
+static int probe_kernel(const struct probe_options *opts, struct snapshot *s)
 {
 	static int fds[4] = { -1, -1, -1, -1 };
+	const struct namespace_target *ns = opts->ns;
 
-	(void)read_sysctl(&fds[0], "/proc/sys/kernel/pty/max", &s->pty_max);
-	(void)read_sysctl(&fds[1], "/proc/sys/kernel/pty/reserve", &s->pty_reserve);
-	(void)read_sysctl(&fds[2], "/proc/sys/kernel/pty/nr", &s->pty_nr);
-	if (read_sysctl(&fds[3], "/proc/sys/user/max_user_namespaces", &s->user_namespaces_max) < 0)
-		s->user_namespaces_max = 0;
+	if (opts->kernel) {
+		s->pty_max = opts->kernel->pty_max;
+		s->pty_reserve = opts->kernel->pty_reserve;
+		s->pty_nr = opts->kernel->pty_nr;
+		s->user_namespaces_max = opts->kernel->user_namespaces_max;
+	} else {
+		(void)read_sysctl(&fds[0], "/proc/sys/kernel/pty/max", &s->pty_max);
+		(void)read_sysctl(&fds[1], "/proc/sys/kernel/pty/reserve", &s->pty_reserve);
+		(void)read_sysctl(&fds[2], "/proc/sys/kernel/pty/nr", &s->pty_nr);
+		if (read_sysctl(&fds[3], "/proc/sys/user/max_user_namespaces",
+				&s->user_namespaces_max) < 0)
+			s->user_namespaces_max = 0;
+	}
 	probe_initial_mount_ns(ns, s);
 	return probe_idmaps(ns, s);
 }
@@ -818,11 +1025,16 @@ static int probe_identity(struct snapshot *s, const struct probe_options *opts,
 	gid_t gid;
 	int r;
 
-	if (uname(&u) < 0)
+	if (opts->kernel) {
+		s->hostname = strdup_or_null(opts->kernel->hostname);
+		s->kernel_release = strdup_or_null(opts->kernel->kernel_release);
+	} else if (uname(&u) == 0) {
+		s->hostname = strdup(u.nodename);
+		s->kernel_release = strdup(u.release);
+	} else
 		return -errno;
-	s->hostname = strdup(u.nodename);
-	s->kernel_release = strdup(u.release);
-	if (!s->hostname || !s->kernel_release)
+	if ((!s->hostname && (!opts->kernel || opts->kernel->hostname)) ||
+	    (!s->kernel_release && (!opts->kernel || opts->kernel->kernel_release)))
 		return -ENOMEM;
 	/* The configuration's TTYGroup=, else group tty as grantpt() and the kernel's users
 	 * understand it; 5 only when the database has no such group. A database that cannot be
@@ -938,13 +1150,15 @@ int probe_base(const struct probe_options *opts, struct snapshot **ret, struct p
 		return -ENOMEM;
 	}
 
+	/* The directories of the namespace stay open from here to the end of probe_details(). */
+	ns_dirs_begin(opts->ns);
 	r = probe_mounts(s, opts, err);
 	if (r < 0)
 		return r;
 	r = probe_identity(s, opts, err);
 	if (r < 0)
 		return r;
-	r = probe_kernel(opts->ns, s);
+	r = probe_kernel(opts, s);
 	if (r < 0)
 		return r;
 	r = probe_namespace(opts, s);
@@ -962,7 +1176,8 @@ int probe_base(const struct probe_options *opts, struct snapshot **ret, struct p
 	return 0;
 }
 
-int probe_details(const struct probe_options *opts, struct snapshot *s, const struct analysis *a)
+static int probe_details_in(const struct probe_options *opts, struct snapshot *s,
+			    const struct analysis *a)
 {
 	int r;
 
@@ -990,6 +1205,14 @@ int probe_details(const struct probe_options *opts, struct snapshot *s, const st
 	if (other)
 		return namespace_target_check(ns);
 	return 0;
+}
+
+int probe_details(const struct probe_options *opts, struct snapshot *s, const struct analysis *a)
+{
+	int r = probe_details_in(opts, s, a);
+
+	ns_dirs_end(opts ? opts->ns : NULL);
+	return r;
 }
 
 int probe_allocation_into(const struct probe_options *opts, struct snapshot *s, int mntns_fd,

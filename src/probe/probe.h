@@ -13,6 +13,18 @@
 
 struct namespace_target;
 
+/* What the kernel says alike to every mount namespace: the host's name and release (uname(2) of
+ * our own UTS namespace) and the sysctls the probe reads (always the caller's /proc/sys). An
+ * audit of many namespaces takes them once, from the host's snapshot, and hands them to each
+ * (probe_options.kernel) instead of asking the kernel again for every namespace. */
+struct probe_kernel_facts {
+	char *hostname, *kernel_release;
+	long pty_max, pty_reserve, pty_nr, user_namespaces_max;
+};
+/* A copy of s's; 0 or -ENOMEM. */
+int probe_kernel_facts_from_snapshot(const struct snapshot *s, struct probe_kernel_facts *ret);
+void probe_kernel_facts_done(struct probe_kernel_facts *k);
+
 struct probe_options {
 	bool skip_holders;	  /* never scan /proc/<pid>/fd */
 	bool need_mountinfo_text; /* snapshot, initramfs-record: keep the raw text */
@@ -40,6 +52,8 @@ struct probe_options {
 	/* The host's serving instance, recorded in a namespace's snapshot for
 	 * devpts-host-instance; NULL: the pipeline reads the host itself. */
 	const struct host_serving *host;
+	/* Those facts, read once for a run over many namespaces; NULL: read here. */
+	const struct probe_kernel_facts *kernel;
 };
 
 /* The first pass: the mount table, hostname and kernel, the tty group, fstab, /dev/ptmx and the

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -109,6 +110,12 @@ int read_full_fd(int fd, size_t max_size, char **ret, size_t *ret_size)
 	return read_fd_stat(fd, NULL, max_size, ret, ret_size);
 }
 
+int read_kernel_fd(int fd, size_t max_size, char **ret, size_t *ret_size)
+{
+	/* A stat that says nothing (st_size 0, as /proc's say anyway): no fstat() to learn it. */
+	return read_fd_stat(fd, &(struct stat){ 0 }, max_size, ret, ret_size);
+}
+
 int read_regular_fd(int fd, size_t max_size, char **ret, size_t *ret_size)
 {
 	struct stat st;
@@ -139,6 +146,37 @@ int read_full_file(const char *path, size_t max_size, char **ret, size_t *ret_si
 const char *read_error_string(int r)
 {
 	return r == -EBADFD ? "not a regular file" : strerror(-r);
+}
+
+#define DIR_READER_BUF (32u << 10)
+
+int dir_reader_next(struct dir_reader *d, const char **ret_name)
+{
+	const struct dirent64 *de;
+
+	if (d->pos >= d->end) {
+		ssize_t n;
+
+		if (!d->buf && !(d->buf = malloc(DIR_READER_BUF)))
+			return -ENOMEM;
+		n = getdents64(d->fd, d->buf, DIR_READER_BUF);
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			return 0;
+		d->pos = 0;
+		d->end = (size_t)n;
+	}
+	de = (const struct dirent64 *)(d->buf + d->pos);
+	d->pos += de->d_reclen;
+	*ret_name = de->d_name;
+	return 1;
+}
+
+void dir_reader_done(struct dir_reader *d)
+{
+	free(d->buf);
+	*d = (struct dir_reader){ .fd = d->fd };
 }
 
 /* The integer of a sysctl's text. */

@@ -24,6 +24,10 @@ int read_file_flags(const char *path, int flags, size_t max_size, char **ret, si
 int read_regular_fd(int fd, size_t max_size, char **ret, size_t *ret_size);
 /* Any readable descriptor (standard input), to its end. */
 int read_full_fd(int fd, size_t max_size, char **ret, size_t *ret_size);
+/* A file of /proc or /sys that we named (/proc/PID/mountinfo, /proc/PID/cgroup), which no
+ * process can replace with a FIFO or a device: read to its end without the fstat(2) of the
+ * regular-file check. Never for a path a user may have put something at. */
+int read_kernel_fd(int fd, size_t max_size, char **ret, size_t *ret_size);
 /* strerror(-r), with -EBADFD of the readers above as "not a regular file". */
 const char *read_error_string(int r);
 
@@ -33,6 +37,18 @@ const char *read_error_string(int r);
  * AT_SYMLINK_NOFOLLOW (and AT_EMPTY_PATH). Fills the fields of struct stat that statx gives. */
 struct stat;
 int stat_nosync(int dirfd, const char *path, int flags, struct stat *ret);
+
+/* A directory read with getdents64(2) straight from a descriptor the caller opened (and still
+ * owns): readdir() on fdopendir() would cost an fstat(2) and two fcntl(2) more. */
+struct dir_reader {
+	int fd;
+	char *buf;
+	size_t pos, end;
+};
+/* The next entry of d ("." and ".." included): 1 and *ret_name (valid until the next call),
+ * 0 at the end, or -errno. dir_reader_done() frees the buffer, not the descriptor. */
+int dir_reader_next(struct dir_reader *d, const char **ret_name);
+void dir_reader_done(struct dir_reader *d);
 
 /* Read a file holding one integer (a sysctl). */
 int read_long_file(const char *path, long *ret);

@@ -1,11 +1,15 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* The helpers of src/util: the hash index, string lists, the path prefix test and the group
- * lookup. */
+/* The helpers of src/util: the hash index, string lists, the path prefix test, the group
+ * lookup, the directory reader and the reading of kernel files. */
 #include <errno.h>
+#include <fcntl.h>
 #include <grp.h>
+#include <limits.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "test.h"
 #include "util/escape.h"
@@ -254,8 +258,68 @@ static void test_cescape(void)
 	EXPECT_STR(buf, "ok \\x1b[31m\\\\");
 }
 
+/* dir_reader lists every entry once, over several getdents64 buffers; read_kernel_fd reads a
+ * /proc file whole (beyond one read's worth) without an fstat. */
+static void test_dir_reader(void)
+{
+	char dir[] = "/tmp/ptsguard-dirreader-XXXXXX", p[PATH_MAX];
+	_cleanup_free_ char *text = NULL;
+	unsigned seen = 0, dots = 0, n = 2000;
+	struct dir_reader d = { 0 };
+	const char *name;
+	size_t size = 0;
+	int fd, r;
+
+	if (!mkdtemp(dir)) {
+		EXPECT(false);
+		return;
+	}
+	for (unsigned i = 0; i < n; i++) {
+		snprintf(p, sizeof(p), "%s/entry-with-a-long-name-%u", dir, i);
+		fd = open(p, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+		EXPECT(fd >= 0);
+		if (fd >= 0)
+			close(fd);
+	}
+	d.fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	EXPECT(d.fd >= 0);
+	while ((r = dir_reader_next(&d, &name)) > 0) {
+		unsigned k;
+
+		if (streq(name, ".") || streq(name, "..")) {
+			dots++;
+			continue;
+		}
+		EXPECT(sscanf(name, "entry-with-a-long-name-%u", &k) == 1 && k < n);
+		seen++;
+	}
+	EXPECT_INT(r, 0);
+	EXPECT_INT(seen, n);
+	EXPECT_INT(dots, 2);
+	dir_reader_done(&d);
+	close(d.fd);
+	snprintf(p, sizeof(p), "rm -rf '%s'", dir);
+	(void)!system(p);
+
+	/* A closed descriptor: the error, not an end. */
+	d = (struct dir_reader){ .fd = -EBADF };
+	EXPECT_INT(dir_reader_next(&d, &name), -EBADF);
+	dir_reader_done(&d);
+
+	fd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
+	EXPECT(fd >= 0);
+	EXPECT_INT(read_kernel_fd(fd, 1 << 20, &text, &size), 0);
+	EXPECT(text && size > 0 && strlen(text) == size && text[size - 1] == '\n');
+	close(fd);
+	free(TAKE_PTR(text));
+	fd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
+	EXPECT_INT(read_kernel_fd(fd, 10, &text, &size), -EFBIG);
+	close(fd);
+}
+
 int main(void)
 {
+	test_dir_reader();
 	test_cescape();
 	test_hash_index_basic();
 	test_hash_index_collisions();
