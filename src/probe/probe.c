@@ -783,12 +783,12 @@ static int helpers_in_root(struct helper_search *h, struct snapshot *s, const ch
 			if (!d)
 				return -ENOMEM;
 		}
+		/* Else one openat2 (when missing); also when the directory could not be opened to
+		 * be read, but may be searched. */
 		if (d && d->fd >= 0)
 			r = helper_lookup(h, d, slash + 1, &st);
-		else if (d)
-			r = d->fd; /* its directory is not there */
 		else
-			r = ns_lstat_whole(h->ns, pattern, &st); /* one openat2 when missing */
+			r = ns_lstat_whole(h->ns, pattern, &st);
 		if (r == -ENOMEM)
 			return r;
 		return r < 0 ? 0 : add_helper_stat(h->ns, s, pattern, st);
