@@ -612,13 +612,13 @@ struct helper_lookup {
 /*
  * A directory of the pt_chown patterns in a namespace that a wildcard component is matched in
  * ("/usr/lib", "/lib"): opened once under the root, its entries read once, and the lookups
- * below it remembered. Another such directory that is the same (same mount, same inode: /lib
- * and /usr/lib with a merged /usr) is not searched again: what was found in the first is what
- * is there, under the other's name.
+ * below it remembered. Another such directory that is the same (a symlink in the root to the
+ * first, or the same mount and inode: /lib and /usr/lib with a merged /usr) is not searched
+ * again: what was found in the first is what is there, under the other's name.
  */
 struct helper_dir {
 	char *path; /* "/usr/lib", without a trailing slash */
-	int fd;	    /* -errno when it could not be opened */
+	int fd;	    /* -errno when it could not be opened; -EBADF when it is another's alias */
 	uint64_t mnt_id;
 	ino_t ino;
 	struct helper_dir *same; /* an earlier one that is this directory, or NULL */
@@ -667,6 +667,29 @@ static int helper_dir_list(struct helper_dir *d)
 	return 0;
 }
 
+/* The directory searched before that path names through a symlink in the root: "/lib" when it
+ * is a symlink to usr/lib (a merged /usr) resolves under the root exactly as "/usr/lib" does,
+ * which one readlinkat(2) tells without opening it. NULL when it is none (or not a symlink). */
+static struct helper_dir *helper_dir_alias(struct helper_search *h, const char *path)
+{
+	char target[PATH_MAX];
+	const char *t = target;
+	ssize_t n;
+
+	if (path[0] != '/' || strchr(path + 1, '/'))
+		return NULL; /* a single component in the root only */
+	n = readlinkat(h->ns->root_fd, path + 1, target, sizeof(target) - 1);
+	if (n <= 0)
+		return NULL;
+	target[n] = 0;
+	if (t[0] == '/')
+		t++;
+	for (size_t i = 0; i < h->n_dirs; i++)
+		if (h->dirs[i].fd >= 0 && streq(h->dirs[i].path + 1, t))
+			return &h->dirs[i];
+	return NULL;
+}
+
 /* The searched directory at path (one a wildcard pattern names, without the trailing slash),
  * opened and listed at first use; NULL when out of memory. */
 static struct helper_dir *helper_dir(struct helper_search *h, const char *path)
@@ -684,6 +707,11 @@ static struct helper_dir *helper_dir(struct helper_search *h, const char *path)
 	if (!d->path)
 		return NULL;
 	h->n_dirs++;
+	d->same = helper_dir_alias(h, path);
+	if (d->same) {
+		d->same = d->same->same ?: d->same;
+		return d;
+	}
 	d->fd = ns_open(h->ns, path, O_RDONLY | O_DIRECTORY | O_NONBLOCK);
 	if (d->fd < 0)
 		return d;
@@ -741,7 +769,7 @@ static int helper_lookup(struct helper_search *h, struct helper_dir *d, const ch
 	owner->n_lookups++;
 	/* One component: looked up in the open directory. More: resolved whole under the root (a
 	 * symlink among them must stay under it). */
-	l->r = stat_in_dir(d->fd, rel, &l->st);
+	l->r = stat_in_dir(owner->fd, rel, &l->st);
 	if (l->r == -EINVAL) {
 		if (asprintf(&path, "%s/%s", d->path, rel) < 0) {
 			path = NULL;
@@ -785,7 +813,7 @@ static int helpers_in_root(struct helper_search *h, struct snapshot *s, const ch
 		}
 		/* Else one openat2 (when missing); also when the directory could not be opened to
 		 * be read, but may be searched. */
-		if (d && d->fd >= 0)
+		if (d && (d->same ?: d)->fd >= 0)
 			r = helper_lookup(h, d, slash + 1, &st);
 		else
 			r = ns_lstat_whole(h->ns, pattern, &st);
@@ -804,7 +832,7 @@ static int helpers_in_root(struct helper_search *h, struct snapshot *s, const ch
 	d = helper_dir(h, dir);
 	if (!d)
 		return -ENOMEM; /* every wildcard pattern's directory is one */
-	if (d->fd < 0)
+	if ((d->same ?: d)->fd < 0)
 		return 0;
 	r = 0;
 	names = (d->same ?: d)->names;

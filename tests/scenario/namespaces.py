@@ -300,6 +300,29 @@ def ns_symlink_escape(sc):
         found = [f for f in inner.get("findings", []) if f["id"] == "pt-chown-setuid"]
         sc.check.eq(sorted(h.get("path") for f in found for h in f["evidence"]["helpers"]), expected,
                     "multiarch helpers with /lib %s" % lib)
+    # Helpers at fixed paths below /usr/lib (one component, and misc/), with /lib a link to it
+    # written three ways: each found under both names; and a /lib leading outside the root
+    # finds nothing of the host's.
+    os.unlink(os.path.join(root, "usr/lib/pt_chown"))
+    os.makedirs(os.path.join(root, "usr/lib/misc"))
+    for f in ("usr/lib/pt_chown", "usr/lib/misc/pt_chown"):
+        shutil.copyfile("/bin/true", os.path.join(root, f))
+        os.chmod(os.path.join(root, f), 0o4755)
+    usr_lib = ["/usr/lib/misc/pt_chown", "/usr/lib/pt_chown", "/usr/lib/x86_64-linux-gnu/pt_chown"]
+    os.makedirs(os.path.join(w, "host-lib/x86_64-linux-gnu"))
+    shutil.copyfile("/bin/true", os.path.join(w, "host-lib/x86_64-linux-gnu/pt_chown"))
+    os.chmod(os.path.join(w, "host-lib/x86_64-linux-gnu/pt_chown"), 0o4755)
+    for link, expected in (("usr/lib", ["/lib/pt_chown", "/lib/x86_64-linux-gnu/pt_chown"] + usr_lib),
+                           ("/usr/lib", ["/lib/pt_chown", "/lib/x86_64-linux-gnu/pt_chown"] + usr_lib),
+                           ("/../../usr/lib", ["/lib/pt_chown", "/lib/x86_64-linux-gnu/pt_chown"] + usr_lib),
+                           (os.path.join(w, "host-lib"), usr_lib)):
+        os.unlink(os.path.join(root, "lib"))
+        os.symlink(link, os.path.join(root, "lib"))
+        r = sc.run_ptsguard("audit", "--namespace", str(t.pid), "--json")
+        inner = (json.loads(r.stdout).get("namespaces") or [{}])[0].get("report") or {}
+        found = [f for f in inner.get("findings", []) if f["id"] == "pt-chown-setuid"]
+        sc.check.eq(sorted(h.get("path") for f in found for h in f["evidence"]["helpers"]), expected,
+                    "helpers with /lib -> %s" % link)
     # A FIFO where /etc/group is read: the audit neither blocks nor reads it.
     os.unlink(os.path.join(root, "etc/group"))
     os.mkfifo(os.path.join(root, "etc/group"))
