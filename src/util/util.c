@@ -45,6 +45,7 @@ static int read_fd_stat(int fd, const struct stat *st, size_t max_size, char **r
 	_cleanup_free_ char *buf = NULL;
 	size_t size = 0, allocated = 0;
 	struct stat own;
+	bool regular;
 
 	if (!st && fstat(fd, &own) == 0)
 		st = &own;
@@ -62,7 +63,9 @@ static int read_fd_stat(int fd, const struct stat *st, size_t max_size, char **r
 	if (!buf)
 		return -ENOMEM;
 
+	regular = st && S_ISREG(st->st_mode) && st->st_size > 0;
 	for (;;) {
+		size_t asked;
 		ssize_t n;
 
 		if (size + 1 >= allocated) {
@@ -80,7 +83,8 @@ static int read_fd_stat(int fd, const struct stat *st, size_t max_size, char **r
 			buf = p;
 			allocated = na;
 		}
-		n = read(fd, buf + size, allocated - size - 1);
+		asked = allocated - size - 1;
+		n = read(fd, buf + size, asked);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
@@ -89,6 +93,12 @@ static int read_fd_stat(int fd, const struct stat *st, size_t max_size, char **r
 		if (n == 0)
 			break;
 		size += (size_t)n;
+		/* A regular file that gave all its stat promised and less than was asked is at its
+		 * end: a read(2) that would return 0 is not needed to learn it (one system call per
+		 * file; a file growing meanwhile is read as it was, as it would be a moment later).
+		 */
+		if (regular && size == (size_t)st->st_size && (size_t)n < asked)
+			break;
 	}
 	if (size > max_size)
 		return -EFBIG;
