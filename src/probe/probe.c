@@ -1020,10 +1020,11 @@ void probe_kernel_facts_done(struct probe_kernel_facts *k)
 	*k = (struct probe_kernel_facts){ 0 };
 }
 
-/* The pty sysctls are the kernel's, one set for every namespace (kernel.pty.* are the counters
- * and limits of the one pty driver, whatever devpts instance a pty comes from): always read from
+/* The pty sysctls are the kernel's, one set for every namespace (kernel.pty.* are plain globals
+ * of devpts, shared by all its instances, whatever instance a pty comes from): always read from
  * the caller's /proc/sys, never from a namespace's own (which may be anything); given, when the
- * caller read them once for many namespaces. */
+ * caller read them once for many namespaces. user.max_user_namespaces is per user namespace,
+ * but read as ours, the caller's, as it always was. */
 static int probe_kernel(const struct probe_options *opts, struct snapshot *s)
 {
 	static int fds[4] = { -1, -1, -1, -1 };
