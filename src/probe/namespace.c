@@ -17,14 +17,16 @@
 #include "util/limits.h"
 #include "util/util.h"
 
-/* The directories ns_lstat() resolved, by path; fd -errno when the directory could not be. */
+/* A directory ns_lstat() resolved, by path; fd -errno when it could not be. */
+struct ns_dir {
+	char *path;
+	int fd;
+};
+
 struct ns_dirs {
-	bool active;
+	bool active; /* between ns_dirs_begin() and ns_dirs_end() */
 	size_t n, allocated;
-	struct ns_dir {
-		char *path;
-		int fd;
-	} * items;
+	struct ns_dir *items;
 };
 
 static void ns_dirs_close(struct ns_dirs *d)
@@ -251,7 +253,7 @@ int stat_in_dir(int dirfd, const char *name, struct stat *st)
 
 /* The directory dir of t, resolved under its root once in the scope of ns_dirs_begin(): a
  * descriptor owned by t->dirs, or -errno (also kept: a /dev that is not there is looked for
- * once). -ENOENT from the cache itself would be wrong: -EAGAIN when there is no scope. */
+ * once); -EAGAIN outside the scope or out of memory, when the caller resolves the path whole. */
 static int ns_dir_fd(const struct namespace_target *t, const char *dir)
 {
 	struct ns_dirs *d = t->dirs;
