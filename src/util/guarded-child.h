@@ -35,12 +35,30 @@
  * answering, so whatever it opened is closed.
  *
  * Returns negative errno and does not log.
+ *
+ * A guarded worker (guarded_worker_*) is the same guarded process serving many requests: what
+ * the allocation probe of every namespace of an audit runs in. It is one fork of the caller
+ * (not a clone sharing its memory: it works while the caller goes on, and must not share its
+ * errno, its malloc or a sanitizer's state), started at the first request, with exactly the
+ * credentials, capabilities and flags above; it closes every descriptor but 0, 1, 2 and its
+ * end of a SOCK_SEQPACKET socket pair. Each request is one datagram on it, with at most one
+ * descriptor (SCM_RIGHTS: a namespace's root, say), which the worker closes once the work is
+ * done; each answer is one datagram back, numbered like its request. The work runs in the
+ * worker's own copy of the caller's memory, so it must not rely on anything the caller changes
+ * after the worker started, and runs with every signal blocked. While a request is out, its
+ * answer is awaited by poll() on the socket and the worker's pidfd until the request's
+ * deadline: a worker stopped or hung past it, killed, or gone without answering is killed and
+ * reaped, the request reported -ECANCELED, and the next request starts a new worker. The
+ * bounding-set loop and the other prctl calls of the drop are thus paid once per worker, not
+ * once per request.
  */
 #pragma once
 
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+
+#include "util/macro.h"
 
 /* The most an answer may hold. */
 #define GUARD_ANSWER_MAX 1024
@@ -72,3 +90,42 @@ struct guarded_result {
  * without answering (the caller may try again); another negative errno when it could not be
  * started. */
 int guarded_child_run(const struct guarded_child *c, void *answer, struct guarded_result *ret);
+
+/* The most a request to a worker may hold. */
+#define GUARD_REQUEST_MAX 256
+
+struct guarded_worker;
+
+struct guarded_request {
+	uid_t uid; /* as for struct guarded_child; a worker running as another */
+	gid_t gid; /* user, or another work, is stopped and a new one started */
+	/* In the worker, privileges dropped: fill answer (answer_size bytes, zeroed before) from
+	 * the request's bytes and its descriptor (-1: none), which is closed afterwards. */
+	void (*work)(int fd, const void *request, void *answer);
+	int fd; /* >= 0: handed to the worker with the request (ours stays open) */
+	const void *request;
+	size_t request_size; /* at most GUARD_REQUEST_MAX */
+	size_t answer_size;  /* at most GUARD_ANSWER_MAX */
+	uint64_t deadline_usec; /* from submission to answer */
+};
+
+/* A worker with no process yet: one starts at the first request. */
+int guarded_worker_new(struct guarded_worker **ret);
+/* Kill and reap its process, if any. NULL-safe. */
+struct guarded_worker *guarded_worker_free(struct guarded_worker *w);
+DEFINE_POINTER_CLEANUP(struct guarded_worker, guarded_worker_free)
+
+/* Hand q to the worker, starting one when there is none (or it runs as another user, or was
+ * found gone), and return at once: the worker works while the caller goes on. One request is
+ * out at a time: the answer of one still out is awaited and dropped first. 0, or a negative
+ * errno when no worker could be started or given the request (the caller may report it as
+ * guarded_child_run() failing to start). q and what it points to need not outlive the call. */
+int guarded_worker_submit(struct guarded_worker *w, const struct guarded_request *q);
+/* The answer to the request out: as guarded_child_run() (0 with answer filled or
+ * ret->setup_error set; -ECANCELED when the worker was stopped or hung past the deadline,
+ * killed, or died without answering: it is gone, the next submission starts a new one).
+ * -ENOENT when no request is out. */
+int guarded_worker_collect(struct guarded_worker *w, void *answer, struct guarded_result *ret);
+/* Both. */
+int guarded_worker_request(struct guarded_worker *w, const struct guarded_request *q, void *answer,
+			   struct guarded_result *ret);

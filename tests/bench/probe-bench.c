@@ -74,7 +74,7 @@ int main(int argc, char **argv)
 		{ "processes", required_argument, NULL, 'p' },
 		{},
 	};
-	struct alloc_options o = { .mntns_fd = -1, .root_fd = -1 };
+	struct alloc_options o = { .root_fd = -1 };
 	int runs = 200, extra = 0, c, failed = 0;
 	double *ms, *fork_ms, *clone_ms, floor_median;
 	size_t stack_size = 64 * 1024;

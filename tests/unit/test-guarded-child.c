@@ -322,7 +322,7 @@ static unsigned count_processes(void)
 
 static void many_processes(void)
 {
-	struct alloc_options o = { .uid = 65534, .gid = 65534, .mntns_fd = -1, .root_fd = -1 };
+	struct alloc_options o = { .uid = 65534, .gid = 65534, .root_fd = -1 };
 	struct alloc_probe p = { 0 };
 	pid_t kids[1000];
 	int n = 0, r;
