@@ -95,10 +95,32 @@ int load_snapshot_file(const char *path, struct snapshot **ret)
 	return 0;
 }
 
+/* One guarded worker for every allocation probe of the command (the host and each namespace):
+ * started at the first probe, killed by cli_probe_worker_done(). */
+static struct guarded_worker *probe_worker;
+
+struct guarded_worker *cli_probe_worker(void)
+{
+	/* Out of memory: NULL, and the pipeline makes one of its own (or fails the same way). */
+	if (!probe_worker)
+		(void)guarded_worker_new(&probe_worker);
+	return probe_worker;
+}
+
+void cli_probe_worker_done(void)
+{
+	probe_worker = guarded_worker_free(probe_worker);
+}
+
 int run_pipeline(const struct audit_target *t, const struct config *c, struct audit_result *ret)
 {
+	struct audit_target u = *t;
 	struct parse_error err;
-	int r = pipeline_run(t, c, ret, &err);
+	int r;
+
+	if (!u.probe_worker)
+		u.probe_worker = cli_probe_worker();
+	r = pipeline_run(&u, c, ret, &err);
 
 	if (r == -EINVAL && err.line)
 		log_error("/proc/self/mountinfo line %u: %s", err.line, err.message);
@@ -167,8 +189,13 @@ int run_namespace(const char *cmd, const struct audit_target *t, const struct co
 		  struct audit_result *ret)
 {
 	pid_t pid = t->probe.ns->pid;
+	struct audit_target u = *t;
 	struct parse_error err;
-	int r = pipeline_run(t, c, ret, &err);
+	int r;
+
+	if (!u.probe_worker)
+		u.probe_worker = cli_probe_worker();
+	r = pipeline_run(&u, c, ret, &err);
 
 	if (r == -ESRCH)
 		log_error("%s: process %d exited during the audit of its namespace", cmd, (int)pid);

@@ -240,7 +240,8 @@ static int audit_target_ns(struct namespaces_output *out, const struct namespace
 				       .probe.host = &out->host,
 				       .probe.skip_allocation = out->args->no_probe,
 				       .holders = listed ? listed_holders : NULL,
-				       .userdata = (void *)listed };
+				       .userdata = (void *)listed,
+				       .probe_worker = cli_probe_worker() };
 	uint64_t t0 = now_usec(CLOCK_MONOTONIC);
 	struct container c;
 	struct audit_result res;

@@ -76,8 +76,7 @@ static bool drop_privileges(uid_t uid, gid_t gid)
 		;
 	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
 		return false;
-	if (syscall(SYS_SETGROUPS, 0, NULL) < 0 ||
-	    syscall(SYS_SETRESGID, gid, gid, gid) < 0 ||
+	if (syscall(SYS_SETGROUPS, 0, NULL) < 0 || syscall(SYS_SETRESGID, gid, gid, gid) < 0 ||
 	    syscall(SYS_SETRESUID, (uid_t)-1, uid, (uid_t)-1) < 0)
 		return false;
 	/* Leaving euid 0 clears the effective set only (the real uid is still 0), and a caller
@@ -299,6 +298,27 @@ struct guarded_worker {
 	size_t answer_size;
 };
 
+/* In the worker: close every descriptor of the parent's but the socket, and standard error when
+ * it is not a terminal (a sanitizer's report goes there): the worker outlives the passes of an
+ * audit, and would otherwise count among the holders of the terminal it was started from. */
+static void close_all_but(int sock)
+{
+	int keep[2] = { sock, isatty(2) || sock == 2 ? -1 : 2 };
+	unsigned from = 0;
+
+	if (keep[1] >= 0 && keep[1] < keep[0]) {
+		keep[1] = keep[0];
+		keep[0] = 2;
+	}
+	FOREACH_ARRAY (k, keep, ELEMENTSOF(keep))
+		if (*k >= 0) {
+			if ((unsigned)*k > from)
+				(void)close_range(from, (unsigned)*k - 1, 0);
+			from = (unsigned)*k + 1;
+		}
+	(void)close_range(from, ~0U, 0);
+}
+
 /* The worker: guarded like the child above, then one request after the other until the caller
  * closes its end (or kills it). A worker that could not drop its privileges says so to the first
  * request and exits. */
@@ -306,10 +326,7 @@ _Noreturn static void worker_main(const struct guarded_worker *w, int sock, pid_
 {
 	int step, setup_errno = 0;
 
-	/* Nothing of the parent's but the socket. */
-	if (sock > 3)
-		(void)close_range(3, (unsigned)sock - 1, 0);
-	(void)close_range((unsigned)sock + 1, ~0U, 0);
+	close_all_but(sock);
 	step = guard(w->uid, w->gid, parent);
 	if (step != SETUP_NONE)
 		setup_errno = errno ?: EIO;
@@ -371,7 +388,8 @@ static void worker_stop(struct guarded_worker *w)
 
 	if (w->pid > 0) {
 		(void)kill(w->pid, SIGKILL);
-		while (waitid(P_PID, (id_t)w->pid, &(siginfo_t){ 0 }, WEXITED) < 0 && errno == EINTR)
+		while (waitid(P_PID, (id_t)w->pid, &(siginfo_t){ 0 }, WEXITED) < 0 &&
+		       errno == EINTR)
 			;
 	}
 	if (w->sock >= 0)

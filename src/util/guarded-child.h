@@ -104,8 +104,8 @@ struct guarded_request {
 	void (*work)(int fd, const void *request, void *answer);
 	int fd; /* >= 0: handed to the worker with the request (ours stays open) */
 	const void *request;
-	size_t request_size; /* at most GUARD_REQUEST_MAX */
-	size_t answer_size;  /* at most GUARD_ANSWER_MAX */
+	size_t request_size;	/* at most GUARD_REQUEST_MAX */
+	size_t answer_size;	/* at most GUARD_ANSWER_MAX */
 	uint64_t deadline_usec; /* from submission to answer */
 };
 

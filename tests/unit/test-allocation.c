@@ -136,13 +136,10 @@ int main(void)
 	root_fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	snprintf(path, sizeof(path), "/proc/%d/root/tmp/ptsguard-alloc-root", (int)pid);
 	good_root_fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	CHECK_MSG(root_fd >= 0 && good_root_fd >= 0,
-		  "cannot open the child's: %m");
+	CHECK_MSG(root_fd >= 0 && good_root_fd >= 0, "cannot open the child's: %m");
 
-	probe_expect("the child's namespace", root_fd, ALLOC_STEP_OPEN_PTMX, ENOENT,
-		     NULL);
-	probe_expect("the child's namespace, a healthy root", good_root_fd, -1, 0,
-		     "/dev/pts/0");
+	probe_expect("the child's namespace", root_fd, ALLOC_STEP_OPEN_PTMX, ENOENT, NULL);
+	probe_expect("the child's namespace, a healthy root", good_root_fd, -1, 0, "/dev/pts/0");
 	/* And here again: entering another namespace in the child left ours alone. */
 	probe_expect("this namespace, after", -1, -1, 0, "/dev/pts/0");
 
