@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * A short piece of work done in a child as an unprivileged user, safe from other processes of
- * that user: what repair's verification and the allocation probe run in.
+ * that user: what repair's verification runs in; and the same guarded process as a worker
+ * serving many requests (below): what the allocation probes of a run are made in.
  *
  * The child keeps its parent's real and saved uid (0 for root; for a caller that is another
  * user with capabilities, that user) and takes the user asked for as its effective uid, hence
