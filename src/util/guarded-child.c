@@ -335,7 +335,7 @@ _Noreturn static void worker_main(const struct guarded_worker *w, int sock, pid_
 			struct cmsghdr h;
 			char buf[CMSG_SPACE(sizeof(int))];
 		} control;
-		struct wire_request q;
+		struct wire_request q = { 0 };
 		struct wire_answer a;
 		struct iovec iov = { .iov_base = &q, .iov_len = sizeof(q) };
 		struct msghdr mh = { .msg_iov = &iov,
