@@ -209,11 +209,12 @@ static void guarded_against_nobody(const char *what, uid_t parent_uid, bool setp
 	int p[2], r, status;
 	pid_t pid;
 
-	snprintf(done_path, sizeof(done_path), "/tmp/watcher-done-%u", (unsigned)parent_uid);
-	snprintf(ready_path, sizeof(ready_path), "/tmp/child-ready-%u", (unsigned)parent_uid);
-	/* Left by the run before (the child and the worker are each looked at). */
-	(void)unlink(done_path);
-	(void)unlink(ready_path);
+	/* Paths of this run's own (the child and the worker are each looked at, and a parent
+	 * that is not root may not remove what nobody left in /tmp). */
+	snprintf(done_path, sizeof(done_path), "/tmp/watcher-done-%u-%d", (unsigned)parent_uid,
+		 worker);
+	snprintf(ready_path, sizeof(ready_path), "/tmp/child-ready-%u-%d", (unsigned)parent_uid,
+		 worker);
 	if (pipe2(p, O_CLOEXEC) < 0)
 		return;
 	pid = fork();
