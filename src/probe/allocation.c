@@ -70,14 +70,13 @@ static int pts_name(unsigned n, char *buf, size_t size)
 	return 0;
 }
 
-/* The work of a request: root is the namespace's root (closed by the worker afterwards), or -1.
- * Every descriptor opened here is closed before the answer goes back. */
+/* The work of a request: root is the namespace's root, or -1. */
 static void allocate(int root, const void *request, void *answer)
 {
 	const int flags = O_RDWR | O_NOCTTY | O_CLOEXEC;
 	struct answer *a = answer;
 	struct stat by_name, peer_st;
-	int master, slave = -1, peer = -1, p, unlock = 0, ptn_errno = 0;
+	int master, slave, peer, p, unlock = 0, ptn_errno = 0;
 
 	(void)request;
 	errno = 0;
@@ -96,38 +95,33 @@ static void allocate(int root, const void *request, void *answer)
 	 * EINVAL there). */
 	errno = ptn_errno == ENOTTY ? EINVAL : ptn_errno;
 	if (!step(a, ALLOC_STEP_GRANTPT, ptn_errno == 0))
-		goto out;
+		return;
 	/* unlockpt(): TIOCSPTLCK; glibc takes EINVAL (no such ioctl) as unlocked. */
 	errno = 0;
 	if (ioctl(master, TIOCSPTLCK, &unlock) < 0 && errno == EINVAL)
 		errno = 0;
 	if (!step(a, ALLOC_STEP_UNLOCKPT, errno == 0))
-		goto out;
+		return;
 	/* ptsname_r(): its TIOCGPTN is the one above, which succeeded. */
 	errno = pts_name((unsigned)p, a->ptsname, sizeof(a->ptsname));
 	if (!step(a, ALLOC_STEP_PTSNAME, errno == 0)) {
 		a->ptsname[0] = 0;
-		goto out;
+		return;
 	}
 	errno = 0;
 	slave = open_in(root, a->ptsname, flags);
 	if (!step(a, ALLOC_STEP_OPEN_SLAVE, slave >= 0 && fstat(slave, &by_name) == 0))
-		goto out;
+		return;
 	peer = ioctl(master, TIOCGPTPEER, flags);
 	if (!step(a, ALLOC_STEP_PEER, peer >= 0 && fstat(peer, &peer_st) == 0))
-		goto out;
+		return;
 	/* The same pty: one devpts instance (st_dev) and one index (st_rdev); two instances
 	 * number their slaves alike. */
 	a->n_steps = ALLOC_STEP_COMPARE + 1;
 	a->mismatch = !S_ISCHR(by_name.st_mode) || by_name.st_dev != peer_st.st_dev ||
 		      by_name.st_rdev != peer_st.st_rdev;
-out:
-	/* The worker lives on: the pty goes now, before the answer (its /dev/pts/N with it). */
-	if (peer >= 0)
-		close(peer);
-	if (slave >= 0)
-		close(slave);
-	close(master);
+	/* The worker closes every descriptor opened here before it answers: the pty is gone (its
+	 * /dev/pts/N with it) once the answer is in. */
 }
 
 int probe_allocation_submit(struct guarded_worker *w, const struct alloc_options *o)

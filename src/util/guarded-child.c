@@ -298,12 +298,10 @@ struct guarded_worker {
 	size_t answer_size;
 };
 
-/* In the worker: close every descriptor of the parent's but the socket, and standard error when
- * it is not a terminal (a sanitizer's report goes there): the worker outlives the passes of an
- * audit, and would otherwise count among the holders of the terminal it was started from. */
-static void close_all_but(int sock)
+/* In the worker: close every descriptor but the socket and, when keep_stderr, 2. */
+static void close_all_but(int sock, bool keep_stderr)
 {
-	int keep[2] = { sock, isatty(2) || sock == 2 ? -1 : 2 };
+	int keep[2] = { sock, keep_stderr && sock != 2 ? 2 : -1 };
 	unsigned from = 0;
 
 	if (keep[1] >= 0 && keep[1] < keep[0]) {
@@ -324,9 +322,14 @@ static void close_all_but(int sock)
  * request and exits. */
 _Noreturn static void worker_main(const struct guarded_worker *w, int sock, pid_t parent)
 {
+	/* Standard error only when it is not a terminal (a sanitizer's report goes there): the
+	 * worker outlives the passes of an audit, and would otherwise count among the holders of
+	 * the terminal it was started from. */
+	bool keep_stderr = !isatty(2);
 	int step, setup_errno = 0;
 
-	close_all_but(sock);
+	/* Nothing of the parent's but the socket. */
+	close_all_but(sock, keep_stderr);
 	step = guard(w->uid, w->gid, parent);
 	if (step != SETUP_NONE)
 		setup_errno = errno ?: EIO;
@@ -361,9 +364,9 @@ _Noreturn static void worker_main(const struct guarded_worker *w, int sock, pid_
 			a.setup_step = step;
 		} else if (q.answer_size <= sizeof(a.answer))
 			w->work(fd, q.data, a.answer);
-		/* Whatever the request handed us is closed before it is answered. */
-		if (fd >= 0)
-			(void)close(fd);
+		/* Whatever the request handed us and the work opened is closed before it is
+		 * answered (one call for all of them). */
+		close_all_but(sock, keep_stderr);
 		if (q.answer_size > sizeof(a.answer) ||
 		    send(sock, &a, head + q.answer_size, MSG_NOSIGNAL) < 0 || step != SETUP_NONE)
 			_exit(0);
@@ -471,7 +474,9 @@ static int worker_send(struct guarded_worker *w, const struct guarded_request *q
 	return 0;
 }
 
-int guarded_worker_submit(struct guarded_worker *w, const struct guarded_request *q)
+static int worker_collect(struct guarded_worker *w, void *answer, struct guarded_result *ret);
+
+static int worker_submit(struct guarded_worker *w, const struct guarded_request *q)
 {
 	int r;
 
@@ -481,7 +486,7 @@ int guarded_worker_submit(struct guarded_worker *w, const struct guarded_request
 		unsigned char dropped[GUARD_ANSWER_MAX];
 		struct guarded_result g;
 
-		(void)guarded_worker_collect(w, dropped, &g);
+		(void)worker_collect(w, dropped, &g);
 	}
 	if (w->pid > 0 && (w->uid != q->uid || w->gid != q->gid || w->work != q->work))
 		worker_stop(w);
@@ -509,7 +514,7 @@ int guarded_worker_submit(struct guarded_worker *w, const struct guarded_request
 	return 0;
 }
 
-int guarded_worker_collect(struct guarded_worker *w, void *answer, struct guarded_result *ret)
+static int worker_collect(struct guarded_worker *w, void *answer, struct guarded_result *ret)
 {
 	size_t head = offsetof(struct wire_answer, answer);
 	struct wire_answer a;
@@ -519,13 +524,20 @@ int guarded_worker_collect(struct guarded_worker *w, void *answer, struct guarde
 	w->pending = false;
 	if (w->lost)
 		return -ECANCELED;
-	for (;;) {
+	for (bool first = true;; first = false) {
 		struct pollfd p = { .fd = w->sock, .events = POLLIN };
-		uint64_t now = now_usec(CLOCK_MONOTONIC);
+		uint64_t now;
 		ssize_t n;
 		int r;
 
-		/* An answer already there counts, even past the deadline (the caller was busy). */
+		/* The answer is there already, most of the time (the caller was busy meanwhile): it
+		 * counts, even past the deadline. */
+		if (first) {
+			n = recv(w->sock, &a, sizeof(a), MSG_DONTWAIT);
+			if (n >= 0 || (errno != EAGAIN && errno != EINTR))
+				goto received;
+		}
+		now = now_usec(CLOCK_MONOTONIC);
 		r = poll(&p, 1,
 			 now >= w->deadline
 			     ? 0
@@ -547,6 +559,7 @@ int guarded_worker_collect(struct guarded_worker *w, void *answer, struct guarde
 		n = recv(w->sock, &a, sizeof(a), MSG_DONTWAIT);
 		if (n < 0 && (errno == EINTR || errno == EAGAIN))
 			continue;
+	received:
 		/* End of file: it died without answering (killed, or worse). */
 		if (n < (ssize_t)head || (size_t)n != head + w->answer_size) {
 			worker_stop(w);
@@ -569,6 +582,23 @@ int guarded_worker_collect(struct guarded_worker *w, void *answer, struct guarde
 	if (a.setup_error)
 		worker_stop(w);
 	return 0;
+}
+
+/* Neither changes errno: the caller's, as guarded_child_run() keeps it. */
+int guarded_worker_submit(struct guarded_worker *w, const struct guarded_request *q)
+{
+	int saved_errno = errno, r = worker_submit(w, q);
+
+	errno = saved_errno;
+	return r;
+}
+
+int guarded_worker_collect(struct guarded_worker *w, void *answer, struct guarded_result *ret)
+{
+	int saved_errno = errno, r = worker_collect(w, answer, ret);
+
+	errno = saved_errno;
+	return r;
 }
 
 int guarded_worker_request(struct guarded_worker *w, const struct guarded_request *q, void *answer,
