@@ -298,23 +298,16 @@ struct guarded_worker {
 	size_t answer_size;
 };
 
-/* In the worker: close every descriptor but the socket and, when keep_stderr, 2. */
-static void close_all_but(int sock, bool keep_stderr)
+/* In the worker: the socket as 0 and 1, and as 2 unless standard error is kept there; nothing
+ * else. Everything a request hands over or its work opens is then above 2, closed in one call. */
+static void keep_only(int sock, bool keep_stderr)
 {
-	int keep[2] = { sock, keep_stderr && sock != 2 ? 2 : -1 };
-	unsigned from = 0;
-
-	if (keep[1] >= 0 && keep[1] < keep[0]) {
-		keep[1] = keep[0];
-		keep[0] = 2;
-	}
-	FOREACH_ARRAY (k, keep, ELEMENTSOF(keep))
-		if (*k >= 0) {
-			if ((unsigned)*k > from)
-				(void)close_range(from, (unsigned)*k - 1, 0);
-			from = (unsigned)*k + 1;
-		}
-	(void)close_range(from, ~0U, 0);
+	if (sock != 0)
+		(void)dup2(sock, 0);
+	(void)dup2(0, 1);
+	if (!keep_stderr)
+		(void)dup2(0, 2);
+	(void)close_range(3, ~0U, 0);
 }
 
 /* The worker: guarded like the child above, then one request after the other until the caller
@@ -324,12 +317,13 @@ _Noreturn static void worker_main(const struct guarded_worker *w, int sock, pid_
 {
 	/* Standard error only when it is not a terminal (a sanitizer's report goes there): the
 	 * worker outlives the passes of an audit, and would otherwise count among the holders of
-	 * the terminal it was started from. */
-	bool keep_stderr = !isatty(2);
+	 * the terminal it was started from. (fd 2 may be the socket itself.) */
+	bool keep_stderr = sock != 2 && !isatty(2);
 	int step, setup_errno = 0;
 
-	/* Nothing of the parent's but the socket. */
-	close_all_but(sock, keep_stderr);
+	/* Nothing of the parent's but the socket (and maybe standard error). */
+	keep_only(sock, keep_stderr);
+	sock = 0;
 	step = guard(w->uid, w->gid, parent);
 	if (step != SETUP_NONE)
 		setup_errno = errno ?: EIO;
@@ -365,8 +359,8 @@ _Noreturn static void worker_main(const struct guarded_worker *w, int sock, pid_
 		} else if (q.answer_size <= sizeof(a.answer))
 			w->work(fd, q.data, a.answer);
 		/* Whatever the request handed us and the work opened is closed before it is
-		 * answered (one call for all of them). */
-		close_all_but(sock, keep_stderr);
+		 * answered: all of it is above 2. */
+		(void)close_range(3, ~0U, 0);
 		if (q.answer_size > sizeof(a.answer) ||
 		    send(sock, &a, head + q.answer_size, MSG_NOSIGNAL) < 0 || step != SETUP_NONE)
 			_exit(0);

@@ -41,10 +41,12 @@
  * the allocation probe of every namespace of an audit runs in. It is one fork of the caller
  * (not a clone sharing its memory: it works while the caller goes on, and must not share its
  * errno, its malloc or a sanitizer's state), started at the first request, with exactly the
- * credentials, capabilities and flags above; it closes every descriptor but 0, 1, 2 and its
- * end of a SOCK_SEQPACKET socket pair. Each request is one datagram on it, with at most one
- * descriptor (SCM_RIGHTS: a namespace's root, say), which the worker closes once the work is
- * done; each answer is one datagram back, numbered like its request. The work runs in the
+ * credentials, capabilities and flags above; of the caller's descriptors it keeps only its end
+ * of a SOCK_SEQPACKET socket pair (as 0 and 1) and standard error when that is no terminal (it
+ * would count among the holders of the terminal's pty). Each request is one datagram on it,
+ * with at most one descriptor (SCM_RIGHTS: a namespace's root, say); each answer is one
+ * datagram back, numbered like its request. Everything the request handed over and the work
+ * opened is closed before the answer is sent. The work runs in the
  * worker's own copy of the caller's memory, so it must not rely on anything the caller changes
  * after the worker started, and runs with every signal blocked. While a request is out, its
  * answer is awaited by poll() on the socket and the worker's pidfd until the request's
