@@ -95,8 +95,9 @@ int load_snapshot_file(const char *path, struct snapshot **ret)
 	return 0;
 }
 
-/* One guarded worker for every allocation probe of the command (the host and each namespace):
- * started at the first probe, killed by cli_probe_worker_done(). */
+/* One guarded worker for the allocation probes of many namespaces (--all-namespaces): started
+ * at the first probe, killed by cli_probe_worker_done(). A command with one or two probes runs
+ * each in a guarded child instead (probe/allocation.h). */
 static struct guarded_worker *probe_worker;
 
 struct guarded_worker *cli_probe_worker(void)
@@ -114,13 +115,8 @@ void cli_probe_worker_done(void)
 
 int run_pipeline(const struct audit_target *t, const struct config *c, struct audit_result *ret)
 {
-	struct audit_target u = *t;
 	struct parse_error err;
-	int r;
-
-	if (!u.probe_worker)
-		u.probe_worker = cli_probe_worker();
-	r = pipeline_run(&u, c, ret, &err);
+	int r = pipeline_run(t, c, ret, &err);
 
 	if (r == -EINVAL && err.line)
 		log_error("/proc/self/mountinfo line %u: %s", err.line, err.message);
@@ -189,13 +185,8 @@ int run_namespace(const char *cmd, const struct audit_target *t, const struct co
 		  struct audit_result *ret)
 {
 	pid_t pid = t->probe.ns->pid;
-	struct audit_target u = *t;
 	struct parse_error err;
-	int r;
-
-	if (!u.probe_worker)
-		u.probe_worker = cli_probe_worker();
-	r = pipeline_run(&u, c, ret, &err);
+	int r = pipeline_run(t, c, ret, &err);
 
 	if (r == -ESRCH)
 		log_error("%s: process %d exited during the audit of its namespace", cmd, (int)pid);

@@ -45,8 +45,8 @@ int write_output(const char *cmd, const char *path, const char *text, bool make_
 int load_config(const char *cmd, const char *path, struct config **ret);
 bool want_color(bool no_color);
 
-/* The guarded worker the command's allocation probes share (util/guarded-child.h), and its end
- * (main() calls it once the command is done). run_pipeline() and run_namespace() use it. */
+/* The guarded worker the allocation probes of --all-namespaces share (util/guarded-child.h),
+ * and its end (main() calls it once the command is done). */
 struct guarded_worker *cli_probe_worker(void);
 void cli_probe_worker_done(void);
 /* The audit pipeline (pipeline/pipeline.h) for target; logs what went wrong. */

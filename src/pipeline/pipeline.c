@@ -55,9 +55,7 @@ static int snapshot_stage(const struct audit_target *t, const struct config *c,
 			  struct audit_result *res, struct parse_error *err)
 {
 	_cleanup_(namespace_target_freep) struct namespace_target *owned_ns = NULL;
-	_cleanup_(guarded_worker_freep) struct guarded_worker *owned_worker = NULL;
 	_cleanup_(host_serving_done) struct host_serving host = { 0 };
-	struct guarded_worker *worker = t->probe_worker;
 	struct probe_options po = t->probe;
 	struct alloc_pending alloc;
 	int r;
@@ -94,21 +92,14 @@ static int snapshot_stage(const struct audit_target *t, const struct config *c,
 		}
 		po.ns = owned_ns;
 	}
-	if (!worker) {
-		r = guarded_worker_new(&owned_worker);
-		if (r < 0) {
-			mount_table_free(po.mounts);
-			return r;
-		}
-		worker = owned_worker;
-	}
 	/* The allocation probe first, on the worker (for another namespace, under its root):
 	 * it allocates on the other CPU while we read the mount table. It sees the namespace as
 	 * it is while we read it, as a probe after the passes saw it as it was just after: either
 	 * is the system of this audit. Its answer is taken before the second pass, so that the
 	 * pty it made and closed is gone by then: the slaves listed and the holders scanned never
-	 * include the probe's own. */
-	probe_allocation_start(&po, worker, &alloc);
+	 * include the probe's own. Without a worker (a lone audit) the probe runs there, in a
+	 * guarded child: for one probe, cheaper than starting a worker. */
+	probe_allocation_start(&po, t->probe_worker, &alloc);
 	if (po.ns && !po.ns->own && !po.host) {
 		r = probe_host_serving(c, &host, err);
 		if (r < 0) {

@@ -30,7 +30,7 @@ struct audit_target {
 	int (*holders)(void *userdata, struct snapshot *s, const struct analysis *a);
 	void *userdata;
 	/* The guarded worker the allocation probe runs in (util/guarded-child.h), kept across
-	 * the audits of a run; NULL: one for this audit alone. */
+	 * the audits of a run; NULL: a guarded child of its own (one probe). */
 	struct guarded_worker *probe_worker;
 	/* Stop once the snapshot is complete and analysed: no checks (snapshot,
 	 * initramfs-record). */

@@ -120,8 +120,38 @@ static void allocate(int root, const void *request, void *answer)
 	a->n_steps = ALLOC_STEP_COMPARE + 1;
 	a->mismatch = !S_ISCHR(by_name.st_mode) || by_name.st_dev != peer_st.st_dev ||
 		      by_name.st_rdev != peer_st.st_rdev;
-	/* The worker closes every descriptor opened here before it answers: the pty is gone (its
-	 * /dev/pts/N with it) once the answer is in. */
+	/* Every descriptor opened here is closed before the answer is read (by the worker before
+	 * it answers; a lone child exits): the pty is gone, its /dev/pts/N with it. */
+}
+
+/* The answer (r: what running the work returned) as the probe's record. */
+static int alloc_result(const struct alloc_options *o, int r, struct answer *a,
+			const struct guarded_result *g, struct alloc_probe *ret)
+{
+	if (r == -ECANCELED) {
+		*ret = (struct alloc_probe){ .status = ALLOC_INTERFERED,
+					     .uid = o->uid,
+					     .gid = o->gid };
+		return 0;
+	}
+	if (r < 0)
+		return r;
+	*ret = (struct alloc_probe){ .uid = g->as_uid, .gid = g->as_gid, .index = -1 };
+	if (g->setup_error) {
+		ret->status = ALLOC_SETUP_FAILED;
+		ret->error = g->setup_error;
+		snprintf(ret->setup_step, sizeof(ret->setup_step), "%s",
+			 g->setup_step ?: "privileges");
+		return 0;
+	}
+	ret->status = ALLOC_PERFORMED;
+	ret->n_steps = a->n_steps > _ALLOC_STEP_MAX ? _ALLOC_STEP_MAX : a->n_steps;
+	ret->error = a->error;
+	ret->mismatch = a->mismatch;
+	ret->index = a->n_steps > 0 ? a->index : -1;
+	a->ptsname[sizeof(a->ptsname) - 1] = 0;
+	memcpy(ret->ptsname, a->ptsname, sizeof(ret->ptsname));
+	return 0;
 }
 
 int probe_allocation_submit(struct guarded_worker *w, const struct alloc_options *o)
@@ -152,38 +182,34 @@ int probe_allocation_collect(struct guarded_worker *w, const struct alloc_option
 		if (r >= 0)
 			r = guarded_worker_collect(w, &a, &g);
 	}
-	if (r == -ECANCELED) {
-		*ret = (struct alloc_probe){ .status = ALLOC_INTERFERED,
-					     .uid = o->uid,
-					     .gid = o->gid };
-		return 0;
-	}
-	if (r < 0)
-		return r;
-	*ret = (struct alloc_probe){ .uid = g.as_uid, .gid = g.as_gid, .index = -1 };
-	if (g.setup_error) {
-		ret->status = ALLOC_SETUP_FAILED;
-		ret->error = g.setup_error;
-		snprintf(ret->setup_step, sizeof(ret->setup_step), "%s",
-			 g.setup_step ?: "privileges");
-		return 0;
-	}
-	ret->status = ALLOC_PERFORMED;
-	ret->n_steps = a.n_steps > _ALLOC_STEP_MAX ? _ALLOC_STEP_MAX : a.n_steps;
-	ret->error = a.error;
-	ret->mismatch = a.mismatch;
-	ret->index = a.n_steps > 0 ? a.index : -1;
-	a.ptsname[sizeof(a.ptsname) - 1] = 0;
-	memcpy(ret->ptsname, a.ptsname, sizeof(ret->ptsname));
-	return 0;
+	return alloc_result(o, r, &a, &g, ret);
+}
+
+/* allocate() in a lone guarded child: userdata is the root descriptor, kept open for it. The
+ * child exits after it, which closes what it opened. */
+static void allocate_once(void *userdata, void *answer)
+{
+	allocate(*(const int *)userdata, NULL, answer);
 }
 
 int probe_allocation(const struct alloc_options *o, struct alloc_probe *ret)
 {
-	_cleanup_(guarded_worker_freep) struct guarded_worker *w = NULL;
-	int r = guarded_worker_new(&w);
+	struct guarded_child c = {
+		.uid = o->uid,
+		.gid = o->gid,
+		.mntns_fd = -1,
+		.root_fd = -1,
+		.keep_fd = o->root_fd,
+		.deadline_usec = ALLOC_DEADLINE_USEC,
+		.work = allocate_once,
+		.userdata = (void *)&o->root_fd,
+		.answer_size = sizeof(struct answer),
+	};
+	struct guarded_result g = { 0 };
+	struct answer a = { 0 };
+	int r = -ECANCELED;
 
-	if (r < 0)
-		return r;
-	return probe_allocation_collect(w, o, probe_allocation_submit(w, o), ret);
+	for (unsigned i = 0; r == -ECANCELED && i < ALLOC_ATTEMPTS; i++)
+		r = guarded_child_run(&c, &a, &g);
+	return alloc_result(o, r, &a, &g, ret);
 }

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The allocation probe: a guarded worker (util/guarded-child.h) running as an unprivileged user
- * allocates a pty the way programs do, open("/dev/ptmx"), grantpt(), unlockpt(), ptsname(),
- * open() of that name, and checks that the name leads to the slave TIOCGPTPEER gives. The
- * result is plain data (snapshot/allocation.h). Nothing it opens outlives the request: the
- * pty is closed before the answer is sent, so once it is collected /dev/pts/N is gone.
+ * The allocation probe: a guarded worker (util/guarded-child.h) running as an unprivileged user,
+ * serving the probes of many audits (or, for a lone audit, a guarded child), allocates a pty the
+ * way programs do, open("/dev/ptmx"), grantpt(), unlockpt(), ptsname(), open() of that name, and
+ * checks that the name leads to the slave TIOCGPTPEER gives. The result is plain data
+ * (snapshot/allocation.h). Nothing it opens outlives the request: the pty is closed before the
+ * answer is sent, so once it is collected /dev/pts/N is gone.
  *
  * In another mount namespace, every path is resolved under the namespace's root, handed to the
  * worker with the request, by openat2(RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS), instead of
@@ -42,5 +43,7 @@ int probe_allocation_submit(struct guarded_worker *w, const struct alloc_options
  * started (ret untouched). */
 int probe_allocation_collect(struct guarded_worker *w, const struct alloc_options *o, int submitted,
 			     struct alloc_probe *ret);
-/* Both, on a worker of its own. */
+/* The probe of a lone audit: in a guarded child of its own (guarded_child_run(), a clone
+ * sharing our memory, which costs a fraction of starting a worker), waited for. The same
+ * outcome as on a worker. */
 int probe_allocation(const struct alloc_options *o, struct alloc_probe *ret);

@@ -1013,7 +1013,8 @@ void probe_allocation_start(const struct probe_options *opts, struct guarded_wor
 	} else /* cannot fail: "nobody" always has its fallback */
 		(void)user_lookup(PROBE_USER_DEFAULT, &ret->o.uid, &ret->o.gid);
 	ret->status = ALLOC_PERFORMED;
-	ret->submitted = probe_allocation_submit(w, &ret->o);
+	if (w)
+		ret->submitted = probe_allocation_submit(w, &ret->o);
 }
 
 int probe_allocation_into(struct alloc_pending *p, struct snapshot *s)
@@ -1024,7 +1025,8 @@ int probe_allocation_into(struct alloc_pending *p, struct snapshot *s)
 		s->probe = (struct alloc_probe){ .status = p->status };
 		return 0;
 	}
-	r = probe_allocation_collect(p->worker, &p->o, p->submitted, &s->probe);
+	r = p->worker ? probe_allocation_collect(p->worker, &p->o, p->submitted, &s->probe)
+		      : probe_allocation(&p->o, &s->probe);
 	if (r < 0) {
 		s->probe = (struct alloc_probe){
 			.status = ALLOC_SETUP_FAILED,

@@ -64,7 +64,8 @@ struct alloc_pending {
 
 /* Start the allocation probe of opts on worker w and return at once (opts->ns another
  * namespace: every path of the probe is resolved under its root): it allocates while the caller
- * goes on reading. Nothing is started when skipped or not root. Cannot fail: a worker that could
+ * goes on reading. w NULL (a lone audit): nothing yet, probe_allocation_into() runs it in a
+ * guarded child. Nothing is started when skipped or not root. Cannot fail: a worker that could
  * not be started is recorded by probe_allocation_into(). */
 void probe_allocation_start(const struct probe_options *opts, struct guarded_worker *w,
 			    struct alloc_pending *ret);

@@ -115,8 +115,11 @@ static int setup(const struct shared *s)
 		return SETUP_NAMESPACE;
 	if (c->root_fd >= 0 && (fchdir(c->root_fd) < 0 || chroot(".") < 0 || chdir("/") < 0))
 		return SETUP_ROOT;
-	/* Nothing of the parent's stays open in a process that runs as another user. */
-	(void)close_range(3, ~0U, 0);
+	/* Nothing of the parent's stays open in a process that runs as another user, but what
+	 * the work is handed. */
+	if (c->keep_fd > 3)
+		(void)close_range(3, (unsigned)c->keep_fd - 1, 0);
+	(void)close_range(c->keep_fd >= 3 ? (unsigned)c->keep_fd + 1 : 3, ~0U, 0);
 	return guard(c->uid, c->gid, s->parent);
 }
 

@@ -20,12 +20,12 @@
  * memory (no page tables copied, the cost of a fork several times over) but not its
  * descriptors, filesystem context or credentials, so it may enter a mount namespace and a
  * root (both as file descriptors) before dropping its privileges; it closes every descriptor
- * but 0, 1 and 2. (Under valgrind, which runs no such clone, it is a fork sharing only the
- * answer.) The work therefore runs in the caller's address space with the caller's
- * thread-local storage: it must only make system calls and lock-free library calls (no
- * malloc, no stdio, no glibc set*id(), which signal every thread of the caller). errno is the
- * caller's too; while the child runs the caller blocks every signal and makes no call that can
- * fail, so the two never write it at once, and the caller's errno is restored afterwards.
+ * but 0, 1 and 2 (and the one the work is handed, if any). (Under valgrind, which runs no such
+ * clone, it is a fork sharing only the answer.) The work therefore runs in the caller's address
+ * space with the caller's thread-local storage: it must only make system calls and lock-free
+ * library calls (no malloc, no stdio, no glibc set*id(), which signal every thread of the caller).
+ * errno is the caller's too; while the child runs the caller blocks every signal and makes no call
+ * that can fail, so the two never write it at once, and the caller's errno is restored afterwards.
  * Changing its effective uid makes the shared memory not dumpable: the caller's dumpable flag
  * is restored once the child is gone.
  *
@@ -71,6 +71,7 @@ struct guarded_child {
 	gid_t gid;    /* its real, effective and saved gid */
 	int mntns_fd; /* >= 0: setns(CLONE_NEWNS) into it first; -1: stay */
 	int root_fd;  /* >= 0: then make it the root and the working directory; -1: stay */
+	int keep_fd;  /* >= 3: left open for the work (all others above 2 are closed); -1: none */
 	uint64_t deadline_usec; /* from clone to exit */
 	/* In the child, privileges dropped: fill answer (answer_size bytes, zeroed before). See
 	 * above for what it may call. */

@@ -311,8 +311,8 @@ def ns_symlink_escape(sc):
 @case("ns-probe-in-root")
 def ns_probe_in_root(sc):
     """The allocation probe of another namespace resolves its paths under the namespace's root
-    (never entering it): it reports exactly what the probe of an audit run inside that namespace
-    (nsenter -m) reports. The host holds /dev/pts/0 of its own instance (root's, 0620), so a
+    (never entering it), in a lone child (--namespace) and on the worker (--all-namespaces): it
+    reports exactly what the probe of an audit run inside that namespace (nsenter -m) reports. The host holds /dev/pts/0 of its own instance (root's, 0620), so a
     probe that opened the namespace's slave by the host's name would fail there; and a ptmx
     that is a link to pts/ptmx of a ptmxmode=000 instance refuses nobody, where the host's
     /dev/ptmx would not."""
@@ -339,6 +339,14 @@ def ns_probe_in_root(sc):
         except ValueError:
             raise SetupError("audit inside the namespace (%s): %r %s" % (what, r.stdout[:200], r.stderr))
         sc.check.eq(outside, inside, "%s: the probe from the host vs inside the namespace" % what)
+        # --all-namespaces: the same probe on the run's one worker (--namespace: a lone child).
+        r = sc.run_ptsguard("audit", "--all-namespaces", "--json")
+        try:
+            every = json.loads(r.stdout).get("namespaces") or []
+        except ValueError:
+            raise SetupError("audit --all-namespaces: %r %s" % (r.stdout[:200], r.stderr))
+        worker = [(n.get("report") or {}).get("probe") for n in every if n.get("mntns") == t.mntns]
+        sc.check.eq(worker, [inside], "%s: the probe of --all-namespaces vs inside the namespace" % what)
         sc.check.eq(outside.get("performed"), True, "%s: performed" % what)
         sc.check.eq((outside.get("failed_step"), (outside.get("errno") or {}).get("name")) if failed else
                     (outside.get("failed_step"), outside.get("ptsname")),
