@@ -10,9 +10,9 @@
  * The configuration is applied before anything is read (TTYGroup= is the tty group the probe
  * records, [Probe] whether and as whom the allocation probe runs); the analysis of the first
  * pass says which instance serves /dev/ptmx, and so which slaves and holders the second pass
- * reads. The allocation probe runs in a guarded worker while the first pass reads (see
- * snapshot_stage()). For a snapshot the probe passes are skipped. It
- * never logs: the caller says what went wrong.
+ * reads. Given a worker, the allocation probe runs there while the first pass reads; a lone
+ * audit runs it at "its answer", in a guarded child (see snapshot_stage()). For a snapshot the
+ * probe passes are skipped. It never logs: the caller says what went wrong.
  */
 #pragma once
 
