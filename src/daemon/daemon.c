@@ -116,9 +116,6 @@ struct daemon {
 
 	struct libmnt_monitor *mount_monitor;
 	struct mount_tracker *tracker; /* NULL: every mount change re-reads the whole table */
-	/* The allocation probe's guarded worker, kept from audit to audit (a new one is started
-	 * when it was killed, or the probe user changed). */
-	struct guarded_worker *probe_worker;
 	struct udev *udev;
 	struct udev_monitor *udev_monitor;
 	int inotify_fd;
@@ -520,7 +517,6 @@ static int daemon_collect(struct daemon *d, struct audit *ret)
 		.probe = { .need_unique_ids = d->tracker != NULL },
 		.holders = daemon_holders_cb,
 		.userdata = d,
-		.probe_worker = d->probe_worker,
 	};
 	struct audit_result res;
 	struct parse_error perr;
@@ -1353,8 +1349,6 @@ int daemon_new(const struct daemon_options *opts, struct daemon **ret)
 	if (!d)
 		return log_err("Out of memory"), -ENOMEM;
 	d->inotify_fd = -EBADF;
-	if (guarded_worker_new(&d->probe_worker) < 0)
-		return log_err("Out of memory"), -ENOMEM;
 	d->dev_watch.wd = d->pts_watch.wd = d->serving_watch.wd = -1;
 	if (opts->config_path) {
 		d->config_path = strdup(opts->config_path);
@@ -1475,7 +1469,6 @@ struct daemon *daemon_free(struct daemon *d)
 	}
 	sd_event_source_disable_unref(d->retry_timer);
 	ns_follower_free(d->namespaces);
-	guarded_worker_free(d->probe_worker);
 	host_serving_done(&d->host);
 	sd_event_unref(d->event);
 	mnt_unref_monitor(d->mount_monitor);

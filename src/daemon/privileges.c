@@ -32,7 +32,7 @@ uint64_t privileges_needed(const struct config *c)
 {
 	uint64_t caps = CAP(CAP_SYS_PTRACE) | CAP(CAP_DAC_READ_SEARCH);
 
-	/* The allocation probe's worker takes another user's effective uid and gid. It keeps the
+	/* The allocation probe's child takes another user's effective uid and gid. It keeps the
 	 * daemon's real uid, so the daemon kills it past its deadline without CAP_KILL. */
 	if (c->probe_enabled)
 		caps |= CAP(CAP_SETUID) | CAP(CAP_SETGID);

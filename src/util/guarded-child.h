@@ -38,7 +38,7 @@
  * Returns negative errno and does not log.
  *
  * A guarded worker (guarded_worker_*) is the same guarded process serving many requests: what the
- * allocation probes of --all-namespaces and of the daemon run in. It is one fork of the caller
+ * allocation probes of --all-namespaces run in. It is one fork of the caller
  * (not a clone sharing its memory: it works while the caller goes on, and must not share its
  * errno, its malloc or a sanitizer's state), started at the first request, with exactly the
  * credentials, capabilities and flags above; of the caller's descriptors it keeps only its end of
