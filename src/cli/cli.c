@@ -95,6 +95,24 @@ int load_snapshot_file(const char *path, struct snapshot **ret)
 	return 0;
 }
 
+/* One guarded worker for the allocation probes of many namespaces (--all-namespaces): started
+ * at the first probe, killed by cli_probe_worker_done(). A command with one or two probes runs
+ * each in a guarded child instead (probe/allocation.h). */
+static struct guarded_worker *probe_worker;
+
+struct guarded_worker *cli_probe_worker(void)
+{
+	/* Out of memory: NULL, and the pipeline makes one of its own (or fails the same way). */
+	if (!probe_worker)
+		(void)guarded_worker_new(&probe_worker);
+	return probe_worker;
+}
+
+void cli_probe_worker_done(void)
+{
+	probe_worker = guarded_worker_free(probe_worker);
+}
+
 int run_pipeline(const struct audit_target *t, const struct config *c, struct audit_result *ret)
 {
 	struct parse_error err;

@@ -45,6 +45,10 @@ int write_output(const char *cmd, const char *path, const char *text, bool make_
 int load_config(const char *cmd, const char *path, struct config **ret);
 bool want_color(bool no_color);
 
+/* The guarded worker the allocation probes of --all-namespaces share (util/guarded-child.h),
+ * and its end (main() calls it once the command is done). */
+struct guarded_worker *cli_probe_worker(void);
+void cli_probe_worker_done(void);
 /* The audit pipeline (pipeline/pipeline.h) for target; logs what went wrong. */
 int run_pipeline(const struct audit_target *t, const struct config *c, struct audit_result *ret);
 /* The audit pipeline over the live system, or the snapshot at

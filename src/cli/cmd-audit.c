@@ -19,6 +19,7 @@
 #include "report/report.h"
 #include "util/procfs.h"
 #include "util/escape.h"
+#include "util/group.h"
 #include "util/json-util.h"
 #include "util/log.h"
 #include "util/util.h"
@@ -148,6 +149,11 @@ struct namespaces_output {
 	struct prometheus_namespaces prom;
 	size_t audited, clean, failed;
 	int status;
+	/* The allocation probe's default user, looked up once for every namespace (unset: the
+	 * configuration names one, or the pipeline looks it up itself). */
+	bool has_probe_user;
+	uid_t probe_uid;
+	gid_t probe_gid;
 };
 
 /* o as pretty JSON, each line indented by four more spaces, without the final newline: one item
@@ -241,8 +247,12 @@ static int audit_target_ns(struct namespaces_output *out, const struct namespace
 				       .probe.host = &out->host,
 				       .probe.kernel = &out->kernel,
 				       .probe.skip_allocation = out->args->no_probe,
+				       .probe.has_alloc_user = out->has_probe_user,
+				       .probe.alloc_uid = out->probe_uid,
+				       .probe.alloc_gid = out->probe_gid,
 				       .holders = listed ? listed_holders : NULL,
-				       .userdata = (void *)listed };
+				       .userdata = (void *)listed,
+				       .probe_worker = cli_probe_worker() };
 	uint64_t t0 = now_usec(CLOCK_MONOTONIC);
 	struct container c;
 	struct audit_result res;
@@ -337,6 +347,11 @@ static int audit_namespaces(struct namespaces_output *out)
 	r = mntns_enumerate("/proc", &l);
 	if (r < 0)
 		return log_error_errno(r, "audit: cannot list the mount namespaces in /proc");
+	/* The probe of each namespace runs as the same user: look it up once, not through NSS for
+	 * every namespace. */
+	if (!(out->config && out->config->has_probe_user) &&
+	    user_lookup(PROBE_USER_DEFAULT, &out->probe_uid, &out->probe_gid) >= 0)
+		out->has_probe_user = true;
 	FOREACH_ARRAY (ns, l.items, l.n) {
 		r = audit_listed(out, ns);
 		if (r == -ENOMEM || r == -EIO)

@@ -90,8 +90,12 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	for (size_t i = 0; i < ELEMENTSOF(commands); i++)
-		if (streq(cmd, commands[i].name))
-			return commands[i].run(argc - 1, argv + 1);
+		if (streq(cmd, commands[i].name)) {
+			int status = commands[i].run(argc - 1, argv + 1);
+
+			cli_probe_worker_done();
+			return status;
+		}
 	if (cmd[0] == '-')
 		log_error("unknown option '%s' (see ptsguard --help)", cmd);
 	else

@@ -57,6 +57,7 @@ static int snapshot_stage(const struct audit_target *t, const struct config *c,
 	_cleanup_(namespace_target_freep) struct namespace_target *owned_ns = NULL;
 	_cleanup_(host_serving_done) struct host_serving host = { 0 };
 	struct probe_options po = t->probe;
+	struct alloc_pending alloc;
 	int r;
 
 	*err = (struct parse_error){ 0 };
@@ -76,6 +77,13 @@ static int snapshot_stage(const struct audit_target *t, const struct config *c,
 	}
 	if (t->holders)
 		po.skip_holders = true;
+	if (c && !c->probe_enabled)
+		po.skip_allocation = true;
+	if (c && c->has_probe_user && !po.has_alloc_user) {
+		po.has_alloc_user = true;
+		po.alloc_uid = c->probe_uid;
+		po.alloc_gid = c->probe_gid;
+	}
 	if (!po.ns && po.namespace_pid > 0) {
 		r = namespace_target_open(po.namespace_pid, &owned_ns);
 		if (r < 0) {
@@ -84,6 +92,14 @@ static int snapshot_stage(const struct audit_target *t, const struct config *c,
 		}
 		po.ns = owned_ns;
 	}
+	/* The allocation probe first, on the worker (for another namespace, under its root):
+	 * it allocates on the other CPU while we read the mount table. It sees the namespace as
+	 * it is while we read it, as a probe after the passes saw it as it was just after: either
+	 * is the system of this audit. Its answer is taken before the second pass, so that the
+	 * pty it made and closed is gone by then: the slaves listed and the holders scanned never
+	 * include the probe's own. Without a worker (a lone audit) the probe runs there, in a
+	 * guarded child: for one probe, cheaper than starting a worker. */
+	probe_allocation_start(&po, t->probe_worker, &alloc);
 	if (po.ns && !po.ns->own && !po.host) {
 		r = probe_host_serving(c, &host, err);
 		if (r < 0) {
@@ -92,17 +108,12 @@ static int snapshot_stage(const struct audit_target *t, const struct config *c,
 		}
 		po.host = &host;
 	}
-	if (c && !c->probe_enabled)
-		po.skip_allocation = true;
-	if (c && c->has_probe_user && !po.has_alloc_user) {
-		po.has_alloc_user = true;
-		po.alloc_uid = c->probe_uid;
-		po.alloc_gid = c->probe_gid;
-	}
 	r = probe_base(&po, &res->snap, err);
 	if (r < 0)
 		return r;
 	r = analysis_new(res->snap, &res->a);
+	if (r >= 0)
+		r = probe_allocation_into(&alloc, res->snap);
 	if (r < 0)
 		return r;
 	r = probe_details(&po, res->snap, res->a);
@@ -110,14 +121,6 @@ static int snapshot_stage(const struct audit_target *t, const struct config *c,
 		r = t->holders(t->userdata, res->snap, res->a);
 	if (r >= 0)
 		r = analysis_update_nodes(res->a);
-	/* Last, so that it sees the system as the passes before it did. For another namespace its
-	 * child enters that mount namespace and root before it drops privileges. */
-	if (r >= 0) {
-		bool other = po.ns && !po.ns->own;
-
-		r = probe_allocation_into(&po, res->snap, other ? po.ns->mntns_fd : -1,
-					  other ? po.ns->root_fd : -1);
-	}
 	return r;
 }
 

@@ -4,14 +4,15 @@
  * target (the live system, or a snapshot taken elsewhere) and a resolved configuration in; the
  * snapshot, its analysis and the findings out.
  *
- *   configuration -> probe_base -> analysis -> probe_details -> allocation probe -> checks
- *                 -> [Ignore]
+ *   configuration -> allocation probe started -> probe_base -> analysis -> its answer
+ *                 -> probe_details -> checks -> [Ignore]
  *
  * The configuration is applied before anything is read (TTYGroup= is the tty group the probe
  * records, [Probe] whether and as whom the allocation probe runs); the analysis of the first
  * pass says which instance serves /dev/ptmx, and so which slaves and holders the second pass
- * reads. For a snapshot the probe passes are skipped. It
- * never logs: the caller says what went wrong.
+ * reads. Given a worker, the allocation probe runs there while the first pass reads; a lone
+ * audit runs it at "its answer", in a guarded child (see snapshot_stage()). For a snapshot the
+ * probe passes are skipped. It never logs: the caller says what went wrong.
  */
 #pragma once
 
@@ -28,6 +29,9 @@ struct audit_target {
 	 * daemon keeps a scan for a while); probe.skip_holders is implied. */
 	int (*holders)(void *userdata, struct snapshot *s, const struct analysis *a);
 	void *userdata;
+	/* The guarded worker the allocation probe runs in (util/guarded-child.h), kept across
+	 * the audits of a run; NULL: a guarded child of its own (one probe). */
+	struct guarded_worker *probe_worker;
 	/* Stop once the snapshot is complete and analysed: no checks (snapshot,
 	 * initramfs-record). */
 	bool snapshot_only;

@@ -1,21 +1,24 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/openat2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <termios.h>
 #include <unistd.h>
 
 #include "probe/allocation.h"
-#include "util/guarded-child.h"
 #include "util/macro.h"
 
 #ifndef TIOCGPTPEER
 #define TIOCGPTPEER _IO('T', 0x41)
 #endif
+
+#define PTS_DIR "/dev/pts/"
 
 struct answer {
 	unsigned n_steps; /* steps taken; the last failed when error or mismatch */
@@ -25,8 +28,8 @@ struct answer {
 	char ptsname[64];
 };
 
-/* In the guarded child, as the user: each step as a program takes it. Returns false (with
- * errno) when the step failed. */
+/* In the worker, as the user: each step as a program takes it. Returns false (with errno) when
+ * the step failed. */
 static bool step(struct answer *a, enum alloc_step s, bool ok)
 {
 	a->n_steps = (unsigned)s + 1;
@@ -35,65 +38,96 @@ static bool step(struct answer *a, enum alloc_step s, bool ok)
 	return ok;
 }
 
-static void allocate(void *userdata, void *answer)
+/* open() of path as a program of the namespace whose root is root (-1: ours) would. */
+static int open_in(int root, const char *path, int flags)
 {
-	struct answer *a = answer;
-	struct stat by_name, peer;
-	int master, slave, p;
+	struct open_how how = {
+		.flags = (uint64_t)flags,
+		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
+	};
 
-	(void)userdata;
+	if (root < 0)
+		return open(path, flags);
+	return (int)syscall(SYS_openat2, root, path, &how, sizeof(how));
+}
+
+/* ptsname_r() as glibc (2.33 and later) does it on Linux: TIOCGPTN (n, asked once for all the
+ * steps), then "/dev/pts/N", nothing looked up. An errno, or 0. */
+static int pts_name(unsigned n, char *buf, size_t size)
+{
+	char digits[16], *d = digits + sizeof(digits);
+	size_t len;
+
+	do
+		*--d = (char)('0' + n % 10);
+	while ((n /= 10) > 0 && d > digits);
+	len = (size_t)(digits + sizeof(digits) - d);
+	if (sizeof(PTS_DIR) + len > size)
+		return ERANGE;
+	memcpy(buf, PTS_DIR, sizeof(PTS_DIR) - 1);
+	memcpy(buf + sizeof(PTS_DIR) - 1, d, len);
+	buf[sizeof(PTS_DIR) - 1 + len] = 0;
+	return 0;
+}
+
+/* The work of a request: root is the namespace's root, or -1. */
+static void allocate(int root, const void *request, void *answer)
+{
+	const int flags = O_RDWR | O_NOCTTY | O_CLOEXEC;
+	struct answer *a = answer;
+	struct stat by_name, peer_st;
+	int master, slave, peer, p, unlock = 0, ptn_errno = 0;
+
+	(void)request;
 	errno = 0;
 	a->index = -1;
-	master = open("/dev/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC);
+	master = open_in(root, "/dev/ptmx", flags);
 	if (!step(a, ALLOC_STEP_OPEN_PTMX, master >= 0))
 		return;
-	/* Not a step of its own (ptsname() asks the same): which /dev/pts/N this probe makes and
-	 * removes, whatever fails next. */
-	if (ioctl(master, TIOCGPTN, &p) < 0)
+	/* Not a step of its own (grantpt() and ptsname() ask the same): which /dev/pts/N this
+	 * probe makes and removes, whatever fails next. */
+	if (ioctl(master, TIOCGPTN, &p) < 0) {
+		ptn_errno = errno ?: EIO;
 		p = -1;
+	}
 	a->index = p;
-	errno = 0;
-	if (!step(a, ALLOC_STEP_GRANTPT, grantpt(master) == 0) ||
-	    !step(a, ALLOC_STEP_UNLOCKPT, unlockpt(master) == 0))
+	/* grantpt(): glibc only checks that it is a ptmx descriptor, by TIOCGPTN (ENOTTY is
+	 * EINVAL there). */
+	errno = ptn_errno == ENOTTY ? EINVAL : ptn_errno;
+	if (!step(a, ALLOC_STEP_GRANTPT, ptn_errno == 0))
 		return;
-	errno = ptsname_r(master, a->ptsname, sizeof(a->ptsname));
+	/* unlockpt(): TIOCSPTLCK; glibc takes EINVAL (no such ioctl) as unlocked. */
+	errno = 0;
+	if (ioctl(master, TIOCSPTLCK, &unlock) < 0 && errno == EINVAL)
+		errno = 0;
+	if (!step(a, ALLOC_STEP_UNLOCKPT, errno == 0))
+		return;
+	/* ptsname_r(): its TIOCGPTN is the one above, which succeeded. */
+	errno = pts_name((unsigned)p, a->ptsname, sizeof(a->ptsname));
 	if (!step(a, ALLOC_STEP_PTSNAME, errno == 0)) {
 		a->ptsname[0] = 0;
 		return;
 	}
-	slave = open(a->ptsname, O_RDWR | O_NOCTTY | O_CLOEXEC);
+	errno = 0;
+	slave = open_in(root, a->ptsname, flags);
 	if (!step(a, ALLOC_STEP_OPEN_SLAVE, slave >= 0 && fstat(slave, &by_name) == 0))
 		return;
-	p = ioctl(master, TIOCGPTPEER, O_RDWR | O_NOCTTY | O_CLOEXEC);
-	if (!step(a, ALLOC_STEP_PEER, p >= 0 && fstat(p, &peer) == 0))
+	peer = ioctl(master, TIOCGPTPEER, flags);
+	if (!step(a, ALLOC_STEP_PEER, peer >= 0 && fstat(peer, &peer_st) == 0))
 		return;
 	/* The same pty: one devpts instance (st_dev) and one index (st_rdev); two instances
 	 * number their slaves alike. */
 	a->n_steps = ALLOC_STEP_COMPARE + 1;
-	a->mismatch = !S_ISCHR(by_name.st_mode) || by_name.st_dev != peer.st_dev ||
-		      by_name.st_rdev != peer.st_rdev;
-	/* Every descriptor closes as the child exits. */
+	a->mismatch = !S_ISCHR(by_name.st_mode) || by_name.st_dev != peer_st.st_dev ||
+		      by_name.st_rdev != peer_st.st_rdev;
+	/* Every descriptor opened here is closed before the answer is read (by the worker before
+	 * it answers; a lone child exits): the pty is gone, its /dev/pts/N with it. */
 }
 
-int probe_allocation(const struct alloc_options *o, struct alloc_probe *ret)
+/* The answer (r: what running the work returned) as the probe's record. */
+static int alloc_result(const struct alloc_options *o, int r, struct answer *a,
+			const struct guarded_result *g, struct alloc_probe *ret)
 {
-	struct guarded_child c = {
-		.uid = o->uid,
-		.gid = o->gid,
-		.mntns_fd = o->mntns_fd,
-		.root_fd = o->root_fd,
-		.deadline_usec = ALLOC_DEADLINE_USEC,
-		.work = allocate,
-		.answer_size = sizeof(struct answer),
-	};
-	struct guarded_result g = { 0 };
-	struct answer a = { 0 };
-	int r = -ECANCELED;
-
-	/* A child stopped or killed by someone says nothing about ptys: try again, a few times,
-	 * then say so rather than report an outcome. */
-	for (unsigned i = 0; r == -ECANCELED && i < ALLOC_ATTEMPTS; i++)
-		r = guarded_child_run(&c, &a, &g);
 	if (r == -ECANCELED) {
 		*ret = (struct alloc_probe){ .status = ALLOC_INTERFERED,
 					     .uid = o->uid,
@@ -102,20 +136,80 @@ int probe_allocation(const struct alloc_options *o, struct alloc_probe *ret)
 	}
 	if (r < 0)
 		return r;
-	*ret = (struct alloc_probe){ .uid = g.as_uid, .gid = g.as_gid, .index = -1 };
-	if (g.setup_error) {
+	*ret = (struct alloc_probe){ .uid = g->as_uid, .gid = g->as_gid, .index = -1 };
+	if (g->setup_error) {
 		ret->status = ALLOC_SETUP_FAILED;
-		ret->error = g.setup_error;
+		ret->error = g->setup_error;
 		snprintf(ret->setup_step, sizeof(ret->setup_step), "%s",
-			 g.setup_step ?: "privileges");
+			 g->setup_step ?: "privileges");
 		return 0;
 	}
 	ret->status = ALLOC_PERFORMED;
-	ret->n_steps = a.n_steps > _ALLOC_STEP_MAX ? _ALLOC_STEP_MAX : a.n_steps;
-	ret->error = a.error;
-	ret->mismatch = a.mismatch;
-	ret->index = a.n_steps > 0 ? a.index : -1;
-	a.ptsname[sizeof(a.ptsname) - 1] = 0;
-	memcpy(ret->ptsname, a.ptsname, sizeof(ret->ptsname));
+	ret->n_steps = a->n_steps > _ALLOC_STEP_MAX ? _ALLOC_STEP_MAX : a->n_steps;
+	ret->error = a->error;
+	ret->mismatch = a->mismatch;
+	ret->index = a->n_steps > 0 ? a->index : -1;
+	a->ptsname[sizeof(a->ptsname) - 1] = 0;
+	memcpy(ret->ptsname, a->ptsname, sizeof(ret->ptsname));
 	return 0;
+}
+
+int probe_allocation_submit(struct guarded_worker *w, const struct alloc_options *o)
+{
+	return guarded_worker_submit(w, &(struct guarded_request){
+					    .uid = o->uid,
+					    .gid = o->gid,
+					    .work = allocate,
+					    .fd = o->root_fd,
+					    .answer_size = sizeof(struct answer),
+					    .deadline_usec = ALLOC_DEADLINE_USEC,
+					});
+}
+
+int probe_allocation_collect(struct guarded_worker *w, const struct alloc_options *o, int submitted,
+			     struct alloc_probe *ret)
+{
+	struct guarded_result g = { 0 };
+	struct answer a = { 0 };
+	int r = submitted;
+
+	/* A worker stopped or killed by someone says nothing about ptys: try again, a few times
+	 * (each on a new worker), then say so rather than report an outcome. */
+	if (r >= 0)
+		r = guarded_worker_collect(w, &a, &g);
+	for (unsigned i = 1; r == -ECANCELED && i < ALLOC_ATTEMPTS; i++) {
+		r = probe_allocation_submit(w, o);
+		if (r >= 0)
+			r = guarded_worker_collect(w, &a, &g);
+	}
+	return alloc_result(o, r, &a, &g, ret);
+}
+
+/* allocate() in a lone guarded child: userdata is the root descriptor, kept open for it. The
+ * child exits after it, which closes what it opened. */
+static void allocate_once(void *userdata, void *answer)
+{
+	allocate(*(const int *)userdata, NULL, answer);
+}
+
+int probe_allocation(const struct alloc_options *o, struct alloc_probe *ret)
+{
+	struct guarded_child c = {
+		.uid = o->uid,
+		.gid = o->gid,
+		.mntns_fd = -1,
+		.root_fd = -1,
+		.keep_fd = o->root_fd,
+		.deadline_usec = ALLOC_DEADLINE_USEC,
+		.work = allocate_once,
+		.userdata = (void *)&o->root_fd,
+		.answer_size = sizeof(struct answer),
+	};
+	struct guarded_result g = { 0 };
+	struct answer a = { 0 };
+	int r = -ECANCELED;
+
+	for (unsigned i = 0; r == -ECANCELED && i < ALLOC_ATTEMPTS; i++)
+		r = guarded_child_run(&c, &a, &g);
+	return alloc_result(o, r, &a, &g, ret);
 }

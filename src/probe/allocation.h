@@ -1,30 +1,49 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The allocation probe: a guarded child (util/guarded-child.h) becomes an unprivileged user and
- * allocates a pty the way programs do, open("/dev/ptmx"), grantpt(), unlockpt(), ptsname(),
- * open() of that name, and checks that the name leads to the slave TIOCGPTPEER gives. The
- * result is plain data (snapshot/allocation.h). The child may first enter a mount namespace and
- * a root (both as file descriptors) so that it allocates as that namespace's programs would.
- * Nothing it opens outlives it: it answers and exits.
+ * The allocation probe: a guarded worker (util/guarded-child.h) running as an unprivileged user,
+ * serving the probes of many audits (or, for a lone audit, a guarded child), allocates a pty the
+ * way programs do, open("/dev/ptmx"), grantpt(), unlockpt(), ptsname(), open() of that name, and
+ * checks that the name leads to the slave TIOCGPTPEER gives. The result is plain data
+ * (snapshot/allocation.h). Nothing it opens outlives the request: the pty is closed before the
+ * answer is sent, so once it is collected /dev/pts/N is gone.
+ *
+ * In another mount namespace, every path is resolved under the namespace's root, handed to the
+ * worker with the request, by openat2(RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS), instead of
+ * entering the namespace and chrooting there: the same outcome, for the kernel finds the devpts
+ * instance of an opened ptmx by looking up "pts" beside it through the file's own mount (which
+ * for a path resolved under that root is the namespace's), and checks permissions with the
+ * worker's credentials only. glibc's grantpt() is TIOCGPTN, unlockpt() TIOCSPTLCK and
+ * ptsname_r() TIOCGPTN and "/dev/pts/N" (glibc 2.33 and later, no stat), so the probe makes
+ * those calls itself and opens the name under the root rather than as the host's path.
  */
 #pragma once
 
 #include <sys/types.h>
 
 #include "snapshot/allocation.h"
+#include "util/guarded-child.h"
 
-/* How long one probe child may take from fork to exit. */
+/* How long one request of the probe may take, from submission to answer. */
 #define ALLOC_DEADLINE_USEC (2ULL * 1000000ULL)
-/* Children started before the probe is reported interfered with. */
+/* Requests made before the probe is reported interfered with. */
 #define ALLOC_ATTEMPTS 3
 
 struct alloc_options {
 	uid_t uid; /* the user to allocate as, and its group */
 	gid_t gid;
-	int mntns_fd; /* >= 0: enter this mount namespace first; -1: the caller's */
-	int root_fd;  /* >= 0: and this root; -1: the caller's */
+	int root_fd; /* >= 0: resolve every path under this root (a namespace's); -1: ours */
 };
 
-/* Probe; *ret gets ALLOC_PERFORMED (with the steps), ALLOC_INTERFERED or ALLOC_SETUP_FAILED.
- * Negative errno when no child could be started (ret untouched). */
+/* Hand the probe to worker w and return at once: it allocates while the caller goes on. 0, or a
+ * negative errno when no worker could be started or given it. */
+int probe_allocation_submit(struct guarded_worker *w, const struct alloc_options *o);
+/* The probe submitted (submitted: what probe_allocation_submit() returned) into *ret:
+ * ALLOC_PERFORMED (with the steps), ALLOC_INTERFERED (a worker stopped or killed past its
+ * deadline ALLOC_ATTEMPTS times) or ALLOC_SETUP_FAILED. Negative errno when no worker could be
+ * started (ret untouched). */
+int probe_allocation_collect(struct guarded_worker *w, const struct alloc_options *o, int submitted,
+			     struct alloc_probe *ret);
+/* The probe of a lone audit: in a guarded child of its own (guarded_child_run(), a clone
+ * sharing our memory, which costs a fraction of starting a worker), waited for. The same
+ * outcome as on a worker. */
 int probe_allocation(const struct alloc_options *o, struct alloc_probe *ret);

@@ -1244,35 +1244,46 @@ int probe_details(const struct probe_options *opts, struct snapshot *s, const st
 	return r;
 }
 
-int probe_allocation_into(const struct probe_options *opts, struct snapshot *s, int mntns_fd,
-			  int root_fd)
+void probe_allocation_start(const struct probe_options *opts, struct guarded_worker *w,
+			    struct alloc_pending *ret)
 {
-	struct alloc_options o = { .mntns_fd = mntns_fd, .root_fd = root_fd };
-	int r;
+	bool other = opts->ns && !opts->ns->own;
 
+	*ret = (struct alloc_pending){ .worker = w, .o.root_fd = other ? opts->ns->root_fd : -1 };
 	if (opts->skip_allocation) {
-		s->probe = (struct alloc_probe){ .status = ALLOC_DISABLED };
-		return 0;
+		ret->status = ALLOC_DISABLED;
+		return;
 	}
 	/* Root, or the daemon as its own user with CAP_SETUID and CAP_SETGID (util/caps.h). */
 	if (!caps_may_change_ids()) {
-		s->probe = (struct alloc_probe){ .status = ALLOC_NOT_ROOT };
-		return 0;
+		ret->status = ALLOC_NOT_ROOT;
+		return;
 	}
 	if (opts->has_alloc_user) {
-		o.uid = opts->alloc_uid;
-		o.gid = opts->alloc_gid;
-	} else {
-		r = user_lookup(PROBE_USER_DEFAULT, &o.uid, &o.gid);
-		if (r < 0)
-			return r; /* cannot happen: "nobody" always has its fallback */
+		ret->o.uid = opts->alloc_uid;
+		ret->o.gid = opts->alloc_gid;
+	} else /* cannot fail: "nobody" always has its fallback */
+		(void)user_lookup(PROBE_USER_DEFAULT, &ret->o.uid, &ret->o.gid);
+	ret->status = ALLOC_PERFORMED;
+	if (w)
+		ret->submitted = probe_allocation_submit(w, &ret->o);
+}
+
+int probe_allocation_into(struct alloc_pending *p, struct snapshot *s)
+{
+	int r;
+
+	if (p->status != ALLOC_PERFORMED) {
+		s->probe = (struct alloc_probe){ .status = p->status };
+		return 0;
 	}
-	r = probe_allocation(&o, &s->probe);
+	r = p->worker ? probe_allocation_collect(p->worker, &p->o, p->submitted, &s->probe)
+		      : probe_allocation(&p->o, &s->probe);
 	if (r < 0) {
 		s->probe = (struct alloc_probe){
 			.status = ALLOC_SETUP_FAILED,
-			.uid = o.uid,
-			.gid = o.gid,
+			.uid = p->o.uid,
+			.gid = p->o.gid,
 			.error = -r,
 			.setup_step = "start",
 		};

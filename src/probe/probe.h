@@ -8,6 +8,7 @@
 #pragma once
 
 #include "analysis/analysis.h"
+#include "probe/allocation.h"
 #include "snapshot/mountinfo.h"
 #include "snapshot/snapshot.h"
 
@@ -66,11 +67,27 @@ int probe_base(const struct probe_options *opts, struct snapshot **ret, struct p
  * afterwards (analysis_update_nodes()). */
 int probe_details(const struct probe_options *opts, struct snapshot *s, const struct analysis *a);
 
-/* The allocation probe into s->probe, or why it was not performed (skipped, not root). A child
- * that cannot be started is recorded as such (ALLOC_SETUP_FAILED, "start"), not an error of the
- * audit. mntns_fd and root_fd: the namespace and root to allocate in (-1: the caller's). */
-int probe_allocation_into(const struct probe_options *opts, struct snapshot *s, int mntns_fd,
-			  int root_fd);
+/* The allocation probe of an audit, from its start to its record. */
+struct alloc_pending {
+	struct guarded_worker *worker;
+	struct alloc_options o;
+	/* ALLOC_DISABLED or ALLOC_NOT_ROOT: nothing was started; ALLOC_PERFORMED: it was. */
+	enum alloc_status status;
+	int submitted; /* what handing it to the worker returned */
+};
+
+/* Start the allocation probe of opts on worker w and return at once (opts->ns another
+ * namespace: every path of the probe is resolved under its root): it allocates while the caller
+ * goes on reading. w NULL (a lone audit): nothing yet, probe_allocation_into() runs it in a
+ * guarded child. Nothing is started when skipped or not root. Cannot fail: a worker that could
+ * not be started is recorded by probe_allocation_into(). */
+void probe_allocation_start(const struct probe_options *opts, struct guarded_worker *w,
+			    struct alloc_pending *ret);
+/* Its outcome into s->probe, or why it was not performed (skipped, not root): the answer is
+ * awaited (at most its deadline, retried as probe/allocation.h says). A worker that cannot be
+ * started is recorded as such (ALLOC_SETUP_FAILED, "start"), not an error of the audit (but
+ * -ENOMEM is returned). */
+int probe_allocation_into(struct alloc_pending *p, struct snapshot *s);
 
 /* Scan proc (normally "/proc") for processes holding ptys of the covered instances of a, into
  * s->holders; nothing when no instance is covered. About 10 us an open fd, whatever it is:

@@ -4,7 +4,8 @@
  * effective uid and gid (no supplementary groups, no capabilities), opens the
  * multiplexer, unlocks the pty, opens its slave through TIOCGPTPEER and
  * reports the slave's owner, group and mode. Repair uses it to prove a fix;
- * the allocation probe (probe/allocation.h) runs in the same kind of child.
+ * the allocation probe (probe/allocation.h) runs in a guarded worker, the
+ * same kind of process serving many requests.
  *
  * The child is a guarded one (util/guarded-child.h): its real and saved uid stay its parent's,
  * so processes of the user cannot signal or trace it; not dumpable, with a deadline; one that

@@ -5,13 +5,14 @@
  *   build/tests/bench/probe-bench [--runs N] [--processes N]
  *
  * As root, in a private mount namespace of its own with a healthy /dev (tmpfs, ptmx 5:2, devpts
- * gid=5,mode=620), it times probe_allocation() as nobody, the way every live audit ends, --runs
- * times (default 200): median, p90 and max in ms. --processes N starts N sleeping children first
- * (default 0) and the figures are printed for the count of processes seen in /proc: the probe
- * looks nothing up per process, so they should not move. For comparison it also times, for a
- * child that exits at once, a plain fork() and waitpid() (what the probe's child was until it
- * became a clone) and a clone(CLONE_VM) on a stack of its own, waited for by polling its pidfd
- * (the floor of the guarded child).
+ * gid=5,mode=620), it times probe_allocation() as nobody (a worker of its own started, asked
+ * once and stopped: what a lone audit pays), and one probe on a worker kept running (what each
+ * namespace of --all-namespaces pays), --runs times (default 200): median, p90 and max in ms.
+ * --processes N starts N sleeping children first (default 0) and the figures are printed for the
+ * count of processes seen in /proc: the probe looks nothing up per process, so they should not
+ * move. For comparison it also times, for a child that exits at once, a plain fork() and waitpid()
+ * (what the probe's child was until it became a clone) and a clone(CLONE_VM) on a stack of its own,
+ * waited for by polling its pidfd (the floor of the guarded child).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -74,9 +75,10 @@ int main(int argc, char **argv)
 		{ "processes", required_argument, NULL, 'p' },
 		{},
 	};
-	struct alloc_options o = { .mntns_fd = -1, .root_fd = -1 };
+	struct alloc_options o = { .root_fd = -1 };
 	int runs = 200, extra = 0, c, failed = 0;
-	double *ms, *fork_ms, *clone_ms, floor_median;
+	double *ms, *worker_ms, *fork_ms, *clone_ms, floor_median;
+	struct guarded_worker *w = NULL;
 	size_t stack_size = 64 * 1024;
 	char *stack;
 	pid_t *kids;
@@ -105,11 +107,13 @@ int main(int argc, char **argv)
 	}
 	kids = calloc((size_t)extra + 1, sizeof(pid_t));
 	ms = calloc((size_t)runs, sizeof(double));
+	worker_ms = calloc((size_t)runs, sizeof(double));
 	fork_ms = calloc((size_t)runs, sizeof(double));
 	clone_ms = calloc((size_t)runs, sizeof(double));
 	stack = mmap(NULL, stack_size, PROT_READ | PROT_WRITE,
 		     MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
-	if (!kids || !ms || !fork_ms || !clone_ms || stack == MAP_FAILED)
+	if (!kids || !ms || !worker_ms || guarded_worker_new(&w) < 0 || !fork_ms || !clone_ms ||
+	    stack == MAP_FAILED)
 		return 1;
 	for (int i = 0; i < extra; i++) {
 		kids[i] = fork();
@@ -127,6 +131,11 @@ int main(int argc, char **argv)
 		int r = probe_allocation(&o, &p);
 
 		ms[i] = (double)(now_usec(CLOCK_MONOTONIC) - t0) / 1000.0;
+		failed += r < 0 || !alloc_probe_succeeded(&p);
+
+		t0 = now_usec(CLOCK_MONOTONIC);
+		r = probe_allocation_collect(w, &o, probe_allocation_submit(w, &o), &p);
+		worker_ms[i] = (double)(now_usec(CLOCK_MONOTONIC) - t0) / 1000.0;
 		failed += r < 0 || !alloc_probe_succeeded(&p);
 
 		t0 = now_usec(CLOCK_MONOTONIC);
@@ -154,6 +163,7 @@ int main(int argc, char **argv)
 	printf("probe-bench: %d probes as uid %u, %u processes in /proc%s\n", runs, (unsigned)o.uid,
 	       count_processes(), failed ? " (SOME PROBES DID NOT GET A WORKING PTY)" : "");
 	report("allocation probe", ms, runs);
+	report("probe on a running worker", worker_ms, runs);
 	report("fork + exit + wait", fork_ms, runs);
 	report("clone(CLONE_VM) + exit + wait", clone_ms, runs);
 	floor_median = fork_ms[runs / 2];
@@ -162,6 +172,7 @@ int main(int argc, char **argv)
 	printf("probe / clone(CLONE_VM): %.1fx\n",
 	       floor_median > 0 ? ms[runs / 2] / floor_median : 0.0);
 
+	guarded_worker_free(w);
 	for (int i = 0; i < extra; i++)
 		kill(kids[i], SIGKILL);
 	while (wait(NULL) > 0 || errno == EINTR)

@@ -331,6 +331,53 @@ def ns_symlink_escape(sc):
     sc.check.true("group" in r.stderr, "the message names the group lookup: %r" % r.stderr)
 
 
+@case("ns-probe-in-root")
+def ns_probe_in_root(sc):
+    """The allocation probe of another namespace resolves its paths under the namespace's root
+    (never entering it), in a lone child (--namespace) and on the worker (--all-namespaces): it
+    reports exactly what the probe of an audit run inside that namespace (nsenter -m) reports. The host holds /dev/pts/0 of its own instance (root's, 0620), so a
+    probe that opened the namespace's slave by the host's name would fail there; and a ptmx
+    that is a link to pts/ptmx of a ptmxmode=000 instance refuses nobody, where the host's
+    /dev/ptmx would not."""
+    sc.setup_base()
+    sc.mount_devpts("/dev/pts", HEALTHY)
+    sc.hold()
+    link_dev = (
+        "mount -t tmpfs -o mode=755 tmpfs /dev; ln -s pts/ptmx /dev/ptmx"
+        "; mknod -m 666 /dev/null c 1 3; chmod 666 /dev/null; mkdir /dev/pts"
+        "; mount -t devpts -o newinstance,gid=5,mode=620,ptmxmode=%s devpts /dev/pts"
+    )
+    for what, setup, failed in (
+        ("its own instance", OWN_DEV % "newinstance,gid=5,mode=620,ptmxmode=666", None),
+        ("ptmx a link to pts/ptmx, ptmxmode=000", link_dev % "000", ("open_ptmx", "EACCES")),
+        ("ptmx a link to pts/ptmx, ptmxmode=666", link_dev % "666", None),
+    ):
+        t = Target(sc, setup)
+        _, ns, _ = audit_ns(sc, t)
+        outside = (ns.get("report") or {}).get("probe") or {}
+        r = subprocess.run(["nsenter", "-t", str(t.pid), "-m", "--", sc.ptsguard, "audit", "--json"],
+                           stdin=sc.null, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            inside = json.loads(r.stdout).get("probe") or {}
+        except ValueError:
+            raise SetupError("audit inside the namespace (%s): %r %s" % (what, r.stdout[:200], r.stderr))
+        sc.check.eq(outside, inside, "%s: the probe from the host vs inside the namespace" % what)
+        # --all-namespaces: the same probe on the run's one worker (--namespace: a lone child).
+        r = sc.run_ptsguard("audit", "--all-namespaces", "--json")
+        try:
+            every = json.loads(r.stdout).get("namespaces") or []
+        except ValueError:
+            raise SetupError("audit --all-namespaces: %r %s" % (r.stdout[:200], r.stderr))
+        worker = [(n.get("report") or {}).get("probe") for n in every if n.get("mntns") == t.mntns]
+        sc.check.eq(worker, [inside], "%s: the probe of --all-namespaces vs inside the namespace" % what)
+        sc.check.eq(outside.get("performed"), True, "%s: performed" % what)
+        sc.check.eq((outside.get("failed_step"), (outside.get("errno") or {}).get("name")) if failed else
+                    (outside.get("failed_step"), outside.get("ptsname")),
+                    failed or (None, "/dev/pts/0"),
+                    "%s: the probe's outcome" % what)
+        t.stop()
+
+
 @case("ns-target-exits")
 def ns_target_exits(sc):
     """The target exits between opening and reading its namespace: exit 3 naming the PID. A

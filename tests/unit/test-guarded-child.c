@@ -13,6 +13,11 @@
  *     also as ambient capabilities, the way a daemon run as another user would): the child
  *     still drops every capability, its pty belongs to nobody and not to uid 1000, and a child
  *     that hangs is killed at its deadline by that parent, which has no CAP_KILL;
+ *   - the same of a guarded worker (one process serving many requests), from either parent;
+ *     one worker answers several requests; the descriptor a request hands it is open during
+ *     the request and closed after it; a request that hangs is killed at its deadline
+ *     (-ECANCELED), and the next is answered by a new worker, as is one after the worker was
+ *     killed between requests;
  *   - with 1,000 more processes the allocation probe still gets a working pty.
  *
  * Exits 77 (skipped) when not root or without mount namespaces.
@@ -22,6 +27,7 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <linux/capability.h>
+#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -173,10 +179,20 @@ static const char *status_field(const char *status, const char *key, char *buf, 
 	return buf;
 }
 
-/* Run inspect() as nobody with a watcher of uid nobody; check both sides. parent_uid: ours;
- * setpcap: whether we may empty the child's bounding set (root may, uid 1000 here may not). */
-static void guarded_against_nobody(const char *what, uid_t parent_uid, bool setpcap)
+/* inspect() as a worker's request. */
+static void inspect_request(int fd, const void *request, void *answer)
 {
+	(void)fd;
+	(void)request;
+	inspect(NULL, answer);
+}
+
+/* Run inspect() as nobody (in a guarded child, or a guarded worker when worker) with a watcher
+ * of uid nobody; check both sides. parent_uid: ours; setpcap: whether we may empty the child's
+ * bounding set (root may, uid 1000 here may not). */
+static void guarded_against_nobody(const char *what, uid_t parent_uid, bool setpcap, bool worker)
+{
+	_cleanup_(guarded_worker_freep) struct guarded_worker *gw = NULL;
 	struct guarded_child c = {
 		.uid = 65534,
 		.gid = 65534,
@@ -193,8 +209,12 @@ static void guarded_against_nobody(const char *what, uid_t parent_uid, bool setp
 	int p[2], r, status;
 	pid_t pid;
 
-	snprintf(done_path, sizeof(done_path), "/tmp/watcher-done-%u", (unsigned)parent_uid);
-	snprintf(ready_path, sizeof(ready_path), "/tmp/child-ready-%u", (unsigned)parent_uid);
+	/* Paths of this run's own (the child and the worker are each looked at, and a parent
+	 * that is not root may not remove what nobody left in /tmp). */
+	snprintf(done_path, sizeof(done_path), "/tmp/watcher-done-%u-%d", (unsigned)parent_uid,
+		 worker);
+	snprintf(ready_path, sizeof(ready_path), "/tmp/child-ready-%u-%d", (unsigned)parent_uid,
+		 worker);
 	if (pipe2(p, O_CLOEXEC) < 0)
 		return;
 	pid = fork();
@@ -202,7 +222,21 @@ static void guarded_against_nobody(const char *what, uid_t parent_uid, bool setp
 		watcher(getppid(), p[1]);
 	close(p[1]);
 	errno = EDOM;
-	r = guarded_child_run(&c, &s, &g);
+	if (worker) {
+		r = guarded_worker_new(&gw);
+		if (r >= 0)
+			r = guarded_worker_request(gw,
+						   &(struct guarded_request){
+						       .uid = c.uid,
+						       .gid = c.gid,
+						       .work = inspect_request,
+						       .fd = -1,
+						       .answer_size = sizeof(s),
+						       .deadline_usec = c.deadline_usec,
+						   },
+						   &s, &g);
+	} else
+		r = guarded_child_run(&c, &s, &g);
 	CHECK_MSG(errno == EDOM, "%s: errno changed to %d by the guarded child", what, errno);
 	CHECK_MSG(prctl(PR_GET_DUMPABLE, 0, 0, 0, 0) == 1, "%s: the parent is not dumpable after",
 		  what);
@@ -212,7 +246,8 @@ static void guarded_against_nobody(const char *what, uid_t parent_uid, bool setp
 	CHECK_MSG(WIFEXITED(status) && WEXITSTATUS(status) == 0, "%s: the watcher failed (%d)",
 		  what, status);
 
-	CHECK_MSG(r == 0, "%s: guarded_child_run: %s", what, strerror(-r));
+	CHECK_MSG(r == 0, "%s: guarded_%s: %s", what, worker ? "worker_request" : "child_run",
+		  strerror(-r));
 	CHECK_MSG(w.child > 0, "%s: the watcher did not see the child", what);
 	CHECK_MSG(s.released, "%s: the child was not released by the watcher", what);
 	/* A process of the user the child runs as reaches none of it. */
@@ -249,6 +284,112 @@ static void guarded_against_nobody(const char *what, uid_t parent_uid, bool setp
 	printf("%s: watcher as nobody got stop %s, kill %s, ptrace %s; child Uid: %s\n", what,
 	       strerror(w.stop_errno), strerror(w.kill_errno), strerror(w.ptrace_errno),
 	       status_field(w.status, "\nUid:", buf, sizeof(buf)));
+}
+
+/* A worker's request: the worker's pid, the request's number, and what its descriptor is. */
+struct served {
+	pid_t pid;
+	unsigned n;
+	int fd_flags; /* fcntl(F_GETFD) of the descriptor handed over, -errno */
+	int fd_number;
+};
+
+static void serve(int fd, const void *request, void *answer)
+{
+	struct served *a = answer;
+
+	a->pid = getpid();
+	memcpy(&a->n, request, sizeof(a->n));
+	a->fd_number = fd;
+	a->fd_flags = fd < 0 ? -EBADF : fcntl(fd, F_GETFD) < 0 ? -errno : 0;
+	if (a->n == 1000)
+		hang(NULL, NULL);
+}
+
+static int serve_request(struct guarded_worker *w, unsigned n, int fd, uint64_t deadline_usec,
+			 struct served *ret)
+{
+	struct guarded_result g = { 0 };
+
+	*ret = (struct served){ 0 };
+	return guarded_worker_request(w,
+				      &(struct guarded_request){
+					  .uid = 65534,
+					  .gid = 65534,
+					  .work = serve,
+					  .fd = fd,
+					  .request = &n,
+					  .request_size = sizeof(n),
+					  .answer_size = sizeof(*ret),
+					  .deadline_usec = deadline_usec,
+				      },
+				      ret, &g);
+}
+
+/* A request that hangs is killed at its deadline, and the next one is served by a new worker. */
+static void worker_hang_killed(const char *what)
+{
+	_cleanup_(guarded_worker_freep) struct guarded_worker *w = NULL;
+	struct served a, b;
+	int r;
+
+	EXPECT(guarded_worker_new(&w) == 0);
+	r = serve_request(w, 1, -1, 10ULL * 1000000ULL, &a);
+	CHECK_MSG(r == 0 && a.n == 1, "%s: first request: %s", what, strerror(-r));
+	r = serve_request(w, 1000, -1, 300ULL * 1000ULL, &b);
+	CHECK_MSG(r == -ECANCELED, "%s: a hung request: %s, not ECANCELED", what, strerror(-r));
+	CHECK_MSG(a.pid > 0 && kill(a.pid, 0) < 0 && errno == ESRCH,
+		  "%s: the hung worker %d is still there", what, (int)a.pid);
+	r = serve_request(w, 2, -1, 10ULL * 1000000ULL, &b);
+	CHECK_MSG(r == 0 && b.n == 2 && b.pid != a.pid && b.pid > 0,
+		  "%s: after the hung one: %s, answered by %d (the hung one was %d)", what,
+		  strerror(-r), (int)b.pid, (int)a.pid);
+}
+
+/* One worker for many requests; each request's descriptor closed by the worker after it; a
+ * worker killed between requests replaced unseen. */
+static void worker_requests(void)
+{
+	_cleanup_(guarded_worker_freep) struct guarded_worker *w = NULL;
+	struct served a, first = { 0 };
+	struct pollfd p;
+	int pipe_fds[2], r;
+	char c;
+
+	EXPECT(guarded_worker_new(&w) == 0);
+	for (unsigned n = 1; n <= 5; n++) {
+		r = serve_request(w, n, -1, 10ULL * 1000000ULL, &a);
+		CHECK_MSG(r == 0 && a.n == n && a.fd_number == -1,
+			  "request %u: %s, answered %u (fd %d)", n, strerror(-r), a.n, a.fd_number);
+		if (n == 1)
+			first = a;
+		CHECK_MSG(a.pid == first.pid && a.pid != getpid(),
+			  "request %u served by %d, the first by %d: not one worker", n, (int)a.pid,
+			  (int)first.pid);
+	}
+	/* A pipe's write end handed over: open in the worker during the request; once we close
+	 * ours, the read end sees end of file only if the worker closed its copy too. */
+	EXPECT(pipe2(pipe_fds, O_CLOEXEC) == 0);
+	r = serve_request(w, 6, pipe_fds[1], 10ULL * 1000000ULL, &a);
+	CHECK_MSG(r == 0 && a.pid == first.pid && a.fd_number >= 0 && a.fd_flags == 0,
+		  "a request with a descriptor: %s, fd %d in the worker (%s)", strerror(-r),
+		  a.fd_number, strerror(-a.fd_flags));
+	close(pipe_fds[1]);
+	p = (struct pollfd){ .fd = pipe_fds[0], .events = POLLIN };
+	CHECK_MSG(poll(&p, 1, 10000) == 1 && read(pipe_fds[0], &c, 1) == 0,
+		  "the worker still holds the descriptor of a request answered");
+	close(pipe_fds[0]);
+	/* The next request does not see it either. */
+	r = serve_request(w, 7, -1, 10ULL * 1000000ULL, &a);
+	CHECK_MSG(r == 0 && a.pid == first.pid, "request 7: %s", strerror(-r));
+
+	/* Killed between requests (by root): the next request starts a new worker. */
+	EXPECT(kill(first.pid, SIGKILL) == 0);
+	sleep_ms(50);
+	r = serve_request(w, 8, -1, 10ULL * 1000000ULL, &a);
+	CHECK_MSG(r == 0 && a.n == 8 && a.pid != first.pid,
+		  "after the worker was killed: %s, served by %d", strerror(-r), (int)a.pid);
+	worker_hang_killed("parent root");
 }
 
 /* As uid 1000 with CAP_SETUID and CAP_SETGID (permitted, effective, inheritable, ambient). */
@@ -291,7 +432,8 @@ static int capable_user_parent(void)
 			OTHER_UID, strerror(-r));
 		return 1;
 	}
-	guarded_against_nobody("parent uid 1000 with capabilities", OTHER_UID, false);
+	guarded_against_nobody("parent uid 1000 with capabilities", OTHER_UID, false, false);
+	guarded_against_nobody("worker, parent uid 1000 with capabilities", OTHER_UID, false, true);
 	/* The pty it allocates is nobody's, not ours. */
 	r = pty_check_as("/dev/ptmx", 65534, 65534, &pc);
 	CHECK_MSG(r == 0 && pc.error == 0, "pty_check_as from uid 1000: %s, %s",
@@ -304,6 +446,8 @@ static int capable_user_parent(void)
 	 * wait that never ended would time the test out). */
 	r = guarded_child_run(&c, answer, &g);
 	EXPECT_INT(r, -ECANCELED);
+	/* The same of a worker. */
+	worker_hang_killed("parent uid 1000 with capabilities");
 	return test_failures ? 1 : 0;
 }
 
@@ -322,7 +466,7 @@ static unsigned count_processes(void)
 
 static void many_processes(void)
 {
-	struct alloc_options o = { .uid = 65534, .gid = 65534, .mntns_fd = -1, .root_fd = -1 };
+	struct alloc_options o = { .uid = 65534, .gid = 65534, .root_fd = -1 };
 	struct alloc_probe p = { 0 };
 	pid_t kids[1000];
 	int n = 0, r;
@@ -377,7 +521,9 @@ int main(void)
 		fprintf(stderr, "cannot build the test's /dev: %m\n");
 		return 1;
 	}
-	guarded_against_nobody("parent root", 0, true);
+	guarded_against_nobody("parent root", 0, true, false);
+	guarded_against_nobody("worker, parent root", 0, true, true);
+	worker_requests();
 
 	fflush(stdout);
 	pid = fork();
