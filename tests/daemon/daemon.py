@@ -982,6 +982,92 @@ def case_repair_safe(ptsguard, opts):
     c.done()
 
 
+def case_repair_exposed(ptsguard, opts):
+    """Policy=safe: a repair's own re-audit finds a repairable problem the first one hid (no
+    /dev/ptmx, no serving instance, so no judging its slaves): that one is repaired too, in the
+    same audit (it used to be journaled as detected and left alone until it changed again). A
+    repair that cannot fix its finding is tried once per appearance, not on every wake-up."""
+    import fcntl
+    import struct
+    cat = catalog(ptsguard)
+    journal = Journald()
+    daemon = Daemon(ptsguard, config_text=default_config().replace("Policy=off", "Policy=safe"))
+    daemon.wait_ready()
+    c = Checker()
+    wait_state("first audit", lambda r: finding_ids(r) == [])
+
+    def open_pty(uid):
+        m = os.open("/dev/ptmx", os.O_RDWR | os.O_NOCTTY)
+        fcntl.ioctl(m, 0x40045431, struct.pack("i", 0))  # TIOCSPTLCK: unlock
+        s = fcntl.ioctl(m, 0x5441, os.O_RDWR | os.O_NOCTTY)  # TIOCGPTPEER
+        os.fchown(s, uid, TTY_GID)
+        return m, s
+
+    def seq(entries):
+        return [(e["PTSGUARD_CHECK"], e["PTSGUARD_STATE"]) for e in entries]
+
+    # A user's pty (uid 1000), healthy for now.
+    master, slave = open_pty(1000)
+    # Both broken while the daemon cannot look: /dev/ptmx gone hides the slave's mode.
+    daemon.signal(signal.SIGSTOP)
+    try:
+        os.fchmod(slave, 0o666)
+        os.unlink("/dev/ptmx")
+    finally:
+        daemon.signal(signal.SIGCONT)
+    # ptmx-replaced (the daemon's own, /dev/ptmx against its baseline) comes and goes with it.
+    want = [("ptmx-missing", "detected"), ("ptmx-missing", "repaired"),
+            ("pty-slave-perms", "detected"), ("pty-slave-perms", "repaired")]
+
+    def repairs():
+        return [x for x in seq(transitions(journal, daemon.pid)) if x[0] != "ptmx-replaced"]
+
+    try:
+        wait_for("the exposed finding repaired", lambda: len(repairs()) >= 4)
+    except Failure as e:
+        c.fail("the finding the first repair exposed was not repaired (%s)" % e)
+    report = wait_state("no findings", lambda r: True)
+    time.sleep(SETTLE)
+    entries = transitions(journal, daemon.pid)
+    c.eq(repairs(), want, "journal sequence")
+    c.eq(finding_ids(report), [], "the state file after the repairs")
+    for e in entries:
+        c.eq(e.get("MESSAGE_ID"), cat[e["PTSGUARD_CHECK"]]["message_id"], "%s %s: MESSAGE_ID" % (e["PTSGUARD_CHECK"], e["PTSGUARD_STATE"]))
+    st = os.fstat(slave)
+    c.eq((stat.S_IMODE(st.st_mode), st.st_gid), (0o620, TTY_GID), "the user's slave was repaired")
+    c.true(os.path.exists("/dev/ptmx"), "/dev/ptmx was made again")
+    c.eq(report and report["summary"], summary_of([]), "state file summary")
+    if c.failures:
+        c.done()  # what follows needs a healthy start
+
+    # A slave of root's is never changed: its repair fails, once for this appearance, not on
+    # every wake-up (each remount below wakes the daemon, and its own audits see it still there).
+    n = len(entries)
+    rmaster, rslave = open_pty(0)
+    os.fchmod(rslave, 0o666)
+    wait_state("the root-owned slave seen", lambda r: "pty-slave-perms" in finding_ids(r))
+    for _ in range(3):
+        remount_devpts("gid=%d,mode=620" % TTY_GID)
+        time.sleep(0.3)
+    time.sleep(SETTLE)
+    c.eq(seq(transitions(journal, daemon.pid)[n:]), [("pty-slave-perms", "detected"), ("pty-slave-perms", "repair-failed")],
+         "a repair that cannot succeed is tried once")
+    # Gone and back: a new appearance, tried once more.
+    os.fchmod(rslave, 0o620)
+    wait_state("healthy again", lambda r: finding_ids(r) == [])
+    os.fchmod(rslave, 0o666)
+    wait_for("tried again", lambda: len(transitions(journal, daemon.pid)) >= n + 5)
+    time.sleep(SETTLE)
+    c.eq(seq(transitions(journal, daemon.pid)[n + 2:]),
+         [("pty-slave-perms", "resolved"), ("pty-slave-perms", "detected"), ("pty-slave-perms", "repair-failed")],
+         "a new appearance is tried again, once")
+    for fd in (slave, master, rslave, rmaster):
+        os.close(fd)
+    stop_daemon(c, daemon)
+    journal.stop()
+    c.done()
+
+
 # ---- incremental mount tracking (fanotify mount events) and its fallbacks ----
 
 
@@ -1803,6 +1889,7 @@ CASES = {
     "output-symlink-swap": (case_output_symlink_swap, True),
     "transitions": (case_transitions, True),
     "repair-safe": (case_repair_safe, True),
+    "repair-exposed": (case_repair_exposed, True),
     "lifecycle": (case_lifecycle, True),
     "ptmx-baseline": (case_ptmx_baseline, True),
     "udev": (case_udev, True),
