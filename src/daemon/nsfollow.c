@@ -42,6 +42,7 @@ struct followed {
 	sd_event_source *exit_source, *mount_source;
 	struct container container;
 	char label[CONTAINER_LABEL_MAX]; /* "" when no container is known */
+	bool labelled;			 /* its container looked for (at its first audit) */
 	char mntns_field[48], container_field[CONTAINER_LABEL_MAX + 32];
 	struct findings findings; /* of its last audit */
 	uint64_t found;		  /* CLOCK_MONOTONIC */
@@ -259,8 +260,11 @@ fail:
 	return r;
 }
 
+/* Its container, looked for once, when it is first audited: a runtime moves a container's
+ * process into its cgroup after creating its namespace, and a walk of /proc may come between. */
 static void followed_set_container(struct followed *x)
 {
+	x->labelled = true;
 	container_done(&x->container);
 	(void)container_probe("/proc", x->pid, MACHINES_DIR, &x->container);
 	report_container_label(
@@ -268,8 +272,6 @@ static void followed_set_container(struct followed *x)
 					.container_id = x->container.id,
 					.container_name = x->container.name },
 	    x->label, sizeof(x->label));
-	snprintf(x->mntns_field, sizeof(x->mntns_field), "PTSGUARD_MNTNS=%llu",
-		 (unsigned long long)x->ino);
 	snprintf(x->container_field, sizeof(x->container_field), "PTSGUARD_CONTAINER=%s", x->label);
 }
 
@@ -320,6 +322,8 @@ static void followed_audit(struct ns_follower *f, struct followed *x)
 		r = -ESRCH;
 	/* No allocation probe in a followed namespace: its pty would come and go under the
 	 * namespace's /dev/pts, which this follower watches, and wake the next audit. */
+	if (r >= 0 && !x->labelled)
+		followed_set_container(x);
 	if (r >= 0)
 		r = pipeline_run(&(struct audit_target){ .probe.ns = t,
 							 .probe.host = &f->host,
@@ -395,6 +399,20 @@ static void forget(struct ns_follower *f, size_t i)
 	f->items[i] = f->items[--f->n];
 }
 
+/* x lost its process and ns, of the same inode, is listed now: is it still x's namespace, or a
+ * new one that took the inode of x's, gone meanwhile? Told by the kernel's id when it has one. */
+static bool same_namespace(struct ns_follower *f, const struct followed *x, const struct mntns *ns)
+{
+	uint64_t id = 0;
+
+	if (x->ns_id == 0)
+		return true;
+	for (unsigned k = 0; k < ns->n_pids; k++)
+		if (mntns_id_of_pid(f->proc_fd, ns->pids[k], &id) == (int64_t)ns->ino)
+			return id == x->ns_id;
+	return true; /* none left to tell: following fails, and it is forgotten */
+}
+
 /* Walk /proc: follow what is new, re-follow what lost its process, forget what is gone. */
 static void scan(struct ns_follower *f)
 {
@@ -414,10 +432,21 @@ static void scan(struct ns_follower *f)
 		f->items[i]->seen = false;
 	FOREACH_ARRAY (ns, l.items, l.n) {
 		struct followed *x = find(f, ns->ino);
-		bool fresh = !x;
+		bool fresh;
 
 		if (ns->n_pids == 0)
 			continue;
+		/* A namespace gone and a new one with its inode: the old one forgotten now, the new
+		 * one followed from this walk on (not a walk later). */
+		if (x && x->pid == 0 && !same_namespace(f, x, ns)) {
+			for (size_t i = 0; i < f->n; i++)
+				if (f->items[i] == x) {
+					forget(f, i);
+					break;
+				}
+			x = NULL;
+		}
+		fresh = !x;
 		if (fresh) {
 			if (GROW(f->items, f->allocated, f->n + 1) < 0 ||
 			    !(x = calloc(1, sizeof(*x))))
@@ -428,6 +457,8 @@ static void scan(struct ns_follower *f)
 						.pidfd = -1,
 						.mountinfo_fd = -1,
 						.dev_wd = -1 };
+			snprintf(x->mntns_field, sizeof(x->mntns_field), "PTSGUARD_MNTNS=%llu",
+				 (unsigned long long)x->ino);
 			f->items[f->n++] = x;
 			f->stats.appeared++;
 		}
@@ -449,8 +480,6 @@ static void scan(struct ns_follower *f)
 			(void)followed_watch(f, x, ns->pids[k]);
 		if (x->pid == 0)
 			continue;
-		if (fresh)
-			followed_set_container(x);
 		x->dirty = true;
 		any = true;
 	}

@@ -1707,7 +1707,11 @@ def case_namespaces(ptsguard, opts):
     journal entries carry PTSGUARD_MNTNS= and PTSGUARD_CONTAINER=."""
     c = Checker()
     journal = Journald()
-    cid = "d6701ec289c56e4391acb11d07474b3139466857a305490575508a8b7a9fcf22"
+    # An id of this run's own: the daemon follows every namespace on the machine, and nsfs
+    # gives a gone namespace's inode to the next one at once, so PTSGUARD_MNTNS= alone may match
+    # another's entries (other tests' containers, with a fixed id of their own, were taken for
+    # this one). No other namespace is in this container.
+    cid = os.urandom(32).hex()
     cgroot = None
     with open("/proc/self/mountinfo") as f:
         for line in f:
@@ -1720,23 +1724,24 @@ def case_namespaces(ptsguard, opts):
     scope = os.path.join(base, "docker-%s.scope" % cid)
     os.makedirs(scope)
     ready = TEST_DIR + "/ns-ready"
+    # Into the container's cgroup before its namespace is made: its first audit names it,
+    # however late the setup runs.
     setup = (
+        "echo $$ > %s/cgroup.procs && exec unshare --mount --propagation private sh -c '"
         "mount -t tmpfs tmpfs /dev && mkdir /dev/pts && "
         "mount -t devpts -o newinstance,gid=5,mode=620,ptmxmode=000 devpts /dev/pts && "
-        "ln -s pts/ptmx /dev/ptmx && echo $$ > %s/cgroup.procs && touch %s && exec sleep 600" % (scope, ready)
+        "ln -s pts/ptmx /dev/ptmx && touch %s && exec sleep 600'" % (scope, ready)
     )
     sleeper = None
     try:
         daemon = Daemon(ptsguard, default_config() + "\n[Namespaces]\nAudit=all\nScanSec=1\n")
         daemon.wait_ready()
-        sleeper = register(subprocess.Popen(["unshare", "--mount", "--propagation", "private", "sh", "-c", setup], stdin=subprocess.DEVNULL))
+        sleeper = register(subprocess.Popen(["sh", "-c", setup], stdin=subprocess.DEVNULL))
         wait_for("the sleeper's namespace", lambda: os.path.exists(ready))
         ino = str(os.stat("/proc/%d/ns/mnt" % sleeper.pid).st_ino)
         label = "docker/" + cid[:12]
 
         def entries(**m):
-            # The container too: nsfs gives a gone namespace's inode to the next one at once,
-            # and this daemon follows every namespace on the machine (other tests' as well).
             return journal.entries(PTSGUARD_MNTNS=ino, PTSGUARD_CONTAINER=label, **m)
 
         def wait_entries(what, n, **m):
