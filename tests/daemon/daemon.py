@@ -1886,6 +1886,68 @@ def case_namespaces_exits(ptsguard, opts):
     c.done()
 
 
+def case_namespaces_joined(ptsguard, opts):
+    """A followed namespace's process exits while one that joined it since the last walk lives
+    on: the namespace is not gone (the daemon asks the kernel, which answers only a caller with
+    CAP_SYS_ADMIN: without it, a live namespace was forgotten and found again by the next walk,
+    its findings journaled as detected a second time)."""
+    c = Checker()
+    journal = Journald()
+    ready = TEST_DIR + "/ns-joined-ready"
+    setup = (
+        "mount -t tmpfs tmpfs /dev && mkdir /dev/pts && "
+        "mount -t devpts -o newinstance,gid=5,mode=620,ptmxmode=000 devpts /dev/pts && "
+        "ln -s pts/ptmx /dev/ptmx && touch %s && exec sleep 600" % ready
+    )
+    first = register(subprocess.Popen(["unshare", "--mount", "--propagation", "private", "sh", "-c", setup],
+                                      stdin=subprocess.DEVNULL))
+    joined = None
+    try:
+        wait_for("the namespace", lambda: os.path.exists(ready))
+        ino = str(os.stat("/proc/%d/ns/mnt" % first.pid).st_ino)
+        # One walk only (the first): the process that joins later is not known to the daemon.
+        daemon = Daemon(ptsguard, default_config() + "\n[Namespaces]\nAudit=all\nScanSec=3600\n")
+        daemon.wait_ready()
+
+        def entries(**m):
+            return journal.entries(PTSGUARD_MNTNS=ino, **m)
+
+        wait_for("ptmx-locked detected", lambda: entries(PTSGUARD_CHECK="ptmx-locked", PTSGUARD_STATE="detected"))
+        joined = register(subprocess.Popen(["nsenter", "-t", str(first.pid), "-m", "sleep", "600"], stdin=subprocess.DEVNULL))
+        wait_for("the joined process in the namespace",
+                 lambda: os.stat("/proc/%d/ns/mnt" % joined.pid).st_ino == int(ino))
+        first.kill()
+        first.wait()
+        # The daemon asks the kernel, finds the namespace alive, and walks /proc (one coalescing
+        # window later) to follow it through the joined process: a change is seen.
+        time.sleep(1)
+        c.eq([x.get("MESSAGE") for x in entries() if " is gone" in x.get("MESSAGE", "")], [],
+             "the namespace is not gone while a process of it lives")
+        run(["nsenter", "-t", str(joined.pid), "-m", "mount", "-o", "remount,ptmxmode=666", "/dev/pts"])
+        try:
+            wait_for("ptmx-locked resolved", lambda: entries(PTSGUARD_CHECK="ptmx-locked", PTSGUARD_STATE="resolved"))
+        except Failure as e:
+            c.fail("the namespace was not followed through the joined process: %s" % e)
+        c.eq(len(entries(PTSGUARD_CHECK="ptmx-locked", PTSGUARD_STATE="detected")), 1, "ptmx-locked detected once")
+        # A finding to be gone with (a namespace without any goes without an entry).
+        run(["nsenter", "-t", str(joined.pid), "-m", "rm", "/dev/ptmx"])
+        wait_for("ptmx-missing detected", lambda: entries(PTSGUARD_CHECK="ptmx-missing", PTSGUARD_STATE="detected"))
+        joined.kill()
+        joined.wait()
+        try:
+            wait_for("the namespace forgotten", lambda: [x for x in entries() if " is gone" in x.get("MESSAGE", "")], timeout=10)
+        except Failure as e:
+            c.fail("the namespace was not forgotten after its last process: %s" % e)
+        rc, _ = daemon.stop()
+        c.eq(rc, 0, "daemon exit status")
+    finally:
+        for p in (first, joined):
+            if p and p.poll() is None:
+                p.kill()
+                p.wait()
+    c.done()
+
+
 CASES = {
     "probe-quiet": (case_probe_quiet, True),
     "serving-elsewhere": (case_serving_elsewhere, True),
@@ -1914,6 +1976,7 @@ CASES = {
     "outputs-retry": (case_outputs_retry, True),
     "namespaces": (case_namespaces, True),
     "namespaces-exits": (case_namespaces_exits, True),
+    "namespaces-joined": (case_namespaces_joined, True),
 }
 
 if __name__ == "__main__":
