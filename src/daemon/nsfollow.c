@@ -59,6 +59,7 @@ struct ns_follower {
 	struct followed **items;
 	size_t n, allocated;
 	uint64_t last_pass_start, last_pass_usec, last_scan;
+	uint64_t scan_due;	  /* the next regular walk (CLOCK_MONOTONIC) */
 	struct host_serving host; /* the host's serving instance, from its last audit */
 	struct ns_follower_stats stats;
 };
@@ -123,12 +124,21 @@ static void schedule_scan(struct ns_follower *f, uint64_t delay)
 	(void)arm(f->scan_timer, now_usec(CLOCK_MONOTONIC) + delay);
 }
 
+/* The next regular walk, ScanSec= from now. */
+static void schedule_regular_scan(struct ns_follower *f)
+{
+	f->scan_due = now_usec(CLOCK_MONOTONIC) + f->config->namespaces_scan_usec;
+	(void)arm(f->scan_timer, f->scan_due);
+}
+
 static int followed_watch(struct ns_follower *f, struct followed *x, pid_t pid);
 static void forget(struct ns_follower *f, size_t i);
 
 /* x's process exited. Through another of its processes the last walk found, if one is still
- * there; else, when the kernel says the namespace is gone, x is forgotten at once. Only when
- * neither can be told does it take a walk of /proc (soon, once for a storm of exits). */
+ * there; else, when the kernel says the namespace is gone, x is forgotten at once. Else the
+ * kernel is asked again one coalescing window later (a namespace may outlive its last process
+ * for a moment), and only when it still cannot tell does that take a walk of /proc (once for a
+ * storm of exits). */
 static int on_process_exit(sd_event_source *s, int fd, uint32_t revents, void *userdata)
 {
 	struct followed *x = userdata;
@@ -494,12 +504,31 @@ static void scan(struct ns_follower *f)
 static int on_scan_timer(sd_event_source *s, uint64_t usec, void *userdata)
 {
 	struct ns_follower *f = userdata;
+	bool walk = now_usec(CLOCK_MONOTONIC) >= f->scan_due;
 
+	/* Before the regular walk is due: for the namespaces whose last known process exited.
+	 * Those the kernel now says are gone need no walk. */
+	for (size_t i = f->n; i-- > 0 && !walk;) {
+		struct followed *x = f->items[i];
+
+		if (x->pid != 0)
+			continue;
+		if (x->ns_id != 0 && mntns_id_exists(x->ns_id) == 0) {
+			forget(f, i);
+			continue;
+		}
+		journal_logf(LOG_DEBUG, (const char *const[]){ x->mntns_field, NULL },
+			     "Mount namespace %llu: no known process left to follow it through, "
+			     "walking /proc for one",
+			     (unsigned long long)x->ino);
+		walk = true;
+	}
+	if (!walk) {
+		(void)arm(s, f->scan_due);
+		return 0;
+	}
 	scan(f);
-	/* The next regular walk. */
-	(void)sd_event_source_set_time(s,
-				       now_usec(CLOCK_MONOTONIC) + f->config->namespaces_scan_usec);
-	(void)sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
+	schedule_regular_scan(f);
 	return 0;
 }
 
@@ -554,7 +583,7 @@ int ns_follower_new(sd_event *event, const struct config *config, const struct h
 		/* The first walk and audits at once. */
 		scan(f);
 		on_audit_timer(f->audit_timer, 0, f);
-		r = arm(f->scan_timer, now_usec(CLOCK_MONOTONIC) + config->namespaces_scan_usec);
+		schedule_regular_scan(f);
 	}
 	if (r < 0) {
 		ns_follower_free(f);
@@ -593,7 +622,7 @@ void ns_follower_set_config(struct ns_follower *f, const struct config *config)
 		f->items[i]->dirty = true;
 	}
 	schedule_pass(f);
-	(void)arm(f->scan_timer, now_usec(CLOCK_MONOTONIC) + config->namespaces_scan_usec);
+	schedule_regular_scan(f);
 }
 
 void ns_follower_get_stats(const struct ns_follower *f, struct ns_follower_stats *ret)
