@@ -71,7 +71,11 @@ enum audit_reason {
 	REASON_HOLDERS = 1 << 5, /* the last scan for holders of covered instances is too old */
 	REASON_HELPER = 1 << 6,	 /* inotify: a pt_chown appeared, changed or went away */
 	REASON_RETRY = 1 << 7,	 /* the last audit's output files could not be written */
+	REASON_REPAIR = 1 << 8,	 /* repairs exposed more than REPAIR_ROUNDS_MAX rounds could try */
 };
+
+/* Repairs in one audit: each round tries what the previous one's re-audit found untried. */
+#define REPAIR_ROUNDS_MAX 3
 
 /* A failed write of the state file or the textfile (a full or read-only /run) is retried by
  * auditing again: first after OUTPUT_RETRY_MIN_USEC, doubling up to OUTPUT_RETRY_MAX_USEC, until
@@ -149,6 +153,10 @@ struct daemon {
 	/* Repair hook: keys (finding_key()) of findings journaled as repaired. When such a finding
 	 * is gone at the next audit, no "resolved" entry follows the "repaired" one. */
 	char **repaired_keys;
+	/* Policy=safe: keys of the repairable findings whose repair was tried, kept while they
+	 * stay present. Each appearance of a finding is tried once: one that a repair did not fix
+	 * is not tried again on every wake-up (our own remount is a mount event too). */
+	char **tried_keys;
 
 	struct ptmx_replaced ptmx;	    /* /dev/ptmx against its baseline */
 	struct ptmx_udev_event udev_window; /* the last ptmx udev event since the last audit */
@@ -562,10 +570,30 @@ static int daemon_collect(struct daemon *d, struct audit *ret)
 	return 0;
 }
 
+/* Forget the tries of the findings now has no more: one that comes back is tried again. */
+static int daemon_prune_tried(struct daemon *d, const struct findings *now)
+{
+	_cleanup_strv_free_ char **keep = NULL;
+
+	FOREACH_ARRAY (f, now->items, now->n_items) {
+		_cleanup_free_ char *key = finding_key(f);
+
+		if (!key)
+			return -ENOMEM;
+		if (strv_contains(d->tried_keys, key) && !strv_contains(keep, key) &&
+		    strv_push(&keep, TAKE_PTR(key)) < 0)
+			return -ENOMEM;
+	}
+	strv_free(d->tried_keys);
+	d->tried_keys = TAKE_PTR(keep);
+	return 0;
+}
+
 /*
- * Repair the repairable findings that are new in this audit (one that failed is not retried on
- * every wake-up: our own remount is a mount event too), journal each outcome, re-probe, and
- * journal the transitions from what was found to what is left, leaving that in *now.
+ * Repair the repairable findings of this audit not tried yet in their present appearance,
+ * journal each outcome, re-probe, and journal the transitions from what was found to what is
+ * left, leaving that in *now. Returns 1 when something was tried (the re-audit may have found
+ * what the repair exposed), 0 when there was nothing to try.
  */
 static int daemon_repair(struct daemon *d, struct audit *now)
 {
@@ -583,20 +611,29 @@ static int daemon_repair(struct daemon *d, struct audit *now)
 
 	config_probe_identity(d->config, &ro.verify_uid, &ro.verify_gid);
 
-	/* Only the repairable findings the previous audit did not have. */
+	r = daemon_prune_tried(d, &now->findings);
+	if (r < 0)
+		return r;
+	/* Only the repairable findings not tried yet; each is tried from here on. */
 	FOREACH_ARRAY (f, now->findings.items, now->findings.n_items) {
-		_cleanup_free_ char *key = finding_key(f);
-		bool seen = false;
+		char *key;
 
+		if (!finding_repairable(f))
+			continue;
+		key = finding_key(f);
 		if (!key)
-			return -ENOMEM;
-		FOREACH_ARRAY (b, d->findings.items, d->findings.n_items) {
-			_cleanup_free_ char *kb = finding_key(b);
-			seen = seen || (kb && streq(kb, key));
-		}
-		if (!seen && finding_repairable(f) &&
-		    GROW(fresh.items, fresh.allocated, fresh.n_items + 1) >= 0)
+			r = -ENOMEM;
+		else if (strv_contains(d->tried_keys, key))
+			free(key);
+		else if (strv_push(&d->tried_keys, key) < 0 ||
+			 GROW(fresh.items, fresh.allocated, fresh.n_items + 1) < 0)
+			r = -ENOMEM;
+		else
 			fresh.items[fresh.n_items++] = *f; /* borrowed: freed with now */
+		if (r < 0) {
+			free(fresh.items);
+			return r;
+		}
 	}
 	if (fresh.n_items == 0) {
 		free(fresh.items);
@@ -636,6 +673,7 @@ static int daemon_repair(struct daemon *d, struct audit *now)
 		struct audit tmp = *now;
 		*now = after;
 		after = tmp;
+		r = 1;
 	}
 out:
 	transitions_clear(&outcomes);
@@ -750,12 +788,23 @@ static int daemon_audit(struct daemon *d)
 	if (r < 0)
 		goto done;
 
-	/* Policy=safe: repair what just appeared, then report the world as repair left it. */
+	/* Policy=safe: repair what just appeared, then report the world as repair left it. A
+	 * repair's re-audit may find what its finding hid (no /dev/ptmx: no instance to judge the
+	 * slaves of): that is repaired in turn, a few rounds at most; past them, the next audit. */
 	if (d->config->repair_policy == REPAIR_POLICY_SAFE) {
-		r = daemon_repair(d, &now);
+		for (unsigned round = 0;; round++) {
+			r = daemon_repair(d, &now);
+			if (r <= 0)
+				break;
+			if (round + 1 == REPAIR_ROUNDS_MAX) {
+				daemon_schedule_audit(d, REASON_REPAIR);
+				break;
+			}
+		}
 		if (r < 0)
 			goto done;
-	}
+	} else
+		d->tried_keys = strv_free(d->tried_keys);
 
 	findings_clear(&d->findings);
 	d->findings = now.findings;
@@ -1481,6 +1530,7 @@ struct daemon *daemon_free(struct daemon *d)
 	holder_cache_clear(&d->holders);
 	findings_clear(&d->findings);
 	d->repaired_keys = strv_free(d->repaired_keys);
+	d->tried_keys = strv_free(d->tried_keys);
 	ptmx_replaced_reset(&d->ptmx);
 	config_free(d->config);
 	free(d->config_path);

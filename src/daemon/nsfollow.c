@@ -42,6 +42,7 @@ struct followed {
 	sd_event_source *exit_source, *mount_source;
 	struct container container;
 	char label[CONTAINER_LABEL_MAX]; /* "" when no container is known */
+	bool labelled;			 /* its container looked for (at its first audit) */
 	char mntns_field[48], container_field[CONTAINER_LABEL_MAX + 32];
 	struct findings findings; /* of its last audit */
 	uint64_t found;		  /* CLOCK_MONOTONIC */
@@ -58,6 +59,7 @@ struct ns_follower {
 	struct followed **items;
 	size_t n, allocated;
 	uint64_t last_pass_start, last_pass_usec, last_scan;
+	uint64_t scan_due;	  /* the next regular walk (CLOCK_MONOTONIC) */
 	struct host_serving host; /* the host's serving instance, from its last audit */
 	struct ns_follower_stats stats;
 };
@@ -122,12 +124,21 @@ static void schedule_scan(struct ns_follower *f, uint64_t delay)
 	(void)arm(f->scan_timer, now_usec(CLOCK_MONOTONIC) + delay);
 }
 
+/* The next regular walk, ScanSec= from now. */
+static void schedule_regular_scan(struct ns_follower *f)
+{
+	f->scan_due = now_usec(CLOCK_MONOTONIC) + f->config->namespaces_scan_usec;
+	(void)arm(f->scan_timer, f->scan_due);
+}
+
 static int followed_watch(struct ns_follower *f, struct followed *x, pid_t pid);
 static void forget(struct ns_follower *f, size_t i);
 
 /* x's process exited. Through another of its processes the last walk found, if one is still
- * there; else, when the kernel says the namespace is gone, x is forgotten at once. Only when
- * neither can be told does it take a walk of /proc (soon, once for a storm of exits). */
+ * there; else, when the kernel says the namespace is gone, x is forgotten at once. Else the
+ * kernel is asked again one coalescing window later (a namespace may outlive its last process
+ * for a moment), and only when it still cannot tell does that take a walk of /proc (once for a
+ * storm of exits). */
 static int on_process_exit(sd_event_source *s, int fd, uint32_t revents, void *userdata)
 {
 	struct followed *x = userdata;
@@ -259,8 +270,11 @@ fail:
 	return r;
 }
 
+/* Its container, looked for once, when it is first audited: a runtime moves a container's
+ * process into its cgroup after creating its namespace, and a walk of /proc may come between. */
 static void followed_set_container(struct followed *x)
 {
+	x->labelled = true;
 	container_done(&x->container);
 	(void)container_probe("/proc", x->pid, MACHINES_DIR, &x->container);
 	report_container_label(
@@ -268,8 +282,6 @@ static void followed_set_container(struct followed *x)
 					.container_id = x->container.id,
 					.container_name = x->container.name },
 	    x->label, sizeof(x->label));
-	snprintf(x->mntns_field, sizeof(x->mntns_field), "PTSGUARD_MNTNS=%llu",
-		 (unsigned long long)x->ino);
 	snprintf(x->container_field, sizeof(x->container_field), "PTSGUARD_CONTAINER=%s", x->label);
 }
 
@@ -320,6 +332,8 @@ static void followed_audit(struct ns_follower *f, struct followed *x)
 		r = -ESRCH;
 	/* No allocation probe in a followed namespace: its pty would come and go under the
 	 * namespace's /dev/pts, which this follower watches, and wake the next audit. */
+	if (r >= 0 && !x->labelled)
+		followed_set_container(x);
 	if (r >= 0)
 		r = pipeline_run(&(struct audit_target){ .probe.ns = t,
 							 .probe.host = &f->host,
@@ -395,6 +409,20 @@ static void forget(struct ns_follower *f, size_t i)
 	f->items[i] = f->items[--f->n];
 }
 
+/* x lost its process and ns, of the same inode, is listed now: is it still x's namespace, or a
+ * new one that took the inode of x's, gone meanwhile? Told by the kernel's id when it has one. */
+static bool same_namespace(struct ns_follower *f, const struct followed *x, const struct mntns *ns)
+{
+	uint64_t id = 0;
+
+	if (x->ns_id == 0)
+		return true;
+	for (unsigned k = 0; k < ns->n_pids; k++)
+		if (mntns_id_of_pid(f->proc_fd, ns->pids[k], &id) == (int64_t)ns->ino)
+			return id == x->ns_id;
+	return true; /* none left to tell: following fails, and it is forgotten */
+}
+
 /* Walk /proc: follow what is new, re-follow what lost its process, forget what is gone. */
 static void scan(struct ns_follower *f)
 {
@@ -414,10 +442,21 @@ static void scan(struct ns_follower *f)
 		f->items[i]->seen = false;
 	FOREACH_ARRAY (ns, l.items, l.n) {
 		struct followed *x = find(f, ns->ino);
-		bool fresh = !x;
+		bool fresh;
 
 		if (ns->n_pids == 0)
 			continue;
+		/* A namespace gone and a new one with its inode: the old one forgotten now, the new
+		 * one followed from this walk on (not a walk later). */
+		if (x && x->pid == 0 && !same_namespace(f, x, ns)) {
+			for (size_t i = 0; i < f->n; i++)
+				if (f->items[i] == x) {
+					forget(f, i);
+					break;
+				}
+			x = NULL;
+		}
+		fresh = !x;
 		if (fresh) {
 			if (GROW(f->items, f->allocated, f->n + 1) < 0 ||
 			    !(x = calloc(1, sizeof(*x))))
@@ -428,6 +467,8 @@ static void scan(struct ns_follower *f)
 						.pidfd = -1,
 						.mountinfo_fd = -1,
 						.dev_wd = -1 };
+			snprintf(x->mntns_field, sizeof(x->mntns_field), "PTSGUARD_MNTNS=%llu",
+				 (unsigned long long)x->ino);
 			f->items[f->n++] = x;
 			f->stats.appeared++;
 		}
@@ -449,8 +490,6 @@ static void scan(struct ns_follower *f)
 			(void)followed_watch(f, x, ns->pids[k]);
 		if (x->pid == 0)
 			continue;
-		if (fresh)
-			followed_set_container(x);
 		x->dirty = true;
 		any = true;
 	}
@@ -465,12 +504,31 @@ static void scan(struct ns_follower *f)
 static int on_scan_timer(sd_event_source *s, uint64_t usec, void *userdata)
 {
 	struct ns_follower *f = userdata;
+	bool walk = now_usec(CLOCK_MONOTONIC) >= f->scan_due;
 
+	/* Before the regular walk is due: for the namespaces whose last known process exited.
+	 * Those the kernel now says are gone need no walk. */
+	for (size_t i = f->n; i-- > 0 && !walk;) {
+		struct followed *x = f->items[i];
+
+		if (x->pid != 0)
+			continue;
+		if (x->ns_id != 0 && mntns_id_exists(x->ns_id) == 0) {
+			forget(f, i);
+			continue;
+		}
+		journal_logf(LOG_DEBUG, (const char *const[]){ x->mntns_field, NULL },
+			     "Mount namespace %llu: no known process left to follow it through, "
+			     "walking /proc for one",
+			     (unsigned long long)x->ino);
+		walk = true;
+	}
+	if (!walk) {
+		(void)arm(s, f->scan_due);
+		return 0;
+	}
 	scan(f);
-	/* The next regular walk. */
-	(void)sd_event_source_set_time(s,
-				       now_usec(CLOCK_MONOTONIC) + f->config->namespaces_scan_usec);
-	(void)sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
+	schedule_regular_scan(f);
 	return 0;
 }
 
@@ -525,7 +583,7 @@ int ns_follower_new(sd_event *event, const struct config *config, const struct h
 		/* The first walk and audits at once. */
 		scan(f);
 		on_audit_timer(f->audit_timer, 0, f);
-		r = arm(f->scan_timer, now_usec(CLOCK_MONOTONIC) + config->namespaces_scan_usec);
+		schedule_regular_scan(f);
 	}
 	if (r < 0) {
 		ns_follower_free(f);
@@ -564,7 +622,7 @@ void ns_follower_set_config(struct ns_follower *f, const struct config *config)
 		f->items[i]->dirty = true;
 	}
 	schedule_pass(f);
-	(void)arm(f->scan_timer, now_usec(CLOCK_MONOTONIC) + config->namespaces_scan_usec);
+	schedule_regular_scan(f);
 }
 
 void ns_follower_get_stats(const struct ns_follower *f, struct ns_follower_stats *ret)

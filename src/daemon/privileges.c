@@ -37,6 +37,11 @@ uint64_t privileges_needed(const struct config *c)
 	if (c->probe_enabled)
 		caps |= CAP(CAP_SETUID) | CAP(CAP_SETGID);
 
+	/* listmount(2) of another mount namespace answers ENOENT, as for one that is gone, to a
+	 * caller without CAP_SYS_ADMIN over it; NS_MNT_GET_NEXT answers EPERM. */
+	if (c->namespaces_audit == NAMESPACES_AUDIT_ALL)
+		caps |= CAP(CAP_SYS_ADMIN);
+
 	if (c->repair_policy == REPAIR_POLICY_SAFE) {
 		caps |= CAP(CAP_SYS_ADMIN) | CAP(CAP_CHOWN) | CAP(CAP_FOWNER) | CAP(CAP_SETUID) |
 			CAP(CAP_SETGID);

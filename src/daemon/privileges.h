@@ -13,7 +13,11 @@
  *                   daemon that is not root also takes root's file system ids to create
  *                   /dev/ptmx in root's /dev, util/caps.h), and CAP_MKNOD unless
  *                   CreatePtmx=symlink;
- *   [Probe] Enabled CAP_SETUID and CAP_SETGID, for the allocation probe's child, the same.
+ *   [Probe] Enabled CAP_SETUID and CAP_SETGID, for the allocation probe's child, the same;
+ *   [Namespaces] Audit=all
+ *                   CAP_SYS_ADMIN: whether a followed namespace still exists, and whether any
+ *                   is newer than those followed, the kernel tells only a caller with it
+ *                   (without it, listmount(2) says a live namespace is gone).
  *
  * Capabilities are dropped from the effective set only: the permitted set (the unit's bounding
  * set) stays, so that a reload that raises the policy takes back what it needs. What the
