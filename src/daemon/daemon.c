@@ -1041,6 +1041,7 @@ static int on_inotify(sd_event_source *s, int fd, uint32_t revents, void *userda
 		struct inotify_event ev;
 		char raw[4096];
 	} buf;
+	struct watch *dir_watches[] = { &d->dev_watch, &d->pts_watch, &d->serving_watch };
 	unsigned reasons = 0;
 
 	for (;;) {
@@ -1078,16 +1079,14 @@ static int on_inotify(sd_event_source *s, int fd, uint32_t revents, void *userda
 						d->helper_watches[i].wd = -1;
 					reasons |= REASON_HELPER;
 				}
-			if (e->mask & IN_IGNORED) {
-				/* The directory went away (unmounted, removed): watch anew. */
-				if (e->wd == d->dev_watch.wd)
-					d->dev_watch.wd = -1;
-				if (e->wd == d->pts_watch.wd)
-					d->pts_watch.wd = -1;
-				if (e->wd == d->serving_watch.wd)
-					d->serving_watch.wd = -1;
-				reasons |= REASON_PTS;
-			}
+			/* A watched directory went away (unmounted, removed): watch anew. The
+			 * IN_IGNORED of a watch the daemon replaced itself is no news. */
+			if (e->mask & IN_IGNORED)
+				FOREACH_ARRAY (w, dir_watches, ELEMENTSOF(dir_watches))
+					if (e->wd == (*w)->wd) {
+						(*w)->wd = -1;
+						reasons |= REASON_PTS;
+					}
 			p += sizeof(struct inotify_event) + e->len;
 		}
 	}

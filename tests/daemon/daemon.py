@@ -24,7 +24,6 @@ from harness import (  # noqa: E402
     default_config,
     PROM_FILE,
     SERVICE,
-    TEXTFILE_DIR,
     STATE_FILE,
     TEST_DIR,
     TTY_GID,
@@ -42,7 +41,6 @@ from harness import (  # noqa: E402
     log,
     main,
     mount_stack,
-    pretty,
     read_state,
     register,
     remount_devpts,
@@ -1661,6 +1659,20 @@ def case_probe_quiet(ptsguard, opts):
     holder.stdin.close()
     holder.wait(timeout=10)
     stop_daemon(c, daemon)
+
+    # A devpts stacked on /dev/pts: the daemon watches the new top directory and lets the old
+    # watch go. That watch's IN_IGNORED is its own doing, not news (it used to wake one more
+    # audit, whose probe could hold a pty of the stack just as the admin unmounted it: EBUSY).
+    daemon = Daemon(ptsguard, notify=NotifySocket(TEST_DIR + "/notify-quiet-3"))
+    daemon.wait_ready()
+    wait_state("the first audit", lambda r: finding_ids(r) == [])
+    sys_mount("devpts", "/dev/pts", "devpts", 0, "gid=%d,mode=620" % TTY_GID)
+    wait_state("the stack seen", lambda r: finding_ids(r) == ["devpts-overmount"])
+    time.sleep(3)
+    stop_daemon(c, daemon)
+    n = audits_so_far(daemon)
+    c.true(n is not None and n <= 2, "a devpts stacked once cost %s audits, not 2 at most" % n)
+    sys_umount("/dev/pts")
     c.done()
 
 

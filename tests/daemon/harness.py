@@ -24,6 +24,7 @@ Standard library only.
 
 import ctypes
 import json
+import re
 import os
 import shutil
 import signal
@@ -37,7 +38,7 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 
 import testlib  # noqa: E402
-from testlib import EXIT_SKIP, Skip, log, pretty  # noqa: E402,F401
+from testlib import EXIT_SKIP, Skip, log  # noqa: E402
 
 NS_MARKER = "PTSGUARD_DAEMON_TEST_PARENT_MNTNS"
 TTY_GID = 5
@@ -354,6 +355,9 @@ def default_config():
     return DEFAULT_CONFIG
 
 
+DAEMONS = []  # every daemon a case started, for their output when it fails
+
+
 class Daemon:
     def __init__(self, ptsguard, config_text=None, config_path=TEST_DIR + "/ptsguard.conf", notify=None, watchdog_usec=None, wrapper=(), as_root=False):
         self.ptsguard = ptsguard
@@ -366,12 +370,13 @@ class Daemon:
         env.pop("WATCHDOG_PID", None)
         if watchdog_usec:
             env["WATCHDOG_USEC"] = str(watchdog_usec)
-        self.stderr_path = TEST_DIR + "/daemon.stderr"
+        self.stderr_path = TEST_DIR + "/daemon-%d.stderr" % (len(DAEMONS) + 1)
         self.stderr = open(self.stderr_path, "w")
         self.proc = register(
             subprocess.Popen(([] if as_root else as_service()) + list(wrapper) + [ptsguard, "daemon", "--config", config_path], stdin=subprocess.DEVNULL, stdout=self.stderr, stderr=self.stderr, env=env)
         )
         self.pid = self.proc.pid
+        DAEMONS.append(self)
 
     def write_config(self, text):
         tmp = self.config_path + ".tmp"
@@ -482,6 +487,13 @@ def catalog(ptsguard):
     return testlib.catalog(ptsguard, Failure)
 
 
+def log_daemons_output():
+    """What the case's daemons printed, for a failure: valgrind's own lines are left out."""
+    for d in DAEMONS:
+        own = [line for line in d.stderr_text().splitlines(True) if not re.match(r"(--|==)\d+(--|==)", line)]
+        log("---- the daemon's output (pid %d, last 60 lines) ----\n%s" % (d.pid, "".join(own[-60:])))
+
+
 def main(cases, argv, setup_world=True):
     """Run one case by name: exit 0 pass, 1 fail, 77 skip."""
     options = (("--ptsguard", {}), ("--opt", dict(action="append", default=[], help="KEY=VALUE passed to the case")))
@@ -503,7 +515,11 @@ def main(cases, argv, setup_world=True):
         return EXIT_SKIP
     except Failure as e:
         log("FAIL: %s" % e)
+        log_daemons_output()
         return 1
+    except Exception:
+        log_daemons_output()
+        raise
     finally:
         stop_children()
     log("PASS")
