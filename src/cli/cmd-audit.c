@@ -13,11 +13,13 @@
 #include <time.h>
 
 #include "cli/cli.h"
+#include "probe/allocation.h"
 #include "probe/container.h"
 #include "probe/mntns.h"
 #include "probe/namespace.h"
 #include "report/report.h"
 #include "util/procfs.h"
+#include "util/caps.h"
 #include "util/escape.h"
 #include "util/group.h"
 #include "util/json-util.h"
@@ -339,6 +341,29 @@ static void log_skipped(const struct mntns_list *l)
 		  l->skipped > MNTNS_SKIPPED_NAMED ? ", ..." : "");
 }
 
+/* --all-namespaces: the probe of each namespace runs as the same user, looked up once rather
+ * than through NSS for every namespace, on one worker. That worker is forked now, before the
+ * host's mount table is read: a fork of the process holding it would copy its page tables, and
+ * every page it wrote later would be copied again. */
+static void probe_worker_prepare(struct namespaces_output *out)
+{
+	uid_t uid;
+	gid_t gid;
+
+	if (out->config && out->config->has_probe_user) {
+		uid = out->config->probe_uid;
+		gid = out->config->probe_gid;
+	} else if (user_lookup(PROBE_USER_DEFAULT, &out->probe_uid, &out->probe_gid) >= 0) {
+		out->has_probe_user = true;
+		uid = out->probe_uid;
+		gid = out->probe_gid;
+	} else
+		return;
+	/* Not started (no memory, no process): the first probe tries again and says why. */
+	if (!out->args->no_probe && caps_may_change_ids() && cli_probe_worker())
+		(void)probe_allocation_prepare(cli_probe_worker(), uid, gid);
+}
+
 static int audit_namespaces(struct namespaces_output *out)
 {
 	struct mntns_list l;
@@ -347,11 +372,6 @@ static int audit_namespaces(struct namespaces_output *out)
 	r = mntns_enumerate("/proc", &l);
 	if (r < 0)
 		return log_error_errno(r, "audit: cannot list the mount namespaces in /proc");
-	/* The probe of each namespace runs as the same user: look it up once, not through NSS for
-	 * every namespace. */
-	if (!(out->config && out->config->has_probe_user) &&
-	    user_lookup(PROBE_USER_DEFAULT, &out->probe_uid, &out->probe_gid) >= 0)
-		out->has_probe_user = true;
 	FOREACH_ARRAY (ns, l.items, l.n) {
 		r = audit_listed(out, ns);
 		if (r == -ENOMEM || r == -EIO)
@@ -428,6 +448,8 @@ static int audit_run(const struct audit_args *args)
 	/* Tests: the target may exit here, between opening it and reading it. */
 	if (named)
 		test_hook_pause("PTSGUARD_TEST_PAUSE_NAMESPACE", "after opening the namespace");
+	if (args->all_namespaces)
+		probe_worker_prepare(&out);
 	r = run_audit(config, args->snapshot_path, args->no_probe, &res);
 	if (r < 0)
 		return EXIT_UNKNOWN;

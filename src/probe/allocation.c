@@ -154,16 +154,31 @@ static int alloc_result(const struct alloc_options *o, int r, struct answer *a,
 	return 0;
 }
 
+static struct guarded_request alloc_request(const struct alloc_options *o)
+{
+	return (struct guarded_request){
+		.uid = o->uid,
+		.gid = o->gid,
+		.work = allocate,
+		.fd = o->root_fd,
+		.answer_size = sizeof(struct answer),
+		.deadline_usec = ALLOC_DEADLINE_USEC,
+	};
+}
+
+int probe_allocation_prepare(struct guarded_worker *w, uid_t uid, gid_t gid)
+{
+	struct guarded_request q =
+	    alloc_request(&(struct alloc_options){ .uid = uid, .gid = gid, .root_fd = -1 });
+
+	return guarded_worker_start(w, &q);
+}
+
 int probe_allocation_submit(struct guarded_worker *w, const struct alloc_options *o)
 {
-	return guarded_worker_submit(w, &(struct guarded_request){
-					    .uid = o->uid,
-					    .gid = o->gid,
-					    .work = allocate,
-					    .fd = o->root_fd,
-					    .answer_size = sizeof(struct answer),
-					    .deadline_usec = ALLOC_DEADLINE_USEC,
-					});
+	struct guarded_request q = alloc_request(o);
+
+	return guarded_worker_submit(w, &q);
 }
 
 int probe_allocation_collect(struct guarded_worker *w, const struct alloc_options *o, int submitted,

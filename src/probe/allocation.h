@@ -34,6 +34,9 @@ struct alloc_options {
 	int root_fd; /* >= 0: resolve every path under this root (a namespace's); -1: ours */
 };
 
+/* Start worker w for the probes of user uid and group gid ahead of the first (see
+ * guarded_worker_start()). */
+int probe_allocation_prepare(struct guarded_worker *w, uid_t uid, gid_t gid);
 /* Hand the probe to worker w and return at once: it allocates while the caller goes on. 0, or a
  * negative errno when no worker could be started or given it. */
 int probe_allocation_submit(struct guarded_worker *w, const struct alloc_options *o);

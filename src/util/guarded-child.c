@@ -441,6 +441,15 @@ static int worker_start(struct guarded_worker *w, const struct guarded_request *
 	return 0;
 }
 
+int guarded_worker_start(struct guarded_worker *w, const struct guarded_request *q)
+{
+	if (w->pending)
+		return -EBUSY;
+	if (w->pid > 0 && (w->uid != q->uid || w->gid != q->gid || w->work != q->work))
+		worker_stop(w);
+	return w->pid > 0 ? 0 : worker_start(w, q);
+}
+
 static int worker_send(struct guarded_worker *w, const struct guarded_request *q)
 {
 	union {

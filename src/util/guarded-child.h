@@ -119,6 +119,10 @@ int guarded_worker_new(struct guarded_worker **ret);
 struct guarded_worker *guarded_worker_free(struct guarded_worker *w);
 DEFINE_POINTER_CLEANUP(struct guarded_worker, guarded_worker_free)
 
+/* Start the worker q would be served by now, with no request: a process forked early, while
+ * ours is small, copies little and makes few copy-on-write faults later. 0 when one runs
+ * already; -EBUSY with a request out. */
+int guarded_worker_start(struct guarded_worker *w, const struct guarded_request *q);
 /* Hand q to the worker, starting one when there is none (or it runs as another user, or was
  * found gone), and return at once: the worker works while the caller goes on. One request is
  * out at a time: the answer of one still out is awaited and dropped first. 0, or a negative
