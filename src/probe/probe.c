@@ -441,12 +441,9 @@ static int scan_process(struct snapshot *s, int proc_fd, const char *pid_name, c
 			continue;
 
 		if (!comm) {
-			_cleanup_close_ int cf = openat(pid_dir, "comm", O_RDONLY | O_CLOEXEC);
-			char buf[64] = "";
-			ssize_t l = cf >= 0 ? read(cf, buf, sizeof(buf) - 1) : -1;
+			char buf[64];
 
-			buf[l > 0 ? l : 0] = 0;
-			buf[strcspn(buf, "\n")] = 0;
+			(void)procfs_read_comm(pid_dir, "comm", buf, sizeof(buf));
 			comm = strdup(buf);
 			if (!comm)
 				break;
