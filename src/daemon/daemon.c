@@ -58,6 +58,8 @@
 	(IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_ATTRIB | IN_ONLYDIR |            \
 	 IN_EXCL_UNLINK)
 #define PTS_WATCH_MASK DEV_WATCH_MASK
+/* The root: a change of mode or owner of itself or of /dev (pty-path-blocked). */
+#define ROOT_WATCH_MASK (IN_ATTRIB | IN_ONLYDIR)
 /* A helper directory: a file appearing, changing mode or owner, being written or going away. */
 #define HELPER_WATCH_MASK (DEV_WATCH_MASK | IN_CLOSE_WRITE)
 
@@ -65,7 +67,8 @@
 enum audit_reason {
 	REASON_MOUNT = 1 << 0,
 	REASON_UDEV = 1 << 1,
-	REASON_PTS = 1 << 2,  /* inotify: an entry of /dev/pts, or /dev/pts itself */
+	/* inotify: an entry of /dev/pts or /dev/pts itself; the mode or owner of / or /dev */
+	REASON_PTS = 1 << 2,
 	REASON_PTMX = 1 << 3, /* inotify: the ptmx entry of /dev */
 	REASON_RELOAD = 1 << 4,
 	REASON_HOLDERS = 1 << 5, /* the last scan for holders of covered instances is too old */
@@ -123,7 +126,7 @@ struct daemon {
 	struct udev *udev;
 	struct udev_monitor *udev_monitor;
 	int inotify_fd;
-	struct watch dev_watch, pts_watch;
+	struct watch root_watch, dev_watch, pts_watch;
 	/* The serving instance's directory when /dev/ptmx leads elsewhere than /dev/pts: its
 	 * slaves come and go there. serving_watch.path is serving_path, or NULL. */
 	struct watch serving_watch;
@@ -416,6 +419,7 @@ static void watch_update(struct daemon *d, struct watch *w)
 
 static void watch_all(struct daemon *d)
 {
+	watch_update(d, &d->root_watch);
 	watch_update(d, &d->dev_watch);
 	watch_update(d, &d->pts_watch);
 	if (d->serving_watch.path)
@@ -1041,7 +1045,8 @@ static int on_inotify(sd_event_source *s, int fd, uint32_t revents, void *userda
 		struct inotify_event ev;
 		char raw[4096];
 	} buf;
-	struct watch *dir_watches[] = { &d->dev_watch, &d->pts_watch, &d->serving_watch };
+	struct watch *dir_watches[] = { &d->root_watch, &d->dev_watch, &d->pts_watch,
+					&d->serving_watch };
 	unsigned reasons = 0;
 
 	for (;;) {
@@ -1070,6 +1075,11 @@ static int on_inotify(sd_event_source *s, int fd, uint32_t revents, void *userda
 			else if (e->wd == d->dev_watch.wd && e->len && streq(e->name, "ptmx"))
 				reasons |= REASON_PTMX;
 			else if (e->wd == d->dev_watch.wd && e->len && streq(e->name, "pts"))
+				reasons |= REASON_PTS;
+			/* A directory on the way to the ptys changed mode or owner. */
+			else if ((e->wd == d->dev_watch.wd && !e->len && (e->mask & IN_ATTRIB)) ||
+				 (e->wd == d->root_watch.wd && (e->mask & IN_ATTRIB) &&
+				  (!e->len || streq(e->name, "dev"))))
 				reasons |= REASON_PTS;
 			for (size_t i = 0; i < d->n_helper_watches; i++)
 				if (e->wd == d->helper_watches[i].wd &&
@@ -1317,6 +1327,9 @@ static int daemon_setup_inotify(struct daemon *d)
 		r = -errno;
 		return log_warning("Failed to create an inotify instance: %s", strerror(-r)), r;
 	}
+	d->root_watch = (struct watch){
+		.path = "/", .mask = ROOT_WATCH_MASK, .failure = FAILURE_WATCH_DEV, .wd = -1
+	};
 	d->dev_watch = (struct watch){
 		.path = "/dev", .mask = DEV_WATCH_MASK, .failure = FAILURE_WATCH_DEV, .wd = -1
 	};
@@ -1397,7 +1410,7 @@ int daemon_new(const struct daemon_options *opts, struct daemon **ret)
 	if (!d)
 		return log_err("Out of memory"), -ENOMEM;
 	d->inotify_fd = -EBADF;
-	d->dev_watch.wd = d->pts_watch.wd = d->serving_watch.wd = -1;
+	d->root_watch.wd = d->dev_watch.wd = d->pts_watch.wd = d->serving_watch.wd = -1;
 	if (opts->config_path) {
 		d->config_path = strdup(opts->config_path);
 		if (!d->config_path)
