@@ -330,14 +330,13 @@ static void followed_audit(struct ns_follower *f, struct followed *x)
 	if (r >= 0 && (poll(&(struct pollfd){ .fd = x->pidfd, .events = POLLIN }, 1, 0) != 0 ||
 		       t->mntns != x->ino))
 		r = -ESRCH;
-	/* No allocation probe in a followed namespace: its pty would come and go under the
-	 * namespace's /dev/pts, which this follower watches, and wake the next audit. */
 	if (r >= 0 && !x->labelled)
 		followed_set_container(x);
+	/* The allocation probe too: its pty comes and goes in the namespace's /dev/pts, which
+	 * this follower does not watch (only its /dev), so it wakes no audit of the namespace. */
 	if (r >= 0)
 		r = pipeline_run(&(struct audit_target){ .probe.ns = t,
 							 .probe.host = &f->host,
-							 .probe.skip_allocation = true,
 							 .holders = followed_holders,
 							 .userdata = x },
 				 f->config, &res, &err);

@@ -1766,6 +1766,12 @@ def case_namespaces(ptsguard, opts):
         c.eq(e.get("PRIORITY"), "2", "critical priority")
         c.true(e.get("MESSAGE", "").startswith("[%s, mount namespace %s] ptmx-locked: " % (label, ino)), "message names the container: %r" % e.get("MESSAGE"))
         c.true(e.get("MESSAGE_ID"), "a MESSAGE_ID for journalctl -x")
+        # The allocation probe ran in the namespace (under its root) and failed as predicted.
+        try:
+            evidence = json.loads(e.get("PTSGUARD_EVIDENCE", ""))
+        except ValueError:
+            evidence = {}
+        c.eq(evidence.get("confirmed_by_probe"), True, "ptmx-locked confirmed by the probe in the namespace: %s" % e.get("PTSGUARD_EVIDENCE"))
         c.eq([x.get("PTSGUARD_CHECK") for x in entries() if x.get("PTSGUARD_STATE") == "detected" and x.get("PRIORITY") != "6"], ["ptmx-locked"], "nothing else detected above info")
 
         run(["nsenter", "-t", str(sleeper.pid), "-m", "mount", "-o", "remount,ptmxmode=666", "/dev/pts"])
