@@ -441,12 +441,18 @@ static int worker_start(struct guarded_worker *w, const struct guarded_request *
 	return 0;
 }
 
+/* A worker running as another user, or for another work, is no worker for q. */
+static void worker_stop_unfit(struct guarded_worker *w, const struct guarded_request *q)
+{
+	if (w->pid > 0 && (w->uid != q->uid || w->gid != q->gid || w->work != q->work))
+		worker_stop(w);
+}
+
 int guarded_worker_start(struct guarded_worker *w, const struct guarded_request *q)
 {
 	if (w->pending)
 		return -EBUSY;
-	if (w->pid > 0 && (w->uid != q->uid || w->gid != q->gid || w->work != q->work))
-		worker_stop(w);
+	worker_stop_unfit(w, q);
 	return w->pid > 0 ? 0 : worker_start(w, q);
 }
 
@@ -494,8 +500,7 @@ static int worker_submit(struct guarded_worker *w, const struct guarded_request 
 
 		(void)worker_collect(w, dropped, &g);
 	}
-	if (w->pid > 0 && (w->uid != q->uid || w->gid != q->gid || w->work != q->work))
-		worker_stop(w);
+	worker_stop_unfit(w, q);
 	w->seq++;
 	w->lost = false;
 	for (unsigned attempt = 0;; attempt++) {
