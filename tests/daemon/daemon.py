@@ -1991,9 +1991,9 @@ CASES = {
     "pt-chown-installed": (case_pt_chown_installed, True),
     "tracking-sibling-cover": (case_tracking_sibling_cover, True),
     "outputs-retry": (case_outputs_retry, True),
-    "namespaces": (case_namespaces, True),
-    "namespaces-exits": (case_namespaces_exits, True),
-    "namespaces-joined": (case_namespaces_joined, True),
+    "namespaces": (case_namespaces, True, True),
+    "namespaces-exits": (case_namespaces_exits, True, True),
+    "namespaces-joined": (case_namespaces_joined, True, True),
 }
 
 if __name__ == "__main__":

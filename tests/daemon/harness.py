@@ -131,10 +131,11 @@ def wait_for(what, fn, timeout=WAIT, interval=0.01):
 # The namespace
 
 
-def enter_private_namespace(argv):
-    """Re-exec argv in a private mount namespace of its own (see testlib)."""
+def enter_private_namespace(argv, own_pids=False):
+    """Re-exec argv in a private mount namespace of its own (see testlib); own_pids: and a
+    pid namespace."""
     testlib.enter_private_namespace(
-        argv, NS_MARKER, ("mount", "umount", "journalctl", JOURNALD), "mount namespace, devpts mounts, journald", Failure
+        argv, NS_MARKER, ("mount", "umount", "journalctl", JOURNALD), "mount namespace, devpts mounts, journald", Failure, own_pids
     )
 
 
@@ -498,14 +499,17 @@ def main(cases, argv, setup_world=True):
     """Run one case by name: exit 0 pass, 1 fail, 77 skip."""
     options = (("--ptsguard", {}), ("--opt", dict(action="append", default=[], help="KEY=VALUE passed to the case")))
     args, (name,) = testlib.case_args(cases, sys.argv[0], None, options, ("--ptsguard",), single=True, argv=argv)
-    fn, needs_root = cases[name]
+    # (function, needs root[, in a pid namespace of its own]): a daemon with [Namespaces]
+    # Audit=all follows and probes every namespace its /proc shows, other tests' included,
+    # whose daemons would then see its probe's ptys come and go in their /dev/pts.
+    fn, needs_root, own_pids = (cases[name] + (False,))[:3]
     opts = dict(o.split("=", 1) for o in args.opt)
     global DEFAULT_CONFIG
     if "mount_events" in opts:
         DEFAULT_CONFIG = DEFAULT_CONFIG.replace("MountEvents=auto", "MountEvents=" + opts["mount_events"])
     try:
         if needs_root:
-            enter_private_namespace([os.path.abspath(sys.argv[0])] + argv)
+            enter_private_namespace([os.path.abspath(sys.argv[0])] + argv, own_pids)
             make_private_run()
             make_private_dev()
             make_neutral_fstab()

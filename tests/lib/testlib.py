@@ -124,10 +124,11 @@ def mount_ns_id():
     return os.readlink("/proc/self/ns/mnt")
 
 
-def enter_private_namespace(argv, marker, tools, needs, error):
+def enter_private_namespace(argv, marker, tools, needs, error, own_pids=False):
     """Re-exec argv (a python script and its arguments) under
     `unshare --mount --propagation private` unless already inside the namespace
-    made for it, which the environment variable marker tells.
+    made for it, which the environment variable marker tells. own_pids: in a pid
+    namespace of its own too, with its own /proc (what walks /proc sees only it).
 
     Returns only inside the new namespace. Raises Skip when that cannot work
     here (not root: needs says what for; one of tools missing), and error
@@ -156,7 +157,8 @@ def enter_private_namespace(argv, marker, tools, needs, error):
     env[marker] = mount_ns_id()
     sys.stdout.flush()
     sys.stderr.flush()
-    os.execvpe("unshare", ["unshare", "--mount", "--propagation", "private", "--", sys.executable] + argv, env)
+    pids = ["--pid", "--fork", "--mount-proc"] if own_pids else []
+    os.execvpe("unshare", ["unshare", "--mount"] + pids + ["--propagation", "private", "--", sys.executable] + argv, env)
 
 
 # --------------------------------------------------------------------------
