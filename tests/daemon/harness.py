@@ -24,8 +24,8 @@ Standard library only.
 
 import ctypes
 import json
-import re
 import os
+import re
 import shutil
 import signal
 import socket
