@@ -369,7 +369,7 @@ static int audit_namespaces(struct namespaces_output *out)
 	struct mntns_list l;
 	int r;
 
-	r = mntns_enumerate("/proc", &l);
+	r = mntns_enumerate("/proc", NULL, NULL, &l);
 	if (r < 0)
 		return log_error_errno(r, "audit: cannot list the mount namespaces in /proc");
 	FOREACH_ARRAY (ns, l.items, l.n) {

@@ -144,9 +144,11 @@ static int on_process_exit(sd_event_source *s, int fd, uint32_t revents, void *u
 	struct followed *x = userdata;
 	struct ns_follower *f = x->owner;
 	pid_t exited = x->pid;
+	uint64_t cpu = now_usec(CLOCK_THREAD_CPUTIME_ID);
 
 	f->stats.wakeups++;
 	followed_unwatch(x);
+	f->stats.release_usec += now_usec(CLOCK_THREAD_CPUTIME_ID) - cpu;
 	for (unsigned k = 0; k < x->n_candidates && x->pid == 0; k++)
 		if (x->candidates[k] != exited)
 			(void)followed_watch(f, x, x->candidates[k]);
@@ -422,6 +424,13 @@ static bool same_namespace(struct ns_follower *f, const struct followed *x, cons
 	return true; /* none left to tell: following fails, and it is forgotten */
 }
 
+/* A namespace followed already: it was found to be no kernel thread's when it was new (an
+ * inode reused meanwhile is a container's too, kdevtmpfs's namespace being made at boot). */
+static bool followed_known(void *userdata, uint64_t ino)
+{
+	return find(userdata, ino) != NULL;
+}
+
 /* Walk /proc: follow what is new, re-follow what lost its process, forget what is gone. */
 static void scan(struct ns_follower *f)
 {
@@ -431,7 +440,7 @@ static void scan(struct ns_follower *f)
 
 	f->stats.scans++;
 	f->last_scan = now_usec(CLOCK_MONOTONIC);
-	r = mntns_enumerate("/proc", &l);
+	r = mntns_enumerate("/proc", followed_known, f, &l);
 	if (r < 0) {
 		journal_logf(LOG_WARNING, NULL, "Cannot list the mount namespaces: %s",
 			     strerror(-r));

@@ -43,8 +43,13 @@ struct mntns_list {
 	pid_t skipped_pids[MNTNS_SKIPPED_NAMED]; /* the first of them, to name */
 };
 
-/* Walk proc ("/proc") once. The caller's own namespace is counted but not listed. */
-int mntns_enumerate(const char *proc, struct mntns_list *ret);
+/* The caller knows the namespace of inode ino from an earlier walk, and that it is no kernel
+ * thread's (the daemon's followed ones): its first process's stat is not read again. */
+typedef bool (*mntns_known_fn)(void *userdata, uint64_t ino);
+
+/* Walk proc ("/proc") once. The caller's own namespace is counted but not listed. known may be
+ * NULL: each namespace's first process is then checked for a kernel thread. */
+int mntns_enumerate(const char *proc, mntns_known_fn known, void *userdata, struct mntns_list *ret);
 void mntns_list_done(struct mntns_list *l);
 /* The namespace whose inode is ino, or NULL. */
 const struct mntns *mntns_find(const struct mntns_list *l, uint64_t ino);

@@ -32,6 +32,22 @@ static bool is_kthread(pid_t pid)
 	return sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %lu", &flags) == 1 && (flags & 0x00200000UL);
 }
 
+/* A known-namespace callback that knows them all, and counts what it is asked. */
+struct asked {
+	uint64_t child, kthreadd;
+	unsigned child_asked, kthreadd_asked, total;
+};
+
+static bool knows_all(void *userdata, uint64_t ino)
+{
+	struct asked *a = userdata;
+
+	a->total++;
+	a->child_asked += ino == a->child;
+	a->kthreadd_asked += ino == a->kthreadd;
+	return true;
+}
+
 static void expect(const char *text, const char *manager, const char *id, const char *name)
 {
 	struct container c;
@@ -130,7 +146,7 @@ int main(void)
 		struct mntns_list l;
 		struct stat st;
 
-		EXPECT_INT(mntns_enumerate("/proc", &l), 0);
+		EXPECT_INT(mntns_enumerate("/proc", NULL, NULL, &l), 0);
 		EXPECT_INT(stat("/proc/self/ns/mnt", &st), 0);
 		EXPECT_INT(l.self_ino, st.st_ino);
 		EXPECT(l.pids_self >= 1);
@@ -141,7 +157,7 @@ int main(void)
 			EXPECT(mntns_find(&l, l.items[i].ino) == &l.items[i]);
 		}
 		mntns_list_done(&l);
-		EXPECT_INT(mntns_enumerate("/nonexistent", &l), -ENOENT);
+		EXPECT_INT(mntns_enumerate("/nonexistent", NULL, NULL, &l), -ENOENT);
 	}
 	/* A namespace's id says whether it still exists: yes while a process is in it, no once the
 	 * last one has exited (what the daemon asks instead of walking /proc). */
@@ -189,6 +205,59 @@ int main(void)
 		close(ready[0]);
 		close(ready[1]);
 	}
+	/* A namespace the caller knows from an earlier walk (the daemon's followed ones) is asked
+	 * about once and listed as without it; kthreadd's, where its kernel threads are told apart
+	 * by their own stat, is never asked. */
+	if (geteuid() == 0) {
+		struct asked a = { 0 };
+		struct mntns_list l, plain;
+		const struct mntns *ns;
+		struct stat st;
+		int ready[2];
+		pid_t child;
+		char c;
+
+		EXPECT_INT(pipe(ready), 0);
+		child = fork();
+		if (child == 0) {
+			if (unshare(CLONE_NEWNS) < 0 || write(ready[1], "x", 1) != 1)
+				_exit(1);
+			pause();
+			_exit(0);
+		}
+		EXPECT_INT(read(ready[0], &c, 1), 1);
+		{
+			char path[64];
+
+			snprintf(path, sizeof(path), "/proc/%d/ns/mnt", (int)child);
+			EXPECT_INT(stat(path, &st), 0);
+			a.child = st.st_ino;
+		}
+		if (stat("/proc/2/ns/mnt", &st) == 0 && is_kthread(2))
+			a.kthreadd = st.st_ino;
+		EXPECT_INT(mntns_enumerate("/proc", knows_all, &a, &l), 0);
+		EXPECT_INT(mntns_enumerate("/proc", NULL, NULL, &plain), 0);
+		EXPECT_INT(a.child_asked, 1);
+		EXPECT_INT(a.kthreadd_asked, 0);
+		EXPECT(a.total <= l.n);
+		ns = mntns_find(&l, a.child);
+		CHECK_MSG(ns != NULL, "the child's namespace %llu not listed",
+			  (unsigned long long)a.child);
+		if (ns) {
+			EXPECT_INT(ns->pids_total, 1);
+			EXPECT_INT(ns->n_pids, 1);
+			EXPECT_INT(ns->pids[0], child);
+			EXPECT(!ns->kernel);
+		}
+		ns = mntns_find(&plain, a.child);
+		EXPECT(ns != NULL && ns->n_pids == 1 && ns->pids[0] == child);
+		mntns_list_done(&l);
+		mntns_list_done(&plain);
+		kill(child, SIGKILL);
+		EXPECT_INT(waitpid(child, NULL, 0), child);
+		close(ready[0]);
+		close(ready[1]);
+	}
 	/* Seen from a mount namespace of our own, the kernel threads are another namespace's
 	 * processes (kthreadd's): none of them may be a candidate to audit it through. */
 	if (geteuid() == 0 && is_kthread(2) && unshare(CLONE_NEWNS) == 0) {
@@ -197,7 +266,7 @@ int main(void)
 		const struct mntns *init;
 
 		EXPECT_INT(stat("/proc/2/ns/mnt", &st), 0);
-		EXPECT_INT(mntns_enumerate("/proc", &l), 0);
+		EXPECT_INT(mntns_enumerate("/proc", NULL, NULL, &l), 0);
 		init = mntns_find(&l, st.st_ino);
 		CHECK_MSG(init != NULL, "kthreadd's namespace %llu not listed",
 			  (unsigned long long)st.st_ino);
