@@ -48,6 +48,27 @@ static bool knows_all(void *userdata, uint64_t ino)
 	return true;
 }
 
+/* A child in a mount namespace of its own, once it is there; it waits to be killed. */
+static pid_t child_in_own_mntns(void)
+{
+	int ready[2];
+	pid_t child;
+	char c;
+
+	EXPECT_INT(pipe2(ready, O_CLOEXEC), 0);
+	child = fork();
+	if (child == 0) {
+		if (unshare(CLONE_NEWNS) < 0 || write(ready[1], "x", 1) != 1)
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	close(ready[1]);
+	EXPECT_INT(read(ready[0], &c, 1), 1);
+	close(ready[0]);
+	return child;
+}
+
 static void expect(const char *text, const char *manager, const char *id, const char *name)
 {
 	struct container c;
@@ -163,21 +184,11 @@ int main(void)
 	 * last one has exited (what the daemon asks instead of walking /proc). */
 	if (geteuid() == 0) {
 		_cleanup_close_ int proc_fd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		int ready[2];
 		uint64_t id = 0, self_id = 0;
 		struct stat st;
 		pid_t child;
-		char c;
 
-		EXPECT_INT(pipe(ready), 0);
-		child = fork();
-		if (child == 0) {
-			if (unshare(CLONE_NEWNS) < 0 || write(ready[1], "x", 1) != 1)
-				_exit(1);
-			pause();
-			_exit(0);
-		}
-		EXPECT_INT(read(ready[0], &c, 1), 1);
+		child = child_in_own_mntns();
 		if (mntns_id_of_pid(proc_fd, getpid(), &self_id) == -ENOTTY)
 			fprintf(stderr, "NS_GET_MNTNS_ID not supported: ids not checked\n");
 		else {
@@ -202,8 +213,6 @@ int main(void)
 			kill(child, SIGKILL);
 			waitpid(child, NULL, 0);
 		}
-		close(ready[0]);
-		close(ready[1]);
 	}
 	/* A namespace the caller knows from an earlier walk (the daemon's followed ones) is asked
 	 * about once and listed as without it; kthreadd's, where its kernel threads are told apart
@@ -213,19 +222,9 @@ int main(void)
 		struct mntns_list l, plain;
 		const struct mntns *ns;
 		struct stat st;
-		int ready[2];
 		pid_t child;
-		char c;
 
-		EXPECT_INT(pipe(ready), 0);
-		child = fork();
-		if (child == 0) {
-			if (unshare(CLONE_NEWNS) < 0 || write(ready[1], "x", 1) != 1)
-				_exit(1);
-			pause();
-			_exit(0);
-		}
-		EXPECT_INT(read(ready[0], &c, 1), 1);
+		child = child_in_own_mntns();
 		{
 			char path[64];
 
@@ -255,8 +254,6 @@ int main(void)
 		mntns_list_done(&plain);
 		kill(child, SIGKILL);
 		EXPECT_INT(waitpid(child, NULL, 0), child);
-		close(ready[0]);
-		close(ready[1]);
 	}
 	/* Seen from a mount namespace of our own, the kernel threads are another namespace's
 	 * processes (kthreadd's): none of them may be a candidate to audit it through. */
