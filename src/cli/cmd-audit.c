@@ -18,12 +18,11 @@
 #include "probe/mntns.h"
 #include "probe/namespace.h"
 #include "report/report.h"
-#include "util/procfs.h"
 #include "util/caps.h"
 #include "util/escape.h"
-#include "util/group.h"
 #include "util/json-util.h"
 #include "util/log.h"
+#include "util/procfs.h"
 #include "util/util.h"
 
 struct audit_args {
@@ -347,21 +346,11 @@ static void log_skipped(const struct mntns_list *l)
  * every page it wrote later would be copied again. */
 static void probe_worker_prepare(struct namespaces_output *out)
 {
-	uid_t uid;
-	gid_t gid;
-
-	if (out->config && out->config->has_probe_user) {
-		uid = out->config->probe_uid;
-		gid = out->config->probe_gid;
-	} else if (user_lookup(PROBE_USER_DEFAULT, &out->probe_uid, &out->probe_gid) >= 0) {
-		out->has_probe_user = true;
-		uid = out->probe_uid;
-		gid = out->probe_gid;
-	} else
-		return;
+	config_probe_identity(out->config, &out->probe_uid, &out->probe_gid);
+	out->has_probe_user = true;
 	/* Not started (no memory, no process): the first probe tries again and says why. */
 	if (!out->args->no_probe && caps_may_change_ids() && cli_probe_worker())
-		(void)probe_allocation_prepare(cli_probe_worker(), uid, gid);
+		(void)probe_allocation_prepare(cli_probe_worker(), out->probe_uid, out->probe_gid);
 }
 
 static int audit_namespaces(struct namespaces_output *out)
