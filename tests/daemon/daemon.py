@@ -1007,12 +1007,9 @@ def case_repair_exposed(ptsguard, opts):
     # A user's pty (uid 1000), healthy for now.
     master, slave = open_pty(1000)
     # Both broken while the daemon cannot look: /dev/ptmx gone hides the slave's mode.
-    daemon.signal(signal.SIGSTOP)
-    try:
+    with daemon.stopped_between_audits():
         os.fchmod(slave, 0o666)
         os.unlink("/dev/ptmx")
-    finally:
-        daemon.signal(signal.SIGCONT)
     # ptmx-replaced (the daemon's own, /dev/ptmx against its baseline) comes and goes with it.
     want = [("ptmx-missing", "detected"), ("ptmx-missing", "repaired"),
             ("pty-slave-perms", "detected"), ("pty-slave-perms", "repaired")]
@@ -1148,11 +1145,8 @@ def case_tracking_overflow(ptsguard, opts):
     agree_with_audit(c, ptsguard, "start")
     with open("/proc/sys/fs/fanotify/max_queued_events") as f:
         queue = int(f.read())
-    daemon.signal(signal.SIGSTOP)
-    try:
+    with daemon.stopped_between_audits():
         storm(queue // 2 + 1000, queue // 4, lambda: sys_mount("devpts", "/dev/pts", "devpts", 0, "gid=%d,mode=620" % TTY_GID))
-    finally:
-        daemon.signal(signal.SIGCONT)
     agree_with_audit(c, ptsguard, "after the overflow")
     c.eq(finding_ids(read_state()), ["devpts-overmount"], "the overmount made during the overflow")
     summary = tracking_stats_after_stop(c, journal, daemon)

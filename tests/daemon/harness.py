@@ -22,6 +22,7 @@ disappears with its last process.
 Standard library only.
 """
 
+import contextlib
 import ctypes
 import json
 import os
@@ -51,6 +52,9 @@ TEXTFILE_DIR = TEST_DIR + "/textfile"
 PROM_FILE = TEXTFILE_DIR + "/metrics.prom"
 JOURNAL_DIR = "/run/log/journal"
 WAIT = 10.0  # seconds any expected effect may take before the case fails
+# What a daemon waiting for events is blocked in (sd-event: epoll_wait, or epoll_pwait2
+# where the kernel has it), by machine: x86_64, aarch64.
+EPOLL_WAIT_SYSCALLS = {"x86_64": (232, 281, 441), "aarch64": (22, 441)}.get(os.uname().machine, ())
 
 _libc = ctypes.CDLL(None, use_errno=True)
 _libc.mount.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong, ctypes.c_char_p]
@@ -132,11 +136,27 @@ def wait_for(what, fn, timeout=WAIT, interval=0.01):
 
 
 def enter_private_namespace(argv, own_pids=False):
-    """Re-exec argv in a private mount namespace of its own (see testlib); own_pids: and a
-    pid namespace."""
+    """Re-exec argv in a private mount namespace of its own (see testlib), and a network
+    namespace of its own; own_pids: and a pid namespace.
+
+    The network namespace keeps the cases apart: a udevd broadcasts what it has handled to
+    every udev monitor of its network namespace, so the udevd of one case (or the host's) would
+    otherwise wake every other case's daemon with an event for ptmx, and an audit that case did
+    not cause. The kernel's own uevents still reach each udevd (a network namespace root
+    creates gets them)."""
     testlib.enter_private_namespace(
-        argv, NS_MARKER, ("mount", "umount", "journalctl", JOURNALD), "mount namespace, devpts mounts, journald", Failure, own_pids
+        argv, NS_MARKER, ("mount", "umount", "journalctl", JOURNALD), "mount namespace, devpts mounts, journald", Failure, own_pids, own_net=True
     )
+
+
+def loopback_up():
+    """Bring up the loopback interface of the case's network namespace (SIOCSIFFLAGS)."""
+    import fcntl
+    import struct
+    siocgifflags, siocsifflags, iff_up = 0x8913, 0x8914, 0x1
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        flags = struct.unpack("16sH", fcntl.ioctl(s, siocgifflags, struct.pack("16sH22x", b"lo", 0))[:18])[1]
+        fcntl.ioctl(s, siocsifflags, struct.pack("16sH22x", b"lo", flags | iff_up))
 
 
 def make_private_run():
@@ -407,6 +427,43 @@ class Daemon:
     def signal(self, sig):
         os.kill(self.pid, sig)
 
+    def _idle_when_stopped(self):
+        """Whether the stopped daemon was between audits: its thread blocked in epoll, with no
+        child (an allocation probe) running on, since SIGSTOP does not stop that."""
+        tasks = os.listdir("/proc/%d/task" % self.pid)
+        for tid in tasks:
+            with open("/proc/%d/task/%s/stat" % (self.pid, tid)) as f:
+                if f.read().rsplit(")", 1)[1].split()[0] not in ("T", "t"):
+                    return None  # not stopped yet
+        for tid in tasks:
+            with open("/proc/%d/task/%s/children" % (self.pid, tid)) as f:
+                if f.read().strip():
+                    return False
+        with open("/proc/%d/syscall" % self.pid) as f:
+            nr = f.read().split()[0]
+        return not EPOLL_WAIT_SYSCALLS or (nr.isdigit() and int(nr) in EPOLL_WAIT_SYSCALLS)
+
+    @contextlib.contextmanager
+    def stopped_between_audits(self):
+        """SIGSTOP the daemon while it waits for events, never in the middle of an audit: an
+        audit stopped halfway would go on, once continued, with half of it from before what the
+        case changes and half from after (and its probe child is not stopped at all)."""
+        deadline = time.monotonic() + WAIT
+        while True:
+            os.kill(self.pid, signal.SIGSTOP)
+            while (idle := self._idle_when_stopped()) is None:
+                time.sleep(0.005)
+            if idle:
+                break
+            os.kill(self.pid, signal.SIGCONT)
+            if time.monotonic() > deadline:
+                raise Failure("the daemon was never found waiting between audits in %.0fs" % WAIT)
+            time.sleep(0.05)
+        try:
+            yield
+        finally:
+            os.kill(self.pid, signal.SIGCONT)
+
     def cpu_seconds(self):
         with open("/proc/%d/stat" % self.pid) as f:
             fields = f.read().rsplit(")", 1)[1].split()
@@ -510,6 +567,7 @@ def main(cases, argv, setup_world=True):
     try:
         if needs_root:
             enter_private_namespace([os.path.abspath(sys.argv[0])] + argv, own_pids)
+            loopback_up()
             make_private_run()
             make_private_dev()
             make_neutral_fstab()

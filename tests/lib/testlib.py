@@ -124,11 +124,13 @@ def mount_ns_id():
     return os.readlink("/proc/self/ns/mnt")
 
 
-def enter_private_namespace(argv, marker, tools, needs, error, own_pids=False):
+def enter_private_namespace(argv, marker, tools, needs, error, own_pids=False, own_net=False):
     """Re-exec argv (a python script and its arguments) under
     `unshare --mount --propagation private` unless already inside the namespace
     made for it, which the environment variable marker tells. own_pids: in a pid
     namespace of its own too, with its own /proc (what walks /proc sees only it).
+    own_net: in a network namespace of its own too (its loopback down until
+    brought up), where no other test's udevd is heard.
 
     Returns only inside the new namespace. Raises Skip when that cannot work
     here (not root: needs says what for; one of tools missing), and error
@@ -158,7 +160,8 @@ def enter_private_namespace(argv, marker, tools, needs, error, own_pids=False):
     sys.stdout.flush()
     sys.stderr.flush()
     pids = ["--pid", "--fork", "--mount-proc"] if own_pids else []
-    os.execvpe("unshare", ["unshare", "--mount"] + pids + ["--propagation", "private", "--", sys.executable] + argv, env)
+    net = ["--net"] if own_net else []
+    os.execvpe("unshare", ["unshare", "--mount"] + pids + net + ["--propagation", "private", "--", sys.executable] + argv, env)
 
 
 # --------------------------------------------------------------------------
