@@ -204,12 +204,40 @@ static siginfo_t reap(pid_t pid, int pidfd, uint64_t deadline)
 	return si;
 }
 
+/* The child's memory: a guard page, its stack, and the shared part above it. Shared, for a
+ * forked child; a cloned one shares all our memory anyway. */
+static char *child_memory_map(size_t page, size_t size)
+{
+	char *mem =
+	    mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+
+	if (mem == MAP_FAILED)
+		return NULL;
+	if (mprotect(mem, page, PROT_NONE) < 0) {
+		int saved = errno;
+
+		munmap(mem, size);
+		errno = saved;
+		return NULL;
+	}
+	return mem;
+}
+
+/* The memory of the last child, kept for the next one: a child is reaped before
+ * guarded_child_run() returns, so nothing uses it between two runs. Mapping it for each run
+ * cost more than the child (the pages faulted in again, and the unmapping flushes the TLB of
+ * every CPU the child ran on): a daemon following hundreds of namespaces probes each. Taken
+ * by one run at a time; a run that finds it taken (another thread's) maps its own. */
+static char *kept_memory;
+static bool kept_memory_taken;
+
 int guarded_child_run(const struct guarded_child *c, void *answer, struct guarded_result *ret)
 {
 	size_t page = (size_t)sysconf(_SC_PAGESIZE),
 	       size = page + STACK_SIZE + ((sizeof(struct shared) + page - 1) & ~(page - 1));
 	int saved_errno = errno, pidfd = -EBADF, dumpable, r = 0;
 	sigset_t all, saved_mask;
+	bool kept = false;
 	struct shared *s;
 	uint64_t deadline;
 	siginfo_t si;
@@ -218,13 +246,14 @@ int guarded_child_run(const struct guarded_child *c, void *answer, struct guarde
 
 	if (c->answer_size > GUARD_ANSWER_MAX)
 		return -EINVAL;
-	/* Shared, for a forked child; a cloned one shares all our memory anyway. */
-	mem =
-	    mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS | MAP_STACK, -1, 0);
-	if (mem == MAP_FAILED)
-		return -errno;
-	/* A guard page under the stack; the shared part above it. */
-	if (mprotect(mem, page, PROT_NONE) < 0) {
+	if (!__atomic_exchange_n(&kept_memory_taken, true, __ATOMIC_ACQUIRE)) {
+		kept = true;
+		if (!kept_memory)
+			kept_memory = child_memory_map(page, size);
+		mem = kept_memory;
+	} else
+		mem = child_memory_map(page, size);
+	if (!mem) {
 		r = -errno;
 		goto out;
 	}
@@ -268,7 +297,10 @@ int guarded_child_run(const struct guarded_child *c, void *answer, struct guarde
 				  : NULL,
 	};
 out:
-	munmap(mem, size);
+	if (kept)
+		__atomic_store_n(&kept_memory_taken, false, __ATOMIC_RELEASE);
+	else if (mem)
+		munmap(mem, size);
 	errno = saved_errno;
 	return r;
 }

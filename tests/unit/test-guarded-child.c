@@ -522,6 +522,81 @@ static int capable_user_parent(void)
 	return test_failures ? 1 : 0;
 }
 
+/* In the guarded child: answer with what it is handed (8 bytes), or with nothing. */
+static void mark(void *userdata, void *answer)
+{
+	if (userdata)
+		memcpy(answer, userdata, 8);
+}
+
+/* In the guarded child: where its stack is. */
+static void where(void *userdata, void *answer)
+{
+	volatile char here = 0;
+	uintptr_t a = (uintptr_t)&here;
+
+	(void)userdata;
+	memcpy(answer, &a, sizeof(a));
+}
+
+/* Whether address a is in one of our mappings. */
+static bool mapped(uintptr_t a)
+{
+	FILE *f = fopen("/proc/self/maps", "re");
+	unsigned long lo, hi;
+	char line[512];
+	bool found = false;
+
+	while (f && !found && fgets(line, sizeof(line), f))
+		found = sscanf(line, "%lx-%lx", &lo, &hi) == 2 && a >= lo && a < hi;
+	if (f)
+		fclose(f);
+	return found;
+}
+
+/* Runs one after another share the child's memory, and none answers with a former run's. */
+static void runs_in_turn(void)
+{
+	struct guarded_child c = { .uid = 65534,
+				   .gid = 65534,
+				   .mntns_fd = -1,
+				   .root_fd = -1,
+				   .deadline_usec = 5ULL * 1000000ULL,
+				   .work = mark,
+				   .answer_size = sizeof(uintptr_t) };
+	static const char zero[8];
+	struct guarded_result g = { 0 };
+	uintptr_t first = 0, second = 0;
+	char answer[8];
+	int r;
+
+	c.userdata = (void *)"earlier";
+	r = guarded_child_run(&c, answer, &g);
+	CHECK_MSG(r == 0 && memcmp(answer, "earlier", 8) == 0, "a run answering: %d", r);
+	/* Work that writes nothing: zeroes, not what the run before wrote in the same place. */
+	c.userdata = NULL;
+	memset(answer, 'x', sizeof(answer));
+	r = guarded_child_run(&c, answer, &g);
+	CHECK_MSG(r == 0 && memcmp(answer, zero, 8) == 0, "a run answering nothing: %d", r);
+	/* One killed past its deadline has no answer, and the next one is whole. */
+	c.work = hang;
+	c.deadline_usec = 100000;
+	r = guarded_child_run(&c, answer, &g);
+	CHECK_MSG(r == -ECANCELED, "a hung run: %d, want -ECANCELED", r);
+	c.work = mark;
+	c.userdata = (void *)"after it";
+	c.deadline_usec = 5ULL * 1000000ULL;
+	r = guarded_child_run(&c, answer, &g);
+	CHECK_MSG(r == 0 && memcmp(answer, "after it", 8) == 0, "the run after a hung one: %d", r);
+	/* The child's stack stays mapped for the next run, which runs on it again. */
+	c.work = where;
+	r = guarded_child_run(&c, &first, &g);
+	CHECK_MSG(r == 0 && first != 0 && mapped(first), "the stack is kept after a run: %d", r);
+	r = guarded_child_run(&c, &second, &g);
+	CHECK_MSG(r == 0 && second == first, "the next run's stack: %#lx, the last one's %#lx",
+		  (unsigned long)second, (unsigned long)first);
+}
+
 static unsigned count_processes(void)
 {
 	DIR *d = opendir("/proc");
@@ -596,6 +671,7 @@ int main(void)
 	guarded_against_nobody("worker, parent root", 0, true, true);
 	worker_requests();
 	worker_started_ahead();
+	runs_in_turn();
 
 	fflush(stdout);
 	pid = fork();
