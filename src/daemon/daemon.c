@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/inotify.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/uio.h>
@@ -1198,6 +1199,11 @@ static int on_signal(sd_event_source *s, const struct signalfd_siginfo *si, void
 		    st.followed, (unsigned long long)st.appeared, (unsigned long long)st.gone,
 		    (unsigned long long)st.audits, (unsigned long long)st.scans,
 		    (unsigned long long)st.wakeups, (double)st.release_usec / USEC_PER_MSEC);
+		if (st.unfollowed > 0 || st.passes_cut > 0)
+			log_info(
+			    "Mount namespaces not followed at the last walk (the limit of open "
+			    "files): %zu; passes of audits cut short: %llu",
+			    st.unfollowed, (unsigned long long)st.passes_cut);
 	}
 	return sd_event_exit(sd_event_source_get_event(s), 0);
 }
@@ -1403,6 +1409,19 @@ static void daemon_setup_journal(struct daemon *d)
 	journal_use_queue(d->journal);
 }
 
+/* The soft limit of open files up to the hard one (systemd's default soft limit, 1024, is
+ * kept for programs that use select(2); this one uses none): each mount namespace followed
+ * holds two, and the budget for them comes from this limit (daemon/nsfollow.c). */
+static void raise_open_file_limit(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		(void)setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
 int daemon_new(const struct daemon_options *opts, struct daemon **ret)
 {
 	_cleanup_(daemon_freep) struct daemon *d = calloc(1, sizeof(*d));
@@ -1411,6 +1430,7 @@ int daemon_new(const struct daemon_options *opts, struct daemon **ret)
 
 	if (!d)
 		return log_err("Out of memory"), -ENOMEM;
+	raise_open_file_limit();
 	d->inotify_fd = -EBADF;
 	d->root_watch.wd = d->dev_watch.wd = d->pts_watch.wd = d->serving_watch.wd = -1;
 	if (opts->config_path) {

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/inotify.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <syslog.h>
 #include <unistd.h>
@@ -25,6 +26,14 @@
 /* A namespace just found is audited once it is this old: a runtime builds a container's /dev
  * after creating its namespace, and the half-built state is nothing to report. */
 #define NAMESPACE_SETTLE_USEC (500 * 1000ULL)
+/* A namespace followed holds two descriptors (its process's pidfd, its mount table). This many
+ * are kept for everything else, the host's audits first: whoever can make mount namespaces (any
+ * user, where user namespaces are allowed) must not leave the daemon without descriptors. */
+#define FDS_PER_NAMESPACE 2
+#define FDS_RESERVED	  256
+/* One pass of audits runs at most this long before it lets the event loop (the host's audit,
+ * the watchdog) go on; the rest waits for the next pass, which AuditCPUPercent= spaces. */
+#define PASS_BUDGET_USEC (50 * 1000ULL)
 #define DEV_WATCH_MASK                                                                             \
 	(IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_ATTRIB | IN_DELETE_SELF |        \
 	 IN_MOVE_SELF | IN_ONLYDIR)
@@ -47,6 +56,7 @@ struct followed {
 	struct findings findings; /* of its last audit */
 	uint64_t found;		  /* CLOCK_MONOTONIC */
 	bool dirty, seen;
+	bool unwatchable; /* there, but no descriptor could be had to follow it */
 };
 
 struct ns_follower {
@@ -60,6 +70,9 @@ struct ns_follower {
 	size_t n, allocated;
 	uint64_t last_pass_start, last_pass_usec, last_scan;
 	uint64_t scan_due;	  /* the next regular walk (CLOCK_MONOTONIC) */
+	size_t max_followed;	  /* what the descriptor limit allows, FDS_RESERVED kept */
+	size_t next_audit;	  /* where the next pass starts: a pass cut short goes on there */
+	bool over_limit;	  /* the last walk left namespaces unfollowed (said once) */
 	struct host_serving host; /* the host's serving instance, from its last audit */
 	struct ns_follower_stats stats;
 };
@@ -132,7 +145,7 @@ static void schedule_regular_scan(struct ns_follower *f)
 }
 
 static int followed_watch(struct ns_follower *f, struct followed *x, pid_t pid);
-static void forget(struct ns_follower *f, size_t i);
+static void forget(struct ns_follower *f, size_t i, bool gone);
 
 /* x's process exited. Through another of its processes the last walk found, if one is still
  * there; else, when the kernel says the namespace is gone, x is forgotten at once. Else the
@@ -161,7 +174,7 @@ static int on_process_exit(sd_event_source *s, int fd, uint32_t revents, void *u
 	if (x->ns_id != 0 && mntns_id_exists(x->ns_id) == 0) {
 		for (size_t i = 0; i < f->n; i++)
 			if (f->items[i] == x) {
-				forget(f, i);
+				forget(f, i, true);
 				break;
 			}
 		return 0;
@@ -362,9 +375,12 @@ static int on_audit_timer(sd_event_source *s, uint64_t usec, void *userdata)
 {
 	struct ns_follower *f = userdata;
 	uint64_t t0 = now_usec(CLOCK_MONOTONIC), settled = 0;
+	bool cut = false;
 
 	f->last_pass_start = t0;
-	for (size_t i = 0; i < f->n; i++) {
+	/* From where the last pass stopped, round: none waits behind others that keep changing. */
+	for (size_t k = 0; k < f->n; k++) {
+		size_t i = (f->next_audit + k) % f->n;
 		struct followed *x = f->items[i];
 
 		if (!x->dirty)
@@ -374,9 +390,18 @@ static int on_audit_timer(sd_event_source *s, uint64_t usec, void *userdata)
 				settled = x->found + NAMESPACE_SETTLE_USEC;
 			continue;
 		}
+		if (now_usec(CLOCK_MONOTONIC) - t0 >= PASS_BUDGET_USEC) {
+			f->next_audit = i;
+			cut = true;
+			break;
+		}
 		followed_audit(f, x);
 	}
 	f->last_pass_usec = now_usec(CLOCK_MONOTONIC) - t0;
+	if (cut) {
+		f->stats.passes_cut++;
+		schedule_pass(f);
+	}
 	if (settled > 0)
 		(void)arm(f->audit_timer, settled);
 	return 0;
@@ -391,13 +416,15 @@ static struct followed *find(struct ns_follower *f, uint64_t ino)
 }
 
 /* A namespace gone: its findings go with it (nothing was resolved); said once when it had
- * any. */
-static void forget(struct ns_follower *f, size_t i)
+ * any. Not gone (there, but it could not be followed): let go of quietly, found again by a
+ * later walk. */
+static void forget(struct ns_follower *f, size_t i, bool gone)
 {
 	struct followed *x = f->items[i];
 
-	f->stats.gone++;
-	if (x->findings.n_items > 0) {
+	if (gone)
+		f->stats.gone++;
+	if (gone && x->findings.n_items > 0) {
 		const char *fields[] = { x->mntns_field, x->label[0] ? x->container_field : NULL,
 					 NULL };
 
@@ -447,7 +474,8 @@ static void scan(struct ns_follower *f)
 		return;
 	}
 	for (size_t i = 0; i < f->n; i++)
-		f->items[i]->seen = false;
+		f->items[i]->seen = f->items[i]->unwatchable = false;
+	f->stats.unfollowed = 0;
 	FOREACH_ARRAY (ns, l.items, l.n) {
 		struct followed *x = find(f, ns->ino);
 		bool fresh;
@@ -459,12 +487,16 @@ static void scan(struct ns_follower *f)
 		if (x && x->pid == 0 && !same_namespace(f, x, ns)) {
 			for (size_t i = 0; i < f->n; i++)
 				if (f->items[i] == x) {
-					forget(f, i);
+					forget(f, i, true);
 					break;
 				}
 			x = NULL;
 		}
 		fresh = !x;
+		if (fresh && f->n >= f->max_followed) {
+			f->stats.unfollowed++;
+			continue;
+		}
 		if (fresh) {
 			if (GROW(f->items, f->allocated, f->n + 1) < 0 ||
 			    !(x = calloc(1, sizeof(*x))))
@@ -494,17 +526,31 @@ static void scan(struct ns_follower *f)
 		}
 		if (x->pid != 0)
 			continue;
-		for (unsigned k = 0; k < ns->n_pids && x->pid == 0; k++)
-			(void)followed_watch(f, x, ns->pids[k]);
-		if (x->pid == 0)
+		for (unsigned k = 0; k < ns->n_pids && x->pid == 0; k++) {
+			r = followed_watch(f, x, ns->pids[k]);
+			/* Out of descriptors (or memory): the namespace is there all the same. */
+			x->unwatchable =
+			    x->unwatchable || r == -EMFILE || r == -ENFILE || r == -ENOMEM;
+		}
+		if (x->pid == 0) {
+			if (x->unwatchable)
+				f->stats.unfollowed++;
 			continue;
+		}
 		x->dirty = true;
 		any = true;
 	}
 	mntns_list_done(&l);
 	for (size_t i = f->n; i-- > 0;)
 		if (!f->items[i]->seen || f->items[i]->pid == 0)
-			forget(f, i);
+			forget(f, i, !f->items[i]->unwatchable);
+	if (f->stats.unfollowed > 0 && !f->over_limit)
+		journal_logf(LOG_WARNING, NULL,
+			     "Not following %zu mount namespace(s): %zu followed already, the most "
+			     "that the limit of %zu open files leaves room for (LimitNOFILE=)",
+			     f->stats.unfollowed, f->n,
+			     f->max_followed * FDS_PER_NAMESPACE + FDS_RESERVED);
+	f->over_limit = f->stats.unfollowed > 0;
 	if (any)
 		schedule_pass(f);
 }
@@ -522,7 +568,7 @@ static int on_scan_timer(sd_event_source *s, uint64_t usec, void *userdata)
 		if (x->pid != 0)
 			continue;
 		if (x->ns_id != 0 && mntns_id_exists(x->ns_id) == 0) {
-			forget(f, i);
+			forget(f, i, true);
 			continue;
 		}
 		journal_logf(LOG_DEBUG, (const char *const[]){ x->mntns_field, NULL },
@@ -538,6 +584,17 @@ static int on_scan_timer(sd_event_source *s, uint64_t usec, void *userdata)
 	scan(f);
 	schedule_regular_scan(f);
 	return 0;
+}
+
+/* How many namespaces the limit of open files leaves room for, FDS_RESERVED kept. */
+static size_t max_followed(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur == RLIM_INFINITY)
+		return SIZE_MAX / 2;
+	return rl.rlim_cur > FDS_RESERVED ? (size_t)(rl.rlim_cur - FDS_RESERVED) / FDS_PER_NAMESPACE
+					  : 0;
 }
 
 static int host_copy(const struct host_serving *from, struct host_serving *to)
@@ -561,6 +618,7 @@ int ns_follower_new(sd_event *event, const struct config *config, const struct h
 	}
 	f->event = sd_event_ref(event);
 	f->config = config;
+	f->max_followed = max_followed();
 	f->on_transition = on_transition;
 	f->userdata = userdata;
 	f->inotify_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);

@@ -16,6 +16,9 @@
  *
  * Audits of namespaces are coalesced like the host's: changes within CoalesceMSec= are audited
  * together, and a pass starts no sooner than AuditCPUPercent= allows after the last one's cost.
+ * A pass stops after 50 ms (the next one goes on where it stopped), and no more namespaces are
+ * followed than the limit of open files leaves room for, 256 kept for the rest: whoever makes
+ * namespaces cannot hold up or starve the host's own audits.
  * Transitions are journaled like the host's, with PTSGUARD_MNTNS= and PTSGUARD_CONTAINER=.
  */
 #pragma once
@@ -36,7 +39,12 @@ struct ns_follower_stats {
 	 * reference, the kernel tears the namespace down (unmounts it all) in the daemon's
 	 * close(2), work the container's own exit would otherwise have done. */
 	uint64_t release_usec;
+	/* Passes of audits cut short to let the event loop go on (PASS_BUDGET_USEC). */
+	uint64_t passes_cut;
 	size_t followed;
+	/* Namespaces the last walk found and could not follow: past what the limit of open files
+	 * leaves room for (or out of descriptors). */
+	size_t unfollowed;
 };
 
 /* Journal one transition (the daemon counts its detections); e carries the namespace's

@@ -1815,6 +1815,57 @@ def case_namespaces(ptsguard, opts):
     c.done()
 
 
+def case_namespaces_limit(ptsguard, opts):
+    """Audit=all under a limit of 300 open files: namespaces made by an unprivileged user (each
+    followed would hold two descriptors) are followed only as far as the limit leaves room for
+    the host's own audits, which go on; the rest are said once not to be followed, and none is
+    called gone, nor fails to be audited for want of descriptors."""
+    c = Checker()
+    journal = Journald()
+    n_sleepers = 40
+    followed_max = (300 - 256) // 2  # daemon/nsfollow.c: FDS_RESERVED, FDS_PER_NAMESPACE
+    sleepers = []
+    daemon = Daemon(ptsguard, default_config() + "\n[Namespaces]\nAudit=all\nScanSec=1\n", wrapper=("prlimit", "--nofile=300:300", "--"))
+    daemon.wait_ready()
+    wait_state("first audit", lambda r: finding_ids(r) == [])
+    try:
+        for _ in range(n_sleepers):
+            sleepers.append(register(subprocess.Popen(
+                ["setpriv", "--reuid", "65534", "--regid", "65534", "--clear-groups", "unshare", "--user", "--map-root-user", "--mount", "sleep", "600"],
+                stdin=subprocess.DEVNULL)))
+        wait_for("the sleepers in namespaces of their own",
+                 lambda: all(os.stat("/proc/%d/ns/mnt" % p.pid).st_ino != os.stat("/proc/self/ns/mnt").st_ino for p in sleepers), timeout=30)
+
+        def said(prefix):
+            return [e for e in journal.entries(_PID=str(daemon.pid)) if e.get("MESSAGE", "").startswith(prefix)]
+
+        wait_for("the daemon says it does not follow them all", lambda: said("Not following "), timeout=15)
+        # The host's audits go on: a remount that loses the options is seen at once.
+        remount_devpts("gid=%d,mode=644" % TTY_GID)
+        wait_state("the host's devpts-options-lost", lambda r: finding_ids(r) == ["devpts-options-lost"])
+        remount_devpts("gid=%d,mode=620" % TTY_GID)
+        wait_state("healthy again", lambda r: finding_ids(r) == [])
+        time.sleep(2.5)  # two more walks, every namespace still there
+        c.eq(len(said("Not following ")), 1, "the limit is said once while it lasts")
+        c.eq(said("Cannot audit mount namespace"), [], "no audit failed for want of descriptors")
+        c.eq([e["MESSAGE"] for e in said("Mount namespace ") if " is gone" in e["MESSAGE"]], [], "no namespace still there is called gone")
+        rc, _ = daemon.stop()
+        c.eq(rc, 0, "daemon exit status")
+        text = "\n".join(e["MESSAGE"] for e in said("Mount namespaces"))
+        followed = re.search(r"Mount namespaces: (\d+) followed", text)
+        unfollowed = re.search(r"not followed at the last walk \(the limit of open files\): (\d+)", text)
+        c.true(followed and unfollowed, "the stop statistics count both:\n%s" % text[-600:])
+        if followed and unfollowed:
+            c.eq(int(followed.group(1)), followed_max, "followed: what 300 descriptors leave room for")
+            c.eq(int(followed.group(1)) + int(unfollowed.group(1)), n_sleepers, "each namespace followed or counted as not")
+    finally:
+        for p in sleepers:
+            p.kill()
+            p.wait()
+        journal.stop()
+    c.done()
+
+
 def kernel_names_mount_namespaces():
     """NS_GET_MNTNS_ID (Linux 6.10) and listmount(2) of another namespace (6.11): the daemon
     tells a namespace gone without a walk of /proc."""
@@ -1993,6 +2044,7 @@ CASES = {
     "namespaces": (case_namespaces, True, True),
     "namespaces-exits": (case_namespaces_exits, True, True),
     "namespaces-joined": (case_namespaces_joined, True, True),
+    "namespaces-limit": (case_namespaces_limit, True, True),
 }
 
 if __name__ == "__main__":
