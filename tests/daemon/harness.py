@@ -2,7 +2,8 @@
 """Harness for the daemon tests: a private world with a real journald and udevd.
 
 Each case runs as root in a private mount namespace of its own (re-exec under
-`unshare --mount --propagation private`): a tmpfs on /run (so journald, udevd
+`unshare --mount --net --propagation private`; the network namespace, loopback up,
+keeps other udevds' broadcasts out): a tmpfs on /run (so journald, udevd
 and the daemon get their own sockets and state), a tmpfs /dev with only what a
 test needs (ptmx, null, a devpts at /dev/pts with gid=5,mode=620), and a
 neutral /etc/fstab. A real systemd-journald (Storage=volatile, no rate limit)
