@@ -1200,10 +1200,9 @@ static int on_signal(sd_event_source *s, const struct signalfd_siginfo *si, void
 		    (unsigned long long)st.audits, (unsigned long long)st.scans,
 		    (unsigned long long)st.wakeups, (double)st.release_usec / USEC_PER_MSEC);
 		if (st.unfollowed > 0 || st.passes_cut > 0)
-			log_info(
-			    "Mount namespaces not followed at the last walk (the limit of open "
-			    "files): %zu; passes of audits cut short: %llu",
-			    st.unfollowed, (unsigned long long)st.passes_cut);
+			log_info("Mount namespaces not followed at the last walk (over the most it "
+				 "follows): %zu; passes of audits cut short: %llu",
+				 st.unfollowed, (unsigned long long)st.passes_cut);
 	}
 	return sd_event_exit(sd_event_source_get_event(s), 0);
 }

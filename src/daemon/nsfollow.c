@@ -31,6 +31,9 @@
  * user, where user namespaces are allowed) must not leave the daemon without descriptors. */
 #define FDS_PER_NAMESPACE 2
 #define FDS_RESERVED	  256
+/* And never more than this many, whatever that limit: each costs the daemon about 10 KiB (its
+ * findings, its processes, its container), and a host runs a few thousand containers at most. */
+#define FOLLOWED_MAX 16384
 /* One pass of audits runs at most this long before it lets the event loop (the host's audit,
  * the watchdog) go on; the rest waits for the next pass, which AuditCPUPercent= spaces. */
 #define PASS_BUDGET_USEC (50 * 1000ULL)
@@ -70,7 +73,7 @@ struct ns_follower {
 	size_t n, allocated;
 	uint64_t last_pass_start, last_pass_usec, last_scan;
 	uint64_t scan_due;	  /* the next regular walk (CLOCK_MONOTONIC) */
-	size_t max_followed;	  /* what the descriptor limit allows, FDS_RESERVED kept */
+	size_t max_followed;	  /* FOLLOWED_MAX, or less when the descriptor limit says so */
 	size_t next_audit;	  /* where the next pass starts: a pass cut short goes on there */
 	bool over_limit;	  /* the last walk left namespaces unfollowed (said once) */
 	struct host_serving host; /* the host's serving instance, from its last audit */
@@ -547,9 +550,9 @@ static void scan(struct ns_follower *f)
 	if (f->stats.unfollowed > 0 && !f->over_limit)
 		journal_logf(LOG_WARNING, NULL,
 			     "Not following %zu mount namespace(s): %zu followed already, the most "
-			     "that the limit of %zu open files leaves room for (LimitNOFILE=)",
-			     f->stats.unfollowed, f->n,
-			     f->max_followed * FDS_PER_NAMESPACE + FDS_RESERVED);
+			     "it follows (%d at most, fewer when the limit of open files, "
+			     "LimitNOFILE=, leaves room for fewer)",
+			     f->stats.unfollowed, f->n, FOLLOWED_MAX);
 	f->over_limit = f->stats.unfollowed > 0;
 	if (any)
 		schedule_pass(f);
@@ -586,15 +589,18 @@ static int on_scan_timer(sd_event_source *s, uint64_t usec, void *userdata)
 	return 0;
 }
 
-/* How many namespaces the limit of open files leaves room for, FDS_RESERVED kept. */
+/* How many namespaces to follow: FOLLOWED_MAX, or what the limit of open files leaves room for
+ * with FDS_RESERVED kept. */
 static size_t max_followed(void)
 {
 	struct rlimit rl;
+	size_t room;
 
 	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur == RLIM_INFINITY)
-		return SIZE_MAX / 2;
-	return rl.rlim_cur > FDS_RESERVED ? (size_t)(rl.rlim_cur - FDS_RESERVED) / FDS_PER_NAMESPACE
+		return FOLLOWED_MAX;
+	room = rl.rlim_cur > FDS_RESERVED ? (size_t)(rl.rlim_cur - FDS_RESERVED) / FDS_PER_NAMESPACE
 					  : 0;
+	return room < FOLLOWED_MAX ? room : FOLLOWED_MAX;
 }
 
 static int host_copy(const struct host_serving *from, struct host_serving *to)

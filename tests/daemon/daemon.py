@@ -1853,7 +1853,7 @@ def case_namespaces_limit(ptsguard, opts):
         c.eq(rc, 0, "daemon exit status")
         text = "\n".join(e["MESSAGE"] for e in said("Mount namespaces"))
         followed = re.search(r"Mount namespaces: (\d+) followed", text)
-        unfollowed = re.search(r"not followed at the last walk \(the limit of open files\): (\d+)", text)
+        unfollowed = re.search(r"not followed at the last walk \(over the most it follows\): (\d+)", text)
         c.true(followed and unfollowed, "the stop statistics count both:\n%s" % text[-600:])
         if followed and unfollowed:
             c.eq(int(followed.group(1)), followed_max, "followed: what 300 descriptors leave room for")
