@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/inotify.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <syslog.h>
 #include <unistd.h>
@@ -60,6 +61,9 @@ struct followed {
 	uint64_t found;		  /* CLOCK_MONOTONIC */
 	bool dirty, seen;
 	bool unwatchable; /* there, but no descriptor could be had to follow it */
+	/* Its process was in our user namespace when it was found: the namespace was made by
+	 * one privileged there (a runtime, a service), not by any user in a user namespace. */
+	bool privileged;
 };
 
 struct ns_follower {
@@ -76,6 +80,7 @@ struct ns_follower {
 	size_t max_followed;	  /* FOLLOWED_MAX, or less when the descriptor limit says so */
 	size_t next_audit;	  /* where the next pass starts: a pass cut short goes on there */
 	bool over_limit;	  /* the last walk left namespaces unfollowed (said once) */
+	struct stat own_userns;	  /* /proc/self/ns/user (st_ino 0: unknown) */
 	struct host_serving host; /* the host's serving instance, from its last audit */
 	struct ns_follower_stats stats;
 };
@@ -461,6 +466,34 @@ static bool followed_known(void *userdata, uint64_t ino)
 	return find(userdata, ino) != NULL;
 }
 
+/* Whether pid is in our user namespace: then the mount namespace it is in was made by a process
+ * privileged in ours (joining or making one needs CAP_SYS_ADMIN over it). */
+static bool in_own_userns(struct ns_follower *f, pid_t pid)
+{
+	struct stat st;
+	char path[64];
+
+	snprintf(path, sizeof(path), "%d/ns/user", (int)pid);
+	return f->own_userns.st_ino != 0 && fstatat(f->proc_fd, path, &st, 0) == 0 &&
+	       st.st_dev == f->own_userns.st_dev && st.st_ino == f->own_userns.st_ino;
+}
+
+/* At the most it follows, a privileged namespace takes the place of one made in a user
+ * namespace (let go of quietly; found again, and left out, by the next walk): whoever makes
+ * namespaces of their own cannot crowd out the containers of the host's runtimes. */
+static bool make_room(struct ns_follower *f)
+{
+	for (size_t i = 0; i < f->n; i++)
+		if (!f->items[i]->privileged) {
+			/* Counted here if this walk listed it already; else when it comes. */
+			if (f->items[i]->seen)
+				f->stats.unfollowed++;
+			forget(f, i, false);
+			return true;
+		}
+	return false;
+}
+
 /* Walk /proc: follow what is new, re-follow what lost its process, forget what is gone. */
 static void scan(struct ns_follower *f)
 {
@@ -496,7 +529,8 @@ static void scan(struct ns_follower *f)
 			x = NULL;
 		}
 		fresh = !x;
-		if (fresh && f->n >= f->max_followed) {
+		if (fresh && f->n >= f->max_followed &&
+		    !(in_own_userns(f, ns->pids[0]) && make_room(f))) {
 			f->stats.unfollowed++;
 			continue;
 		}
@@ -505,6 +539,7 @@ static void scan(struct ns_follower *f)
 			    !(x = calloc(1, sizeof(*x))))
 				break;
 			*x = (struct followed){ .owner = f,
+						.privileged = in_own_userns(f, ns->pids[0]),
 						.ino = ns->ino,
 						.found = f->last_scan,
 						.pidfd = -1,
@@ -625,6 +660,8 @@ int ns_follower_new(sd_event *event, const struct config *config, const struct h
 	f->event = sd_event_ref(event);
 	f->config = config;
 	f->max_followed = max_followed();
+	if (stat("/proc/self/ns/user", &f->own_userns) < 0)
+		f->own_userns.st_ino = 0;
 	f->on_transition = on_transition;
 	f->userdata = userdata;
 	f->inotify_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
