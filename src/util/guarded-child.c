@@ -211,12 +211,15 @@ static siginfo_t reap(pid_t pid, int pidfd, uint64_t deadline)
 	return si;
 }
 
-/* The child's memory: a guard page, its stack, and the shared part above it. Shared, for a
- * forked child; a cloned one shares all our memory anyway. */
+/* The child's memory: a guard page, its stack, and the shared part above it. Shared for a
+ * forked child (under valgrind); a cloned one shares all our memory anyway, and private, the
+ * memory is not shared with a process we fork (repair's child in a namespace), which may run
+ * guarded children of its own on its copy. */
 static char *child_memory_map(size_t page, size_t size)
 {
-	char *mem =
-	    mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+	char *mem = mmap(
+	    NULL, size, PROT_READ | PROT_WRITE,
+	    (RUNNING_ON_VALGRIND ? MAP_SHARED : MAP_PRIVATE) | MAP_ANONYMOUS | MAP_STACK, -1, 0);
 
 	if (mem == MAP_FAILED)
 		return NULL;
