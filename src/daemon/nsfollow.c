@@ -153,7 +153,7 @@ static void schedule_regular_scan(struct ns_follower *f)
 }
 
 static int followed_watch(struct ns_follower *f, struct followed *x, pid_t pid);
-static void forget(struct ns_follower *f, size_t i, bool gone);
+static void forget_followed(struct ns_follower *f, struct followed *x);
 
 /* x's process exited. Through another of its processes the last walk found, if one is still
  * there; else, when the kernel says the namespace is gone, x is forgotten at once. Else the
@@ -180,11 +180,7 @@ static int on_process_exit(sd_event_source *s, int fd, uint32_t revents, void *u
 		return 0;
 	}
 	if (x->ns_id != 0 && mntns_id_exists(x->ns_id) == 0) {
-		for (size_t i = 0; i < f->n; i++)
-			if (f->items[i] == x) {
-				forget(f, i, true);
-				break;
-			}
+		forget_followed(f, x);
 		return 0;
 	}
 	schedule_scan(f, f->config->coalesce_usec);
@@ -445,6 +441,16 @@ static void forget(struct ns_follower *f, size_t i, bool gone)
 	f->items[i] = f->items[--f->n];
 }
 
+/* The same for x, gone, wherever it is in the list. */
+static void forget_followed(struct ns_follower *f, struct followed *x)
+{
+	for (size_t i = 0; i < f->n; i++)
+		if (f->items[i] == x) {
+			forget(f, i, true);
+			return;
+		}
+}
+
 /* x lost its process and ns, of the same inode, is listed now: is it still x's namespace, or a
  * new one that took the inode of x's, gone meanwhile? Told by the kernel's id when it has one. */
 static bool same_namespace(struct ns_follower *f, const struct followed *x, const struct mntns *ns)
@@ -514,23 +520,19 @@ static void scan(struct ns_follower *f)
 	f->stats.unfollowed = 0;
 	FOREACH_ARRAY (ns, l.items, l.n) {
 		struct followed *x = find(f, ns->ino);
-		bool fresh;
+		bool fresh, privileged;
 
 		if (ns->n_pids == 0)
 			continue;
 		/* A namespace gone and a new one with its inode: the old one forgotten now, the new
 		 * one followed from this walk on (not a walk later). */
 		if (x && x->pid == 0 && !same_namespace(f, x, ns)) {
-			for (size_t i = 0; i < f->n; i++)
-				if (f->items[i] == x) {
-					forget(f, i, true);
-					break;
-				}
+			forget_followed(f, x);
 			x = NULL;
 		}
 		fresh = !x;
-		if (fresh && f->n >= f->max_followed &&
-		    !(in_own_userns(f, ns->pids[0]) && make_room(f))) {
+		privileged = fresh && in_own_userns(f, ns->pids[0]);
+		if (fresh && f->n >= f->max_followed && !(privileged && make_room(f))) {
 			f->stats.unfollowed++;
 			continue;
 		}
@@ -539,7 +541,7 @@ static void scan(struct ns_follower *f)
 			    !(x = calloc(1, sizeof(*x))))
 				break;
 			*x = (struct followed){ .owner = f,
-						.privileged = in_own_userns(f, ns->pids[0]),
+						.privileged = privileged,
 						.ino = ns->ino,
 						.found = f->last_scan,
 						.pidfd = -1,

@@ -18,8 +18,8 @@
  * together, and a pass starts no sooner than AuditCPUPercent= allows after the last one's cost.
  * A pass stops after 50 ms (the next one goes on where it stopped), and no more namespaces are
  * followed than the limit of open files leaves room for, 256 kept for the rest, nor more than
- * 16384 (memory), privileged ones first: whoever makes
- * namespaces cannot hold up or starve the host's own audits.
+ * 16384 (memory), privileged ones first: whoever makes namespaces cannot hold up or starve the
+ * host's own audits.
  * Transitions are journaled like the host's, with PTSGUARD_MNTNS= and PTSGUARD_CONTAINER=.
  */
 #pragma once
