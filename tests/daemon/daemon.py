@@ -1712,6 +1712,15 @@ def case_serving_elsewhere(ptsguard, opts):
     c.done()
 
 
+def locked_container_script(ready):
+    """sh for a container's namespace as a runtime leaves it, its devpts locked (ptmxmode=000:
+    ptmx-locked): a tmpfs /dev, a devpts of its own, /dev/ptmx -> pts/ptmx; then it touches
+    ready and sleeps. Has no single quote: it may go inside sh -c '...'."""
+    return ("mount -t tmpfs tmpfs /dev && mkdir /dev/pts && "
+            "mount -t devpts -o newinstance,gid=5,mode=620,ptmxmode=000 devpts /dev/pts && "
+            "ln -s pts/ptmx /dev/ptmx && touch %s && exec sleep 600" % ready)
+
+
 def case_namespaces(ptsguard, opts):
     """[Namespaces] Audit=all: a namespace appearing broken, fixed, broken again, gone; its
     journal entries carry PTSGUARD_MNTNS= and PTSGUARD_CONTAINER=."""
@@ -1737,10 +1746,8 @@ def case_namespaces(ptsguard, opts):
     # Into the container's cgroup before its namespace is made: its first audit names it,
     # however late the setup runs.
     setup = (
-        "echo $$ > %s/cgroup.procs && exec unshare --mount --propagation private sh -c '"
-        "mount -t tmpfs tmpfs /dev && mkdir /dev/pts && "
-        "mount -t devpts -o newinstance,gid=5,mode=620,ptmxmode=000 devpts /dev/pts && "
-        "ln -s pts/ptmx /dev/ptmx && touch %s && exec sleep 600'" % (scope, ready)
+        "echo $$ > %s/cgroup.procs && exec unshare --mount --propagation private sh -c '%s'"
+        % (scope, locked_container_script(ready))
     )
     sleeper = None
     try:
@@ -1848,13 +1855,8 @@ def case_namespaces_limit(ptsguard, opts):
         wait_state("healthy again", lambda r: finding_ids(r) == [])
         # root's container, its devpts locked (ptmxmode=000), made while the slots are full
         ready = TEST_DIR + "/limit-ready"
-        setup = (
-            "exec unshare --mount --propagation private sh -c '"
-            "mount -t tmpfs tmpfs /dev && mkdir /dev/pts && "
-            "mount -t devpts -o newinstance,gid=5,mode=620,ptmxmode=000 devpts /dev/pts && "
-            "ln -s pts/ptmx /dev/ptmx && touch %s && exec sleep 600'" % ready
-        )
-        sleepers.append(register(subprocess.Popen(["sh", "-c", setup], stdin=subprocess.DEVNULL)))
+        sleepers.append(register(subprocess.Popen(["unshare", "--mount", "--propagation", "private", "sh", "-c", locked_container_script(ready)],
+                                                  stdin=subprocess.DEVNULL)))
         wait_for("root's namespace", lambda: os.path.exists(ready))
         ino = str(os.stat("/proc/%d/ns/mnt" % sleepers[-1].pid).st_ino)
         wait_for("ptmx-locked in root's namespace, past the flood",
@@ -1902,12 +1904,8 @@ def case_namespaces_exits(ptsguard, opts):
     ready = TEST_DIR + "/ns-exits-ready"
     # Two processes in the namespace: the shell (exec'd into sleep, the lowest pid: the one
     # followed) and a sleep beside it.
-    setup = (
-        "{ sleep 600 & echo $! > %s.pid; } && "  # before /dev, where sh finds its /dev/null
-        "mount -t tmpfs tmpfs /dev && mkdir /dev/pts && "
-        "mount -t devpts -o newinstance,gid=5,mode=620,ptmxmode=000 devpts /dev/pts && "
-        "ln -s pts/ptmx /dev/ptmx && touch %s && exec sleep 600" % (ready, ready)
-    )
+    # before /dev, where sh finds its /dev/null
+    setup = "{ sleep 600 & echo $! > %s.pid; } && %s" % (ready, locked_container_script(ready))
     first = register(subprocess.Popen(["unshare", "--mount", "--propagation", "private", "sh", "-c", setup],
                                       stdin=subprocess.DEVNULL))
     other = None
@@ -1975,11 +1973,7 @@ def case_namespaces_joined(ptsguard, opts):
     c = Checker()
     journal = Journald()
     ready = TEST_DIR + "/ns-joined-ready"
-    setup = (
-        "mount -t tmpfs tmpfs /dev && mkdir /dev/pts && "
-        "mount -t devpts -o newinstance,gid=5,mode=620,ptmxmode=000 devpts /dev/pts && "
-        "ln -s pts/ptmx /dev/ptmx && touch %s && exec sleep 600" % ready
-    )
+    setup = locked_container_script(ready)
     first = register(subprocess.Popen(["unshare", "--mount", "--propagation", "private", "sh", "-c", setup],
                                       stdin=subprocess.DEVNULL))
     joined = None
