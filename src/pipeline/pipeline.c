@@ -114,6 +114,12 @@ static int snapshot_stage(const struct audit_target *t, const struct config *c,
 	r = analysis_new(res->snap, &res->a);
 	if (r >= 0)
 		r = probe_allocation_into(&alloc, res->snap);
+	/* Our own user namespace's maps, checked against the probe's slave; judged again with
+	 * them when they were not the initial namespace's numbers (a nested namespace). */
+	if (r >= 0 && !po.ns && (r = snapshot_calibrate_idmaps(res->snap)) > 0) {
+		res->a = analysis_free(res->a);
+		r = analysis_new(res->snap, &res->a);
+	}
 	if (r < 0)
 		return r;
 	r = probe_details(&po, res->snap, res->a);

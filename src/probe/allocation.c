@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +27,9 @@ struct answer {
 	bool mismatch;
 	int index; /* -1: unknown */
 	char ptsname[64];
+	bool has_slave; /* the slave opened by name, as stat() shows it to the worker: */
+	uint64_t slave_dev;
+	uint32_t slave_uid, slave_gid;
 };
 
 /* In the worker, as the user: each step as a program takes it. Returns false (with errno) when
@@ -112,6 +116,10 @@ static void allocate(int root, const void *request, void *answer)
 	slave = open_in(root, a->ptsname, flags);
 	if (!step(a, ALLOC_STEP_OPEN_SLAVE, slave >= 0 && fstat(slave, &by_name) == 0))
 		return;
+	a->has_slave = true;
+	a->slave_dev = by_name.st_dev;
+	a->slave_uid = by_name.st_uid;
+	a->slave_gid = by_name.st_gid;
 	peer = ioctl(master, TIOCGPTPEER, flags);
 	if (!step(a, ALLOC_STEP_PEER, peer >= 0 && fstat(peer, &peer_st) == 0))
 		return;
@@ -151,6 +159,11 @@ static int alloc_result(const struct alloc_options *o, int r, struct answer *a,
 	ret->index = a->n_steps > 0 ? a->index : -1;
 	a->ptsname[sizeof(a->ptsname) - 1] = 0;
 	memcpy(ret->ptsname, a->ptsname, sizeof(ret->ptsname));
+	if (a->has_slave)
+		ret->slave = (struct alloc_slave){ .known = true,
+						   .dev = (dev_t)a->slave_dev,
+						   .uid = a->slave_uid,
+						   .gid = a->slave_gid };
 	return 0;
 }
 

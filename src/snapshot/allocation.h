@@ -52,6 +52,14 @@ struct alloc_probe {
 	 * meaningful when performed, live (not in JSON): the daemon knows its own /dev/pts/N by
 	 * it. */
 	int index;
+	/* The slave it opened by name, as stat() showed it to the probe (its ids numbered as the
+	 * auditing process's user namespace numbers them); live only, not in JSON, as index. */
+	struct alloc_slave {
+		bool known;
+		dev_t dev;
+		uid_t uid;
+		gid_t gid;
+	} slave;
 	/* ALLOC_SETUP_FAILED: what failed ("start": no child; "namespace", "root", "privileges":
 	 * the child's setup) and error. */
 	char setup_step[16];

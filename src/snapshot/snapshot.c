@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/sysmacros.h>
 
+#include "snapshot/devpts-options.h"
 #include "snapshot/initramfs-record.h"
 #include "snapshot/snapshot.h"
 #include "util/group.h"
@@ -229,6 +230,107 @@ bool idmap_has_inside(const char *map, unsigned id)
 	struct idmap_query q = { .id = id };
 
 	return !map || idmap_each(map, inside_matches, &q);
+}
+
+struct idmap_shift {
+	long long delta;
+	FILE *out;
+	bool bad;
+};
+
+static bool shift_line(unsigned long long in, unsigned long long out, unsigned long long count,
+		       void *arg)
+{
+	struct idmap_shift *sh = arg;
+	long long first = (long long)out + sh->delta;
+
+	if (first < 0 || (unsigned long long)first + count > 4294967296ULL)
+		sh->bad = true;
+	else
+		fprintf(sh->out, "%llu %llu %llu\n", in, (unsigned long long)first, count);
+	return sh->bad;
+}
+
+/* map with every outside id moved by delta, malloc'ed; NULL with -ERANGE when one would leave
+ * the 32-bit range, -ENOMEM. */
+static int idmap_shifted(const char *map, long long delta, char **ret)
+{
+	_cleanup_free_ char *text = NULL;
+	size_t size = 0;
+	struct idmap_shift sh = { .delta = delta };
+
+	sh.out = open_memstream(&text, &size);
+	if (!sh.out)
+		return -ENOMEM;
+	(void)idmap_each(map, shift_line, &sh);
+	if (fclose(sh.out) != 0 || !text)
+		return -ENOMEM;
+	if (sh.bad)
+		return -ERANGE;
+	*ret = TAKE_PTR(text);
+	return 0;
+}
+
+/* One id of the judged namespace's map checked against the probe's slave: want, as mountinfo
+ * prints it (the initial namespace's number), is seen there as seen. Sets *delta to what the
+ * map's outside ids are off by (0: none). */
+static bool idmap_offset(const char *map, unsigned want, unsigned seen, long long *delta)
+{
+	unsigned v, outside;
+
+	*delta = 0;
+	if (!map || seen == IDMAP_OVERFLOW_ID)
+		return false; /* the identity; or an id it cannot name, which tells nothing */
+	if (idmap_from_initial(map, want, &v) == 0 && v == seen)
+		return false;
+	if (idmap_to_initial(map, seen, &outside) < 0)
+		return false;
+	*delta = (long long)want - (long long)outside;
+	return *delta != 0;
+}
+
+int snapshot_calibrate_idmaps(struct snapshot *s)
+{
+	const struct alloc_slave *sl = &s->probe.slave;
+	struct devpts_options o = { 0 };
+	_cleanup_free_ char *gid_map = NULL, *uid_map = NULL;
+	long long gid_delta = 0, uid_delta = 0;
+	bool found = false;
+	int r;
+
+	if (s->probe.status != ALLOC_PERFORMED || !sl->known || !s->mounts)
+		return 0;
+	for (size_t i = 0; i < s->mounts->n_entries && !found; i++) {
+		const struct mount_entry *e = &s->mounts->entries[i];
+
+		if (e->dev == sl->dev && streq(e->fstype, "devpts")) {
+			devpts_options_parse(e->super_options, &o);
+			found = true;
+		}
+	}
+	if (!found)
+		return 0;
+	if (o.has_gid)
+		(void)idmap_offset(s->gid_map, o.gid, sl->gid, &gid_delta);
+	if (o.has_uid)
+		(void)idmap_offset(s->uid_map, o.uid, sl->uid, &uid_delta);
+	/* Maps alike, off alike: LXC, LXD and podman give uids and gids the same ranges. */
+	if (gid_delta && !o.has_uid && s->uid_map && s->gid_map && streq(s->uid_map, s->gid_map))
+		uid_delta = gid_delta;
+	if (!gid_delta && !uid_delta)
+		return 0;
+	if ((gid_delta && (r = idmap_shifted(s->gid_map, gid_delta, &gid_map)) < 0) ||
+	    (uid_delta && (r = idmap_shifted(s->uid_map, uid_delta, &uid_map)) < 0))
+		return r == -ERANGE ? 0 : r;
+	if (gid_map) {
+		free(s->gid_map);
+		s->gid_map = TAKE_PTR(gid_map);
+	}
+	if (uid_map) {
+		free(s->uid_map);
+		s->uid_map = TAKE_PTR(uid_map);
+	}
+	return 1;
 }
 
 /* Optional map text; every line must be three numbers. */

@@ -148,6 +148,17 @@ int idmap_to_initial(const char *map, unsigned id, unsigned *ret);
 unsigned idmap_from_initial_or_overflow(const char *map, unsigned id);
 /* Does map give a number to the namespace's own id? (Can gid=id be mounted there?) */
 bool idmap_has_inside(const char *map, unsigned id);
+/* Inside a user namespace nested in another, /proc/self/uid_map and gid_map number their outside
+ * ids as the parent namespace does, while mountinfo prints gid= and uid= as the initial one does,
+ * and nothing a process there can read tells how the parent numbers them. The allocation probe's
+ * slave tells it for one id: the serving instance's gid= as mountinfo prints it is the slave's
+ * group as stat() shows it there. When the recorded gid_map (of the auditing process's own user
+ * namespace) translates it to another group, its outside ids are moved by the difference, so
+ * that they are the initial namespace's (one offset: LXC, LXD and podman give a nested namespace
+ * one contiguous range); the same for uid= and uid_map, which also follows gid_map when the two
+ * maps were alike. Only for a snapshot of the auditing process's own namespaces. Returns 1 when
+ * a map changed, 0 when not, -ENOMEM. */
+int snapshot_calibrate_idmaps(struct snapshot *s);
 /* How many ids map gives a number to (2^32 for the initial namespace's identity, NULL). */
 unsigned long long idmap_size(const char *map);
 

@@ -449,6 +449,39 @@ def userns_host_gid_case(h):
             healthy_after(h, ct, "ptsguard repair --namespace")
 
 
+@case("userns-nested")
+def userns_nested_case(h):
+    """A container in a container (unprivileged LXD or LXC nesting): a user namespace inside
+    another, whose root mounted its devpts with gid=5, its own tty group. Healthy. Inside,
+    mountinfo prints gid=165541 (the host's number) while /proc/self/gid_map numbers its outside
+    ids as the outer namespace does ("0 65536 65536"): translated with that map alone, gid=
+    would look unmapped (gentoo#14240)."""
+    ct = harness.NestedUserns(h, "userns-nested", "newinstance,gid=5,mode=620,ptmxmode=666")
+    expect(h.start(ct))
+    verify(h)
+
+
+@case("userns-nested-outer-gid")
+def userns_nested_outer_gid_case(h):
+    """The same nesting, its devpts mounted by the outer container's root with gid=5: the
+    outer's tty group (the host's 100005), which the inner namespace does not map. Its ptys
+    belong to the overflow group there: devpts-gid-mismatch, seen as unmapped from the host;
+    and the remedy's gid, as the host numbers the container's tty group, repairs it."""
+    ct = harness.NestedUserns(h, "userns-nested-outer-gid", None)
+    h.start(ct)
+    ct.mount_as_outer("newinstance,gid=5,mode=620,ptmxmode=666")
+    expect(ct, inside=["devpts-gid-mismatch"], pty=dict(ok=True, uid=harness.USER_UID, gid=NOBODY, mode="0620", by_name="same"))
+    verify(h)
+    whole = json.loads(ptsguard(h, "audit", "--namespace", str(ct.pid), "--json").stdout)
+    f = [f for f in ((namespace_entry(whole, ct) or {}).get("report") or {}).get("findings", []) if f["id"] == "devpts-gid-mismatch"]
+    if h.check.eq(len(f), 1, "the host's report of the nested container has devpts-gid-mismatch"):
+        h.check.eq((f[0].get("evidence") or {}).get("unmapped"), True, "from the host: evidence says unmapped")
+        remedy = f[0].get("remedy") or ""
+        h.check.true("gid=165541," in remedy, "the remedy sets the container's tty group as the host numbers it (165541): %r" % remedy)
+        remount_in(ct.pid, "/dev/pts", "gid=165541,mode=620,ptmxmode=666")
+        healthy_after(h, ct, "the remedy's remount")
+
+
 def remount_in(pid, path, options):
     """mount -o remount,OPTIONS PATH as the host's root in the mount namespace and root of pid."""
     code = ("import ctypes, os, sys\n"

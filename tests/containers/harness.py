@@ -997,3 +997,120 @@ class Unshare(Container):
 
     def exec(self, argv, user=None):
         return self.nsenter(argv, user)
+
+
+NESTED_INIT = r"""
+import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+tree, outer, inner, devpts = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
+
+def ok(r, what):
+    if r != 0:
+        sys.exit("%s: %s" % (what, os.strerror(ctypes.get_errno())))
+
+def mount(src, dst, fs, flags, opts):
+    ok(libc.mount(src, dst.encode(), fs, flags, opts), "mount %s" % dst)
+
+def child_in(flags, mapping, body):
+    # A child unshares flags (a user namespace among them); its parent, privileged in the
+    # parent user namespace, writes its maps; then the child goes on as root there.
+    r1, w1 = os.pipe()
+    r2, w2 = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        ok(libc.unshare(flags), "unshare")
+        os.write(w1, b"u")
+        os.read(r2, 1)
+        os.setresgid(0, 0, 0)
+        os.setresuid(0, 0, 0)
+        # Becoming another uid cleared "dumpable": /proc/PID of this process and its children
+        # would belong to the host's root, and their maps could not be written from here.
+        libc.prctl(4, 1, 0, 0, 0)  # PR_SET_DUMPABLE
+        body()
+        os._exit(0)
+    os.read(r1, 1)
+    for name in ("uid_map", "gid_map"):
+        with open("/proc/%d/%s" % (pid, name), "w") as f:
+            f.write("0 %s\n" % mapping)
+    os.write(w2, b"m")
+    os.waitpid(pid, 0)
+
+def container():
+    # pid 1 of its pid namespace, in the inner user namespace and a mount namespace it owns.
+    pid = os.fork()
+    if pid:
+        # Not left at the old root of the namespace, a second view of it (--all-namespaces
+        # judges a namespace under the root of its first process).
+        os.chroot(tree)
+        os.waitpid(pid, 0)
+        return
+    mount(None, "/", None, 0x40000 | 0x4000, None)  # MS_PRIVATE | MS_REC
+    dev = tree + "/dev"
+    mount(b"tmpfs", dev, b"tmpfs", 0, b"mode=755")
+    os.mkdir(dev + "/pts")
+    open(dev + "/null", "w").close()
+    mount(b"/dev/null", dev + "/null", None, 0x1000, None)  # MS_BIND
+    os.symlink("pts/ptmx", dev + "/ptmx")
+    if devpts:
+        mount(b"devpts", dev + "/pts", b"devpts", 0, devpts.encode())
+    mount(b"proc", tree + "/proc", b"proc", 0, None)
+    os.chroot(tree)
+    os.chdir("/")
+    os.execv("/bin/sleep", ["sleep", "infinity"])
+
+child_in(0x10000000, outer, lambda: child_in(0x10000000 | 0x00020000 | 0x20000000, inner, container))
+"""
+
+
+class NestedUserns(Container):
+    """A user namespace inside another, as a container in an unprivileged LXD or LXC container
+    is: the outer maps 0-131071 from ROOT_RANGE's start, the inner maps 0-65535 to the outer's
+    65536-131071 (the host's 165536-231071): its tty group 5 is the outer's 65541 and the
+    host's 165541, and its own /proc/self/gid_map says "0 65536 65536". The inner one owns the
+    container's mount and pid namespaces; its root is the shifted tree, with a tmpfs /dev
+    (ptmx -> pts/ptmx) made there. devpts_options: the devpts its root mounts on /dev/pts;
+    None: none, the case mounts one from the outer user namespace (mount_as_outer)."""
+
+    runtime = "unshare"
+    OUTER = (ROOT_RANGE[0], 131072)
+    INNER = (65536, 65536)
+
+    def __init__(self, host, name, devpts_options):
+        super().__init__(host, name)
+        self.devpts_options = devpts_options
+
+    def start(self):
+        tree = self.host.tree(shifted=True)
+        argv = [sys.executable, "-c", NESTED_INIT, tree, "%d %d" % self.OUTER, "%d %d" % self.INNER, self.devpts_options or ""]
+        p = self.popen(argv)
+
+        def payload():
+            if p.poll() is not None:
+                raise Failure("the nested namespaces' init exited %d:\n%s" % (p.returncode, self.log_text()))
+            for k in descendants(p.pid):
+                if comm(k) == "sleep":
+                    return k
+            return None
+
+        self.pid = wait_for("the nested namespace's sleep", payload)
+
+    def mount_as_outer(self, options):
+        """Mount a devpts with options on the container's /dev/pts as the outer user
+        namespace's root (what the outer container's runtime would do): its ids are the
+        outer's, which the inner namespace maps none of below 10000."""
+        code = ("import ctypes, fcntl, os, sys\n"
+                "libc = ctypes.CDLL(None, use_errno=True)\n"
+                "user = os.open('/proc/%d/ns/user', os.O_RDONLY)\n"
+                "mnt = os.open('/proc/%d/ns/mnt', os.O_RDONLY)\n"
+                "root = os.open('/proc/%d/root', os.O_RDONLY | os.O_DIRECTORY)\n"
+                "outer = fcntl.ioctl(user, 0xb702)  # NS_GET_PARENT\n"
+                "for fd, t in ((outer, 0x10000000), (mnt, 0x00020000)):\n"
+                "    if libc.setns(fd, t) != 0: sys.exit('setns: %%s' %% os.strerror(ctypes.get_errno()))\n"
+                "os.setresgid(0, 0, 0); os.setresuid(0, 0, 0)\n"
+                "os.fchdir(root); os.chroot('.')\n"
+                "if libc.mount(b'devpts', b'/dev/pts', b'devpts', 0, b'%s') != 0: sys.exit('mount: %%s' %% os.strerror(ctypes.get_errno()))\n"
+                % (self.pid, self.pid, self.pid, options))
+        run([sys.executable, "-c", code])
+
+    def exec(self, argv, user=None):
+        return self.nsenter(argv, user)

@@ -2,6 +2,8 @@
 /* Snapshot loading (every error names the key or line), the small helpers the analysis relies
  * on, and the analysis on hostile mount tables (cycles, very deep stacks). */
 #include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/sysmacros.h>
 
@@ -262,11 +264,93 @@ static void test_hostile_tables(void)
 	snapshot_free(s);
 }
 
+/* A snapshot taken in a nested user namespace: mountinfo prints the host's gid, the maps read
+ * number their outside ids as the parent namespace does, and the probe's slave says which group
+ * that gid is there. */
+static struct snapshot *nested(const char *options, gid_t slave_gid, const char *gid_map,
+			       const char *uid_map)
+{
+	struct snapshot *s = snapshot_new();
+	struct parse_error err = { 0 };
+	char *text = NULL;
+
+	CHECK_MSG(s && asprintf(&text,
+				"1 0 0:30 / / rw - tmpfs t rw\n"
+				"2 1 0:40 / /dev/pts rw - devpts devpts %s\n",
+				options) > 0,
+		  "setup");
+	EXPECT_INT(snapshot_set_mountinfo(s, text, strlen(text), &err), 0);
+	s->gid_map = gid_map ? strdup(gid_map) : NULL;
+	s->uid_map = uid_map ? strdup(uid_map) : NULL;
+	s->probe = (struct alloc_probe){
+		.status = ALLOC_PERFORMED,
+		.n_steps = _ALLOC_STEP_MAX,
+		.slave = { .known = true, .dev = makedev(0, 40), .uid = 1000, .gid = slave_gid }
+	};
+	return s;
+}
+
+static void test_calibrate_idmaps(void)
+{
+	struct snapshot *s;
+	unsigned v;
+
+	/* Outer 0-131071 at 100000, inner 0-65535 at the outer's 65536: gid 5 inside is the
+	 * host's 165541, and the map read inside says "0 65536 65536". */
+	s = nested("rw,gid=165541,mode=620", 5, "0 65536 65536\n", "0 65536 65536\n");
+	EXPECT_INT(snapshot_calibrate_idmaps(s), 1);
+	EXPECT_STR(s->gid_map, "0 165536 65536\n");
+	EXPECT_STR(s->uid_map, "0 165536 65536\n"); /* alike, moved alike */
+	EXPECT_INT(idmap_from_initial(s->gid_map, 165541, &v), 0);
+	EXPECT_INT(v, 5);
+	EXPECT_INT(snapshot_calibrate_idmaps(s), 0); /* now consistent */
+	snapshot_free(s);
+
+	/* Not nested: the map already names the gid as the slave shows it. */
+	s = nested("rw,gid=100005,mode=620", 5, "0 100000 65536\n", "0 100000 65536\n");
+	EXPECT_INT(snapshot_calibrate_idmaps(s), 0);
+	EXPECT_STR(s->gid_map, "0 100000 65536\n");
+	snapshot_free(s);
+
+	/* The slave's group is the overflow group: truly unmapped, nothing to learn. */
+	s = nested("rw,gid=100005,mode=620", IDMAP_OVERFLOW_ID, "0 65536 65536\n", NULL);
+	EXPECT_INT(snapshot_calibrate_idmaps(s), 0);
+	EXPECT_STR(s->gid_map, "0 65536 65536\n");
+	snapshot_free(s);
+
+	/* Maps that differ: only gid_map moves; several lines move together. */
+	s = nested("rw,gid=165541,mode=620", 5, "0 65536 10\n10 65546 65526\n", "0 1 1\n");
+	EXPECT_INT(snapshot_calibrate_idmaps(s), 1);
+	EXPECT_STR(s->gid_map, "0 165536 10\n10 165546 65526\n");
+	EXPECT_STR(s->uid_map, "0 1 1\n");
+	snapshot_free(s);
+
+	/* No gid=: nothing to translate. No probe: nothing known. The identity: nothing read. */
+	s = nested("rw,mode=620", 5, "0 65536 65536\n", NULL);
+	EXPECT_INT(snapshot_calibrate_idmaps(s), 0);
+	snapshot_free(s);
+	s = nested("rw,gid=165541,mode=620", 5, "0 65536 65536\n", NULL);
+	s->probe.status = ALLOC_DISABLED;
+	EXPECT_INT(snapshot_calibrate_idmaps(s), 0);
+	snapshot_free(s);
+	s = nested("rw,gid=5,mode=620", 5, NULL, NULL);
+	EXPECT_INT(snapshot_calibrate_idmaps(s), 0);
+	EXPECT(s->gid_map == NULL);
+	snapshot_free(s);
+
+	/* A shift that would leave the 32-bit range is not made. */
+	s = nested("rw,gid=4294967290,mode=620", 5, "0 65536 65536\n", NULL);
+	EXPECT_INT(snapshot_calibrate_idmaps(s), 0);
+	EXPECT_STR(s->gid_map, "0 65536 65536\n");
+	snapshot_free(s);
+}
+
 int main(void)
 {
 	test_load();
 	test_load_probe();
 	test_helpers();
 	test_hostile_tables();
+	test_calibrate_idmaps();
 	return test_result("test-snapshot");
 }
