@@ -258,6 +258,26 @@ static int probe_mountpoints(const struct namespace_target *ns, struct snapshot 
 	return r;
 }
 
+/* The default probe user where our user namespace does not map it (a container given 1,024
+ * ids, as podman --userns=auto does, or a nested one given fewer than 65,535): the highest id
+ * the namespace maps, uid and gid each, so that the probe runs as someone other than root
+ * there. A namespace that maps only 0 has no one else: the probe then fails to become nobody,
+ * and says so. */
+static void probe_user_mapped(uid_t *uid, gid_t *gid)
+{
+	static const char *const paths[] = { "/proc/self/uid_map", "/proc/self/gid_map" };
+	unsigned *ids[] = { uid, gid };
+
+	for (size_t i = 0; i < ELEMENTSOF(paths); i++) {
+		_cleanup_free_ char *map = NULL;
+		unsigned high;
+
+		if (read_full_file(paths[i], 64 * 1024, &map, NULL) >= 0 &&
+		    !idmap_has_inside(map, *ids[i]) && idmap_highest_inside(map, &high) == 0)
+			*ids[i] = high;
+	}
+}
+
 /* The uid the allocation probes run as (ours, and a daemon's beside us). */
 static uid_t probe_uid(const struct probe_options *opts)
 {
@@ -266,7 +286,11 @@ static uid_t probe_uid(const struct probe_options *opts)
 
 	if (opts && opts->has_alloc_user)
 		return opts->alloc_uid;
-	return user_lookup(PROBE_USER_DEFAULT, &uid, &gid) < 0 ? (uid_t)-1 : uid;
+	if (user_lookup(PROBE_USER_DEFAULT, &uid, &gid) < 0)
+		return (uid_t)-1;
+	if (!opts || !opts->ns || opts->ns->own)
+		probe_user_mapped(&uid, &gid);
+	return uid;
 }
 
 /* A slave of the probe user may be another ptsguard's probe caught in the middle of its
@@ -1259,8 +1283,11 @@ void probe_allocation_start(const struct probe_options *opts, struct guarded_wor
 	if (opts->has_alloc_user) {
 		ret->o.uid = opts->alloc_uid;
 		ret->o.gid = opts->alloc_gid;
-	} else /* cannot fail: "nobody" always has its fallback */
+	} else { /* cannot fail: "nobody" always has its fallback */
 		(void)user_lookup(PROBE_USER_DEFAULT, &ret->o.uid, &ret->o.gid);
+		if (!other)
+			probe_user_mapped(&ret->o.uid, &ret->o.gid);
+	}
 	ret->status = ALLOC_PERFORMED;
 	if (w)
 		ret->submitted = probe_allocation_submit(w, &ret->o);

@@ -225,6 +225,29 @@ unsigned long long idmap_size(const char *map)
 	return n;
 }
 
+static bool note_highest(unsigned long long in, unsigned long long out, unsigned long long count,
+			 void *arg)
+{
+	unsigned long long *high = arg;
+
+	if (count > 0 && in + count - 1 > *high && in + count - 1 <= UINT32_MAX)
+		*high = in + count - 1;
+	return false;
+}
+
+int idmap_highest_inside(const char *map, unsigned *ret)
+{
+	unsigned long long high = 0;
+
+	if (!map)
+		return -EINVAL;
+	(void)idmap_each(map, note_highest, &high);
+	if (high == 0)
+		return -ENOENT;
+	*ret = (unsigned)high;
+	return 0;
+}
+
 bool idmap_has_inside(const char *map, unsigned id)
 {
 	struct idmap_query q = { .id = id };

@@ -146,6 +146,9 @@ int idmap_to_initial(const char *map, unsigned id, unsigned *ret);
  * it. */
 #define IDMAP_OVERFLOW_ID 65534u
 unsigned idmap_from_initial_or_overflow(const char *map, unsigned id);
+/* The highest id of the namespace that map gives a number to, when it is not 0: -ENOENT when
+ * only 0 is mapped, -EINVAL for the identity (NULL). */
+int idmap_highest_inside(const char *map, unsigned *ret);
 /* Does map give a number to the namespace's own id? (Can gid=id be mounted there?) */
 bool idmap_has_inside(const char *map, unsigned id);
 /* Inside a user namespace nested in another, /proc/self/uid_map and gid_map number their outside

@@ -454,11 +454,16 @@ def userns_nested_case(h):
     """A container in a container (unprivileged LXD or LXC nesting): a user namespace inside
     another, whose root mounted its devpts with gid=5, its own tty group. Healthy. Inside,
     mountinfo prints gid=165541 (the host's number) while /proc/self/gid_map numbers its outside
-    ids as the outer namespace does ("0 65536 65536"): translated with that map alone, gid=
-    would look unmapped (gentoo#14240)."""
+    ids as the outer namespace does ("0 65536 1024"): translated with that map alone, gid=
+    would look unmapped (gentoo#14240). The namespace maps no nobody: the probe inside runs as
+    its highest id, 1023."""
     ct = harness.NestedUserns(h, "userns-nested", "newinstance,gid=5,mode=620,ptmxmode=666")
     expect(h.start(ct))
     verify(h)
+    report = json.loads(ptsguard(h, argv=ct.exec(["ptsguard", "audit", "--json"])).stdout)
+    probe = report.get("probe") or {}
+    h.check.eq({k: probe.get(k) for k in ("performed", "failed_step", "uid", "gid")}, {"performed": True, "failed_step": None, "uid": 1023, "gid": 1023},
+               "inside: the probe ran as the namespace's highest id and got a working pty: %s" % json.dumps(probe, sort_keys=True))
 
 
 @case("userns-nested-outer-gid")

@@ -1064,16 +1064,17 @@ child_in(0x10000000, outer, lambda: child_in(0x10000000 | 0x00020000 | 0x2000000
 
 class NestedUserns(Container):
     """A user namespace inside another, as a container in an unprivileged LXD or LXC container
-    is: the outer maps 0-131071 from ROOT_RANGE's start, the inner maps 0-65535 to the outer's
-    65536-131071 (the host's 165536-231071): its tty group 5 is the outer's 65541 and the
-    host's 165541, and its own /proc/self/gid_map says "0 65536 65536". The inner one owns the
+    is: the outer maps 0-131071 from ROOT_RANGE's start, the inner maps 0-1023 (as many as
+    podman --userns=auto gives) to the outer's 65536-67559 (the host's 165536-166559): its tty
+    group 5 is the outer's 65541 and the host's 165541, its own /proc/self/gid_map says
+    "0 65536 1024", and nobody (65534) is not mapped there. The inner one owns the
     container's mount and pid namespaces; its root is the shifted tree, with a tmpfs /dev
     (ptmx -> pts/ptmx) made there. devpts_options: the devpts its root mounts on /dev/pts;
     None: none, the case mounts one from the outer user namespace (mount_as_outer)."""
 
     runtime = "unshare"
     OUTER = (ROOT_RANGE[0], 131072)
-    INNER = (65536, 65536)
+    INNER = (65536, 1024)
 
     def __init__(self, host, name, devpts_options):
         super().__init__(host, name)

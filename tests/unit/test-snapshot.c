@@ -338,6 +338,14 @@ static void test_calibrate_idmaps(void)
 	EXPECT(s->gid_map == NULL);
 	snapshot_free(s);
 
+	/* The probe's user where nobody is not mapped: the highest id mapped. */
+	EXPECT_INT(idmap_highest_inside("0 65536 1024\n", &v), 0);
+	EXPECT_INT(v, 1023);
+	EXPECT_INT(idmap_highest_inside("1000 1 1\n0 100000 1\n", &v), 0);
+	EXPECT_INT(v, 1000);
+	EXPECT_INT(idmap_highest_inside("0 1000 1\n", &v), -ENOENT); /* root alone */
+	EXPECT_INT(idmap_highest_inside(NULL, &v), -EINVAL);
+
 	/* A shift that would leave the 32-bit range is not made. */
 	s = nested("rw,gid=4294967290,mode=620", 5, "0 65536 65536\n", NULL);
 	EXPECT_INT(snapshot_calibrate_idmaps(s), 0);
