@@ -155,7 +155,7 @@ static int gone(int err)
 int namespace_target_open(pid_t pid, struct namespace_target **ret)
 {
 	_cleanup_(namespace_target_freep) struct namespace_target *t = NULL;
-	struct stat st;
+	struct stat st, ours;
 	char path[64];
 	uint64_t self;
 	int r;
@@ -196,15 +196,12 @@ int namespace_target_open(pid_t pid, struct namespace_target **ret)
 	t->mntns_dev = st.st_dev;
 	if ((r = self_mntns_cached(&self)) < 0)
 		return r;
+	if (fstat(t->root_fd, &st) < 0 || stat("/", &ours) < 0)
+		return gone(errno);
+	t->root_is_ours = st.st_dev == ours.st_dev && st.st_ino == ours.st_ino;
 	/* A process in our namespace but below another root (a chroot) is judged under its root,
 	 * as an audit run inside it would be: mountinfo already shows only what is under it. */
-	if (self == t->mntns) {
-		struct stat root, ours;
-
-		if (fstat(t->root_fd, &root) < 0 || stat("/", &ours) < 0)
-			return gone(errno);
-		t->own = root.st_dev == ours.st_dev && root.st_ino == ours.st_ino;
-	}
+	t->own = self == t->mntns && t->root_is_ours;
 	if (!same_userns_as_identity_self(t) && ((r = read_idmap(t, "uid_map", &t->uid_map)) < 0 ||
 						 (r = read_idmap(t, "gid_map", &t->gid_map)) < 0))
 		return gone(-r);

@@ -33,6 +33,8 @@ struct namespace_target {
 	/* It is the caller's own mount namespace and root: judged as the host, with its usual
 	 * paths. A process of the same namespace below another root (a chroot) is not own. */
 	bool own;
+	/* Its root directory is the caller's (the same inode), in whatever mount namespace. */
+	bool root_is_ours;
 	/* Its user namespace's maps, the text of /proc/PID/uid_map and gid_map; NULL for the
 	 * identity (the initial user namespace). */
 	char *uid_map, *gid_map;

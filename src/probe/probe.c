@@ -1177,6 +1177,7 @@ static int probe_namespace(const struct probe_options *opts, struct snapshot *s)
 		return -ENOMEM;
 	s->ns->mntns = ns->mntns;
 	s->ns->pid = ns->pid;
+	s->ns->root_is_host = ns->root_is_ours;
 	if (opts->host) {
 		s->ns->host = *opts->host;
 		s->ns->host.mountpoint = strdup_or_null(opts->host->mountpoint);

@@ -388,13 +388,14 @@ struct snapshot_namespace *snapshot_namespace_free(struct snapshot_namespace *ns
 	return NULL;
 }
 
-/* "namespace": { "mntns", "pid", "host": { "mntns", "serving": { "device", "mount_id",
- * "mountpoint" } or null } } */
+/* "namespace": { "mntns", "pid", "root_is_host" (optional), "host": { "mntns", "serving": {
+ * "device", "mount_id", "mountpoint" } or null } } */
 static int load_namespace(json_object *root, struct snapshot *s, struct load_error *err)
 {
 	json_object *o, *host, *serving;
 	const char *mp;
 	long mntns = 0, pid = 0, host_mntns = 0, id = 0;
+	bool root_is_host = false;
 	int r;
 
 	if ((r = json_get(root, "", "namespace", json_type_object, JSON_OPTIONAL | JSON_NULLABLE,
@@ -404,6 +405,8 @@ static int load_namespace(json_object *root, struct snapshot *s, struct load_err
 	if ((r = json_get_long(o, "namespace", "mntns", 0, INT64_MAX, JSON_REQUIRED, &mntns, err)) <
 		0 ||
 	    (r = json_get_long(o, "namespace", "pid", 0, INT32_MAX, JSON_REQUIRED, &pid, err)) <
+		0 ||
+	    (r = json_get_bool(o, "namespace", "root_is_host", JSON_OPTIONAL, &root_is_host, err)) <
 		0 ||
 	    (r = json_get(o, "namespace", "host", json_type_object, JSON_REQUIRED, &host, err)) <
 		0 ||
@@ -417,6 +420,7 @@ static int load_namespace(json_object *root, struct snapshot *s, struct load_err
 		return -ENOMEM;
 	s->ns->mntns = (uint64_t)mntns;
 	s->ns->pid = (pid_t)pid;
+	s->ns->root_is_host = root_is_host;
 	s->ns->host.mntns = (uint64_t)host_mntns;
 	if (!serving)
 		return 0;
@@ -440,6 +444,7 @@ json_object *snapshot_namespace_to_json(const struct snapshot_namespace *ns)
 
 	json_object_object_add(o, "mntns", json_object_new_int64((int64_t)ns->mntns));
 	json_object_object_add(o, "pid", json_object_new_int64(ns->pid));
+	json_object_object_add(o, "root_is_host", json_object_new_boolean(ns->root_is_host));
 	json_object_object_add(host, "mntns", json_object_new_int64((int64_t)ns->host.mntns));
 	if (ns->host.known) {
 		serving = json_object_new_object();

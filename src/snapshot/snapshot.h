@@ -72,6 +72,10 @@ struct host_serving {
 struct snapshot_namespace {
 	uint64_t mntns; /* inode number of the mount namespace */
 	pid_t pid;	/* the process whose namespace and root were read */
+	/* Its root directory is the host's own (the same inode: a copy or bind of the host's /),
+	 * as in a systemd service's sandbox or under a plain unshare -m, never in a container of
+	 * its own tree. Optional in JSON, default false. */
+	bool root_is_host;
 	struct host_serving host;
 };
 

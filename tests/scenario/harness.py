@@ -136,6 +136,10 @@ def expected_severity(catalog, check_id, finding=None):
     # A stack nothing reaches (hidden under another mount) is a fact, not a warning.
     if check_id == "devpts-overmount" and ((finding or {}).get("evidence") or {}).get("hidden") is True:
         return "info"
+    # A namespace with the host's root and user namespace (a service's sandbox) sees the host's
+    # terminals as the host does.
+    if check_id == "devpts-host-instance" and ((finding or {}).get("evidence") or {}).get("root_is_host") is True:
+        return "info"
     # A user namespace mapping one gid has one user, and no gid= can be set there.
     if ((finding or {}).get("evidence") or {}).get("single_id_namespace") is True:
         return "info"

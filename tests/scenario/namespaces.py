@@ -202,14 +202,32 @@ def ns_broken_options(sc):
     snapshot_ns(sc, t, inner)
 
 
+def own_root_setup(sc, name):
+    """sh for Target: a root of its own (a tmpfs with the host's /usr, /etc and the like bound
+    in, as a container's image would hold them) with the host's /dev bound on its /dev, entered
+    with chroot; the shell there says ready and sleeps (what Target appends is never reached)."""
+    root = os.path.join(sc.workdir, name)
+    os.mkdir(root)
+    return (
+        'R=%s; mount -t tmpfs tmpfs "$R"; '
+        'for d in /bin /sbin /lib /lib32 /lib64 /usr /etc; do '
+        'if [ -L "$d" ]; then ln -s "$(readlink "$d")" "$R$d"; '
+        'elif [ -d "$d" ]; then mkdir "$R$d"; mount --rbind "$d" "$R$d"; fi; done; '
+        'mkdir "$R/dev" "$R/proc"; mount --rbind /dev "$R/dev"; mount -t proc proc "$R/proc"; '
+        "exec chroot \"$R\" /bin/sh -ec 'echo ready; exec sleep 600'" % root
+    )
+
+
 @case("ns-host-dev-bind")
 def ns_host_dev_bind(sc):
     """A container given the host's /dev by bind (-v /dev:/dev, bwrap --dev-bind /dev /dev):
-    devpts-host-instance, with the instance and the host's mount."""
+    devpts-host-instance, with the instance and the host's mount. The same bind where the
+    namespace keeps the host's root (a systemd service's PrivateDevices=, an unshare -m): info,
+    root_is_host."""
     sc.setup_base()
     sc.mount_devpts("/dev/pts", HEALTHY)
-    # The host's /dev bound over the namespace's /dev, as a runtime's -v /dev:/dev does.
-    t = Target(sc, "mount --rbind /dev /dev")
+    # The host's /dev bound on the /dev of a root of its own, as a runtime's -v /dev:/dev does.
+    t = Target(sc, own_root_setup(sc, "container-root"))
     host, ns, rc = audit_ns(sc, t)
     sc.check.eq(ids(host), [], "host findings")
     inner = ns.get("report") or {}
@@ -223,8 +241,18 @@ def ns_host_dev_bind(sc):
         sc.check.eq((ev.get("host_mount") or {}).get("mountpoint"), "/dev/pts", "evidence: the host mount")
         sc.check.eq((ev.get("host_mount") or {}).get("mount_id"), host_pts["mount_id"], "evidence: the host mount id")
         sc.check.eq(ev.get("mntns"), t.mntns, "evidence: the namespace")
+        sc.check.eq(ev.get("root_is_host"), False, "evidence: a root of its own")
         sc.check.eq(f.get("severity"), "warning", "severity")
     snapshot_ns(sc, t, inner)
+    # The host's root kept, the host's /dev bound over the namespace's.
+    t2 = Target(sc, "mount --rbind /dev /dev")
+    host, ns, rc = audit_ns(sc, t2)
+    inner2 = ns.get("report") or {}
+    f = finding(inner2, "devpts-host-instance")
+    sc.check.eq((f or {}).get("severity"), "info", "the host's root: info")
+    sc.check.eq(((f or {}).get("evidence") or {}).get("root_is_host"), True, "evidence: root_is_host")
+    sc.check.eq(rc, 0, "exit status with the host's root (info)")
+    snapshot_ns(sc, t2, inner2)
     # The host's own audit never reports it.
     plain = sc.run_ptsguard("audit", "--json")
     sc.check.eq(ids(json.loads(plain.stdout)), [], "a plain host audit has no devpts-host-instance")
