@@ -106,6 +106,21 @@ section() { echo "==== $1"; }
 	section audit; ptsguard audit --json; echo "exit=$?" > /run/vmtest-audit-exit
 	section audit-exit; cat /run/vmtest-audit-exit
 	section audit-text; ptsguard audit --no-color
+	# A service systemd itself sandboxes (a mount namespace of its own with the host's root,
+	# a private /dev with the host's /dev/pts bound in): what --all-namespaces meets on any
+	# host. Audited once its process is the command, past systemd's setup.
+	systemd-run --quiet --unit=vmtest-sandbox -p PrivateDevices=yes -p PrivateTmp=yes \
+		-p ProtectSystem=strict sleep infinity
+	i=0
+	while [ "$i" -lt 100 ]; do
+		spid=$(systemctl show -p MainPID --value vmtest-sandbox.service)
+		[ "$spid" != 0 ] && [ "$(cat "/proc/$spid/comm" 2> /dev/null)" = sleep ] && break
+		sleep 0.1
+		i=$((i + 1))
+	done
+	section all-namespaces; ptsguard audit --all-namespaces --json; echo "exit=$?" > /run/vmtest-allns-exit
+	section all-namespaces-exit; cat /run/vmtest-allns-exit
+	section all-namespaces-text; ptsguard audit --all-namespaces --no-color
 	section daemon-report; cat /run/ptsguard/report.json
 	section record; cat /run/ptsguard/initramfs.json
 	section service
@@ -545,6 +560,17 @@ def check_healthy(c, r, gen):
     c.eq([t for t in transitions(r) if t[1] == "detected"], [], "healthy: the daemon journaled no finding")
     c.eq(((r.json("record") or {}).get("prediction") or {}).get("double_mount"), False, "healthy: the record predicts no double mount")
     c.eq((r.units().get("ptsguard.service") or {}).get("StatusText"), "No findings", "healthy: STATUS=No findings")
+    # Every namespace of a healthy systemd host, the services' sandboxes among them.
+    allns = r.json("all-namespaces") or {}
+    entries = allns.get("namespaces") or []
+    print("audit --all-namespaces text:\n%s" % r.raw("all-namespaces-text"))
+    c.eq(r.raw("all-namespaces-exit").strip(), "exit=0", "healthy: audit --all-namespaces exits 0 (%d namespaces)" % len(entries))
+    c.eq([(n.get("container"), serious(n.get("report") or {})) for n in entries if serious(n.get("report") or {})], [], "healthy: no namespace has a warning or critical finding")
+    sandbox = [n for n in entries if (n.get("container") or {}).get("name") == "vmtest-sandbox.service"]
+    if c.eq(len(sandbox), 1, "the sandboxed service is listed once, by its unit: %s" % [n.get("container") for n in entries]):
+        c.eq((sandbox[0].get("container") or {}).get("manager"), "systemd", "the sandboxed service's manager")
+        found = [(f["severity"], (f.get("evidence") or {}).get("root_is_host")) for f in (sandbox[0].get("report") or {}).get("findings", []) if f["id"] == "devpts-host-instance"]
+        c.eq(found, [("info", True)], "PrivateDevices= binds the host's /dev/pts: devpts-host-instance, info, the host's root")
 
 
 def bm_no_warning_prediction(c, r, gen):
