@@ -484,6 +484,20 @@ class Container:
         except OSError:
             return ""
 
+    def sleep_of(self, p, what):
+        """The host pid of the sleep that p (what: the runtime's command) runs as the
+        container's init, once there is one; p exiting first is a failure."""
+
+        def payload():
+            if p.poll() is not None:
+                raise Failure("%s exited %d:\n%s" % (what, p.returncode, self.log_text()))
+            for k in [p.pid] + descendants(p.pid):
+                if comm(k) == "sleep":
+                    return k
+            return None
+
+        return wait_for("%s's sleep" % what, payload)
+
     def tracked_pids(self):
         return ([self.pid] if self.pid else []) + [p.pid for p in self.procs]
 
@@ -851,16 +865,7 @@ class Bwrap(Container):
             uid = self.host.user["uid"]
             prefix = ["setpriv", "--reuid=%d" % uid, "--regid=%d" % uid, "--clear-groups"]
         p = self.popen(prefix + argv + ["sleep", "infinity"])
-
-        def payload():
-            if p.poll() is not None:
-                raise Failure("bwrap exited %d:\n%s" % (p.returncode, self.log_text()))
-            for k in descendants(p.pid):
-                if comm(k) == "sleep":
-                    return k
-            return None
-
-        self.pid = wait_for("bwrap's sleep", payload)
+        self.pid = self.sleep_of(p, "bwrap")
         # bwrap itself is PID 1 of the new pid namespace, the sleep its child: ending PID 1
         # ends the namespace.
         self.init = next((k for k in descendants(p.pid) if (status_field(k, "NSpid") or [""])[-1] == "1"), None)
@@ -931,16 +936,7 @@ class Schroot(Container):
         self.session = self.name
         run(["schroot", "--begin-session", "--chroot", "ptsct", "--session-name", self.session])
         p = self.popen(["schroot", "--run-session", "--chroot", self.session, "--directory", "/", "--", "sleep", "infinity"])
-
-        def payload():
-            if p.poll() is not None:
-                raise Failure("schroot exited %d:\n%s" % (p.returncode, self.log_text()))
-            for k in [p.pid] + descendants(p.pid):
-                if open("/proc/%d/comm" % k).read().strip() == "sleep":
-                    return k
-            return None
-
-        self.pid = wait_for("schroot's sleep", payload)
+        self.pid = self.sleep_of(p, "schroot")
 
     def exec(self, argv, user=None):
         # schroot -u needs the user in the chroot's passwd; nsenter takes the session's root.
@@ -980,17 +976,7 @@ class Unshare(Container):
         # No --fork: unshare would stay in the namespace at the old root, a second view of it.
         # The first child of the shell is PID 1 of the new pid namespace.
         argv = userns_argv(ROOT_RANGE) + ["--mount", "--pid", "--root", tree, "sh", "-c", "sh -c 'mount -t proc proc /proc && exec sleep infinity' & wait"]
-        p = self.popen(argv)
-
-        def payload():
-            if p.poll() is not None:
-                raise Failure("unshare exited %d:\n%s" % (p.returncode, self.log_text()))
-            for k in descendants(p.pid):
-                if comm(k) == "sleep":
-                    return k
-            return None
-
-        self.pid = wait_for("the namespace's sleep", payload)
+        self.pid = self.sleep_of(self.popen(argv), "unshare")
         # Not -r: the tree's mount is setuid and owned by 100000 there. Entering the mount
         # namespace alone leaves us at its root, where the container's root is the tree's path.
         run(["nsenter", "-t", str(self.pid), "-m", "mount", "-t", "devpts", "-o", self.devpts_options, "devpts", dev + "/pts"])
@@ -1083,17 +1069,7 @@ class NestedUserns(Container):
     def start(self):
         tree = self.host.tree(shifted=True)
         argv = [sys.executable, "-c", NESTED_INIT, tree, "%d %d" % self.OUTER, "%d %d" % self.INNER, self.devpts_options or ""]
-        p = self.popen(argv)
-
-        def payload():
-            if p.poll() is not None:
-                raise Failure("the nested namespaces' init exited %d:\n%s" % (p.returncode, self.log_text()))
-            for k in descendants(p.pid):
-                if comm(k) == "sleep":
-                    return k
-            return None
-
-        self.pid = wait_for("the nested namespace's sleep", payload)
+        self.pid = self.sleep_of(self.popen(argv), "the nested namespaces' init")
 
     def mount_as_outer(self, options):
         """Mount a devpts with options on the container's /dev/pts as the outer user
