@@ -274,7 +274,7 @@ static bool shift_line(unsigned long long in, unsigned long long out, unsigned l
 	return sh->bad;
 }
 
-/* map with every outside id moved by delta, malloc'ed; NULL with -ERANGE when one would leave
+/* map with every outside id moved by delta, malloc'ed into *ret; -ERANGE when one would leave
  * the 32-bit range, -ENOMEM. */
 static int idmap_shifted(const char *map, long long delta, char **ret)
 {
@@ -295,21 +295,18 @@ static int idmap_shifted(const char *map, long long delta, char **ret)
 }
 
 /* One id of the judged namespace's map checked against the probe's slave: want, as mountinfo
- * prints it (the initial namespace's number), is seen there as seen. Sets *delta to what the
- * map's outside ids are off by (0: none). */
-static bool idmap_offset(const char *map, unsigned want, unsigned seen, long long *delta)
+ * prints it (the initial namespace's number), is seen there as seen. What the map's outside ids
+ * are off by: 0 when they are right, or when that cannot be told (the identity; an id the
+ * namespace cannot name, which tells nothing). */
+static long long idmap_offset(const char *map, unsigned want, unsigned seen)
 {
 	unsigned v, outside;
 
-	*delta = 0;
-	if (!map || seen == IDMAP_OVERFLOW_ID)
-		return false; /* the identity; or an id it cannot name, which tells nothing */
-	if (idmap_from_initial(map, want, &v) == 0 && v == seen)
-		return false;
-	if (idmap_to_initial(map, seen, &outside) < 0)
-		return false;
-	*delta = (long long)want - (long long)outside;
-	return *delta != 0;
+	if (!map || seen == IDMAP_OVERFLOW_ID ||
+	    (idmap_from_initial(map, want, &v) == 0 && v == seen) ||
+	    idmap_to_initial(map, seen, &outside) < 0)
+		return 0;
+	return (long long)want - (long long)outside;
 }
 
 int snapshot_calibrate_idmaps(struct snapshot *s)
@@ -334,9 +331,9 @@ int snapshot_calibrate_idmaps(struct snapshot *s)
 	if (!found)
 		return 0;
 	if (o.has_gid)
-		(void)idmap_offset(s->gid_map, o.gid, sl->gid, &gid_delta);
+		gid_delta = idmap_offset(s->gid_map, o.gid, sl->gid);
 	if (o.has_uid)
-		(void)idmap_offset(s->uid_map, o.uid, sl->uid, &uid_delta);
+		uid_delta = idmap_offset(s->uid_map, o.uid, sl->uid);
 	/* Maps alike, off alike: LXC, LXD and podman give uids and gids the same ranges. */
 	if (gid_delta && !o.has_uid && s->uid_map && s->gid_map && streq(s->uid_map, s->gid_map))
 		uid_delta = gid_delta;
