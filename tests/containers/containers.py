@@ -283,6 +283,21 @@ def podman_case(h):
     verify(h)
 
 
+@case("podman-small-map")
+def podman_small_map_case(h):
+    """Rootful podman with a user namespace of 1,024 ids (--uidmap/--gidmap 0:300000:1024, the
+    size podman --userns=auto gives): its devpts has gid=5 in the container's numbers (the
+    host's 300005), and nobody (65534) is not mapped there, so the allocation probe inside runs
+    as the highest id mapped, 1023."""
+    ct = harness.Podman(h, "podman-small-map", ["--uidmap", "0:300000:1024", "--gidmap", "0:300000:1024"])
+    expect(h.start(ct))
+    verify(h)
+    report = json.loads(ptsguard(h, argv=ct.exec(["ptsguard", "audit", "--json"])).stdout)
+    probe = report.get("probe") or {}
+    h.check.eq({k: probe.get(k) for k in ("performed", "failed_step", "uid", "gid")}, {"performed": True, "failed_step": None, "uid": 1023, "gid": 1023},
+               "inside: the probe ran as the namespace's highest id and got a working pty: %s" % json.dumps(probe, sort_keys=True))
+
+
 @case("podman-rootless")
 def podman_rootless_case(h):
     """Rootless podman as a test user with a subordinate range: ids 1-65536 of the container
