@@ -261,6 +261,15 @@ def verify_all_namespaces(h, host_expect):
 NOT_LISTED = dict(listed=False)
 
 
+def probe_ran_inside_as(h, ct, uid):
+    """The allocation probe of an audit run inside ct ran as uid:uid (the highest id of a user
+    namespace that maps no nobody) and got a working pty."""
+    report = json.loads(ptsguard(h, argv=ct.exec(["ptsguard", "audit", "--json"])).stdout)
+    probe = report.get("probe") or {}
+    h.check.eq({k: probe.get(k) for k in ("performed", "failed_step", "uid", "gid")}, {"performed": True, "failed_step": None, "uid": uid, "gid": uid},
+               "inside: the probe ran as the namespace's highest id and got a working pty: %s" % json.dumps(probe, sort_keys=True))
+
+
 @case("runc")
 def runc_case(h):
     """runc with a `runc spec` bundle: its own tmpfs /dev, devpts gid=5, ptmx -> pts/ptmx."""
@@ -292,10 +301,7 @@ def podman_small_map_case(h):
     ct = harness.Podman(h, "podman-small-map", ["--uidmap", "0:300000:1024", "--gidmap", "0:300000:1024"])
     expect(h.start(ct))
     verify(h)
-    report = json.loads(ptsguard(h, argv=ct.exec(["ptsguard", "audit", "--json"])).stdout)
-    probe = report.get("probe") or {}
-    h.check.eq({k: probe.get(k) for k in ("performed", "failed_step", "uid", "gid")}, {"performed": True, "failed_step": None, "uid": 1023, "gid": 1023},
-               "inside: the probe ran as the namespace's highest id and got a working pty: %s" % json.dumps(probe, sort_keys=True))
+    probe_ran_inside_as(h, ct, 1023)
 
 
 @case("podman-rootless")
@@ -475,10 +481,7 @@ def userns_nested_case(h):
     ct = harness.NestedUserns(h, "userns-nested", "newinstance,gid=5,mode=620,ptmxmode=666")
     expect(h.start(ct))
     verify(h)
-    report = json.loads(ptsguard(h, argv=ct.exec(["ptsguard", "audit", "--json"])).stdout)
-    probe = report.get("probe") or {}
-    h.check.eq({k: probe.get(k) for k in ("performed", "failed_step", "uid", "gid")}, {"performed": True, "failed_step": None, "uid": 1023, "gid": 1023},
-               "inside: the probe ran as the namespace's highest id and got a working pty: %s" % json.dumps(probe, sort_keys=True))
+    probe_ran_inside_as(h, ct, 1023)
 
 
 @case("userns-nested-outer-gid")
