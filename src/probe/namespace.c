@@ -107,6 +107,18 @@ static int self_mntns_cached(uint64_t *ret)
 	return 0;
 }
 
+/* Our root directory, stat()ed once: what root_is_ours compares every namespace's with. NULL
+ * (errno set) when it cannot be. */
+static const struct stat *self_root_cached(void)
+{
+	static struct stat root;
+	static bool known;
+
+	if (!known && stat("/", &root) == 0)
+		known = true;
+	return known ? &root : NULL;
+}
+
 /* The maps of the user namespace; NULL for the identity (one line mapping every id). */
 static int read_idmap(const struct namespace_target *t, const char *name, char **ret)
 {
@@ -155,7 +167,8 @@ static int gone(int err)
 int namespace_target_open(pid_t pid, struct namespace_target **ret)
 {
 	_cleanup_(namespace_target_freep) struct namespace_target *t = NULL;
-	struct stat st, ours;
+	const struct stat *root;
+	struct stat st;
 	char path[64];
 	uint64_t self;
 	int r;
@@ -196,9 +209,12 @@ int namespace_target_open(pid_t pid, struct namespace_target **ret)
 	t->mntns_dev = st.st_dev;
 	if ((r = self_mntns_cached(&self)) < 0)
 		return r;
-	if (fstat(t->root_fd, &st) < 0 || stat("/", &ours) < 0)
+	root = self_root_cached();
+	if (!root)
+		return -errno;
+	if (fstat(t->root_fd, &st) < 0)
 		return gone(errno);
-	t->root_is_ours = st.st_dev == ours.st_dev && st.st_ino == ours.st_ino;
+	t->root_is_ours = st.st_dev == root->st_dev && st.st_ino == root->st_ino;
 	/* A process in our namespace but below another root (a chroot) is judged under its root,
 	 * as an audit run inside it would be: mountinfo already shows only what is under it. */
 	t->own = self == t->mntns && t->root_is_ours;
