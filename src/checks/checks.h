@@ -48,8 +48,8 @@ struct finding {
 	dev_t *devices;
 	size_t n_devices;
 	json_object *evidence; /* owned */
-	/* The check's repair cannot work here (a gid= the user namespace cannot name): the
-	 * remedy is for a person. */
+	/* The check's repair cannot work here (a gid= the user namespace cannot name), or the
+	 * remedy holds no command at all: it is for a person to read. */
 	bool manual;
 	/* The check's row predicts an allocation probe failure, but this finding does not (a
 	 * devpts mode that still lets the owner open the slave). */

@@ -55,6 +55,7 @@ static int devpts_host_instance(const struct check_context *ctx, const struct ch
 			       "host's /dev/pts on purpose); a container meant to be apart from "
 			       "the host needs a root and a devpts instance of its own") < 0)
 			return -ENOMEM;
+		f->manual = true; /* no command in it: the text report points to none */
 	} else {
 		f = findings_add(out, info, info->severity, ev);
 		if (!f || finding_add_mount(f, check_serving_mount_id(a), a->serving->dev) < 0 ||

@@ -253,6 +253,12 @@ def ns_host_dev_bind(sc):
     sc.check.eq(((f or {}).get("evidence") or {}).get("root_is_host"), True, "evidence: root_is_host")
     sc.check.eq(rc, 0, "exit status with the host's root (info)")
     snapshot_ns(sc, t2, inner2)
+    # Its remedy has no command to run: the text block does not send anyone into the namespace.
+    text = sc.run_ptsguard("audit", "--namespace", str(t2.pid), "--no-color").stdout
+    block = text[text.find("== mount namespace "):]
+    sc.check.true("devpts-host-instance: " in block and "nothing to do for a service's sandbox" in block,
+                  "the text block has the info finding:\n%s" % block)
+    sc.check.true("nsenter" not in block, "no 'remedies run inside this namespace' line:\n%s" % block)
     # The host's own audit never reports it.
     plain = sc.run_ptsguard("audit", "--json")
     sc.check.eq(ids(json.loads(plain.stdout)), [], "a plain host audit has no devpts-host-instance")
