@@ -105,6 +105,18 @@ const char *check_healthy_modes(const struct check_policy *p, char buf[static 8]
 	return buf;
 }
 
+/* Judged from the host, the namespace's serving instance is the host's own, and the namespace's
+ * user namespace is not the host's: its groups are not the host's, so any remount made for it
+ * (gid= of its tty group, as the host numbers that) would change the host's new ptys too. */
+static bool host_instance_in_other_userns(const struct check_context *ctx,
+					  const struct instance *in)
+{
+	const struct snapshot_namespace *ns = ctx->snap->ns;
+
+	return ns && ns->host.known && in->dev == ns->host.dev && ns->mntns != ns->host.mntns &&
+	       (ctx->snap->uid_map || ctx->snap->gid_map);
+}
+
 int check_set_remount_remedy(struct finding *f, const struct check_context *ctx,
 			     const struct instance *in, const char *mp,
 			     const struct check_info *info)
@@ -118,6 +130,18 @@ int check_set_remount_remedy(struct finding *f, const struct check_context *ctx,
 	};
 	unsigned outside;
 
+	if (host_instance_in_other_userns(ctx, in)) {
+		f->manual = true;
+		json_object_object_add(f->evidence, "host_instance", json_object_new_boolean(true));
+		return set_printf(
+		    &f->remedy,
+		    "do not remount %s for this namespace: it is the host's own devpts "
+		    "instance (bound from the host's %s), and this namespace's user "
+		    "namespace numbers groups otherwise, so a remount made for it "
+		    "would change the host's new ptys too; give the namespace a devpts "
+		    "instance of its own (see devpts-host-instance)",
+		    mp, ctx->snap->ns->host.mountpoint ?: "?");
+	}
 	/* gid= names a group of the mounter's user namespace: one that maps no such gid (a
 	 * single-id map, as unshare -r and rootless setups make) refuses the mount (EINVAL). */
 	if (info->remount_owner && !idmap_has_inside(ctx->snap->gid_map, ctx->snap->tty_gid)) {
@@ -150,10 +174,13 @@ int check_set_remount_remedy(struct finding *f, const struct check_context *ctx,
 	free(f->remedy);
 	/* A gid= this user namespace cannot name came from a mount made outside it (by the
 	 * host): only the host's root may remount that instance, and its gid= is read in the
-	 * host's numbers, so the command gives the tty group as the host numbers it. */
+	 * host's numbers, so the command gives the tty group as the host numbers it. Seen from
+	 * inside, nothing tells an instance mounted for the namespace from the host's own bound
+	 * in (which host_instance_in_other_userns() catches from the host): the remedy says so. */
 	if (info->remount_owner && in->gid_unmapped &&
 	    idmap_to_initial(ctx->snap->gid_map, ctx->snap->tty_gid, &outside) >= 0) {
 		_cleanup_free_ char *cmd = NULL;
+		bool from_host = ctx->snap->ns && ctx->snap->ns->host.known;
 
 		fix.tty_gid = outside;
 		cmd = devpts_remount_command(&in->options, &fix, mp);
@@ -164,8 +191,12 @@ int check_set_remount_remedy(struct finding *f, const struct check_context *ctx,
 		    "%s, run by the host's root in this mount namespace (this devpts "
 		    "was mounted from outside the namespace's user namespace, so "
 		    "nothing inside may remount it; gid %u is its tty group %u as the "
-		    "host numbers it)",
-		    cmd, outside, (unsigned)ctx->snap->tty_gid);
+		    "host numbers it)%s",
+		    cmd, outside, (unsigned)ctx->snap->tty_gid,
+		    from_host ? ""
+			      : "; but not if it is the host's own /dev/pts bound in: that "
+				"would change the host's new ptys too, and the namespace needs "
+				"a devpts instance of its own");
 	}
 	f->remedy = devpts_remount_command(&in->options, &fix, mp);
 	return f->remedy ? 0 : -ENOMEM;

@@ -478,6 +478,43 @@ def ns_userns_rootless(sc):
     sc.check.eq([(n.get("uid"), n.get("gid")) for n in dev], [(0, 0)], "/dev is root's in its own ids")
 
 
+@case("ns-userns-host-dev")
+def ns_userns_host_dev(sc):
+    """A container in a user namespace of its own (65,536 ids from 100000) that kept the host's
+    /dev, as toolbox and distrobox containers bind it: its ptys are in the host's tty group,
+    which it does not map. devpts-gid-mismatch stands, but no remount is its remedy: the
+    instance is the host's, and gid=100005 set there for the container would take the tty
+    group from the host's new ptys. Judged from the host that is known (host_instance, manual);
+    seen from inside it is not, and the remedy warns of it."""
+    sc.setup_base()
+    sc.mount_devpts("/dev/pts", HEALTHY)
+    t = userns_target(sc, 65536, "true")
+    before = host_state()
+    host, ns, rc = audit_ns(sc, t)
+    inner = ns.get("report") or {}
+    sc.check.eq(ids(host), [], "host findings")
+    sc.check.eq(ids(inner), ["devpts-gid-mismatch", "devpts-host-instance"], "namespace findings")
+    f = finding(inner, "devpts-gid-mismatch") or {}
+    ev = f.get("evidence") or {}
+    sc.check.eq((ev.get("unmapped"), ev.get("host_instance")), (True, True), "evidence: unmapped, the host's instance")
+    sc.check.true((f.get("remedy") or "").startswith("do not remount /dev/pts for this namespace: it is the host's own devpts instance"),
+                  "the remedy is no remount: %r" % f.get("remedy"))
+    snapshot_ns(sc, t, inner)
+    r = sc.run_ptsguard("repair", "--namespace", str(t.pid), "--format", "json")
+    sc.check.eq(host_state(), before, "the host's mounts and /dev nodes are unchanged by repair --namespace")
+    actions = {a.get("check"): (a.get("result"), a.get("detail") or "") for a in json.loads(r.stdout or "{}").get("actions", [])}
+    result, detail = actions.get("devpts-gid-mismatch", (None, ""))
+    sc.check.true(result == "refused" and "do not remount" in detail, "repair --namespace leaves it to a person: %s" % actions)
+    # Inside, as its root: the same finding, and the host-numbered remount comes with its warning.
+    r = subprocess.run(["nsenter", "-t", str(t.pid), "-U", "-m", "-S", "0", "-G", "0", "--", sc.ptsguard, "audit", "--json"],
+                       stdin=sc.null, capture_output=True, text=True, timeout=60)
+    report = sc._parse_report(r, "ptsguard audit --json inside")
+    sc.check.eq(ids(report), ["devpts-gid-mismatch"], "findings inside")
+    remedy = (finding(report, "devpts-gid-mismatch") or {}).get("remedy") or ""
+    sc.check.true(remedy.startswith("mount -o remount,gid=100005,") and "not if it is the host's own /dev/pts bound in" in remedy,
+                  "inside: the host's remount, and when not to run it: %r" % remedy)
+
+
 @case("ns-repair")
 def ns_repair(sc):
     """repair --namespace of a broken namespace: fixed there, verified by a pty allocated there,
