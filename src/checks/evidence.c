@@ -172,31 +172,40 @@ int check_set_remount_remedy(struct finding *f, const struct check_context *ctx,
 		    (unsigned)ctx->snap->tty_gid);
 	}
 	free(f->remedy);
-	/* A gid= this user namespace cannot name came from a mount made outside it (by the
-	 * host): only the host's root may remount that instance, and its gid= is read in the
-	 * host's numbers, so the command gives the tty group as the host numbers it. Seen from
-	 * inside, nothing tells an instance mounted for the namespace from the host's own bound
-	 * in (which host_instance_in_other_userns() catches from the host): the remedy says so. */
+	/* A gid= this user namespace cannot name came from a mount made outside it: only a root
+	 * outside may remount that instance, and gid= is read in that root's numbers, so the
+	 * command gives the tty group as the map numbers it. From the host the maps are the
+	 * initial namespace's and the host's root is that root. Inside, a map numbers its
+	 * outside ids as the parent user namespace does (the host's, or an outer container's
+	 * when nested, whose root mounted the instance); and nothing there tells an instance
+	 * mounted for the namespace from the host's own bound in (which
+	 * host_instance_in_other_userns() catches from the host): the remedy says so. */
 	if (info->remount_owner && in->gid_unmapped &&
 	    idmap_to_initial(ctx->snap->gid_map, ctx->snap->tty_gid, &outside) >= 0) {
 		_cleanup_free_ char *cmd = NULL;
-		bool from_host = ctx->snap->ns && ctx->snap->ns->host.known;
 
 		fix.tty_gid = outside;
 		cmd = devpts_remount_command(&in->options, &fix, mp);
 		if (!cmd)
 			return -ENOMEM;
+		if (ctx->snap->ns && ctx->snap->ns->host.known)
+			return set_printf(
+			    &f->remedy,
+			    "%s, run by the host's root in this mount namespace (this "
+			    "devpts was mounted from outside the namespace's user "
+			    "namespace, so nothing inside may remount it; gid %u is its "
+			    "tty group %u as the host numbers it)",
+			    cmd, outside, (unsigned)ctx->snap->tty_gid);
 		return set_printf(
 		    &f->remedy,
-		    "%s, run by the host's root in this mount namespace (this devpts "
-		    "was mounted from outside the namespace's user namespace, so "
-		    "nothing inside may remount it; gid %u is its tty group %u as the "
-		    "host numbers it)%s",
-		    cmd, outside, (unsigned)ctx->snap->tty_gid,
-		    from_host ? ""
-			      : "; but not if it is the host's own /dev/pts bound in: that "
-				"would change the host's new ptys too, and the namespace needs "
-				"a devpts instance of its own");
+		    "%s, run in this mount namespace by the root of this user namespace's "
+		    "parent: the host's, or an outer container's when this one is nested in it "
+		    "(this devpts was mounted from outside this user namespace, so nothing "
+		    "inside may remount it; gid %u is its tty group %u as the parent numbers "
+		    "it); but not if it is the host's own /dev/pts bound in: that would change "
+		    "the host's new ptys too, and this namespace needs a devpts instance of its "
+		    "own",
+		    cmd, outside, (unsigned)ctx->snap->tty_gid);
 	}
 	f->remedy = devpts_remount_command(&in->options, &fix, mp);
 	return f->remedy ? 0 : -ENOMEM;

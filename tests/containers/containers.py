@@ -489,12 +489,24 @@ def userns_nested_outer_gid_case(h):
     """The same nesting, its devpts mounted by the outer container's root with gid=5: the
     outer's tty group (the host's 100005), which the inner namespace does not map. Its ptys
     belong to the overflow group there: devpts-gid-mismatch, seen as unmapped from the host;
-    and the remedy's gid, as the host numbers the container's tty group, repairs it."""
+    and the remedy's gid, as the host numbers the container's tty group, repairs it. Inside,
+    the map numbers outside ids as the outer namespace does: the remedy's gid is the tty group
+    as the outer numbers it (65541), for the outer's root to set, and that repairs it too."""
     ct = harness.NestedUserns(h, "userns-nested-outer-gid", None)
     h.start(ct)
-    ct.mount_as_outer("newinstance,gid=5,mode=620,ptmxmode=666")
+    broken = "newinstance,gid=5,mode=620,ptmxmode=666"
+    ct.mount_as_outer(broken)
     expect(ct, inside=["devpts-gid-mismatch"], pty=dict(ok=True, uid=harness.USER_UID, gid=NOBODY, mode="0620", by_name="same"))
     verify(h)
+    inside = json.loads(ptsguard(h, argv=ct.exec(["ptsguard", "audit", "--json"])).stdout)
+    f = [f for f in inside.get("findings", []) if f["id"] == "devpts-gid-mismatch"]
+    remedy = (f[0].get("remedy") or "") if f else ""
+    log("remedy inside: %s" % remedy)
+    m = re.match(r"mount -o remount,(\S+) /dev/pts, run in this mount namespace by the root of this user namespace's parent", remedy)
+    if h.check.true(m and "gid=65541," in m.group(1) + ",", "inside: a remount with the tty group as the outer numbers it (65541), by the outer's root: %r" % remedy):
+        ct.mount_as_outer(m.group(1), remount=True)
+        healthy_after(h, ct, "the inside remedy's remount by the outer root")
+        ct.mount_as_outer("gid=5,mode=620,ptmxmode=666", remount=True)
     whole = json.loads(ptsguard(h, "audit", "--namespace", str(ct.pid), "--json").stdout)
     f = [f for f in ((namespace_entry(whole, ct) or {}).get("report") or {}).get("findings", []) if f["id"] == "devpts-gid-mismatch"]
     if h.check.eq(len(f), 1, "the host's report of the nested container has devpts-gid-mismatch"):

@@ -1071,10 +1071,11 @@ class NestedUserns(Container):
         argv = [sys.executable, "-c", NESTED_INIT, tree, "%d %d" % self.OUTER, "%d %d" % self.INNER, self.devpts_options or ""]
         self.pid = self.sleep_of(self.popen(argv), "the nested namespaces' init")
 
-    def mount_as_outer(self, options):
+    def mount_as_outer(self, options, remount=False):
         """Mount a devpts with options on the container's /dev/pts as the outer user
         namespace's root (what the outer container's runtime would do): its ids are the
-        outer's, which the inner namespace maps none of below 10000."""
+        outer's, which the inner namespace maps none of below 10000. remount: remount the
+        devpts there with options instead, as that root."""
         code = ("import ctypes, fcntl, os, sys\n"
                 "libc = ctypes.CDLL(None, use_errno=True)\n"
                 "user = os.open('/proc/%d/ns/user', os.O_RDONLY)\n"
@@ -1085,8 +1086,8 @@ class NestedUserns(Container):
                 "    if libc.setns(fd, t) != 0: sys.exit('setns: %%s' %% os.strerror(ctypes.get_errno()))\n"
                 "os.setresgid(0, 0, 0); os.setresuid(0, 0, 0)\n"
                 "os.fchdir(root); os.chroot('.')\n"
-                "if libc.mount(b'devpts', b'/dev/pts', b'devpts', 0, b'%s') != 0: sys.exit('mount: %%s' %% os.strerror(ctypes.get_errno()))\n"
-                % (self.pid, self.pid, self.pid, options))
+                "if libc.mount(b'devpts', b'/dev/pts', b'devpts', %d, b'%s') != 0: sys.exit('mount: %%s' %% os.strerror(ctypes.get_errno()))\n"
+                % (self.pid, self.pid, self.pid, 32 if remount else 0, options))  # MS_REMOUNT
         run([sys.executable, "-c", code])
 
     def exec(self, argv, user=None):
