@@ -171,7 +171,6 @@ int check_set_remount_remedy(struct finding *f, const struct check_context *ctx,
 		    (unsigned)ctx->snap->tty_gid, mp, (unsigned)ctx->snap->tty_gid,
 		    (unsigned)ctx->snap->tty_gid);
 	}
-	free(f->remedy);
 	/* A gid= this user namespace cannot name came from a mount made outside it: only a root
 	 * outside may remount that instance, and gid= is read in that root's numbers, so the
 	 * command gives the tty group as the map numbers it. From the host the maps are the
@@ -207,6 +206,7 @@ int check_set_remount_remedy(struct finding *f, const struct check_context *ctx,
 		    "own",
 		    cmd, outside, (unsigned)ctx->snap->tty_gid);
 	}
+	free(f->remedy);
 	f->remedy = devpts_remount_command(&in->options, &fix, mp);
 	return f->remedy ? 0 : -ENOMEM;
 }
