@@ -315,6 +315,26 @@ def podman_rootless_case(h):
     verify(h)
 
 
+@case("podman-rootless-host-dev")
+def podman_rootless_host_dev_case(h):
+    """Rootless podman --privileged -v /dev:/dev, as toolbox and distrobox keep the host's /dev:
+    a user namespace of its own on the host's devpts instance, whose gid=5 it does not map, so
+    its ptys are in the overflow group there. devpts-gid-mismatch inside and from the host, but
+    no remount is its remedy from the host: gid= set for the container on the host's instance
+    would take the tty group from the host's new ptys."""
+    ct = harness.Podman(h, "podman-rootless-host-dev", ["--privileged", "-v", "/dev:/dev"], rootless=True)
+    ct.manager = None
+    expect(h.start(ct), inside=["devpts-gid-mismatch"], host=["devpts-gid-mismatch", "devpts-host-instance"],
+           pty=dict(ok=True, uid=harness.USER_UID, gid=NOBODY, mode="0620", by_name="same"))
+    verify(h)
+    whole = json.loads(ptsguard(h, "audit", "--namespace", str(ct.pid), "--json").stdout)
+    f = [f for f in ((namespace_entry(whole, ct) or {}).get("report") or {}).get("findings", []) if f["id"] == "devpts-gid-mismatch"]
+    if h.check.eq(len(f), 1, "the host's report of the container has devpts-gid-mismatch"):
+        h.check.eq(((f[0].get("evidence") or {}).get("host_instance"), f[0].get("repairable")), (True, False),
+                   "from the host: the host's instance, not repairable")
+        h.check.true((f[0].get("remedy") or "").startswith("do not remount /dev/pts"), "from the host: no remount: %r" % f[0].get("remedy"))
+
+
 @case("docker")
 def docker_case(h):
     """A private dockerd, the cached tree imported as an image: default, --privileged, and
