@@ -514,8 +514,7 @@ def userns_nested_outer_gid_case(h):
     as the outer numbers it (65541), for the outer's root to set, and that repairs it too."""
     ct = harness.NestedUserns(h, "userns-nested-outer-gid", None)
     h.start(ct)
-    broken = "newinstance,gid=5,mode=620,ptmxmode=666"
-    ct.mount_as_outer(broken)
+    ct.mount_as_outer("newinstance,gid=5,mode=620,ptmxmode=666")
     expect(ct, inside=["devpts-gid-mismatch"], pty=dict(ok=True, uid=harness.USER_UID, gid=NOBODY, mode="0620", by_name="same"))
     verify(h)
     inside = json.loads(ptsguard(h, argv=ct.exec(["ptsguard", "audit", "--json"])).stdout)
@@ -526,7 +525,7 @@ def userns_nested_outer_gid_case(h):
     if h.check.true(m and "gid=65541," in m.group(1) + ",", "inside: a remount with the tty group as the outer numbers it (65541), by the outer's root: %r" % remedy):
         ct.mount_as_outer(m.group(1), remount=True)
         healthy_after(h, ct, "the inside remedy's remount by the outer root")
-        ct.mount_as_outer("gid=5,mode=620,ptmxmode=666", remount=True)
+        ct.mount_as_outer("gid=5,mode=620,ptmxmode=666", remount=True)  # broken again, for the host's remedy
     whole = json.loads(ptsguard(h, "audit", "--namespace", str(ct.pid), "--json").stdout)
     f = [f for f in ((namespace_entry(whole, ct) or {}).get("report") or {}).get("findings", []) if f["id"] == "devpts-gid-mismatch"]
     if h.check.eq(len(f), 1, "the host's report of the nested container has devpts-gid-mismatch"):

@@ -505,7 +505,7 @@ def ns_userns_host_dev(sc):
     actions = {a.get("check"): (a.get("result"), a.get("detail") or "") for a in json.loads(r.stdout or "{}").get("actions", [])}
     result, detail = actions.get("devpts-gid-mismatch", (None, ""))
     sc.check.true(result == "refused" and "do not remount" in detail, "repair --namespace leaves it to a person: %s" % actions)
-    # Inside, as its root: the same finding, and the host-numbered remount comes with its warning.
+    # Inside, as its root: the same finding, and the remount by the parent's root comes with its warning.
     r = subprocess.run(["nsenter", "-t", str(t.pid), "-U", "-m", "-S", "0", "-G", "0", "--", sc.ptsguard, "audit", "--json"],
                        stdin=sc.null, capture_output=True, text=True, timeout=60)
     report = sc._parse_report(r, "ptsguard audit --json inside")
