@@ -130,18 +130,6 @@ int check_set_remount_remedy(struct finding *f, const struct check_context *ctx,
 	};
 	unsigned outside;
 
-	if (host_instance_in_other_userns(ctx, in)) {
-		f->manual = true;
-		json_object_object_add(f->evidence, "host_instance", json_object_new_boolean(true));
-		return set_printf(
-		    &f->remedy,
-		    "do not remount %s for this namespace: it is the host's own devpts "
-		    "instance (bound from the host's %s), and this namespace's user "
-		    "namespace numbers groups otherwise, so a remount made for it "
-		    "would change the host's new ptys too; give the namespace a devpts "
-		    "instance of its own (see devpts-host-instance)",
-		    mp, ctx->snap->ns->host.mountpoint ?: "?");
-	}
 	/* gid= names a group of the mounter's user namespace: one that maps no such gid (a
 	 * single-id map, as unshare -r and rootless setups make) refuses the mount (EINVAL). */
 	if (info->remount_owner && !idmap_has_inside(ctx->snap->gid_map, ctx->snap->tty_gid)) {
@@ -170,6 +158,20 @@ int check_set_remount_remedy(struct finding *f, const struct check_context *ctx,
 		    "and mount devpts with gid=%u there",
 		    (unsigned)ctx->snap->tty_gid, mp, (unsigned)ctx->snap->tty_gid,
 		    (unsigned)ctx->snap->tty_gid);
+	}
+	/* Not before those: they remount nothing, and a single-id namespace's finding stays info
+	 * wherever its instance is. */
+	if (host_instance_in_other_userns(ctx, in)) {
+		f->manual = true;
+		json_object_object_add(f->evidence, "host_instance", json_object_new_boolean(true));
+		return set_printf(
+		    &f->remedy,
+		    "do not remount %s for this namespace: it is the host's own devpts "
+		    "instance (bound from the host's %s), and this namespace's user "
+		    "namespace numbers groups otherwise, so a remount made for it "
+		    "would change the host's new ptys too; give the namespace a devpts "
+		    "instance of its own (see devpts-host-instance)",
+		    mp, ctx->snap->ns->host.mountpoint ?: "?");
 	}
 	/* A gid= this user namespace cannot name came from a mount made outside it: only a root
 	 * outside may remount that instance, and gid= is read in that root's numbers, so the
