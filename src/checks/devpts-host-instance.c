@@ -15,7 +15,7 @@
  */
 static bool host_view(const struct snapshot *s)
 {
-	return s->ns->root_is_host && !s->uid_map && !s->gid_map;
+	return s->ns->root_is_host && snapshot_in_host_userns(s);
 }
 
 static int devpts_host_instance(const struct check_context *ctx, const struct check_info *info,
@@ -28,8 +28,7 @@ static int devpts_host_instance(const struct check_context *ctx, const struct ch
 	struct finding *f;
 	char dev[24];
 
-	if (!ns || !ns->host.known || !a->serving || a->serving->dev != ns->host.dev ||
-	    ns->mntns == ns->host.mntns)
+	if (!a->serving || !snapshot_is_host_instance(a->snap, a->serving->dev))
 		return 0;
 	ev = check_evidence_at(e, check_serving_mountpoint(a), a->serving->dev);
 	json_object_object_add(ev, "root", e ? json_object_new_string(e->root) : NULL);

@@ -105,18 +105,6 @@ const char *check_healthy_modes(const struct check_policy *p, char buf[static 8]
 	return buf;
 }
 
-/* Judged from the host, the namespace's serving instance is the host's own, and the namespace's
- * user namespace is not the host's: its groups are not the host's, so any remount made for it
- * (gid= of its tty group, as the host numbers that) would change the host's new ptys too. */
-static bool host_instance_in_other_userns(const struct check_context *ctx,
-					  const struct instance *in)
-{
-	const struct snapshot_namespace *ns = ctx->snap->ns;
-
-	return ns && ns->host.known && in->dev == ns->host.dev && ns->mntns != ns->host.mntns &&
-	       (ctx->snap->uid_map || ctx->snap->gid_map);
-}
-
 int check_set_remount_remedy(struct finding *f, const struct check_context *ctx,
 			     const struct instance *in, const char *mp,
 			     const struct check_info *info)
@@ -159,9 +147,11 @@ int check_set_remount_remedy(struct finding *f, const struct check_context *ctx,
 		    (unsigned)ctx->snap->tty_gid, mp, (unsigned)ctx->snap->tty_gid,
 		    (unsigned)ctx->snap->tty_gid);
 	}
-	/* Not before those: they remount nothing, and a single-id namespace's finding stays info
-	 * wherever its instance is. */
-	if (host_instance_in_other_userns(ctx, in)) {
+	/* The host's own instance, judged for a namespace in another user namespace: its groups are
+	 * not the host's, so any remount made for it (gid= of its tty group, as the host numbers
+	 * that) would change the host's new ptys too. Not before those: they remount nothing, and
+	 * a single-id namespace's finding stays info wherever its instance is. */
+	if (snapshot_is_host_instance(ctx->snap, in->dev) && !snapshot_in_host_userns(ctx->snap)) {
 		f->manual = true;
 		json_object_object_add(f->evidence, "host_instance", json_object_new_boolean(true));
 		return set_printf(
@@ -179,8 +169,8 @@ int check_set_remount_remedy(struct finding *f, const struct check_context *ctx,
 	 * initial namespace's and the host's root is that root. Inside, a map numbers its
 	 * outside ids as the parent user namespace does (the host's, or an outer container's
 	 * when nested, whose root mounted the instance); and nothing there tells an instance
-	 * mounted for the namespace from the host's own bound in (which
-	 * host_instance_in_other_userns() catches from the host): the remedy says so. */
+	 * mounted for the namespace from the host's own bound in (which the branch above
+	 * catches from the host): the remedy says so. */
 	if (info->remount_owner && in->gid_unmapped &&
 	    idmap_to_initial(ctx->snap->gid_map, ctx->snap->tty_gid, &outside) >= 0) {
 		_cleanup_free_ char *cmd = NULL;
@@ -189,7 +179,7 @@ int check_set_remount_remedy(struct finding *f, const struct check_context *ctx,
 		cmd = devpts_remount_command(&in->options, &fix, mp);
 		if (!cmd)
 			return -ENOMEM;
-		if (ctx->snap->ns && ctx->snap->ns->host.known)
+		if (snapshot_judged_from_host(ctx->snap))
 			return set_printf(
 			    &f->remedy,
 			    "%s, run by the host's root in this mount namespace (this "

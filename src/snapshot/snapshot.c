@@ -125,6 +125,22 @@ const char *snapshot_mount_ns_kind(const struct snapshot *s)
 	return s->initial_mount_ns_unknown ? "unknown" : s->initial_mount_ns ? "initial" : "other";
 }
 
+bool snapshot_judged_from_host(const struct snapshot *s)
+{
+	return s->ns && s->ns->host.known;
+}
+
+bool snapshot_is_host_instance(const struct snapshot *s, dev_t dev)
+{
+	return snapshot_judged_from_host(s) && dev == s->ns->host.dev &&
+	       s->ns->mntns != s->ns->host.mntns;
+}
+
+bool snapshot_in_host_userns(const struct snapshot *s)
+{
+	return !s->uid_map && !s->gid_map;
+}
+
 /* ---- user namespace id maps ---- */
 
 /* Each line of a map: "INSIDE OUTSIDE COUNT". Calls fn until it returns true. */

@@ -171,6 +171,12 @@ unsigned long long idmap_size(const char *map);
 
 /* "initial", "other" or "unknown": the mount namespace the snapshot was taken in. */
 const char *snapshot_mount_ns_kind(const struct snapshot *s);
+/* A namespace judged from the host, which knows the host's serving instance. */
+bool snapshot_judged_from_host(const struct snapshot *s);
+/* Judged from the host, dev is the host's own serving instance, seen from another namespace. */
+bool snapshot_is_host_instance(const struct snapshot *s, dev_t dev);
+/* The judged user namespace is the host's (identity maps). */
+bool snapshot_in_host_userns(const struct snapshot *s);
 
 const char *node_type_to_string(enum node_type t);
 int node_type_from_string(const char *s);
