@@ -261,11 +261,25 @@ def verify_all_namespaces(h, host_expect):
 NOT_LISTED = dict(listed=False)
 
 
+def report_inside(h, ct):
+    """The report of `ptsguard audit --json` run inside ct."""
+    return json.loads(ptsguard(h, argv=ct.exec(["ptsguard", "audit", "--json"])).stdout)
+
+
+def report_from_host(h, ct):
+    """ct's report in `ptsguard audit --namespace PID --json` run on the host ({} if absent)."""
+    whole = json.loads(ptsguard(h, "audit", "--namespace", str(ct.pid), "--json").stdout)
+    return (namespace_entry(whole, ct) or {}).get("report") or {}
+
+
+def findings_with(report, check_id):
+    return [f for f in report.get("findings", []) if f["id"] == check_id]
+
+
 def probe_ran_inside_as(h, ct, uid):
     """The allocation probe of an audit run inside ct ran as uid:uid (the highest id of a user
     namespace that maps no nobody) and got a working pty."""
-    report = json.loads(ptsguard(h, argv=ct.exec(["ptsguard", "audit", "--json"])).stdout)
-    probe = report.get("probe") or {}
+    probe = report_inside(h, ct).get("probe") or {}
     h.check.eq({k: probe.get(k) for k in ("performed", "failed_step", "uid", "gid")}, {"performed": True, "failed_step": None, "uid": uid, "gid": uid},
                "inside: the probe ran as the namespace's highest id and got a working pty: %s" % json.dumps(probe, sort_keys=True))
 
@@ -327,8 +341,7 @@ def podman_rootless_host_dev_case(h):
     expect(h.start(ct), inside=["devpts-gid-mismatch"], host=["devpts-gid-mismatch", "devpts-host-instance"],
            pty=dict(ok=True, uid=harness.USER_UID, gid=NOBODY, mode="0620", by_name="same"))
     verify(h)
-    whole = json.loads(ptsguard(h, "audit", "--namespace", str(ct.pid), "--json").stdout)
-    f = [f for f in ((namespace_entry(whole, ct) or {}).get("report") or {}).get("findings", []) if f["id"] == "devpts-gid-mismatch"]
+    f = findings_with(report_from_host(h, ct), "devpts-gid-mismatch")
     if h.check.eq(len(f), 1, "the host's report of the container has devpts-gid-mismatch"):
         h.check.eq(((f[0].get("evidence") or {}).get("host_instance"), f[0].get("repairable")), (True, False),
                    "from the host: the host's instance, not repairable")
@@ -462,17 +475,13 @@ def userns_host_gid_case(h):
     ct = harness.Unshare(h, "userns-host-gid", "newinstance,gid=5,mode=620,ptmxmode=666")
     expect(h.start(ct), inside=["devpts-gid-mismatch"], pty=dict(ok=True, uid=harness.USER_UID, gid=NOBODY, mode="0620", by_name="same"))
     verify(h)
-    for what, argv in (("inside", ct.exec(["ptsguard", "audit", "--json"])),):
-        report = json.loads(ptsguard(h, argv=argv).stdout)
-        f = [f for f in report.get("findings", []) if f["id"] == "devpts-gid-mismatch"]
-        if f:
-            h.check.eq((f[0].get("evidence") or {}).get("unmapped"), True, "%s: devpts-gid-mismatch evidence says unmapped" % what)
+    f = findings_with(report_inside(h, ct), "devpts-gid-mismatch")
+    if f:
+        h.check.eq((f[0].get("evidence") or {}).get("unmapped"), True, "inside: devpts-gid-mismatch evidence says unmapped")
     # The remedy, as a person would take it from the host's report: its command, run by the
     # host's root in the container's mount namespace and root. Then the container is healthy
     # and its ptys are in its own tty group.
-    whole = json.loads(ptsguard(h, "audit", "--namespace", str(ct.pid), "--json").stdout)
-    entry = namespace_entry(whole, ct) or {}
-    f = [f for f in (entry.get("report") or {}).get("findings", []) if f["id"] == "devpts-gid-mismatch"]
+    f = findings_with(report_from_host(h, ct), "devpts-gid-mismatch")
     if h.check.eq(len(f), 1, "the host's report of the container has devpts-gid-mismatch"):
         remedy = f[0].get("remedy") or ""
         log("remedy from the host: %s" % remedy)
@@ -517,8 +526,7 @@ def userns_nested_outer_gid_case(h):
     ct.mount_as_outer("newinstance,gid=5,mode=620,ptmxmode=666")
     expect(ct, inside=["devpts-gid-mismatch"], pty=dict(ok=True, uid=harness.USER_UID, gid=NOBODY, mode="0620", by_name="same"))
     verify(h)
-    inside = json.loads(ptsguard(h, argv=ct.exec(["ptsguard", "audit", "--json"])).stdout)
-    f = [f for f in inside.get("findings", []) if f["id"] == "devpts-gid-mismatch"]
+    f = findings_with(report_inside(h, ct), "devpts-gid-mismatch")
     remedy = (f[0].get("remedy") or "") if f else ""
     log("remedy inside: %s" % remedy)
     m = re.match(r"mount -o remount,(\S+) /dev/pts, run in this mount namespace by the root of this user namespace's parent", remedy)
@@ -526,8 +534,7 @@ def userns_nested_outer_gid_case(h):
         ct.mount_as_outer(m.group(1), remount=True)
         healthy_after(h, ct, "the inside remedy's remount by the outer root")
         ct.mount_as_outer("gid=5,mode=620,ptmxmode=666", remount=True)  # broken again, for the host's remedy
-    whole = json.loads(ptsguard(h, "audit", "--namespace", str(ct.pid), "--json").stdout)
-    f = [f for f in ((namespace_entry(whole, ct) or {}).get("report") or {}).get("findings", []) if f["id"] == "devpts-gid-mismatch"]
+    f = findings_with(report_from_host(h, ct), "devpts-gid-mismatch")
     if h.check.eq(len(f), 1, "the host's report of the nested container has devpts-gid-mismatch"):
         h.check.eq((f[0].get("evidence") or {}).get("unmapped"), True, "from the host: evidence says unmapped")
         remedy = f[0].get("remedy") or ""
@@ -550,8 +557,7 @@ def remount_in(pid, path, options):
 
 
 def healthy_after(h, ct, what):
-    after = json.loads(ptsguard(h, argv=ct.exec(["ptsguard", "audit", "--json"])).stdout)
-    check_ids(h, "after %s: audit inside" % what, after, [])
+    check_ids(h, "after %s: audit inside" % what, report_inside(h, ct), [])
     r = run(ct.exec(["pty-probe"], user=ct.user_ids()), check=False)
     res = json.loads(r.stdout.strip().splitlines()[-1])
     h.check.eq((res.get("ok"), res.get("gid")), (True, 5), "after %s: a pty inside is in the container's tty group 5 (%s)" % (what, r.stdout.strip()))
