@@ -277,8 +277,10 @@ def case_lifecycle(ptsguard, opts):
     for key in ("schema", "source", "host", "ptmx", "instances", "findings", "summary"):
         c.eq(report.get(key), audit.get(key), "state file %r equals `audit --json`" % key)
     c.eq(os.stat(STATE_FILE).st_mode & 0o777, 0o644, "state file mode")
-    leftovers = [n for n in os.listdir(os.path.dirname(STATE_FILE)) if n != os.path.basename(STATE_FILE)]
-    c.eq(leftovers, [], "no temporary files beside the state file")
+    # Nothing but the state file beside it, once any write in flight (our own audit's probe pty
+    # wakes the daemon) has been renamed into place.
+    state_dir = os.path.dirname(STATE_FILE)
+    no_temp_left(c, state_dir, "no temporary files beside the state file", lambda: [n for n in os.listdir(state_dir) if n != os.path.basename(STATE_FILE)])
     with open(PROM_FILE) as f:
         prom = f.read()
     c.true('ptsguard_findings_total{severity="critical"} 0' in prom, "Prometheus file has the totals:\n" + prom)
@@ -1273,6 +1275,19 @@ def leftover_temp_files(directory):
     return sorted(n for n in os.listdir(directory) if re.search(r"\.[A-Za-z0-9]{6}$", n))
 
 
+def no_temp_left(c, directory, what, names=None):
+    """No temporary file outlives its write. The daemon may be writing one right now (any audit,
+    ours included, makes a pty it wakes for), so a name seen must be gone within 5 s: a leaked
+    file keeps its name, and a later write takes a new one."""
+    names = names or (lambda: leftover_temp_files(directory))
+    seen = names()
+    deadline = time.monotonic() + 5
+    while seen and time.monotonic() < deadline:
+        time.sleep(0.05)
+        seen = [n for n in seen if n in names()]
+    c.eq(seen, [], what)
+
+
 def fill_filesystem(path):
     """Fill the filesystem holding path (a small tmpfs) with one file; returns its name."""
     filler = os.path.join(path, "filler")
@@ -1306,13 +1321,13 @@ def case_outputs_retry(ptsguard, opts):
     remount_devpts("mode=620")
     wait_for("the loss of gid= journaled", lambda: any(e["PTSGUARD_CHECK"] == "devpts-options-lost" for e in transitions(journal, daemon.pid)))
     c.eq(finding_ids(read_state()), [], "while /run is full the old state file stays whole")
-    c.eq(leftover_temp_files(state_dir), [], "no temporary file left while /run is full")
+    no_temp_left(c, state_dir, "no temporary file left while /run is full")
 
     os.unlink(filler)
     wait_state("caught up after space was freed", lambda r: finding_ids(r) == ["devpts-options-lost"])
     wait_for("the textfile caught up", lambda: 'check="devpts-options-lost"' in open(prom).read())
     agree_with_audit(c, ptsguard, "the state file matches a fresh audit")
-    c.eq(leftover_temp_files(state_dir), [], "no temporary file left")
+    no_temp_left(c, state_dir, "no temporary file left")
     c.true(daemon.alive(), "the daemon is still running")
     stop_daemon(c, daemon)
     journal.stop()
@@ -1444,7 +1459,7 @@ def case_journal_hung(ptsguard, opts):
     report = wait_state("healthy", lambda r: finding_ids(r) == [])
     c.eq((report or {}).get("journal", {}).get("queued"), 0, "nothing waits once journald reads again")
     agree_with_audit(c, ptsguard, "journald back: the state file matches a fresh audit")
-    c.eq(leftover_temp_files(os.path.dirname(STATE_FILE)), [], "journald back: no temporary file left")
+    no_temp_left(c, os.path.dirname(STATE_FILE), "journald back: no temporary file left")
     stop_daemon(c, daemon)
     hung.close()
 
