@@ -641,6 +641,20 @@ def expected_finding_severity(cat, f, report):
     return expected_severity(cat, f["id"], report)
 
 
+@case("prometheus-worst-severity")
+def prometheus_worst_severity(ctx):
+    """Two findings of one check at different severities (a visible stack, warning, and a hidden
+    one, info): the check's one ptsguard_finding series carries the worse, as the exit status
+    does."""
+    path = os.path.join(FIXTURES, "hidden-and-visible-stack.json")
+    r = ctx.run("audit", "--snapshot", path, "--format", "prometheus")
+    if r.returncode != 1:
+        raise Failed("exit status %d, expected 1 (a warning)\n%s" % (r.returncode, describe(r)))
+    series = [line for line in r.out.splitlines() if line.startswith('ptsguard_finding{check="devpts-overmount"')]
+    if series != ['ptsguard_finding{check="devpts-overmount",severity="warning"} 1']:
+        raise Failed("the devpts-overmount series: %s\n%s" % (series, describe(r)))
+
+
 @case("catalog-covered")
 def catalog_covered(ctx):
     """Every check an audit can report is reported by at least one fixture (and its
