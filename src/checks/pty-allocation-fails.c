@@ -12,8 +12,10 @@
  *     but users are not, or not that way, stopped by it);
  *   - the probe failed before reaching any predicted step: nothing is said.
  *
- * A failure no finding confirms is this check's finding. It runs after every other check
- * (after_others), reading their findings in out.
+ * A failure no critical finding confirms is this check's finding: one only a warning confirms
+ * (ptmx-mode at 0600, pty-capacity at the limit) still leaves users without a pty, so it is
+ * reported, critical, naming the finding that predicted it and taking its remedy. It runs after
+ * every other check (after_others), reading their findings in out.
  */
 
 static bool errno_predicted(const struct probe_prediction *p, int e)
@@ -32,7 +34,7 @@ static int pty_allocation_fails(const struct check_context *ctx, const struct ch
 	const struct alloc_probe *p = &ctx->snap->probe;
 	enum alloc_step failed = _ALLOC_STEP_MAX;
 	bool has_failed, confirmed = false;
-	const char *step, *err;
+	const char *step, *err, *by_id = NULL, *by_remedy = NULL;
 	struct finding *f;
 	json_object *ev;
 
@@ -49,9 +51,16 @@ static int pty_allocation_fails(const struct check_context *ctx, const struct ch
 			continue;
 		yes = has_failed && (pred->steps & ALLOC_STEP_BIT(failed)) &&
 		      (p->mismatch || errno_predicted(pred, p->error));
-		confirmed = confirmed || yes;
 		json_object_object_add(i->evidence, "confirmed_by_probe",
 				       json_object_new_boolean(yes));
+		if (yes && i->severity == SEVERITY_CRITICAL)
+			confirmed = true;
+		else if (yes && !by_id) {
+			/* Static strings or ones out owns: neither moves when findings_add()
+			 * grows the array. */
+			by_id = i->check->id;
+			by_remedy = i->remedy;
+		}
 	}
 	if (!has_failed || confirmed)
 		return 0;
@@ -65,9 +74,22 @@ static int pty_allocation_fails(const struct check_context *ctx, const struct ch
 	json_object_object_add(ev, "gid", json_object_new_int64(p->gid));
 	json_object_object_add(ev, "ptsname",
 			       p->ptsname[0] ? json_object_new_string(p->ptsname) : NULL);
+	if (by_id)
+		json_object_object_add(ev, "predicted_by", json_object_new_string(by_id));
 	f = findings_add(out, info, info->severity, ev);
 	if (!f)
 		return -ENOMEM;
+	if (by_id) {
+		if (set_printf(&f->summary,
+			       "uid %u (gid %u) cannot allocate a pty: %s failed with %s, as %s "
+			       "predicts",
+			       (unsigned)p->uid, (unsigned)p->gid, step, err, by_id) < 0 ||
+		    set_printf(&f->remedy, "%s, the remedy of %s", by_remedy ?: "see it", by_id) <
+			0 ||
+		    set_printf(&f->mountpoint, "%s", PTMX_PATH) < 0)
+			return -ENOMEM;
+		return 0;
+	}
 	if (p->mismatch) {
 		if (set_printf(&f->summary,
 			       "a pty allocated by uid %u is not the one its name %s opens, and no "
@@ -104,7 +126,9 @@ const struct check_info check_pty_allocation_fails = {
 	    "predicts, so what denies it is outside what ptsguard reads statically: a Linux "
 	    "security module (AppArmor, SELinux), the device cgroup, a seccomp filter, or a "
 	    "kernel quirk. A failure another critical finding does predict marks that finding "
-	    "\"confirmed_by_probe\": true instead.",
+	    "\"confirmed_by_probe\": true instead. One that only a warning predicts (/dev/ptmx "
+	    "of mode 0600, no pty left) is reported here all the same, naming that warning "
+	    "(\"predicted_by\") and taking its remedy: users are without ptys either way.",
 	.remedy = "look beyond the mount table for what denies the failing step to the user: "
 		  "the kernel log for LSM denials, the device cgroup (c 5:2 and c 136:* rw), "
 		  "seccomp filters",

@@ -76,6 +76,23 @@ static bool wanted(const struct repair_options *o, const char *id)
 	return false;
 }
 
+/* A failed allocation that another finding predicted (pty-allocation-fails naming a warning in
+ * "predicted_by") is repaired with that finding, when this plan repairs it: nothing of its own to
+ * refuse. */
+static bool repaired_with_another(const struct findings *fs, const struct finding *f,
+				  const struct repair_options *o)
+{
+	json_object *by = json_object_object_get(f->evidence, "predicted_by");
+	const char *id = by ? json_object_get_string(by) : NULL;
+
+	if (!id || !wanted(o, id))
+		return false;
+	FOREACH_ARRAY (g, fs->items, fs->n_items)
+		if (streq(g->check->id, id) && !g->manual && g->check->repair != REPAIR_NONE)
+			return true;
+	return false;
+}
+
 /* What a remount action fixes, with the tty group and the policy of this repair. */
 static struct devpts_fix action_fix(const struct repair_action *a, const struct repair_options *o)
 {
@@ -248,7 +265,7 @@ int repair_plan(const struct analysis *an, const struct findings *fs,
 			break;
 		case REPAIR_NONE:
 		default:
-			if (o->repairable_only)
+			if (o->repairable_only || repaired_with_another(fs, f, o))
 				break;
 			a = add_action(p, f, ACTION_MANUAL);
 			if (!a)

@@ -561,14 +561,21 @@ class Scenario:
             "%s: the audit's probe (%s) vs the scenario's unprivileged allocation (%s)"
             % (where, json.dumps(probe.get("steps", [])[-1:] + [probe.get("errno")]), json.dumps(user_res)),
         )
-        # A failure is either a finding's, confirmed, or pty-allocation-fails: never silent.
+        # A failure is never silent, and never less than critical: either a critical finding
+        # confirms it, or it is pty-allocation-fails, naming the warning that predicted it if any.
         if self.audit_probe_outcome(probe) is not None:
-            ids = [f.get("id") for f in report.get("findings", [])]
-            confirmed = [f.get("id") for f in report.get("findings", []) if (f.get("evidence") or {}).get("confirmed_by_probe") is True]
+            findings = report.get("findings", [])
+            ids = [f.get("id") for f in findings]
+            confirmed = [(f.get("id"), f.get("severity")) for f in findings if (f.get("evidence") or {}).get("confirmed_by_probe") is True]
+            critical = [i for i, sev in confirmed if sev == "critical"]
             self.check.true(
-                bool(confirmed) != ("pty-allocation-fails" in ids),
-                "%s: a probe failure is confirmed by a finding (%s) or reported as pty-allocation-fails (%s), exactly one" % (where, confirmed, ids),
+                bool(critical) != ("pty-allocation-fails" in ids),
+                "%s: a probe failure is confirmed by a critical finding (%s) or reported as pty-allocation-fails (%s), exactly one" % (where, confirmed, ids),
             )
+            fails = [f for f in findings if f.get("id") == "pty-allocation-fails"]
+            if fails and not critical:
+                self.check.eq((fails[0].get("evidence") or {}).get("predicted_by"), confirmed[0][0] if confirmed else None,
+                              "%s: pty-allocation-fails names the warning that predicted it (%s)" % (where, confirmed))
 
     # ---- the daemon following the scenario ----
 

@@ -677,8 +677,15 @@ def ptmx_mode(sc):
     sc.setup_base(ptmx="char", ptmx_mode=0o600)
     sc.mount_devpts("/dev/pts", HEALTHY)
     report = sc.audit()
-    sc.expect(report, ["ptmx-mode"])
+    # Only root can allocate: the warning predicts the probe's EACCES, but users are without
+    # ptys all the same, so the failure is reported too, critical, naming the warning.
+    sc.expect(report, ["ptmx-mode", "pty-allocation-fails"])
     sc.check.eq((report.get("ptmx") or {}).get("mode"), "0600", "ptmx.mode")
+    mode = sc.finding(report, "ptmx-mode") or {}
+    fails = sc.finding(report, "pty-allocation-fails") or {}
+    sc.check.eq((mode.get("evidence") or {}).get("confirmed_by_probe"), True, "ptmx-mode confirmed by the probe")
+    sc.check.eq(((fails.get("evidence") or {}).get("predicted_by"), (fails.get("evidence") or {}).get("step"), fails.get("remedy")),
+                ("ptmx-mode", "open_ptmx", "chmod 0666 /dev/ptmx, the remedy of ptmx-mode"), "pty-allocation-fails names the warning and takes its remedy")
     res = sc.probe()
     sc.expect_probe(res, ok=False, step="open", errno=13, error="EACCES")
 
@@ -823,7 +830,7 @@ def formats_consistent(sc):
     sc.setup_base(ptmx="char", ptmx_mode=0o600)
     sc.mount_devpts("/dev/pts", "mode=620")
     report = sc.audit()
-    ids = ["devpts-options-lost", "ptmx-mode"]
+    ids = ["devpts-options-lost", "ptmx-mode", "pty-allocation-fails"]
     sc.expect(report, ids)
     status = sc.reports["live"][1]
 
@@ -840,7 +847,7 @@ def formats_consistent(sc):
     for want in (
         'ptsguard_finding{check="devpts-options-lost",severity="critical"} 1',
         'ptsguard_finding{check="ptmx-mode",severity="warning"} 1',
-        'ptsguard_findings_total{severity="critical"} 1',
+        'ptsguard_findings_total{severity="critical"} 2',
         'ptsguard_findings_total{severity="warning"} 1',
     ):
         sc.check.true(want in lines, "prometheus output lacks the line %r:\n%s" % (want, prom.stdout))
