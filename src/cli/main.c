@@ -24,14 +24,14 @@ static const struct command {
 	{ "audit", cmd_audit,
 	  "  audit    [--format text|json|prometheus] [--json] [--snapshot FILE|-]\n"
 	  "           [--min-severity info|warning|critical] [--no-color] [--config FILE]\n"
-	  "           [--namespace PID] [--no-probe]\n"
+	  "           [--namespace PID | --all-namespaces] [--no-probe]\n"
 	  "                             audit this host (or a captured snapshot), and the\n"
-	  "                             mount namespace of process PID\n" },
+	  "                             mount namespace of process PID, or every one\n" },
 	{ "snapshot", cmd_snapshot,
 	  "  snapshot [--output FILE] [--namespace PID] [--no-probe]\n"
 	  "                             capture the live state for an offline audit\n" },
 	{ "checks", cmd_checks,
-	  "  checks   [--format text|json]\n"
+	  "  checks   [--format text|json] [--json]\n"
 	  "                             list the check catalog\n" },
 	{ "explain", cmd_explain,
 	  "  explain  ID                what a check means and how to fix it\n" },
@@ -42,9 +42,9 @@ static const struct command {
 	  "  initramfs-record --newroot DIR [--phase NAME] [--output FILE|-]\n"
 	  "                             record the initramfs's devpts state (run by the hooks)\n" },
 	{ "repair", cmd_repair,
-	  "  repair   [--dry-run] [--check ID]... [--format text|json]\n"
-	  "           [--verify-user USER] [--config FILE] [--namespace PID]\n"
-	  "           [--no-probe]\n"
+	  "  repair   [--dry-run] [--check ID]... [--format text|json] [--json]\n"
+	  "           [--verify-user USER] [--no-color] [--config FILE]\n"
+	  "           [--namespace PID] [--no-probe]\n"
 	  "                             fix what is safe to fix, verify, report\n" },
 };
 

@@ -38,7 +38,7 @@ FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data"
 # warning otherwise (the host.user_namespaces of the report says which).
 SEVERITY_BY_USER_NAMESPACES = {"pt-chown-setuid"}
 
-SUBCOMMANDS = ("audit", "snapshot", "repair", "daemon", "checks", "explain")
+SUBCOMMANDS = ("audit", "snapshot", "repair", "daemon", "checks", "explain", "initramfs-record")
 
 # A healthy multi-instance host, written by hand after docs/snapshot.md.
 MOUNTINFO_LINES = [
@@ -865,6 +865,25 @@ def help_(ctx):
     missing = [s for s in SUBCOMMANDS if s not in r.out]
     if missing:
         raise Failed("--help does not mention %s\n%s" % (missing, describe(r)))
+    # Each command's options as ptsguard(8)'s synopsis lists them, in that command's lines.
+    blocks, cmd = {}, None
+    for line in r.out.splitlines():
+        m = re.match(r"  ([a-z-]+) ", line)
+        if m and m.group(1) in SUBCOMMANDS:
+            cmd = m.group(1)
+        elif not line.startswith(" "):
+            cmd = None
+        if cmd:
+            blocks[cmd] = blocks.get(cmd, "") + line + "\n"
+    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "man", "ptsguard.8.scd")) as f:
+        synopsis = f.read().split("# SYNOPSIS", 1)[1].split("# DESCRIPTION", 1)[0]
+    lacking = []
+    for m in re.finditer(r"^\*ptsguard ([a-z-]+)\*(.*)$", synopsis, re.M):
+        for opt in sorted(set(re.findall(r"\*(--[a-z-]+)\*", m.group(2)))):
+            if not re.search(r"(?<![\w-])%s(?![\w-])" % re.escape(opt), blocks.get(m.group(1), "")):
+                lacking.append("%s %s" % (m.group(1), opt))
+    if lacking:
+        raise Failed("--help lacks what ptsguard(8)'s synopsis lists: %s\n%s" % (lacking, describe(r)))
 
 
 # ---------------------------------------------------------------------------
