@@ -15,13 +15,14 @@
 /* The record's instance with this device, or NULL (also without a record). Borrowed. */
 const struct initramfs_instance *initramfs_instance(const struct snapshot *s, dev_t dev);
 
-/* The slave mode the record saw on this instance when its options were healthy (gid= set, mode
- * 620 or 600): what the instance had before something at boot changed it. 0 when unknown. */
-mode_t initramfs_healthy_mode(const struct snapshot *s, dev_t dev);
+/* The slave mode this instance had when it was last seen healthy (gid= set, mode 620 or 600):
+ * the daemon's record (its state file) when it has seen this instance so, else what the
+ * initramfs record saw on it before something at boot changed it. 0 when neither knows. */
+mode_t healthy_mode_recorded(const struct snapshot *s, dev_t dev);
 
 /* The slave mode the instance should have under policy, by the rule of
- * snapshot/devpts-options.h (devpts_mode_wanted) with what the record saw on it healthy. What a
- * remount sets, and what a slave of it is given. */
+ * snapshot/devpts-options.h (devpts_mode_wanted) with the mode it was last seen healthy with. What
+ * a remount sets, and what a slave of it is given. */
 mode_t instance_wanted_mode(const struct snapshot *s, const struct instance *in,
 			    const struct check_policy *policy);
 

@@ -114,7 +114,7 @@ int check_set_remount_remedy(struct finding *f, const struct check_context *ctx,
 		.ptmx = info->remount_ptmx,
 		.tty_gid = ctx->snap->tty_gid,
 		.policy = ctx->policy,
-		.last_healthy = initramfs_healthy_mode(ctx->snap, in->dev),
+		.last_healthy = healthy_mode_recorded(ctx->snap, in->dev),
 	};
 	unsigned outside;
 

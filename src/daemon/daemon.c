@@ -154,6 +154,9 @@ struct daemon {
 
 	struct holder_cache holders;
 	struct findings findings; /* of the last audit, Ignore= applied */
+	/* The serving instance as last seen healthy: what a repair of it restores (also from the
+	 * state file, for the next daemon of this boot and for ptsguard repair). */
+	struct devpts_seen_healthy last_healthy;
 	/* Repair hook: keys (finding_key()) of findings journaled as repaired. When such a finding
 	 * is gone at the next audit, no "resolved" entry follows the "repaired" one. */
 	char **repaired_keys;
@@ -527,7 +530,8 @@ static int daemon_holders_cb(void *userdata, struct snapshot *s, const struct an
 static int daemon_collect(struct daemon *d, struct audit *ret)
 {
 	struct audit_target t = {
-		.probe = { .need_unique_ids = d->tracker != NULL },
+		.probe = { .need_unique_ids = d->tracker != NULL,
+			   .last_healthy = &d->last_healthy },
 		.holders = daemon_holders_cb,
 		.userdata = d,
 	};
@@ -763,6 +767,21 @@ static void daemon_follow_serving(struct daemon *d, const struct analysis *a)
 	}
 }
 
+/* The serving instance healthy now (gid= the tty group, a healthy mode under the policy) is what
+ * a later repair of it restores; the state file carries what was last seen so. */
+static void daemon_note_healthy(struct daemon *d, const struct audit *now)
+{
+	const struct instance *in = now->a->serving;
+
+	if (in && in->options.has_gid && !in->gid_unmapped &&
+	    in->options.gid == now->snap->tty_gid &&
+	    devpts_mode_healthy(&d->config->check_policy, in->options.mode))
+		d->last_healthy = (struct devpts_seen_healthy){ .known = true,
+								.dev = in->dev,
+								.mode = in->options.mode & 0777 };
+	now->snap->last_healthy = d->last_healthy;
+}
+
 static int daemon_audit(struct daemon *d)
 {
 	_cleanup_(audit_done) struct audit now = { 0 };
@@ -814,6 +833,7 @@ static int daemon_audit(struct daemon *d)
 	findings_clear(&d->findings);
 	d->findings = now.findings;
 	now.findings = (struct findings){ 0 };
+	daemon_note_healthy(d, &now);
 
 	rep = (struct report){
 		.snap = now.snap,
@@ -1450,6 +1470,9 @@ int daemon_new(const struct daemon_options *opts, struct daemon **ret)
 	r = startup_guard_start(&d->startup, STARTUP_DEADLINE_USEC);
 	if (r < 0)
 		log_warning("No deadline for the first audit: %s", strerror(-r));
+	/* A daemon before this one in this boot (/run) may have seen the instance healthy. */
+	if (d->config->state_file)
+		(void)probe_read_last_healthy(d->config->state_file, &d->last_healthy);
 
 	r = sd_event_new(&d->event);
 	if (r < 0)

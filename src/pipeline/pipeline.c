@@ -77,6 +77,10 @@ static int snapshot_stage(const struct audit_target *t, const struct config *c,
 	}
 	if (t->holders)
 		po.skip_holders = true;
+	/* An audit of the host reads the daemon's record of its instance healthy (the daemon gives
+	 * its own memory instead). */
+	if (c && !po.last_healthy)
+		po.state_file = c->state_file;
 	if (c && !c->probe_enabled)
 		po.skip_allocation = true;
 	if (c && c->has_probe_user && !po.has_alloc_user) {

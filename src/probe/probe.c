@@ -918,6 +918,28 @@ static void probe_initramfs_record(struct snapshot *s)
 	json_object_put(o);
 }
 
+int probe_read_last_healthy(const char *path, struct devpts_seen_healthy *ret)
+{
+	_cleanup_free_ char *text = NULL;
+	struct load_error err;
+	json_object *o, *v;
+	int r;
+
+	r = read_file_flags(path, O_NOFOLLOW, STATE_FILE_READ_MAX, &text, NULL);
+	if (r < 0)
+		return r;
+	o = json_tokener_parse(text);
+	if (!o || !json_object_is_type(o, json_type_object))
+		r = -EINVAL;
+	else if (!json_object_object_get_ex(o, "last_healthy", &v) ||
+		 !json_object_is_type(v, json_type_object))
+		r = -ENODATA;
+	else
+		r = devpts_seen_healthy_from_json(v, "last_healthy", ret, &err);
+	json_object_put(o);
+	return r;
+}
+
 /* Is pid a kernel thread (PF_KTHREAD in the flags, field 9 of stat)? Kernel threads share
  * the initial namespaces; /proc shows them only when it belongs to the initial pid namespace.
  * 1, 0 (a process, or none: for good when /proc is another pid namespace's, which has no kernel
@@ -1252,6 +1274,13 @@ static int probe_details_in(const struct probe_options *opts, struct snapshot *s
 	/* The record is the host's boot (its /run): it says nothing of another namespace. */
 	if (!other)
 		probe_initramfs_record(s);
+	/* Likewise the daemon's memory: of the host's instances. A state file that cannot be read
+	 * or says nothing of it is no record; it never stops an audit. */
+	if (!other && opts && opts->last_healthy)
+		s->last_healthy = *opts->last_healthy;
+	else if (!other && opts && opts->state_file &&
+		 probe_read_last_healthy(opts->state_file, &s->last_healthy) < 0)
+		s->last_healthy = (struct devpts_seen_healthy){ 0 };
 	/* A namespace whose process left is being torn down: what was read may be half of it. */
 	if (other)
 		return namespace_target_check(ns);

@@ -55,7 +55,17 @@ struct probe_options {
 	const struct host_serving *host;
 	/* Those facts, read once for a run over many namespaces; NULL: read here. */
 	const struct probe_kernel_facts *kernel;
+	/* Our own namespace: the serving instance as last seen healthy, recorded in the snapshot
+	 * (snapshot.h, last_healthy). The daemon gives its memory (last_healthy, not NULL); an
+	 * audit names the daemon's state file to read it from (state_file; NULL: neither). */
+	const struct devpts_seen_healthy *last_healthy;
+	const char *state_file;
 };
+
+/* The "last_healthy" of the daemon's state file at path: 0 and *ret set, or -errno (-ENODATA:
+ * the file has none, -EINVAL: not what the daemon writes). The file is the daemon's own, in
+ * /run; a FIFO, a symlink or more than STATE_FILE_READ_MAX bytes is not read. */
+int probe_read_last_healthy(const char *path, struct devpts_seen_healthy *ret);
 
 /* The first pass: the mount table, hostname and kernel, the tty group, fstab, /dev/ptmx and the
  * ptmx nodes of the devpts mountpoints: what an analysis needs to say which instance serves
@@ -103,6 +113,9 @@ int probe_holders_pids(struct snapshot *s, const struct analysis *a, const char 
 
 /* Where the initramfs hook leaves its record; /run survives switch-root. */
 #define INITRAMFS_RECORD_PATH "/run/ptsguard/initramfs.json"
+/* The most of the daemon's state file read for its last_healthy: a report of a host with a
+ * few thousand findings. */
+#define STATE_FILE_READ_MAX (16u << 20)
 
 /* Known places of glibc's setuid grantpt helper (glob patterns), and the directories they
  * name that exist now, as a NULL-terminated list (NULL when there are none): what the daemon

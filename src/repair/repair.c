@@ -139,8 +139,8 @@ static int plan_remount(struct repair_plan *p, const struct analysis *an, const 
 	a->dev = e->dev;
 	a->fix.owner = owner;
 	a->fix.ptmx = ptmx;
-	/* What the initramfs recorded for this very instance is the last healthy state we know. */
-	a->fix.last_healthy = initramfs_healthy_mode(an->snap, e->dev);
+	/* What the daemon or the initramfs recorded for this very instance healthy. */
+	a->fix.last_healthy = healthy_mode_recorded(an->snap, e->dev);
 	if (!an->reachable[an->serving_mount])
 		return outcome(a, ACTION_REFUSED,
 			       "mount %u is covered: ptsguard never touches a covered instance",

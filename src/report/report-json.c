@@ -194,6 +194,9 @@ json_object *report_to_json(const struct report *r)
 	}
 	json_object_object_add(o, "findings", findings);
 	json_object_object_add(o, "boot", boot_report_json(r->a));
+	if (r->snap->last_healthy.known)
+		json_object_object_add(o, "last_healthy",
+				       devpts_seen_healthy_to_json(&r->snap->last_healthy));
 	json_object_object_add(o, "probe", alloc_probe_to_json(&r->snap->probe));
 	{
 		/* Holders are looked for only when a covered instance exists; a process whose fds

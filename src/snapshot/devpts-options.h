@@ -46,9 +46,10 @@ bool devpts_mode_healthy(const struct check_policy *policy, mode_t mode);
  *   1. the pinned mode (Mode=), when the policy pins one;
  *   2. now's mode, when healthy and set together with gid=: a complete setting someone chose;
  *   3. last_healthy, the mode the instance had when it was last seen with gid= and a healthy
- *      mode (the initramfs record; 0 when unknown): a remount without gid= (systemd-remount-fs
- *      applying an fstab line "defaults") resets the mode to the kernel's 600 too, so a mode
- *      that came without gid= says less about this instance than what it had before;
+ *      mode (the daemon's or the initramfs record; 0 when unknown): a remount without gid=
+ *      (systemd-remount-fs applying an fstab line "defaults") resets the mode to the kernel's
+ *      600 too, so a mode that came without gid= says less about this instance than what it
+ *      had before;
  *   4. now's mode, when healthy even without gid= (600 may be meant: systemd 258's default);
  *   5. 620. */
 mode_t devpts_mode_wanted(const struct check_policy *policy, const struct devpts_options *now,

@@ -403,6 +403,32 @@ struct snapshot_namespace *snapshot_namespace_free(struct snapshot_namespace *ns
 
 /* "namespace": { "mntns", "pid", "root_is_host" (optional), "host": { "mntns", "serving": {
  * "device", "mount_id", "mountpoint" } or null } } */
+json_object *devpts_seen_healthy_to_json(const struct devpts_seen_healthy *h)
+{
+	json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "device", json_new_devnum(h->dev));
+	json_object_object_add(o, "mode", json_new_mode(h->mode));
+	return o;
+}
+
+int devpts_seen_healthy_from_json(json_object *o, const char *where,
+				  struct devpts_seen_healthy *ret, struct load_error *err)
+{
+	struct devpts_seen_healthy h = { .known = true };
+	int r;
+
+	if ((r = json_get_dev(o, where, "device", JSON_REQUIRED, &h.dev, err)) < 0 ||
+	    (r = json_get_mode(o, where, "mode", JSON_REQUIRED, &h.mode, err)) < 0)
+		return r;
+	if (!devpts_mode_healthy(NULL, h.mode))
+		return load_fail(err,
+				 "key '%s.mode': %04o is not a healthy slave mode (0620 or 0600)",
+				 where, (unsigned)h.mode);
+	*ret = h;
+	return 0;
+}
+
 static int load_namespace(json_object *root, struct snapshot *s, struct load_error *err)
 {
 	json_object *o, *host, *serving;
@@ -547,6 +573,9 @@ json_object *snapshot_to_json(const struct snapshot *s)
 	json_object_object_add(root, "setuid_helpers", helpers);
 	if (s->initramfs)
 		json_object_object_add(root, "initramfs", initramfs_record_to_json(s->initramfs));
+	if (s->last_healthy.known)
+		json_object_object_add(root, "last_healthy",
+				       devpts_seen_healthy_to_json(&s->last_healthy));
 	if (s->ns)
 		json_object_object_add(root, "namespace", snapshot_namespace_to_json(s->ns));
 	if (s->probe.status != ALLOC_NOT_RECORDED)
@@ -768,6 +797,10 @@ int snapshot_from_json(json_object *root, struct snapshot **ret, struct load_err
 	s->holders_scanned = v ? json_object_get_boolean(v) : s->n_holders > 0;
 	if ((r = json_get(root, "", "initramfs", json_type_object, JSON_OPTIONAL, &v, err)) < 0 ||
 	    (v && (r = initramfs_record_from_json(v, "initramfs", &s->initramfs, err)) < 0) ||
+	    (r = json_get(root, "", "last_healthy", json_type_object, JSON_OPTIONAL, &v, err)) <
+		0 ||
+	    (v &&
+	     (r = devpts_seen_healthy_from_json(v, "last_healthy", &s->last_healthy, err)) < 0) ||
 	    (r = load_namespace(root, s, err)) < 0)
 		return r;
 	if ((r = json_get(root, "", "probe", json_type_object, JSON_OPTIONAL, &v, err)) < 0 ||

@@ -79,6 +79,15 @@ struct snapshot_namespace {
 	struct host_serving host;
 };
 
+/* A devpts instance as the daemon last saw it healthy (gid= the tty group, a healthy slave mode),
+ * kept in its state file: the mode a repair of that instance restores when nothing says
+ * better (analysis/boot.h, healthy_mode_recorded). */
+struct devpts_seen_healthy {
+	bool known;
+	dev_t dev;
+	mode_t mode; /* 0620 or 0600 */
+};
+
 struct snapshot {
 	char *hostname;
 	char *kernel_release;
@@ -110,6 +119,9 @@ struct snapshot {
 	/* The initramfs hook's record (probe/initramfs-record.h), or NULL: which devpts instances
 	 * the initramfs made and what it predicted. Optional. */
 	struct initramfs_record *initramfs;
+	/* The daemon's record of the serving instance last seen healthy. Optional in JSON
+	 * ("last_healthy"). */
+	struct devpts_seen_healthy last_healthy;
 
 	/* A namespace audit: which namespace, and the host's serving instance; NULL when the
 	 * snapshot is of the caller's own namespace. */
@@ -119,6 +131,12 @@ struct snapshot {
 	 * none. Optional in JSON. */
 	struct alloc_probe probe;
 };
+
+json_object *devpts_seen_healthy_to_json(const struct devpts_seen_healthy *h);
+/* {"device": "M:m", "mode": "0620"} at where (for messages); -EINVAL with err set when it is not
+ * that, or the mode is not a healthy one. */
+int devpts_seen_healthy_from_json(json_object *o, const char *where,
+				  struct devpts_seen_healthy *ret, struct load_error *err);
 
 struct snapshot *snapshot_new(void);
 struct snapshot_namespace *snapshot_namespace_free(struct snapshot_namespace *ns);

@@ -982,6 +982,55 @@ def case_repair_safe(ptsguard, opts):
     c.done()
 
 
+def devpts_options_now():
+    """The super options of the top devpts on /dev/pts, as a dict."""
+    line = [l for l in open("/proc/self/mountinfo") if " /dev/pts " in l][-1]
+    return dict((o.split("=", 1) + [""])[:2] for o in line.split(" - ")[1].split()[2].split(","))
+
+
+def case_repair_last_healthy(ptsguard, opts):
+    """A host the daemon saw healthy at gid=5,mode=600 (systemd 258's default): a remount to
+    mode=644 is repaired back to 600, not to the traditional 620 (it used to be, without an
+    initramfs record). The record is in the state file: a daemon started later in the boot, and
+    ptsguard repair by hand, restore 600 from it as well."""
+    c = Checker()
+    journal = Journald()
+    remount_devpts("gid=%d,mode=600" % TTY_GID)
+    dev = "%d:%d" % (os.major(os.stat("/dev/pts").st_dev), os.minor(os.stat("/dev/pts").st_dev))
+    config = default_config().replace("Policy=off", "Policy=safe")
+    daemon = Daemon(ptsguard, config_text=config)
+    daemon.wait_ready()
+    report = wait_state("healthy at 600", lambda r: finding_ids(r) == [])
+    c.eq(report.get("last_healthy"), {"device": dev, "mode": "0600"}, "the state file records the instance healthy at 600")
+
+    remount_devpts("mode=644")
+    wait_for("repaired", lambda: [e for e in transitions(journal, daemon.pid) if e["PTSGUARD_STATE"] == "repaired"])
+    got = devpts_options_now()
+    c.eq((got.get("gid"), got.get("mode")), (str(TTY_GID), "600"), "the daemon restored mode 600: %s" % got)
+    stop_daemon(c, daemon)
+
+    # The next daemon of this boot, started on a broken host, has only the state file to go by.
+    remount_devpts("mode=644")
+    daemon = Daemon(ptsguard, config_text=config, notify=NotifySocket(TEST_DIR + "/notify-last-healthy-2"))
+    daemon.wait_ready()
+    wait_state("repaired by the next daemon", lambda r: finding_ids(r) == [])
+    got = devpts_options_now()
+    c.eq((got.get("gid"), got.get("mode")), (str(TTY_GID), "600"), "a restarted daemon restored 600 from the state file: %s" % got)
+    stop_daemon(c, daemon)
+
+    # By hand: the remedy an audit prints and what repair does read the same record.
+    remount_devpts("mode=644")
+    audit = run([ptsguard, "audit", "--json", "--config", daemon.config_path], check=False)
+    remedies = [f.get("remedy") for f in json.loads(audit.stdout).get("findings", []) if f["id"] == "devpts-options-lost"]
+    c.eq(remedies, ["mount -o remount,gid=%d,mode=600 /dev/pts" % TTY_GID], "audit's remedy restores 600")
+    run([ptsguard, "repair", "--config", daemon.config_path], check=False)
+    got = devpts_options_now()
+    c.eq((got.get("gid"), got.get("mode")), (str(TTY_GID), "600"), "ptsguard repair restored 600: %s" % got)
+    remount_devpts("gid=%d,mode=620" % TTY_GID)
+    journal.stop()
+    c.done()
+
+
 def case_repair_exposed(ptsguard, opts):
     """Policy=safe: a repair's own re-audit finds a repairable problem the first one hid (no
     /dev/ptmx, no serving instance, so no judging its slaves): that one is repaired too, in the
@@ -2055,6 +2104,7 @@ CASES = {
     "transitions": (case_transitions, True),
     "repair-safe": (case_repair_safe, True),
     "repair-exposed": (case_repair_exposed, True),
+    "repair-last-healthy": (case_repair_last_healthy, True),
     "lifecycle": (case_lifecycle, True),
     "ptmx-baseline": (case_ptmx_baseline, True),
     "udev": (case_udev, True),
