@@ -36,6 +36,9 @@ static int devpts_gid_mismatch(const struct check_context *ctx, const struct che
 const struct check_info check_devpts_gid_mismatch = {
 	.id = "devpts-gid-mismatch",
 	.severity = SEVERITY_WARNING,
+	.severity_note = "info in a user namespace that maps a single gid, as unshare -r and "
+			 "unprivileged bubblewrap make: its one user's ptys harm no one, and no "
+			 "gid= can be set there",
 	.message_id = "804a620704274c23ae177a977b5157b9",
 	.summary = "the serving devpts instance's gid= is not the tty group",
 	.explanation = "The devpts instance that serves /dev/ptmx has gid=N, but N is not the gid "

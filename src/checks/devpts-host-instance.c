@@ -76,6 +76,10 @@ static int devpts_host_instance(const struct check_context *ctx, const struct ch
 const struct check_info check_devpts_host_instance = {
 	.id = "devpts-host-instance",
 	.severity = SEVERITY_WARNING,
+	.severity_note =
+	    "info for a namespace in the host's user namespace whose root is the "
+	    "host's own, as in a systemd service's sandbox or under a plain unshare -m: "
+	    "it sees the host's terminals anyway",
 	.message_id = "e4f0e67e0dce46708d327b10d263c04b",
 	.summary =
 	    "a mount namespace other than the host's is served by the host's devpts instance",

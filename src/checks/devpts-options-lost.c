@@ -50,6 +50,9 @@ static int devpts_options_lost(const struct check_context *ctx, const struct che
 const struct check_info check_devpts_options_lost = {
 	.id = "devpts-options-lost",
 	.severity = SEVERITY_CRITICAL,
+	.severity_note = "info in a user namespace that maps a single gid, as unshare -r and "
+			 "unprivileged bubblewrap make: its one user's ptys harm no one, and no "
+			 "gid= can be set there",
 	.message_id = "5908099010dc42dc8d236a30d092440e",
 	.summary = "the serving devpts instance lacks gid=tty or a safe mode",
 	.explanation = "The devpts instance that serves /dev/ptmx has no gid= option, or a slave "
