@@ -57,9 +57,12 @@ static int devpts_orphan_in_use(const struct check_context *ctx, const struct ch
 			json_object_object_add(o, "pid", json_object_new_int64(h->pid));
 			json_object_object_add(o, "comm", json_object_new_string(h->comm ?: ""));
 			json_object_object_add(o, "index", json_object_new_int64(h->index));
-			json_object_object_add(
-			    o, "colliding_index",
-			    json_object_new_boolean(vis && slave_exists(a, vis, h->index)));
+			/* The pty its name now opens: the same index on the visible instance,
+			 * or null when that one has none. */
+			json_object_object_add(o, "colliding_index",
+					       vis && slave_exists(a, vis, h->index)
+						   ? json_object_new_int64(h->index)
+						   : NULL);
 			json_object_array_add(holders, o);
 			if (asprintf(&np, "%s%s%d (%s)", pids ?: "", pids ? ", " : "", h->pid,
 				     h->comm ?: "?") < 0) {

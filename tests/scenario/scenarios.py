@@ -362,7 +362,7 @@ def centos6_stack(sc):
     if orphan is not None:
         sc.check.eq(
             project(orphan.get("evidence", {}).get("holders"), ("pid", "comm", "index", "colliding_index")),
-            [{"pid": lower_holder.pid, "comm": "pty-probe", "index": 0, "colliding_index": True}],
+            [{"pid": lower_holder.pid, "comm": "pty-probe", "index": 0, "colliding_index": 0}],
             "devpts-orphan-in-use evidence holders",
         )
         sc.check.eq(orphan.get("devices"), [lower_dev], "devpts-orphan-in-use devices")
@@ -484,8 +484,8 @@ def stack_orphans_via_dev_ptmx(sc):
         sc.check.eq(
             holders,
             [
-                {"pid": lower[0][0].pid, "comm": "pty-probe", "index": 0, "colliding_index": True},
-                {"pid": lower[1][0].pid, "comm": "pty-probe", "index": 1, "colliding_index": False},
+                {"pid": lower[0][0].pid, "comm": "pty-probe", "index": 0, "colliding_index": 0},
+                {"pid": lower[1][0].pid, "comm": "pty-probe", "index": 1, "colliding_index": None},
             ],
             "devpts-orphan-in-use evidence holders",
         )
