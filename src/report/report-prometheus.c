@@ -38,7 +38,7 @@ int report_write_prometheus_all(FILE *f, const struct report *r, struct promethe
 		enum severity sev = info->severity;
 		int present = 0;
 
-		/* Of several findings of one check (a visible stack and a hidden one), the worst. */
+		/* Of several findings of one check (a visible and a hidden stack), the worst. */
 		FOREACH_ARRAY (i, r->findings->items, r->findings->n_items)
 			if (i->check == info && (!present || i->severity > sev)) {
 				present = 1;
