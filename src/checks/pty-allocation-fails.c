@@ -116,19 +116,19 @@ const struct check_info check_pty_allocation_fails = {
 	.id = "pty-allocation-fails",
 	.severity = SEVERITY_CRITICAL,
 	.message_id = "5ec6e8577438442e9fbb7ed50308c509",
-	.summary = "an unprivileged user cannot allocate a pty, and nothing in the mount table "
-		   "says why",
+	.summary = "an unprivileged user cannot allocate a pty, and no critical finding says why",
 	.explanation =
 	    "Live audits as root allocate a pty the way programs do, from a child that runs as "
 	    "an unprivileged user (nobody, or [Probe] User=): open /dev/ptmx, grantpt, "
 	    "unlockpt, ptsname, open the slave by that name, and compare it with the slave "
-	    "TIOCGPTPEER gives. That allocation failed at a step that no other finding "
-	    "predicts, so what denies it is outside what ptsguard reads statically: a Linux "
+	    "TIOCGPTPEER gives. That allocation failed. When no other finding predicts the step "
+	    "it failed at, what denies it is outside what ptsguard reads statically: a Linux "
 	    "security module (AppArmor, SELinux), the device cgroup, a seccomp filter, or a "
-	    "kernel quirk. A failure another critical finding does predict marks that finding "
-	    "\"confirmed_by_probe\": true instead. One that only a warning predicts (/dev/ptmx "
-	    "of mode 0600, no pty left) is reported here all the same, naming that warning "
-	    "(\"predicted_by\") and taking its remedy: users are without ptys either way.",
+	    "kernel quirk. When a critical finding predicts it, that finding says "
+	    "\"confirmed_by_probe\": true instead, and this one is not reported. When only a "
+	    "warning predicts it (/dev/ptmx of mode 0600, no pty left), it is reported here all "
+	    "the same, naming that warning (\"predicted_by\") and taking its remedy: users are "
+	    "without ptys either way.",
 	.remedy = "look beyond the mount table for what denies the failing step to the user: "
 		  "the kernel log for LSM denials, the device cgroup (c 5:2 and c 136:* rw), "
 		  "seccomp filters",
