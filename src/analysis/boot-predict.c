@@ -289,8 +289,7 @@ static int prediction_reason(const struct prediction *p, const struct initramfs_
 static int set_prediction(const struct prediction *p, const struct initramfs_init *init,
 			  gid_t tty_gid, struct initramfs_prediction *ret)
 {
-	bool healthy =
-	    p->after.has_gid && p->after.gid == tty_gid && devpts_mode_healthy(NULL, p->after.mode);
+	bool healthy = devpts_options_healthy(NULL, &p->after, tty_gid);
 
 	*ret = (struct initramfs_prediction){
 		.double_mount = p->effect == EFFECT_DOUBLE_MOUNT,

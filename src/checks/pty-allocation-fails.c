@@ -77,7 +77,7 @@ static int pty_allocation_fails(const struct check_context *ctx, const struct ch
 	if (by_id)
 		json_object_object_add(ev, "predicted_by", json_object_new_string(by_id));
 	f = findings_add(out, info, info->severity, ev);
-	if (!f)
+	if (!f || set_printf(&f->mountpoint, "%s", PTMX_PATH) < 0)
 		return -ENOMEM;
 	if (by_id) {
 		if (set_printf(&f->summary,
@@ -85,8 +85,7 @@ static int pty_allocation_fails(const struct check_context *ctx, const struct ch
 			       "predicts",
 			       (unsigned)p->uid, (unsigned)p->gid, step, err, by_id) < 0 ||
 		    set_printf(&f->remedy, "%s, the remedy of %s", by_remedy ?: "see it", by_id) <
-			0 ||
-		    set_printf(&f->mountpoint, "%s", PTMX_PATH) < 0)
+			0)
 			return -ENOMEM;
 		return 0;
 	}
@@ -106,8 +105,7 @@ static int pty_allocation_fails(const struct check_context *ctx, const struct ch
 		       "-k | grep -i -e apparmor -e avc), the device cgroup (c 5:2 and c 136:* "
 		       "rw), a seccomp filter (Seccomp: in /proc/PID/status); reproduce with "
 		       "setpriv --reuid=%u --regid=%u --clear-groups script -qc true /dev/null",
-		       step, (unsigned)p->uid, (unsigned)p->uid, (unsigned)p->gid) < 0 ||
-	    set_printf(&f->mountpoint, "%s", PTMX_PATH) < 0)
+		       step, (unsigned)p->uid, (unsigned)p->uid, (unsigned)p->gid) < 0)
 		return -ENOMEM;
 	return 0;
 }

@@ -773,9 +773,8 @@ static void daemon_note_healthy(struct daemon *d, const struct audit *now)
 {
 	const struct instance *in = now->a->serving;
 
-	if (in && in->options.has_gid && !in->gid_unmapped &&
-	    in->options.gid == now->snap->tty_gid &&
-	    devpts_mode_healthy(&d->config->check_policy, in->options.mode))
+	if (in && !in->gid_unmapped &&
+	    devpts_options_healthy(&d->config->check_policy, &in->options, now->snap->tty_gid))
 		d->last_healthy = (struct devpts_seen_healthy){ .known = true,
 								.dev = in->dev,
 								.mode = in->options.mode & 0777 };

@@ -1278,9 +1278,8 @@ static int probe_details_in(const struct probe_options *opts, struct snapshot *s
 	 * or says nothing of it is no record; it never stops an audit. */
 	if (!other && opts && opts->last_healthy)
 		s->last_healthy = *opts->last_healthy;
-	else if (!other && opts && opts->state_file &&
-		 probe_read_last_healthy(opts->state_file, &s->last_healthy) < 0)
-		s->last_healthy = (struct devpts_seen_healthy){ 0 };
+	else if (!other && opts && opts->state_file)
+		(void)probe_read_last_healthy(opts->state_file, &s->last_healthy);
 	/* A namespace whose process left is being torn down: what was read may be half of it. */
 	if (other)
 		return namespace_target_check(ns);

@@ -62,7 +62,8 @@ struct probe_options {
 	const char *state_file;
 };
 
-/* The "last_healthy" of the daemon's state file at path: 0 and *ret set, or -errno (-ENODATA:
+/* The "last_healthy" of the daemon's state file at path: 0 and *ret set, or -errno and *ret
+ * untouched (-ENODATA:
  * the file has none, -EINVAL: not what the daemon writes). The file is the daemon's own, in
  * /run; a FIFO, a symlink or more than STATE_FILE_READ_MAX bytes is not read. */
 int probe_read_last_healthy(const char *path, struct devpts_seen_healthy *ret);

@@ -79,6 +79,12 @@ bool devpts_mode_healthy(const struct check_policy *policy, mode_t mode)
 	return false;
 }
 
+bool devpts_options_healthy(const struct check_policy *policy, const struct devpts_options *o,
+			    gid_t tty_gid)
+{
+	return o->has_gid && o->gid == tty_gid && devpts_mode_healthy(policy, o->mode);
+}
+
 mode_t devpts_mode_wanted(const struct check_policy *policy, const struct devpts_options *now,
 			  mode_t last_healthy)
 {

@@ -41,6 +41,9 @@ char *devpts_options_format(const struct devpts_options *o);
 size_t devpts_modes_healthy(const struct check_policy *policy, mode_t ret[static 2]);
 /* Is mode (permission bits) a healthy slave mode? policy may be NULL. */
 bool devpts_mode_healthy(const struct check_policy *policy, mode_t mode);
+/* Are these options healthy: gid= the tty group, and a healthy slave mode? policy may be NULL. */
+bool devpts_options_healthy(const struct check_policy *policy, const struct devpts_options *o,
+			    gid_t tty_gid);
 /* The slave mode to set on an instance that has the options now, the one rule of it (repair,
  * every remedy, the slaves' mode). In this order:
  *   1. the pinned mode (Mode=), when the policy pins one;

@@ -401,8 +401,6 @@ struct snapshot_namespace *snapshot_namespace_free(struct snapshot_namespace *ns
 	return NULL;
 }
 
-/* "namespace": { "mntns", "pid", "root_is_host" (optional), "host": { "mntns", "serving": {
- * "device", "mount_id", "mountpoint" } or null } } */
 json_object *devpts_seen_healthy_to_json(const struct devpts_seen_healthy *h)
 {
 	json_object *o = json_object_new_object();
@@ -429,6 +427,8 @@ int devpts_seen_healthy_from_json(json_object *o, const char *where,
 	return 0;
 }
 
+/* "namespace": { "mntns", "pid", "root_is_host" (optional), "host": { "mntns", "serving": {
+ * "device", "mount_id", "mountpoint" } or null } } */
 static int load_namespace(json_object *root, struct snapshot *s, struct load_error *err)
 {
 	json_object *o, *host, *serving;
