@@ -942,6 +942,12 @@ UNIT_SECURITY_PASSED = set(
 )
 
 
+def devpts_options_now():
+    """The super options of the top devpts on /dev/pts, as a dict."""
+    line = [l for l in open("/proc/self/mountinfo") if " /dev/pts " in l][-1]
+    return dict((o.split("=", 1) + [""])[:2] for o in line.split(" - ")[1].split()[2].split(","))
+
+
 def case_repair_safe(ptsguard, opts):
     """Policy=safe: a lost-options remount is detected, repaired (journal: detected, then
     repaired, never resolved), and the state file shows the repaired host; a finding that is
@@ -964,8 +970,8 @@ def case_repair_safe(ptsguard, opts):
         c.eq(entries[1]["MESSAGE_ID"], cat["devpts-options-lost"]["message_id"], "repaired entry MESSAGE_ID")
         c.eq(entries[1]["PRIORITY"], "5", "repaired entry PRIORITY")
         c.true("verified" in entries[1].get("PTSGUARD_DETAIL", ""), "the entry says how it was verified: %r" % entries[1].get("PTSGUARD_DETAIL"))
-    opts_now = [l for l in open("/proc/self/mountinfo") if " /dev/pts " in l][-1].split(" - ")[1].split()[2]
-    c.true("gid=%d" % TTY_GID in opts_now and "mode=620" in opts_now, "the host's /dev/pts was remounted: %s" % opts_now)
+    got = devpts_options_now()
+    c.eq((got.get("gid"), got.get("mode")), (str(TTY_GID), "620"), "the host's /dev/pts was remounted: %s" % got)
     c.eq(report["instances"][0]["options"]["gid"], TTY_GID, "the state file shows the repaired instance")
 
     # A finding the policy may not repair is journaled as detected and nothing else.
@@ -980,12 +986,6 @@ def case_repair_safe(ptsguard, opts):
     stop_daemon(c, daemon)
     journal.stop()
     c.done()
-
-
-def devpts_options_now():
-    """The super options of the top devpts on /dev/pts, as a dict."""
-    line = [l for l in open("/proc/self/mountinfo") if " /dev/pts " in l][-1]
-    return dict((o.split("=", 1) + [""])[:2] for o in line.split(" - ")[1].split()[2].split(","))
 
 
 def case_repair_last_healthy(ptsguard, opts):
@@ -1655,7 +1655,7 @@ def case_service_user(ptsguard, opts):
 
     remount_devpts("mode=620")
     try:
-        wait_state("gid= restored", lambda r: finding_ids(r) == [] and "gid=%d" % TTY_GID in [l for l in open("/proc/self/mountinfo") if " /dev/pts " in l][-1])
+        wait_state("gid= restored", lambda r: finding_ids(r) == [] and devpts_options_now().get("gid") == str(TTY_GID))
     except Failure:
         raise Failure("gid= not restored: %s\n%s\n%s" % ([l for l in open("/proc/self/mountinfo") if " /dev/pts " in l], json.dumps(read_state())[:3000], daemon.stderr_text()[-3000:]))
 
