@@ -150,6 +150,12 @@ struct namespaces_output {
 	struct prometheus_namespaces prom;
 	size_t audited, clean, failed;
 	int status;
+	/* Writing the report failed: the run stops there (the namespaces' own errors never stop
+	 * it). */
+	bool write_error;
+	/* CLOCK_MONOTONIC by which every allocation probe of the run has finished; later ones
+	 * are skipped (probe/allocation.h). */
+	uint64_t probe_budget_end;
 	/* The allocation probe's default user, looked up once for every namespace (unset: the
 	 * configuration names one, or the pipeline looks it up itself). */
 	bool has_probe_user;
@@ -240,7 +246,8 @@ static int listed_holders(void *userdata, struct snapshot *s, const struct analy
 }
 
 /* Audit the namespace target t and write it; listed: what the walk of /proc found of it (NULL:
- * --namespace). Returns what pipeline_run() does, logged by the caller. */
+ * --namespace). Returns what pipeline_run() does, err saying why; a failure to write the report
+ * is not the namespace's: it sets out->write_error. */
 static int audit_target_ns(struct namespaces_output *out, const struct namespace_target *t,
 			   const struct mntns *listed, unsigned pids_total, struct parse_error *err)
 {
@@ -251,6 +258,7 @@ static int audit_target_ns(struct namespaces_output *out, const struct namespace
 				       .probe.has_alloc_user = out->has_probe_user,
 				       .probe.alloc_uid = out->probe_uid,
 				       .probe.alloc_gid = out->probe_gid,
+				       .probe.alloc_budget_end = out->probe_budget_end,
 				       .holders = listed ? listed_holders : NULL,
 				       .userdata = (void *)listed,
 				       .probe_worker = cli_probe_worker() };
@@ -268,23 +276,77 @@ static int audit_target_ns(struct namespaces_output *out, const struct namespace
 	}
 	findings_filter(&res.findings, out->args->min_severity);
 	ns_rep = namespace_report(t, pids_total, &c, &res, t0);
-	r = write_namespace(out, &ns_rep);
+	if (write_namespace(out, &ns_rep) < 0)
+		out->write_error = true;
 	out->audited++;
 	if (report_exit_status(&res.findings) > out->status)
 		out->status = report_exit_status(&res.findings);
 	audit_result_done(&res);
 	container_done(&c);
-	return r < 0 ? -EIO : 0;
+	return 0;
+}
+
+/* A namespace that could not be judged: its item says why (JSON: "report": null and "error";
+ * text: one line), and the run goes on with the next. */
+static void write_namespace_error(struct namespaces_output *out, const struct namespace_target *t,
+				  unsigned pids_total, const char *error)
+{
+	struct report_namespace n = { .mntns = t->mntns, .pid = t->pid, .pids_total = pids_total };
+	_cleanup_free_ char *escaped = NULL;
+	struct container c;
+	int r = 0;
+
+	(void)container_probe("/proc", t->pid, MACHINES_DIR, &c);
+	n.container_manager = c.manager;
+	n.container_id = c.id;
+	n.container_name = c.name;
+	n.error = error;
+	switch (out->args->format) {
+	case FORMAT_JSON: {
+		json_object *o = report_namespace_to_json(&n);
+
+		r = write_json_item(o, out->audited == 0);
+		json_object_put(o);
+		out->audited++;
+		break;
+	}
+	case FORMAT_PROMETHEUS:
+		break; /* counted in the exit status only */
+	default:
+		escaped = cescape(error);
+		if (printf("\nmount namespace %llu (pid %d): not judged: %s\n",
+			   (unsigned long long)t->mntns, (int)t->pid, escaped ?: "?") < 0)
+			r = -EIO;
+		break;
+	}
+	if (r < 0)
+		out->write_error = true;
+	container_done(&c);
+}
+
+/* What went wrong with a namespace, for a person: the pipeline's message, else the errno's. */
+static const char *namespace_error_text(int r, const struct parse_error *err, char *buf,
+					size_t size)
+{
+	if (r == -EINVAL && err->line > 0)
+		snprintf(buf, size, "line %u of its mountinfo: %s", err->line, err->message);
+	else if (err->message[0])
+		snprintf(buf, size, "%s", err->message);
+	else
+		snprintf(buf, size, "%s", strerror(-r));
+	return buf;
 }
 
 /* Audit namespace ns through the first of its processes still there. 0 when audited or when all
- * its processes are gone; negative when it could not be judged (logged). */
+ * its processes are gone; negative when it could not be judged (logged, and written as its
+ * item). */
 static int audit_listed(struct namespaces_output *out, const struct mntns *ns)
 {
 	for (unsigned k = 0; k < ns->n_pids; k++) {
 		_cleanup_(namespace_target_freep) struct namespace_target *t = NULL;
 		pid_t pid = ns->pids[k];
-		struct parse_error err;
+		struct parse_error err = { 0 };
+		char why[sizeof(err.message) + 64];
 		int r;
 
 		r = namespace_target_open(pid, &t);
@@ -295,15 +357,15 @@ static int audit_listed(struct namespaces_output *out, const struct mntns *ns)
 			r = audit_target_ns(out, t, ns, ns->pids_total, &err);
 		/* Whatever failed, a process that exited meanwhile took its namespace's files
 		 * with it (an empty mountinfo, a root gone): gone, not an error. */
-		if (r == -ESRCH || (r < 0 && r != -ENOMEM && namespace_target_check(t) < 0))
+		if (r == -ESRCH || (r < 0 && r != -ENOMEM && t && namespace_target_check(t) < 0))
 			continue;
-		if (r == -EINVAL && err.line > 0)
-			log_error(
-			    "audit: mount namespace %llu (pid %d): line %u of its mountinfo: %s",
-			    (unsigned long long)ns->ino, (int)pid, err.line, err.message);
-		else if (r < 0 && r != -EIO)
-			log_error_errno(r, "audit: mount namespace %llu (pid %d)",
-					(unsigned long long)ns->ino, (int)pid);
+		if (r < 0) {
+			namespace_error_text(r, &err, why, sizeof(why));
+			log_error("audit: mount namespace %llu (pid %d): %s",
+				  (unsigned long long)ns->ino, (int)pid, why);
+			if (t)
+				write_namespace_error(out, t, ns->pids_total, why);
+		}
 		return r;
 	}
 	return 0;
@@ -358,12 +420,15 @@ static int audit_namespaces(struct namespaces_output *out)
 	struct mntns_list l;
 	int r;
 
+	/* However many namespaces, and whatever they do to their /dev/ptmx, the probes of one run
+	 * take at most this long together. */
+	out->probe_budget_end = now_usec(CLOCK_MONOTONIC) + ALLOC_RUN_BUDGET_USEC;
 	r = mntns_enumerate("/proc", NULL, NULL, &l);
 	if (r < 0)
 		return log_error_errno(r, "audit: cannot list the mount namespaces in /proc");
 	FOREACH_ARRAY (ns, l.items, l.n) {
 		r = audit_listed(out, ns);
-		if (r == -ENOMEM || r == -EIO)
+		if (r == -ENOMEM || out->write_error)
 			break;
 		if (r < 0)
 			out->failed++;
@@ -372,7 +437,7 @@ static int audit_namespaces(struct namespaces_output *out)
 	if (l.skipped > 0)
 		log_skipped(&l);
 	mntns_list_done(&l);
-	return r;
+	return out->write_error ? -EIO : r;
 }
 
 /* --namespace PID (opened before the host was read): judged beside the host, and nothing

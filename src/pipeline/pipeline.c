@@ -57,7 +57,7 @@ static int snapshot_stage(const struct audit_target *t, const struct config *c,
 	_cleanup_(namespace_target_freep) struct namespace_target *owned_ns = NULL;
 	_cleanup_(host_serving_done) struct host_serving host = { 0 };
 	struct probe_options po = t->probe;
-	struct alloc_pending alloc;
+	_cleanup_(alloc_pending_done) struct alloc_pending alloc = { .o.cgroup_fds = { -1, -1 } };
 	int r;
 
 	*err = (struct parse_error){ 0 };

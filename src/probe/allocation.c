@@ -9,10 +9,12 @@
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <termios.h>
 #include <unistd.h>
 
 #include "probe/allocation.h"
+#include "util/clock.h"
 #include "util/macro.h"
 
 #ifndef TIOCGPTPEER
@@ -27,6 +29,7 @@ struct answer {
 	bool mismatch;
 	int index; /* -1: unknown */
 	char ptsname[64];
+	bool not_ptmx;	/* /dev/ptmx is not c 5:2: nothing was opened */
 	bool has_slave; /* the slave opened by name, as stat() shows it to the worker: */
 	uint64_t slave_dev;
 	uint32_t slave_uid, slave_gid;
@@ -55,37 +58,78 @@ static int open_in(int root, const char *path, int flags)
 	return (int)syscall(SYS_openat2, root, path, &how, sizeof(how));
 }
 
+/* The decimal digits of n at the end of buf (size bytes, NUL-terminated): where they start. */
+static char *digits_of(unsigned n, char *buf, size_t size)
+{
+	char *d = buf + size - 1;
+
+	*d = 0;
+	do
+		*--d = (char)('0' + n % 10);
+	while ((n /= 10) > 0 && d > buf);
+	return d;
+}
+
 /* ptsname_r() as glibc (2.33 and later) does it on Linux: TIOCGPTN (n, asked once for all the
  * steps), then "/dev/pts/N", nothing looked up. An errno, or 0. */
 static int pts_name(unsigned n, char *buf, size_t size)
 {
-	char digits[16], *d = digits + sizeof(digits);
-	size_t len;
+	char digits[16], *d = digits_of(n, digits, sizeof(digits));
+	size_t len = strlen(d);
 
-	do
-		*--d = (char)('0' + n % 10);
-	while ((n /= 10) > 0 && d > digits);
-	len = (size_t)(digits + sizeof(digits) - d);
 	if (sizeof(PTS_DIR) + len > size)
 		return ERANGE;
 	memcpy(buf, PTS_DIR, sizeof(PTS_DIR) - 1);
-	memcpy(buf + sizeof(PTS_DIR) - 1, d, len);
-	buf[sizeof(PTS_DIR) - 1 + len] = 0;
+	memcpy(buf + sizeof(PTS_DIR) - 1, d, len + 1);
 	return 0;
+}
+
+/* What the namespace put at a path is looked at before anything of it is opened for I/O: an
+ * O_PATH descriptor runs nothing of a device's driver, takes no lease and waits for no FIFO
+ * writer. The multiplexer: a character device 5:2 (a devpts ptmx node is one too). */
+static bool is_ptmx(const struct stat *st)
+{
+	return S_ISCHR(st->st_mode) && major(st->st_rdev) == 5 && minor(st->st_rdev) == 2;
+}
+
+/* A pty slave: a character device of the Unix 98 pty majors. */
+static bool is_pty_slave(const struct stat *st)
+{
+	return S_ISCHR(st->st_mode) && major(st->st_rdev) >= 136 && major(st->st_rdev) <= 143;
+}
+
+/* The file behind the O_PATH descriptor fd, opened with flags: through /proc/self/fd, so that
+ * the node checked is the node opened (a path resolved again could have been swapped), with
+ * every permission check (the device cgroup's too) of a plain open(). -1 with errno. */
+static int reopen(int fd, int flags)
+{
+	char path[32] = "/proc/self/fd/", digits[16];
+	const char *d = digits_of((unsigned)fd, digits, sizeof(digits));
+
+	memcpy(path + strlen(path), d, strlen(d) + 1);
+	return open(path, flags);
 }
 
 /* The work of a request: root is the namespace's root, or -1. */
 static void allocate(int root, const void *request, void *answer)
 {
-	const int flags = O_RDWR | O_NOCTTY | O_CLOEXEC;
+	const int flags = O_RDWR | O_NOCTTY | O_CLOEXEC | O_NONBLOCK;
 	struct answer *a = answer;
-	struct stat by_name, peer_st;
-	int master, slave, peer, p, unlock = 0, ptn_errno = 0;
+	struct stat ptmx_st, by_name, peer_st;
+	int path, master, slave, peer, peer_errno = 0, p, unlock = 0, ptn_errno = 0;
+	bool ours;
 
 	(void)request;
 	errno = 0;
 	a->index = -1;
-	master = open_in(root, "/dev/ptmx", flags);
+	path = open_in(root, "/dev/ptmx", O_PATH | O_CLOEXEC);
+	if (path >= 0 && fstat(path, &ptmx_st) == 0 && !is_ptmx(&ptmx_st)) {
+		/* Not the multiplexer: whatever it is (a watchdog, a regular file with a lease),
+		 * it is not opened, and nothing here is a probe result. */
+		a->not_ptmx = true;
+		return;
+	}
+	master = path >= 0 ? reopen(path, flags) : -1;
 	if (!step(a, ALLOC_STEP_OPEN_PTMX, master >= 0))
 		return;
 	/* Not a step of its own (grantpt() and ptsname() ask the same): which /dev/pts/N this
@@ -112,22 +156,36 @@ static void allocate(int root, const void *request, void *answer)
 		a->ptsname[0] = 0;
 		return;
 	}
+	/* The slave itself, asked of the master (its step comes after the name's, as programs
+	 * take them): what the name must lead to before it is opened. */
+	peer = ioctl(master, TIOCGPTPEER, flags);
+	if (peer < 0 || fstat(peer, &peer_st) < 0)
+		peer_errno = errno ?: EIO;
 	errno = 0;
-	slave = open_in(root, a->ptsname, flags);
-	if (!step(a, ALLOC_STEP_OPEN_SLAVE, slave >= 0 && fstat(slave, &by_name) == 0))
+	path = open_in(root, a->ptsname, O_PATH | O_CLOEXEC);
+	if (!step(a, ALLOC_STEP_OPEN_SLAVE, path >= 0 && fstat(path, &by_name) == 0))
 		return;
+	/* Opened for I/O only when it is a pty slave, and the one allocated where the kernel can
+	 * say so: a name that leads elsewhere is a mismatch, found without opening it. */
+	ours = is_pty_slave(&by_name) && (peer_errno || (by_name.st_dev == peer_st.st_dev &&
+							 by_name.st_rdev == peer_st.st_rdev));
+	if (ours) {
+		errno = 0;
+		slave = reopen(path, flags);
+		if (!step(a, ALLOC_STEP_OPEN_SLAVE, slave >= 0))
+			return;
+	}
 	a->has_slave = true;
 	a->slave_dev = by_name.st_dev;
 	a->slave_uid = by_name.st_uid;
 	a->slave_gid = by_name.st_gid;
-	peer = ioctl(master, TIOCGPTPEER, flags);
-	if (!step(a, ALLOC_STEP_PEER, peer >= 0 && fstat(peer, &peer_st) == 0))
+	errno = peer_errno;
+	if (!step(a, ALLOC_STEP_PEER, peer_errno == 0))
 		return;
 	/* The same pty: one devpts instance (st_dev) and one index (st_rdev); two instances
 	 * number their slaves alike. */
 	a->n_steps = ALLOC_STEP_COMPARE + 1;
-	a->mismatch = !S_ISCHR(by_name.st_mode) || by_name.st_dev != peer_st.st_dev ||
-		      by_name.st_rdev != peer_st.st_rdev;
+	a->mismatch = !ours;
 	/* Every descriptor opened here is closed before the answer is read (by the worker before
 	 * it answers; a lone child exits): the pty is gone, its /dev/pts/N with it. */
 }
@@ -152,6 +210,10 @@ static int alloc_result(const struct alloc_options *o, int r, struct answer *a,
 			 g->setup_step ?: "privileges");
 		return 0;
 	}
+	if (a->not_ptmx) {
+		ret->status = ALLOC_NOT_PTMX;
+		return 0;
+	}
 	ret->status = ALLOC_PERFORMED;
 	ret->n_steps = a->n_steps > _ALLOC_STEP_MAX ? _ALLOC_STEP_MAX : a->n_steps;
 	ret->error = a->error;
@@ -167,6 +229,27 @@ static int alloc_result(const struct alloc_options *o, int r, struct answer *a,
 	return 0;
 }
 
+/* The deadline of an attempt starting now: o's, cut to its budget; 0 when the budget is spent. */
+static uint64_t attempt_deadline(const struct alloc_options *o)
+{
+	uint64_t d = o->deadline_usec ?: ALLOC_DEADLINE_USEC, now;
+
+	if (!o->budget_end)
+		return d;
+	now = now_usec(CLOCK_MONOTONIC);
+	if (now >= o->budget_end)
+		return 0;
+	return d < o->budget_end - now ? d : o->budget_end - now;
+}
+
+bool probe_allocation_skipped(const struct alloc_options *o, struct alloc_probe *ret)
+{
+	if (!o->budget_end || attempt_deadline(o))
+		return false;
+	*ret = (struct alloc_probe){ .status = ALLOC_SKIPPED, .index = -1 };
+	return true;
+}
+
 static struct guarded_request alloc_request(const struct alloc_options *o)
 {
 	return (struct guarded_request){
@@ -175,14 +258,14 @@ static struct guarded_request alloc_request(const struct alloc_options *o)
 		.work = allocate,
 		.fd = o->root_fd,
 		.answer_size = sizeof(struct answer),
-		.deadline_usec = ALLOC_DEADLINE_USEC,
+		.deadline_usec = attempt_deadline(o) ?: 1,
 	};
 }
 
 int probe_allocation_prepare(struct guarded_worker *w, uid_t uid, gid_t gid)
 {
-	struct guarded_request q =
-	    alloc_request(&(struct alloc_options){ .uid = uid, .gid = gid, .root_fd = -1 });
+	struct guarded_request q = alloc_request(&(struct alloc_options){
+	    .uid = uid, .gid = gid, .root_fd = -1, .cgroup_fds = { -1, -1 } });
 
 	return guarded_worker_start(w, &q);
 }
@@ -205,7 +288,7 @@ int probe_allocation_collect(struct guarded_worker *w, const struct alloc_option
 	 * (each on a new worker), then say so rather than report an outcome. */
 	if (r >= 0)
 		r = guarded_worker_collect(w, &a, &g);
-	for (unsigned i = 1; r == -ECANCELED && i < ALLOC_ATTEMPTS; i++) {
+	for (unsigned i = 1; r == -ECANCELED && i < ALLOC_ATTEMPTS && attempt_deadline(o); i++) {
 		r = probe_allocation_submit(w, o);
 		if (r >= 0)
 			r = guarded_worker_collect(w, &a, &g);
@@ -228,7 +311,8 @@ int probe_allocation(const struct alloc_options *o, struct alloc_probe *ret)
 		.mntns_fd = -1,
 		.root_fd = -1,
 		.keep_fd = o->root_fd,
-		.deadline_usec = ALLOC_DEADLINE_USEC,
+		.join_fds = o->cgroup_fds,
+		.n_join_fds = o->join_cgroups ? ALLOC_CGROUP_FDS : 0,
 		.work = allocate_once,
 		.userdata = (void *)&o->root_fd,
 		.answer_size = sizeof(struct answer),
@@ -237,7 +321,13 @@ int probe_allocation(const struct alloc_options *o, struct alloc_probe *ret)
 	struct answer a = { 0 };
 	int r = -ECANCELED;
 
-	for (unsigned i = 0; r == -ECANCELED && i < ALLOC_ATTEMPTS; i++)
+	if (probe_allocation_skipped(o, ret))
+		return 0;
+	for (unsigned i = 0; r == -ECANCELED && i < ALLOC_ATTEMPTS; i++) {
+		c.deadline_usec = attempt_deadline(o);
+		if (!c.deadline_usec)
+			break;
 		r = guarded_child_run(&c, &a, &g);
+	}
 	return alloc_result(o, r, &a, &g, ret);
 }

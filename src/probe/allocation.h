@@ -25,13 +25,29 @@
 
 /* How long one request of the probe may take, from submission to answer. */
 #define ALLOC_DEADLINE_USEC (2ULL * 1000000ULL)
+/* In another namespace, which chooses what its /dev/ptmx is: far less (a healthy probe takes a
+ * millisecond or two), so that no namespace holds up a run over many. */
+#define ALLOC_NS_DEADLINE_USEC (400ULL * 1000ULL)
+/* What the probes of one run over many namespaces (--all-namespaces) may take together; those
+ * that would start later are ALLOC_SKIPPED. */
+#define ALLOC_RUN_BUDGET_USEC (2ULL * 1000000ULL)
 /* Requests made before the probe is reported interfered with. */
 #define ALLOC_ATTEMPTS 3
+/* The cgroup hierarchies a probe child joins: the unified one and the v1 devices one. */
+#define ALLOC_CGROUP_FDS 2
 
 struct alloc_options {
 	uid_t uid; /* the user to allocate as, and its group */
 	gid_t gid;
 	int root_fd; /* >= 0: resolve every path under this root (a namespace's); -1: ours */
+	uint64_t deadline_usec; /* of one attempt; 0: ALLOC_DEADLINE_USEC */
+	uint64_t budget_end;	/* CLOCK_MONOTONIC past which no attempt starts; 0: none */
+	/* The cgroup.procs files (O_WRONLY) of the namespace's own cgroups where they are not
+	 * ours, -1 elsewhere: the child joins them before it drops its privileges, so that the
+	 * device rules the namespace's users meet are the ones it meets (probe/cgroup.h). Only
+	 * when join_cgroups. */
+	bool join_cgroups;
+	int cgroup_fds[ALLOC_CGROUP_FDS];
 };
 
 /* Start worker w for the probes of user uid and group gid ahead of the first (see
@@ -46,6 +62,9 @@ int probe_allocation_submit(struct guarded_worker *w, const struct alloc_options
  * started (ret untouched). */
 int probe_allocation_collect(struct guarded_worker *w, const struct alloc_options *o, int submitted,
 			     struct alloc_probe *ret);
+/* Is the budget of o spent (o->budget_end past)? Then *ret says ALLOC_SKIPPED: nothing is to be
+ * started. */
+bool probe_allocation_skipped(const struct alloc_options *o, struct alloc_probe *ret);
 /* The probe of a lone audit: in a guarded child of its own (guarded_child_run(), a clone
  * sharing our memory, which costs a fraction of starting a worker), waited for. The same
  * outcome as on a worker. */

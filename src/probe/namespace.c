@@ -8,12 +8,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include "probe/namespace.h"
+#include "probe/statmount-abi.h"
 #include "snapshot/snapshot.h"
+#include "util/caps.h"
+#include "util/guarded-child.h"
 #include "util/limits.h"
 #include "util/util.h"
 
@@ -164,6 +170,32 @@ static int gone(int err)
 	return err == ENOENT || err == ESRCH ? -ESRCH : -err;
 }
 
+/* Is the mount that holds t's root directory one of t's mount namespace? A process can chroot
+ * into a tree of another namespace (through /proc/PID/root of a process there): its own
+ * mountinfo, printed relative to that root, then shows nothing it can see. 1 when it lies
+ * outside, 0 when inside, -EOPNOTSUPP where the kernel cannot say (before Linux 6.11: no
+ * unique mount ids, namespace ids or statmount() of another namespace). */
+static int root_outside_mntns(const struct namespace_target *t)
+{
+	struct mount_id_request_ns q = { .req = { .size = MOUNT_ID_REQUEST_SIZE_VER1,
+						  .param = SM_MNT_BASIC } };
+	struct statmount_reply reply;
+	struct statx sx;
+
+	if (statx(t->root_fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_MNT_ID_UNIQUE_ABI,
+		  &sx) < 0 ||
+	    !(sx.stx_mask & STATX_MNT_ID_UNIQUE_ABI) ||
+	    ioctl(t->mntns_fd, NSFS_GET_MNTNS_ID, &q.mnt_ns_id) < 0)
+		return -EOPNOTSUPP;
+	q.req.mnt_id = sx.stx_mnt_id;
+	if (syscall(__NR_statmount, &q, &reply, sizeof(reply), 0) == 0)
+		return 0;
+	/* That mount is not one of the namespace's. */
+	if (errno == ENOENT)
+		return 1;
+	return errno == ENOSYS || errno == EINVAL || errno == E2BIG ? -EOPNOTSUPP : -errno;
+}
+
 int namespace_target_open(pid_t pid, struct namespace_target **ret)
 {
 	_cleanup_(namespace_target_freep) struct namespace_target *t = NULL;
@@ -218,6 +250,7 @@ int namespace_target_open(pid_t pid, struct namespace_target **ret)
 	/* A process in our namespace but below another root (a chroot) is judged under its root,
 	 * as an audit run inside it would be: mountinfo already shows only what is under it. */
 	t->own = self == t->mntns && t->root_is_ours;
+	t->root_outside = !t->own && root_outside_mntns(t) == 1;
 	if (!same_userns_as_identity_self(t) && ((r = read_idmap(t, "uid_map", &t->uid_map)) < 0 ||
 						 (r = read_idmap(t, "gid_map", &t->gid_map)) < 0))
 		return gone(-r);
@@ -383,18 +416,195 @@ void ns_translate_ids(const struct namespace_target *t, struct stat *st)
 	st->st_gid = idmap_from_initial_or_overflow(t->gid_map, st->st_gid);
 }
 
-int ns_read_file(const struct namespace_target *t, const char *path, int flags, size_t max_size,
-		 char **ret, size_t *ret_size)
+/* File systems whose files are the kernel's, not the namespace's: a "file" there acts when it is
+ * read (/proc/kmsg drains the kernel log, /proc/PID/mem reads another process). A namespace that
+ * binds one over a file we read is refused, whatever its owner and mode. */
+static bool pseudo_fs(long type)
+{
+	switch ((unsigned long)type) {
+	case 0x9fa0:	 /* proc */
+	case 0x62656572: /* sysfs */
+	case 0x64626720: /* debugfs */
+	case 0x74726163: /* tracefs */
+	case 0x73636673: /* securityfs */
+	case 0xcafe4a11: /* bpf */
+	case 0x27e0eb:	 /* cgroup */
+	case 0x63677270: /* cgroup2 */
+	case 0x62656570: /* configfs */
+	case 0xde5e81e4: /* efivarfs */
+	case 0x6165676c: /* pstore */
+	case 0xf97cff8c: /* selinuxfs */
+	case 0x43415d53: /* smackfs */
+	case 0x1cd1:	 /* devpts */
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* One read of a namespace's file, by a guarded child with the namespace's identity. The child
+ * shares our memory (or, under valgrind, the mapping buf is in): it fills buf and the answer. */
+struct ns_read_job {
+	int root_fd;
+	const char *path;
+	int flags;
+	char *buf; /* max_size + 1 bytes, MAP_SHARED */
+	size_t max_size;
+};
+
+struct ns_read_answer {
+	int error; /* 0, an errno, or NS_READ_PSEUDO / EBADFD / EFBIG */
+	uint64_t size;
+};
+
+static void ns_read_work(void *userdata, void *answer)
+{
+	const struct ns_read_job *j = userdata;
+	struct ns_read_answer *a = answer;
+	struct open_how how = {
+		.flags = (uint64_t)(O_RDONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC | j->flags),
+		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
+	};
+	struct statfs sfs;
+	struct stat st;
+	size_t got = 0;
+	int fd;
+
+	/* O_NONBLOCK: a FIFO planted there must not make the read wait for a writer; it is refused
+	 * from fstat() just after, before anything is read. */
+	fd = (int)syscall(SYS_openat2, j->root_fd, j->path, &how, sizeof(how));
+	if (fd < 0) {
+		a->error = errno ?: EIO;
+		return;
+	}
+	if (fstat(fd, &st) < 0 || fstatfs(fd, &sfs) < 0) {
+		a->error = errno ?: EIO;
+		return;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		a->error = EBADFD;
+		return;
+	}
+	if (pseudo_fs(sfs.f_type)) {
+		a->error = NS_READ_PSEUDO;
+		return;
+	}
+	for (;;) {
+		ssize_t n = read(fd, j->buf + got, j->max_size + 1 - got);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			a->error = errno ?: EIO;
+			return;
+		}
+		if (n == 0)
+			break;
+		got += (size_t)n;
+		if (got > j->max_size) {
+			a->error = EFBIG;
+			return;
+		}
+	}
+	a->size = got;
+}
+
+static int ns_read_file_as_caller(const struct namespace_target *t, const char *path, int flags,
+				  size_t max_size, char **ret, size_t *ret_size)
 {
 	_cleanup_close_ int fd = -EBADF;
+	struct statfs sfs;
 
-	if (!in_root(t))
-		return read_file_flags(path, flags, max_size, ret, ret_size);
-	/* O_NONBLOCK: a FIFO planted there must not make the audit wait for a writer. */
 	fd = ns_open(t, path, O_RDONLY | O_NOCTTY | O_NONBLOCK | flags);
 	if (fd < 0)
 		return fd;
+	if (fstatfs(fd, &sfs) < 0)
+		return -errno;
+	if (pseudo_fs(sfs.f_type))
+		return -NS_READ_PSEUDO;
 	return read_regular_fd(fd, max_size, ret, ret_size);
+}
+
+/* The ids a file of the namespace is read as: its root's, as the initial user namespace numbers
+ * them (the owner of a rootless container's files: the user who made it), or the overflow id
+ * where its root has none. */
+static void ns_reader_ids(const struct namespace_target *t, uid_t *uid, gid_t *gid)
+{
+	unsigned u, g;
+
+	*uid = idmap_to_initial(t->uid_map, 0, &u) == 0 ? (uid_t)u : IDMAP_OVERFLOW_ID;
+	*gid = idmap_to_initial(t->gid_map, 0, &g) == 0 ? (gid_t)g : IDMAP_OVERFLOW_ID;
+}
+
+int ns_read_file(const struct namespace_target *t, const char *path, int flags, size_t max_size,
+		 char **ret, size_t *ret_size)
+{
+	struct ns_read_job j = {
+		.root_fd = t ? t->root_fd : -1, .path = path, .flags = flags, .max_size = max_size
+	};
+	struct guarded_child c = {
+		.mntns_fd = -1,
+		.root_fd = -1,
+		.keep_fd = j.root_fd,
+		.deadline_usec = NS_READ_DEADLINE_USEC,
+		.work = ns_read_work,
+		.userdata = &j,
+		.answer_size = sizeof(struct ns_read_answer),
+	};
+	struct ns_read_answer a = { 0 };
+	struct guarded_result g = { 0 };
+	size_t map_size = max_size + 1;
+	char *text;
+	int r;
+
+	if (!in_root(t))
+		return read_file_flags(path, flags, max_size, ret, ret_size);
+	/* A caller that may not change its ids has no right of root's to lend: it reads itself. */
+	if (!caps_may_change_ids())
+		return ns_read_file_as_caller(t, path, flags, max_size, ret, ret_size);
+	/* Whatever the namespace put at path is opened by a process that has its root's identity
+	 * and no capability (no CAP_DAC_OVERRIDE, CAP_SYSLOG or CAP_SYS_PTRACE): a host file bound
+	 * there that its root may not read stays unread, and what it may read it could have read
+	 * itself. Only the pages read are touched: the map costs its size in address space only. */
+	ns_reader_ids(t, &c.uid, &c.gid);
+	j.buf = mmap(NULL, map_size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (j.buf == MAP_FAILED)
+		return -errno;
+	r = guarded_child_run(&c, &a, &g);
+	if (r == -ECANCELED)
+		r = -ETIMEDOUT; /* stopped, killed or hung past the deadline: not read */
+	else if (r >= 0 && g.setup_error)
+		r = -g.setup_error;
+	else if (r >= 0 && a.error)
+		r = -a.error;
+	if (r >= 0) {
+		text = malloc((size_t)a.size + 1);
+		if (!text)
+			r = -ENOMEM;
+		else {
+			memcpy(text, j.buf, (size_t)a.size);
+			text[a.size] = 0;
+			*ret = text;
+			if (ret_size)
+				*ret_size = (size_t)a.size;
+		}
+	}
+	munmap(j.buf, map_size);
+	return r;
+}
+
+const char *ns_read_error_string(int r)
+{
+	switch (-r) {
+	case NS_READ_PSEUDO:
+		return "a file of a kernel pseudo file system (proc, sysfs, ...), not read";
+	case ETIMEDOUT:
+		return "its reader did not finish (stopped, killed or hung): not read";
+	case EFBIG:
+		return "too large";
+	default:
+		return read_error_string(r);
+	}
 }
 
 int ns_read_proc(const struct namespace_target *t, const char *name, size_t max_size, char **ret,

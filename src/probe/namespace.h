@@ -35,6 +35,10 @@ struct namespace_target {
 	bool own;
 	/* Its root directory is the caller's (the same inode), in whatever mount namespace. */
 	bool root_is_ours;
+	/* Its root directory lies on a mount of another mount namespace (a chroot through
+	 * /proc/PID/root of a process elsewhere): its mount table says nothing of what it sees,
+	 * and it is not judged (probe_base() refuses it). False where the kernel cannot tell. */
+	bool root_outside;
 	/* Its user namespace's maps, the text of /proc/PID/uid_map and gid_map; NULL for the
 	 * identity (the initial user namespace). */
 	char *uid_map, *gid_map;
@@ -84,9 +88,19 @@ void ns_dirs_end(const struct namespace_target *t);
  * directory opened under a namespace's root stays under it. 0, -EINVAL for any other name, or
  * -errno. */
 int stat_in_dir(int dirfd, const char *name, struct stat *st);
-/* read_file_flags() (util.h) under the root: regular files only, bounded, non-blocking. */
+/* read_file_flags() (util.h) under the root: regular files only, bounded, non-blocking; in
+ * another namespace, opened and read by a guarded child (util/guarded-child.h) with the identity
+ * of the namespace's root (its outside uid and gid; the overflow id where it has none) and no
+ * capability, and refused on a kernel pseudo file system (proc, sysfs, debugfs, tracefs,
+ * securityfs and the like: -NS_READ_PSEUDO). -EBADFD: not a regular file; -EFBIG: over
+ * max_size; -ETIMEDOUT: the reader did not answer by NS_READ_DEADLINE_USEC. Whatever the file,
+ * nothing but this call's result leaves the namespace: ns_read_error_string() says it. */
+#define NS_READ_PSEUDO	      EMEDIUMTYPE
+#define NS_READ_DEADLINE_USEC (2ULL * 1000000ULL)
 int ns_read_file(const struct namespace_target *t, const char *path, int flags, size_t max_size,
 		 char **ret, size_t *ret_size);
+/* For a person: what an error of ns_read_file() means. */
+const char *ns_read_error_string(int r);
 /* A stat from the host gives the initial user namespace's ids: turn them into the namespace's
  * own, as a stat there would give them (the overflow id where it has none), so that a namespace's
  * snapshot is in its own numbers like that of an audit run inside it. */

@@ -15,6 +15,7 @@
 
 #include "analysis/analysis.h"
 #include "probe/allocation.h"
+#include "probe/cgroup.h"
 #include "snapshot/initramfs-record.h"
 #include "probe/namespace.h"
 #include "probe/probe.h"
@@ -1124,7 +1125,9 @@ static int probe_identity(struct snapshot *s, const struct probe_options *opts,
 		gid = TTY_GID_FALLBACK;
 	else if (r < 0) {
 		snprintf(err->message, sizeof(err->message),
-			 "cannot look up group " TTY_GROUP_NAME ": %s", strerror(-r));
+			 "cannot look up group " TTY_GROUP_NAME "%s: %s",
+			 opts->ns && !opts->ns->own ? " in its /etc/group" : "",
+			 opts->ns && !opts->ns->own ? ns_read_error_string(r) : strerror(-r));
 		return r;
 	}
 	s->tty_gid = gid;
@@ -1223,6 +1226,14 @@ int probe_base(const struct probe_options *opts, struct snapshot **ret, struct p
 		return -ENOMEM;
 	}
 
+	if (opts->ns && opts->ns->root_outside) {
+		snprintf(err->message, sizeof(err->message),
+			 "its root directory lies outside its mount namespace (a chroot into "
+			 "another namespace's tree): its mount table does not show what it sees, "
+			 "so it is not judged");
+		mount_table_free(opts->mounts);
+		return -EXDEV;
+	}
 	/* The directories of the namespace stay open from here to the end of probe_details(). */
 	ns_dirs_begin(opts->ns);
 	r = probe_mounts(s, opts, err);
@@ -1298,8 +1309,12 @@ void probe_allocation_start(const struct probe_options *opts, struct guarded_wor
 			    struct alloc_pending *ret)
 {
 	bool other = opts->ns && !opts->ns->own;
+	int r;
 
-	*ret = (struct alloc_pending){ .worker = w, .o.root_fd = other ? opts->ns->root_fd : -1 };
+	*ret = (struct alloc_pending){ .worker = w,
+				       .o = { .root_fd = other ? opts->ns->root_fd : -1,
+					      .cgroup_fds = { -1, -1 },
+					      .budget_end = opts->alloc_budget_end } };
 	if (opts->skip_allocation) {
 		ret->status = ALLOC_DISABLED;
 		return;
@@ -1318,18 +1333,52 @@ void probe_allocation_start(const struct probe_options *opts, struct guarded_wor
 			probe_user_mapped(&ret->o.uid, &ret->o.gid);
 	}
 	ret->status = ALLOC_PERFORMED;
-	if (w)
-		ret->submitted = probe_allocation_submit(w, &ret->o);
+	if (other) {
+		/* Another namespace chose its /dev/ptmx: a short deadline, and the device rules of
+		 * its own cgroups. A child joins them; the one worker of a run cannot (it is
+		 * unprivileged by then), so such a probe runs in a child of its own. We may not
+		 * write them (the daemon as its own user, without CAP_DAC_OVERRIDE): the probe
+		 * stays in our cgroup, and opens no node but a ptmx and its own pty all the same.
+		 */
+		ret->o.deadline_usec = ALLOC_NS_DEADLINE_USEC;
+		r = probe_cgroup_procs_of(opts->ns, ret->o.cgroup_fds);
+		if (r < 0 && r != -EACCES && r != -EPERM) {
+			ret->status = ALLOC_SETUP_FAILED;
+			ret->cgroup_error = -r;
+			return;
+		}
+		ret->o.join_cgroups = ret->o.cgroup_fds[0] >= 0 || ret->o.cgroup_fds[1] >= 0;
+		if (ret->o.join_cgroups)
+			ret->worker = NULL;
+	}
+	if (probe_allocation_skipped(&ret->o, &(struct alloc_probe){ 0 }))
+		ret->status = ALLOC_SKIPPED;
+	else if (ret->worker)
+		ret->submitted = probe_allocation_submit(ret->worker, &ret->o);
+}
+
+void alloc_pending_done(struct alloc_pending *p)
+{
+	probe_cgroup_fds_close(p->o.cgroup_fds);
 }
 
 int probe_allocation_into(struct alloc_pending *p, struct snapshot *s)
 {
 	int r;
 
+	if (p->status == ALLOC_SETUP_FAILED) {
+		s->probe = (struct alloc_probe){ .status = ALLOC_SETUP_FAILED,
+						 .uid = p->o.uid,
+						 .gid = p->o.gid,
+						 .error = p->cgroup_error,
+						 .setup_step = "cgroup" };
+		return 0;
+	}
 	if (p->status != ALLOC_PERFORMED) {
 		s->probe = (struct alloc_probe){ .status = p->status };
 		return 0;
 	}
+
 	r = p->worker ? probe_allocation_collect(p->worker, &p->o, p->submitted, &s->probe)
 		      : probe_allocation(&p->o, &s->probe);
 	if (r < 0) {

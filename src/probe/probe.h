@@ -43,6 +43,9 @@ struct probe_options {
 	bool has_alloc_user;
 	uid_t alloc_uid;
 	gid_t alloc_gid;
+	/* CLOCK_MONOTONIC past which the allocation probe is not started (ALLOC_SKIPPED): the
+	 * budget of a run over many namespaces; 0: none. */
+	uint64_t alloc_budget_end;
 	/* The mount namespace and root of this process to judge (audit --namespace), 0 for the
 	 * caller's own: the pipeline opens it (probe/namespace.h) unless ns is given. */
 	pid_t namespace_pid;
@@ -84,8 +87,11 @@ struct alloc_pending {
 	struct alloc_options o;
 	/* ALLOC_DISABLED or ALLOC_NOT_ROOT: nothing was started; ALLOC_PERFORMED: it was. */
 	enum alloc_status status;
-	int submitted; /* what handing it to the worker returned */
+	int submitted;	  /* what handing it to the worker returned */
+	int cgroup_error; /* ALLOC_SETUP_FAILED: the namespace's cgroups could not be known */
 };
+/* Close what the probe holds of its namespace's cgroups (any time after the start). */
+void alloc_pending_done(struct alloc_pending *p);
 
 /* Start the allocation probe of opts on worker w and return at once (opts->ns another
  * namespace: every path of the probe is resolved under its root): it allocates while the caller

@@ -51,6 +51,9 @@ struct mount_id_request_ns {
 #define MOUNT_ID_REQUEST_SIZE_VER1 32
 _Static_assert(sizeof(struct mount_id_request_ns) == MOUNT_ID_REQUEST_SIZE_VER1, "mnt_id_req ABI");
 
+/* statx(): the 64-bit mount id statmount() takes (Linux 6.8). */
+#define STATX_MNT_ID_UNIQUE_ABI 0x00004000U
+
 /* ioctl of a mount namespace's nsfs file (Linux 6.10): its 64-bit id, never reused. */
 #define NSFS_GET_MNTNS_ID _IOR(0xb7, 0x5, uint64_t)
 

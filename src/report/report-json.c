@@ -248,6 +248,11 @@ json_object *report_namespace_to_json(const struct report_namespace *n)
 		json_object_object_add(c, "name", json_new_string_or_null(n->container_name));
 	}
 	json_object_object_add(o, "container", c);
+	if (n->error) {
+		json_object_object_add(o, "report", NULL);
+		json_object_object_add(o, "error", json_object_new_string(n->error));
+		return o;
+	}
 	/* A namespace's own report has no namespaces of its own. */
 	inner.namespaces = NULL;
 	inner.n_namespaces = 0;

@@ -45,6 +45,9 @@ struct report_namespace {
 	unsigned pids_total;
 	const char *container_manager, *container_id, *container_name;
 	const char *comm; /* the process's name, for the text header; may be NULL */
+	/* Why it could not be judged (an error of its own, never the run's): report is then
+	 * empty, and the JSON item says "report": null and "error". NULL: judged. */
+	const char *error;
 	struct report report;
 };
 

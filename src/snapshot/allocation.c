@@ -20,7 +20,21 @@ static const char *const status_names[_ALLOC_STATUS_MAX] = {
 	[ALLOC_PERFORMED] = NULL,	   [ALLOC_NOT_ROOT] = "not-root",
 	[ALLOC_DISABLED] = "disabled",	   [ALLOC_NOT_RECORDED] = "not-in-snapshot",
 	[ALLOC_INTERFERED] = "interfered", [ALLOC_SETUP_FAILED] = "setup-failed",
+	[ALLOC_NOT_PTMX] = "not-ptmx",	   [ALLOC_SKIPPED] = "skipped",
 };
+
+/* A child was started (or was to be): its ids are known. */
+static bool alloc_status_has_ids(enum alloc_status s)
+{
+	return s == ALLOC_PERFORMED || s == ALLOC_INTERFERED || s == ALLOC_SETUP_FAILED ||
+	       s == ALLOC_NOT_PTMX;
+}
+
+static bool setup_step_known(const char *s)
+{
+	return streq(s, "start") || streq(s, "cgroup") || streq(s, "namespace") ||
+	       streq(s, "root") || streq(s, "privileges");
+}
 
 const char *alloc_step_to_string(enum alloc_step s)
 {
@@ -77,6 +91,8 @@ const char *alloc_probe_describe(const struct alloc_probe *p, char *buf, size_t 
 		[ALLOC_DISABLED] = "disabled (--no-probe, or [Probe] Enabled=no)",
 		[ALLOC_NOT_RECORDED] = "the snapshot has no probe result",
 		[ALLOC_INTERFERED] = "the probe child was stopped or killed by another process",
+		[ALLOC_NOT_PTMX] = "/dev/ptmx is not the pty multiplexer (c 5:2): not opened",
+		[ALLOC_SKIPPED] = "this run's probes had used their time",
 	};
 	enum alloc_step failed;
 
@@ -119,8 +135,7 @@ json_object *errno_to_json(int e)
 json_object *alloc_probe_to_json(const struct alloc_probe *p)
 {
 	json_object *o = json_object_new_object(), *steps = json_object_new_array();
-	bool ids = p->status == ALLOC_PERFORMED || p->status == ALLOC_INTERFERED ||
-		   p->status == ALLOC_SETUP_FAILED;
+	bool ids = alloc_status_has_ids(p->status);
 	enum alloc_step failed;
 	bool has_failed = alloc_probe_failed(p, &failed);
 
@@ -205,15 +220,12 @@ int alloc_probe_from_json(json_object *o, const char *where, struct alloc_probe 
 			return load_fail(
 			    err,
 			    "key '%s.reason': \"%s\" is not one of not-root, disabled, "
-			    "interfered, setup-failed",
+			    "interfered, setup-failed, not-ptmx, skipped",
 			    where, reason);
 	}
 	/* The ids are known once a child was started. */
 	{
-		int need = p.status == ALLOC_PERFORMED || p.status == ALLOC_INTERFERED ||
-				   p.status == ALLOC_SETUP_FAILED
-			       ? JSON_REQUIRED
-			       : JSON_NULLABLE;
+		int need = alloc_status_has_ids(p.status) ? JSON_REQUIRED : JSON_NULLABLE;
 
 		if ((r = json_get_long(o, where, "uid", 0, UINT32_MAX - 1, need, &uid, err)) < 0 ||
 		    (r = json_get_long(o, where, "gid", 0, UINT32_MAX - 1, need, &gid, err)) < 0)
@@ -228,12 +240,10 @@ int alloc_probe_from_json(json_object *o, const char *where, struct alloc_probe 
 	p.gid = (gid_t)gid;
 
 	if (p.status == ALLOC_SETUP_FAILED) {
-		if (!setup_step ||
-		    (!streq(setup_step, "start") && !streq(setup_step, "namespace") &&
-		     !streq(setup_step, "root") && !streq(setup_step, "privileges")))
+		if (!setup_step || !setup_step_known(setup_step))
 			return load_fail(err,
-					 "key '%s.setup_step': expected start, namespace, root or "
-					 "privileges when reason is setup-failed",
+					 "key '%s.setup_step': expected start, cgroup, namespace, "
+					 "root or privileges when reason is setup-failed",
 					 where);
 		if (!p.error)
 			return load_fail(

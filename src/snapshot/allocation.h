@@ -36,6 +36,10 @@ enum alloc_status {
 	ALLOC_NOT_RECORDED, /* a snapshot without a probe (not in JSON: the key is absent) */
 	ALLOC_INTERFERED,   /* the child was stopped or killed past its deadline, every time */
 	ALLOC_SETUP_FAILED, /* no child could start, or become the user (error, setup_step) */
+	/* /dev/ptmx is not the pty multiplexer (c 5:2, directly or through a link to a devpts
+	 * ptmx): never opened, whatever it is (ptmx-not-device says what) */
+	ALLOC_NOT_PTMX,
+	ALLOC_SKIPPED, /* the run's probes had used their time (--all-namespaces) */
 	_ALLOC_STATUS_MAX,
 };
 
@@ -60,8 +64,8 @@ struct alloc_probe {
 		uid_t uid;
 		gid_t gid;
 	} slave;
-	/* ALLOC_SETUP_FAILED: what failed ("start": no child; "namespace", "root", "privileges":
-	 * the child's setup) and error. */
+	/* ALLOC_SETUP_FAILED: what failed ("start": no child; "cgroup": it could not join the
+	 * namespace's cgroup; "namespace", "root", "privileges": the child's setup) and error. */
 	char setup_step[16];
 };
 

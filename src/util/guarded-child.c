@@ -55,9 +55,10 @@ enum {
 	SETUP_NAMESPACE,
 	SETUP_ROOT,
 	SETUP_PRIVILEGES,
+	SETUP_CGROUP,
 };
 
-static const char *const setup_steps[] = { NULL, "namespace", "root", "privileges" };
+static const char *const setup_steps[] = { NULL, "namespace", "root", "privileges", "cgroup" };
 
 /* What parent and child share, above the child's stack. */
 struct shared {
@@ -118,6 +119,9 @@ static int setup(const struct shared *s)
 {
 	const struct guarded_child *c = s->c;
 
+	for (unsigned i = 0; i < c->n_join_fds; i++)
+		if (c->join_fds[i] >= 0 && write(c->join_fds[i], "0", 1) != 1)
+			return SETUP_CGROUP;
 	if (c->mntns_fd >= 0 && setns(c->mntns_fd, CLONE_NEWNS) < 0)
 		return SETUP_NAMESPACE;
 	if (c->root_fd >= 0 && (fchdir(c->root_fd) < 0 || chroot(".") < 0 || chdir("/") < 0))

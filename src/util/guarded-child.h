@@ -72,6 +72,11 @@ struct guarded_child {
 	int mntns_fd; /* >= 0: setns(CLONE_NEWNS) into it first; -1: stay */
 	int root_fd;  /* >= 0: then make it the root and the working directory; -1: stay */
 	int keep_fd;  /* >= 3: left open for the work (all others above 2 are closed); -1: none */
+	/* cgroup.procs files (opened for writing) the child joins first, by writing "0" to each,
+	 * while it is still privileged: the cgroups whose device rules its work must meet. Entries
+	 * below 0 are skipped; n_join_fds 0: none. */
+	const int *join_fds;
+	unsigned n_join_fds;
 	uint64_t deadline_usec; /* from clone to exit */
 	/* In the child, privileges dropped: fill answer (answer_size bytes, zeroed before). See
 	 * above for what it may call. */
@@ -84,7 +89,7 @@ struct guarded_result {
 	uid_t as_uid; /* the effective ids the work ran (or was to run) as */
 	gid_t as_gid;
 	/* 0; or the errno with which the child could not start its work (the answer is then
-	 * zeroes), and what it was doing: "namespace", "root" or "privileges". */
+	 * zeroes), and what it was doing: "cgroup", "namespace", "root" or "privileges". */
 	int setup_error;
 	const char *setup_step;
 };

@@ -428,6 +428,24 @@ def runc_host_dev_case(h):
     verify(h)
 
 
+@case("runc-foreign-ptmx")
+def runc_foreign_ptmx_case(h):
+    """A container (root with CAP_MKNOD, here made from the host's side) turns its /dev/ptmx
+    into c 10:237, a device its own device cgroup forbids it to open. Never opened from the
+    host: the probe looks at the node first (O_PATH), says "not-ptmx" and opens nothing, and
+    ptmx-not-device is the finding, inside and from the host alike. A probe that opened it
+    would report grantpt failing on whatever that device is."""
+    ct = h.start(harness.OCIBundle(h, "runc-foreign-ptmx"))
+    # (mknod -m cannot chmod a node there: a separate chmod.)
+    run(["nsenter", "-t", str(ct.pid), "-m", "--", "sh", "-ec", "rm -f /dev/ptmx; mknod /dev/ptmx c 10 237; chmod 666 /dev/ptmx"])
+    # Users inside meet the container's device cgroup: EPERM, whatever the mode.
+    expect(ct, inside=["ptmx-not-device"], pty=dict(ok=False, step="open", error="EPERM"))
+    verify(h)
+    probe = report_from_host(h, ct).get("probe") or {}
+    h.check.eq((probe.get("performed"), probe.get("reason"), probe.get("steps")), (False, "not-ptmx", []),
+               "from the host: the probe opened nothing: %s" % json.dumps(probe, sort_keys=True))
+
+
 @case("podman-host-dev")
 def podman_host_dev_case(h):
     """podman run --privileged -v /dev:/dev: the host's /dev, its devpts and its ptys."""

@@ -534,11 +534,13 @@ class Container:
 class OCIBundle(Container):
     """runc or crun with a `runc spec` bundle; mounts: extra entries for config.json."""
 
-    def __init__(self, host, name, binary="runc", mounts=()):
+    def __init__(self, host, name, binary="runc", mounts=(), devices=()):
         super().__init__(host, name)
         self.binary = binary
         self.runtime = binary
         self.extra_mounts = list(mounts)
+        # Device cgroup rules after the runtime's own (the last matching rule wins).
+        self.extra_devices = list(devices)
         self.state = host.workdir(name + "-state")
 
     def cmd(self, *args):
@@ -554,6 +556,9 @@ class OCIBundle(Container):
         config["process"]["terminal"] = False
         config["root"] = {"path": self.host.tree(), "readonly": False}
         config["mounts"] += self.extra_mounts
+        if self.extra_devices:
+            resources = config.setdefault("linux", {}).setdefault("resources", {})
+            resources["devices"] = resources.get("devices", []) + self.extra_devices
         with open(path, "w") as f:
             json.dump(config, f)
         self.run_logged(self.cmd("run", "--detach", "--bundle", bundle, self.name))

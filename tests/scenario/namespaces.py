@@ -18,6 +18,7 @@ import shutil
 import stat
 import subprocess
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
@@ -366,6 +367,7 @@ def ns_symlink_escape(sc):
     r = sc.run_ptsguard("audit", "--namespace", str(t.pid), "--json")
     sc.check.eq(r.returncode, 3, "a FIFO as the namespace's /etc/group: could not run (exit 3)")
     sc.check.true("group" in r.stderr, "the message names the group lookup: %r" % r.stderr)
+    sc.check.true("not a regular file" in r.stderr, "and says what is wrong with it: %r" % r.stderr)
 
 
 @case("ns-probe-in-root")
@@ -413,6 +415,235 @@ def ns_probe_in_root(sc):
                     failed or (None, "/dev/pts/0"),
                     "%s: the probe's outcome" % what)
         t.stop()
+
+
+class Cgroup:
+    """A cgroup of the test's own, made below the machine's hierarchy mounted at root
+    (/sys/fs/cgroup/devices for the v1 devices controller, the unified one for v2), removed
+    again (thawed, emptied) when the case ends: the machine's cgroups are as before."""
+
+    def __init__(self, sc, root, name):
+        if not os.path.isdir(root):
+            raise SetupError("no cgroup hierarchy at %s on this machine" % root)
+        self.path = os.path.join(root, "ptsguard-test-%s-%d" % (name, os.getpid()))
+        os.mkdir(self.path)
+        sc.cgroups = getattr(sc, "cgroups", []) + [self]
+
+    def write(self, name, text):
+        with open(os.path.join(self.path, name), "w") as f:
+            f.write(text)
+
+    def join_argv(self):
+        """A shell prefix that moves the shell itself into this cgroup."""
+        return "echo $$ > %s/cgroup.procs; " % self.path
+
+    def remove(self, targets):
+        if os.path.exists(os.path.join(self.path, "cgroup.freeze")):
+            self.write("cgroup.freeze", "0")
+        for t in targets:
+            t.stop()
+        for _ in range(100):
+            try:
+                os.rmdir(self.path)
+                return
+            except FileNotFoundError:
+                return
+            except OSError:
+                time.sleep(0.05)
+        raise SetupError("cannot remove the test's cgroup %s" % self.path)
+
+
+def unified_root():
+    """The cgroup v2 hierarchy: /sys/fs/cgroup itself, or /sys/fs/cgroup/unified (hybrid)."""
+    v2 = [m["mountpoint"] for m in read_mountinfo() if m["fstype"] == "cgroup2"]
+    for root in ("/sys/fs/cgroup", "/sys/fs/cgroup/unified"):
+        if root in v2:
+            return root
+    raise SetupError("no cgroup v2 hierarchy on this machine")
+
+
+@case("ns-device-cgroup")
+def ns_device_cgroup(sc):
+    """A namespace whose device cgroup denies the pty multiplexer (c 5:2 rw, as a container's
+    device rules can): nobody there can open /dev/ptmx. The probe from the host joins the
+    namespace's cgroups before it drops its privileges, so it meets that rule too and reports
+    EPERM at open_ptmx, as a user there would get; a probe left in ptsguard's own cgroup would
+    get a working pty and report nothing."""
+    sc.setup_base()
+    sc.mount_devpts("/dev/pts", HEALTHY)
+    cg = Cgroup(sc, "/sys/fs/cgroup/devices", "devices")
+    try:
+        cg.write("devices.deny", "c 5:2 rw")
+        t = Target(sc, cg.join_argv() + OWN_DEV % "newinstance,gid=5,mode=620,ptmxmode=666")
+        # The ground truth: a user in that cgroup and namespace.
+        user = subprocess.run(["sh", "-c", cg.join_argv() + "exec nsenter -t %d -m setpriv --reuid=%d --regid=%d --clear-groups %s"
+                               % (t.pid, UNPRIVILEGED_UID, UNPRIVILEGED_GID, sc.pty_probe)],
+                              stdin=sc.null, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=20)
+        res = json.loads(user.stdout.strip().splitlines()[-1] if user.stdout.strip() else "{}")
+        sc.check.eq((res.get("ok"), res.get("error")), (False, "EPERM"), "a user in the namespace's cgroup: %s %s" % (res, user.stderr))
+        host, ns, rc = audit_ns(sc, t)
+        inner = ns.get("report") or {}
+        probe = inner.get("probe") or {}
+        sc.check.eq((probe.get("failed_step"), (probe.get("errno") or {}).get("name")), ("open_ptmx", "EPERM"),
+                    "the probe met the namespace's device rule: %s" % json.dumps(probe, sort_keys=True))
+        sc.check.true("pty-allocation-fails" in ids(inner), "pty-allocation-fails: %s" % ids(inner))
+        sc.check.eq(rc, 2, "exit status: critical")
+        r = sc.run_ptsguard("audit", "--all-namespaces", "--json")
+        every = json.loads(r.stdout).get("namespaces") or []
+        got = [((n.get("report") or {}).get("probe") or {}).get("failed_step") for n in every if n.get("mntns") == t.mntns]
+        sc.check.eq(got, ["open_ptmx"], "--all-namespaces: the same probe outcome")
+        # The probe's child joined and left: nothing of ours stays in the namespace's cgroup.
+        with open(os.path.join(cg.path, "cgroup.procs")) as f:
+            sc.check.eq([int(x) for x in f.read().split()], [t.pid], "only the namespace's process is in its cgroup")
+    finally:
+        cg.remove([t] if "t" in locals() else [])
+
+
+LEASE_HOLDER = r"""
+import fcntl, os, signal, sys, time
+broken = sys.argv[1]
+def on_break(sig, frame):
+    open(broken, "w").close()
+signal.signal(signal.SIGIO, on_break)
+fd = os.open("/dev/ptmx", os.O_RDONLY)
+fcntl.fcntl(fd, 1024, fcntl.F_RDLCK)  # F_SETLEASE: any open for writing breaks it
+print("ready", flush=True)
+while True:
+    time.sleep(600)
+"""
+
+
+@case("ns-lease-stall")
+def ns_lease_stall(sc):
+    """Namespaces whose /dev/ptmx is a regular file holding a read lease: an open for writing
+    would wait for the lease to be broken (the lease-break time, 45 s by default) and tell its
+    holder (SIGIO). The probe looks at the node without opening it (O_PATH): not the
+    multiplexer, so never opened. No lease is broken, every probe says not-ptmx, and
+    ptmx-not-device is the finding."""
+    sc.setup_base()
+    sc.mount_devpts("/dev/pts", HEALTHY)
+    targets = []
+    for i in range(4):
+        broken = os.path.join(sc.workdir, "lease-broken-%d" % i)
+        setup = ("mount -t tmpfs -o mode=755 tmpfs /dev; touch /dev/ptmx; chmod 666 /dev/ptmx; mkdir /dev/pts"
+                 "; mount -t devpts -o newinstance,gid=5,mode=620,ptmxmode=666 devpts /dev/pts"
+                 "; exec python3 -c '%s' %s" % (LEASE_HOLDER.replace("'", "'\"'\"'"), broken))
+        targets.append((Target(sc, setup), broken))
+    r = sc.run_ptsguard("audit", "--all-namespaces", "--json")
+    every = {n.get("mntns"): n for n in json.loads(r.stdout).get("namespaces") or []}
+    for t, broken in targets:
+        sc.check.true(not os.path.exists(broken), "the lease of namespace %d was never broken (nothing opened its /dev/ptmx)" % t.mntns)
+        inner = (every.get(t.mntns) or {}).get("report") or {}
+        probe = inner.get("probe") or {}
+        sc.check.eq((probe.get("performed"), probe.get("reason"), probe.get("steps")), (False, "not-ptmx", []),
+                    "namespace %d: the probe opened nothing: %s" % (t.mntns, json.dumps(probe, sort_keys=True)))
+        sc.check.true("ptmx-not-device" in ids(inner), "namespace %d: ptmx-not-device: %s" % (t.mntns, ids(inner)))
+
+
+@case("ns-probe-budget")
+def ns_probe_budget(sc):
+    """Paused containers (a frozen cgroup v2, as `docker pause` leaves one): a probe child that
+    joins such a cgroup is frozen with it and killed at its deadline. Six of them in one
+    --all-namespaces run: the probes of a run share one budget, so some are not even started
+    and say "skipped", rather than each taking its three attempts. (Counted, not timed.)"""
+    sc.setup_base()
+    sc.mount_devpts("/dev/pts", HEALTHY)
+    cg = Cgroup(sc, unified_root(), "frozen")
+    targets = []
+    try:
+        for i in range(6):
+            targets.append(Target(sc, cg.join_argv() + OWN_DEV % "newinstance,gid=5,mode=620,ptmxmode=666"))
+        cg.write("cgroup.freeze", "1")
+        r = sc.run_ptsguard("audit", "--all-namespaces", "--json")
+        every = {n.get("mntns"): n for n in json.loads(r.stdout).get("namespaces") or []}
+        reasons = [(((every.get(t.mntns) or {}).get("report") or {}).get("probe") or {}).get("reason") for t in targets]
+        sc.check.true(set(reasons) <= {"interfered", "skipped"}, "every frozen namespace's probe: interfered or skipped: %s" % reasons)
+        sc.check.true(reasons.count("skipped") >= 1, "the run's budget left some probes unstarted: %s" % reasons)
+        sc.check.true(all(not (every.get(t.mntns) or {}).get("error") for t in targets), "each frozen namespace was judged all the same")
+    finally:
+        cg.remove(targets)
+
+
+@case("ns-file-reads")
+def ns_file_reads(sc):
+    """What a namespace binds over the files ptsguard reads there (/etc/group, /etc/fstab) is
+    read with the namespace's identity, never root's, and never from a kernel pseudo file
+    system: a root-only host file bound over a rootless namespace's /etc/fstab stays unread; a
+    sysfs file over /etc/fstab is not read; /proc/PID/mem over /etc/group is that namespace's
+    error (its item says why), never the run's: --all-namespaces goes on and judges the next."""
+    sc.setup_base()
+    sc.mount_devpts("/dev/pts", HEALTHY)
+    secret = os.path.join(sc.workdir, "root-only")
+    with open(secret, "w") as f:
+        f.write("SECRET-ROOT-ONLY devpts /x devpts gid=5 0 0\n")
+    os.chmod(secret, 0o600)
+    null = os.path.join(sc.workdir, "null")
+    open(null, "w").close()
+    os.chmod(null, 0o666)
+    # A rootless namespace (root is uid 100000 outside) binds the host's root-only file.
+    rootless = userns_target(sc, 65536, USERNS_DEV % null + "; mount --bind %s /etc/fstab" % secret)
+    snap_path = os.path.join(sc.workdir, "rootless.json")
+    r = sc.run_ptsguard("snapshot", "--namespace", str(rootless.pid), "--output", snap_path)
+    sc.check.eq(r.returncode, 0, "snapshot --namespace: %s" % r.stderr)
+    with open(snap_path) as f:
+        text = f.read()
+    sc.check.true("SECRET-ROOT-ONLY" not in text, "the root-only file is not in the namespace's snapshot")
+    sc.check.eq(json.loads(text).get("fstab"), None, "its fstab: not readable by its root, so none")
+    # A sysfs file over /etc/fstab: a pseudo file system, not read.
+    sysfs = Target(sc, OWN_DEV % "newinstance,gid=5,mode=620,ptmxmode=666" + "; mount --bind /sys/kernel/uevent_seqnum /etc/fstab")
+    r = sc.run_ptsguard("snapshot", "--namespace", str(sysfs.pid), "--output", snap_path)
+    with open(snap_path) as f:
+        sc.check.eq(json.load(f).get("fstab"), None, "a sysfs file as fstab: not read")
+    # /proc/PID/mem over /etc/group: that namespace cannot be judged, the others are.
+    mem = Target(sc, OWN_DEV % "newinstance,gid=5,mode=620,ptmxmode=666" + "; mount --bind /proc/$$/mem /etc/group")
+    healthy = Target(sc, OWN_DEV % "newinstance,gid=5,mode=620,ptmxmode=666")
+    r = sc.run_ptsguard("audit", "--all-namespaces", "--json")
+    try:
+        report = json.loads(r.stdout)
+    except ValueError:
+        raise SetupError("--all-namespaces printed no whole JSON (exit %d): %s %s" % (r.returncode, r.stdout[-300:], r.stderr))
+    sc.check_schema(report, "--all-namespaces with a namespace in error")
+    every = {n.get("mntns"): n for n in report.get("namespaces") or []}
+    bad = every.get(mem.mntns) or {}
+    sc.check.eq(bad.get("report", "absent"), None, "the namespace in error has no report")
+    # Refused either way: opened as its root without CAP_SYS_PTRACE (EACCES), or found on proc.
+    sc.check.true("/etc/group" in (bad.get("error") or ""), "its error says why: %r" % bad.get("error"))
+    sc.check.true(isinstance((every.get(healthy.mntns) or {}).get("report"), dict), "the next namespace is judged")
+    sc.check.true("cannot write the report" not in r.stderr, "no write error: %r" % r.stderr)
+    worst = max([worst_status(report)] + [worst_status(n.get("report") or {}) for n in report.get("namespaces") or []])
+    sc.check.eq(r.returncode, worst or 3, "exit status: the worst finding, else 3 for the namespace not judged")
+    text = sc.run_ptsguard("audit", "--all-namespaces")
+    sc.check.true("mount namespace %d (pid %d): not judged:" % (mem.mntns, mem.pid) in text.stdout, "the text report names it: %s" % text.stdout[-500:])
+    # The report itself cannot be written: that, and only that, is the run's error.
+    os.mknod("/dev/full", 0o666 | stat.S_IFCHR, os.makedev(1, 7))
+    with open("/dev/full", "w") as full:
+        r = subprocess.run([sc.ptsguard, "audit", "--all-namespaces", "--json"], stdin=sc.null, stdout=full,
+                           stderr=subprocess.PIPE, text=True, timeout=60)
+    sc.check.eq(r.returncode, 3, "a report that cannot be written: exit 3")
+    sc.check.true("cannot write the report" in r.stderr, "it says so: %r" % r.stderr)
+
+
+@case("ns-root-elsewhere")
+def ns_root_elsewhere(sc):
+    """A process in a mount namespace of its own whose root is a tree of another namespace
+    (chroot through /proc/PID/root of a process there): its own mountinfo, printed relative to
+    that root, shows nothing of what it sees. It is not judged on that empty table (which
+    would say ptmx-no-devpts beside its own working pty): --namespace says it cannot be
+    judged, --all-namespaces gives it an error item."""
+    sc.setup_base()
+    sc.mount_devpts("/dev/pts", HEALTHY)
+    other = Target(sc, OWN_DEV % "newinstance,gid=5,mode=620,ptmxmode=666")
+    chroot_py = "import os,sys,time; os.chroot(sys.argv[1]); os.chdir('/'); print('ready', flush=True); time.sleep(600)"
+    t = Target(sc, "exec python3 -c \"%s\" /proc/%d/root" % (chroot_py, other.pid))
+    r = sc.run_ptsguard("audit", "--namespace", str(t.pid), "--json")
+    sc.check.eq(r.returncode, 3, "--namespace: cannot be judged (exit 3); stdout %s" % r.stdout[:300])
+    sc.check.true("outside its mount namespace" in r.stderr, "it says why: %r" % r.stderr)
+    sc.check.true("ptmx-no-devpts" not in r.stdout, "no verdict from the empty table")
+    r = sc.run_ptsguard("audit", "--all-namespaces", "--json")
+    every = {n.get("mntns"): n for n in json.loads(r.stdout).get("namespaces") or []}
+    item = every.get(t.mntns) or {}
+    sc.check.true("outside its mount namespace" in (item.get("error") or ""), "its item's error: %r" % item)
+    sc.check.true(isinstance((every.get(other.mntns) or {}).get("report"), dict), "the other namespace is judged as usual")
 
 
 @case("ns-target-exits")

@@ -1,0 +1,180 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/magic.h>
+#include <linux/openat2.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/statfs.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "probe/cgroup.h"
+#include "probe/namespace.h"
+#include "util/macro.h"
+#include "util/util.h"
+
+#define CGROUP_FILE_MAX (64u << 10)
+
+enum { HIER_UNIFIED, HIER_DEVICES };
+
+/* Our mount of a hierarchy, opened once: a directory descriptor, or -errno (none). */
+static int hierarchy_fd(int which)
+{
+	static int fds[ALLOC_CGROUP_FDS] = { -EAGAIN, -EAGAIN };
+	static const char *const unified[] = { "/sys/fs/cgroup", "/sys/fs/cgroup/unified" };
+
+	if (fds[which] != -EAGAIN)
+		return fds[which];
+	fds[which] = -ENOENT;
+	for (size_t i = 0; i < (which == HIER_UNIFIED ? ELEMENTSOF(unified) : 1); i++) {
+		const char *path = which == HIER_UNIFIED ? unified[i] : "/sys/fs/cgroup/devices";
+		int fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		struct statfs sfs;
+
+		if (fd < 0)
+			continue;
+		if (fstatfs(fd, &sfs) == 0 &&
+		    (unsigned long)sfs.f_type ==
+			(which == HIER_UNIFIED ? CGROUP2_SUPER_MAGIC : CGROUP_SUPER_MAGIC)) {
+			fds[which] = fd;
+			break;
+		}
+		close(fd);
+	}
+	return fds[which];
+}
+
+/* Does the controller list (comma-separated) name devices? */
+static bool names_devices(const char *list, size_t n)
+{
+	for (const char *p = list, *end = list + n; p < end;) {
+		const char *comma = memchr(p, ',', (size_t)(end - p));
+		size_t len = comma ? (size_t)(comma - p) : (size_t)(end - p);
+
+		if (len == 7 && memcmp(p, "devices", 7) == 0)
+			return true;
+		p += len + 1;
+	}
+	return false;
+}
+
+/* The paths of the unified and devices hierarchies in the text of a /proc/PID/cgroup (NULL:
+ * not listed), as pointers into text, which is cut into lines. -EBADMSG when one is listed
+ * twice (a cgroup name with a newline in it). */
+static int parse_cgroups(char *text, char *paths[ALLOC_CGROUP_FDS])
+{
+	paths[HIER_UNIFIED] = paths[HIER_DEVICES] = NULL;
+	for (char *line = text, *next; line && *line; line = next) {
+		char *c1, *c2;
+		int which;
+
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = 0;
+		c1 = strchr(line, ':');
+		c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+		if (!c2)
+			continue;
+		if (c1 - line == 1 && line[0] == '0' && c2 == c1 + 1)
+			which = HIER_UNIFIED;
+		else if (names_devices(c1 + 1, (size_t)(c2 - c1 - 1)))
+			which = HIER_DEVICES;
+		else
+			continue;
+		if (paths[which])
+			return -EBADMSG;
+		paths[which] = c2 + 1;
+	}
+	return 0;
+}
+
+/* Ours, read once: the text and the two paths in it. */
+static int own_cgroups(char **paths)
+{
+	static char *text;
+	static char *own[ALLOC_CGROUP_FDS];
+	int r;
+
+	if (!text) {
+		_cleanup_free_ char *t = NULL;
+
+		r = ns_read_proc(NULL, "cgroup", CGROUP_FILE_MAX, &t, NULL);
+		if (r < 0)
+			return r;
+		r = parse_cgroups(t, own);
+		if (r < 0)
+			return r;
+		text = TAKE_PTR(t);
+	}
+	paths[HIER_UNIFIED] = own[HIER_UNIFIED];
+	paths[HIER_DEVICES] = own[HIER_DEVICES];
+	return 0;
+}
+
+void probe_cgroup_fds_close(int fds[ALLOC_CGROUP_FDS])
+{
+	for (unsigned i = 0; i < ALLOC_CGROUP_FDS; i++)
+		closep(&fds[i]);
+}
+
+/* cgroup.procs of path (absolute, as /proc/PID/cgroup says) beneath hierarchy mount fd. */
+static int open_procs(int mount_fd, const char *path, unsigned long magic)
+{
+	struct open_how how = {
+		.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+		.resolve =
+		    RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV,
+	};
+	_cleanup_close_ int dir = -EBADF;
+	struct statfs sfs;
+	int fd;
+
+	if (path[0] != '/')
+		return -EBADMSG;
+	while (*path == '/')
+		path++;
+	dir = (int)syscall(SYS_openat2, mount_fd, *path ? path : ".", &how, sizeof(how));
+	if (dir < 0)
+		return -errno;
+	if (fstatfs(dir, &sfs) < 0)
+		return -errno;
+	if ((unsigned long)sfs.f_type != magic)
+		return -EXDEV;
+	fd = openat(dir, "cgroup.procs", O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+	return fd >= 0 ? fd : -errno;
+}
+
+int probe_cgroup_procs_of(const struct namespace_target *t, int fds[ALLOC_CGROUP_FDS])
+{
+	static const unsigned long magic[ALLOC_CGROUP_FDS] = { CGROUP2_SUPER_MAGIC,
+							       CGROUP_SUPER_MAGIC };
+	_cleanup_free_ char *text = NULL;
+	char *theirs[ALLOC_CGROUP_FDS], *ours[ALLOC_CGROUP_FDS];
+	int r;
+
+	fds[HIER_UNIFIED] = fds[HIER_DEVICES] = -1;
+	r = own_cgroups(ours);
+	if (r < 0)
+		return r;
+	r = ns_read_proc(t, "cgroup", CGROUP_FILE_MAX, &text, NULL);
+	if (r < 0)
+		return r;
+	r = parse_cgroups(text, theirs);
+	if (r < 0)
+		return r;
+	for (int i = 0; i < ALLOC_CGROUP_FDS; i++) {
+		int mount_fd = hierarchy_fd(i);
+
+		if (!theirs[i] || mount_fd < 0 || (ours[i] && streq(ours[i], theirs[i])))
+			continue;
+		r = open_procs(mount_fd, theirs[i], magic[i]);
+		if (r < 0) {
+			probe_cgroup_fds_close(fds);
+			return r;
+		}
+		fds[i] = r;
+	}
+	return 0;
+}
