@@ -288,6 +288,42 @@ def attribution_delegated(ptsguard):
     return c
 
 
+# A machine scope as nspawn names it, systemd-escaped (unescaped: a newline, a terminal title
+# sequence and a forged line of ptsguard's), and a containerd id, never unescaped, with raw ESC.
+HOSTILE_SCOPE = r"machine-x\x0a\x1b]0;pwned\x07ptsguard: [resolved] ptmx-locked (critical).scope"
+HOSTILE_NAME = "x\n\x1b]0;pwned\x07ptsguard: [resolved] ptmx-locked (critical)"
+HOSTILE_ID = "\x1b]0;pwned\x07\x1b[2J"
+
+
+@case("text-control-bytes")
+def text_control_bytes(ptsguard):
+    """Container names and ids from cgroups with control bytes: escaped in the text report,
+    exact in JSON."""
+    c = testlib.Checker()
+    w = World()
+    try:
+        nspawn = w.sleeper("nspawn", OWN_DEV.format(ptmxmode="000"))
+        containerd = w.sleeper("containerd", OWN_DEV.format(ptmxmode="000"))
+        w.into_cgroup(nspawn.pid, "machine.slice/" + HOSTILE_SCOPE)
+        w.into_cgroup(containerd.pid, "kubepods/pod1234/containerd/" + HOSTILE_ID)
+
+        r = audit(ptsguard, "--json")
+        by_ns = {n["mntns"]: n for n in json.loads(r.stdout)["namespaces"]}
+        c.eq((by_ns.get(mntns(nspawn.pid)) or {}).get("container"), {"manager": "nspawn", "id": None, "name": HOSTILE_NAME}, "JSON: the name's exact bytes")
+        c.eq((by_ns.get(mntns(containerd.pid)) or {}).get("container"), {"manager": "containerd", "id": HOSTILE_ID, "name": "pod1234"}, "JSON: the id's exact bytes")
+
+        r = audit(ptsguard)
+        c.eq(r.returncode, 2, "exit status (stderr %r)" % r.stderr)
+        for what, text in (("stdout", r.stdout), ("stderr", r.stderr)):
+            c.true("\x1b" not in text and "\x07" not in text, "%s: no raw ESC or BEL: %r" % (what, text))
+            c.true(not any(line.startswith("ptsguard: [resolved]") for line in text.splitlines()), "%s: no forged line: %r" % (what, text))
+        c.true("nspawn/x\\x0a\\x1b]0;pwned\\x07ptsguard: [resolved] ptmx-locked (critical)) ==" in r.stdout, "the name escaped in its block's header:\n%s" % r.stdout)
+        c.true("containerd/pod1234, id \\x1b]0;pwned\\x07\\x1b[) ==" in r.stdout, "the id (12 bytes of it) escaped in its block's header:\n%s" % r.stdout)
+    finally:
+        w.close()
+    return c
+
+
 @case("exiting-processes")
 def exiting_processes(ptsguard):
     """Namespaces whose processes come and go during the walk: never an error."""
