@@ -49,8 +49,9 @@ int cgroup_trust_fs(void *userdata, const struct cgroup_component *controllers,
 
 /* The container the text of a /proc/PID/cgroup file names, each path trusted as far as trust
  * says (NULL: whole): 1 and *ret filled when a path matches, 0 (and *ret empty) when none does,
- * -ENOMEM. A file where a hierarchy appears twice was forged with newlines in a cgroup's name
- * (the kernel prints names raw), which only a delegated user can make: "delegated". */
+ * -ENOMEM. A file where a hierarchy appears twice was forged with a newline in a cgroup's name
+ * (printed raw; newer kernels refuse such names), which only one who may create cgroups,
+ * a delegated user, can make: "delegated". */
 int container_from_cgroup(const char *text, cgroup_trust_fn trust, void *userdata,
 			  struct container *ret);
 
