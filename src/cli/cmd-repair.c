@@ -20,6 +20,7 @@
 #include "repair/repair.h"
 #include "repair/verify.h"
 #include "report/report.h"
+#include "util/escape.h"
 #include "util/group.h"
 #include "util/json-util.h"
 #include "util/log.h"
@@ -46,8 +47,10 @@ static void write_text(const struct repair_plan *p, const struct report *rep, bo
 {
 	const char *bold = color ? "\033[1m" : "", *reset = color ? "\033[0m" : "";
 
-	printf("%sptsguard repair%s on %s%s\n", bold, reset, rep->snap->hostname ?: "?",
-	       dry_run ? " (dry run: nothing is changed)" : "");
+	/* The host name, and paths in commands and details, are what others named: escaped. */
+	printf("%sptsguard repair%s on ", bold, reset);
+	fputs_escaped(rep->snap->hostname ?: "?", stdout);
+	printf("%s\n", dry_run ? " (dry run: nothing is changed)" : "");
 	if (p->n_actions == 0)
 		printf("  nothing to repair\n");
 	FOREACH_ARRAY (a, p->actions, p->n_actions) {
@@ -56,11 +59,16 @@ static void write_text(const struct repair_plan *p, const struct report *rep, bo
 							       : action_result_to_string(a->result);
 
 		printf("  %-9s %s%s%s", what, bold, a->finding->check->id, reset);
-		if (a->command)
-			printf(": %s", a->command);
+		if (a->command) {
+			fputs(": ", stdout);
+			fputs_escaped(a->command, stdout);
+		}
 		putchar('\n');
-		if (a->detail)
-			printf("            %s\n", a->detail);
+		if (a->detail) {
+			fputs("            ", stdout);
+			fputs_escaped(a->detail, stdout);
+			putchar('\n');
+		}
 	}
 	putchar('\n');
 	report_write_text(stdout, rep, color);

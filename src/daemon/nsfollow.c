@@ -21,6 +21,7 @@
 #include "report/journal.h"
 #include "report/report.h"
 #include "util/clock.h"
+#include "util/escape.h"
 #include "util/util.h"
 
 #define MACHINES_DIR "/run/systemd/machines"
@@ -431,10 +432,13 @@ static void forget(struct ns_follower *f, size_t i, bool gone)
 	if (gone && x->findings.n_items > 0) {
 		const char *fields[] = { x->mntns_field, x->label[0] ? x->container_field : NULL,
 					 NULL };
+		/* The label is what the namespace's cgroup says: escaped for the message, exact in
+		 * PTSGUARD_CONTAINER= */
+		_cleanup_free_ char *label = cescape(x->label);
 
 		journal_logf(LOG_INFO, fields,
 			     "Mount namespace %llu%s%s is gone, with its %zu finding(s)",
-			     (unsigned long long)x->ino, x->label[0] ? " of " : "", x->label,
+			     (unsigned long long)x->ino, x->label[0] ? " of " : "", label ?: "?",
 			     x->findings.n_items);
 	}
 	followed_free(x);

@@ -18,15 +18,27 @@
  *   systemd     .../<unit>.service: a service with a mount namespace of its own
  *               (PrivateDevices=, ProtectSystem=, ...), when no runtime matched
  *
- * The innermost runtime's component wins (docker inside an nspawn machine is docker's); a
- * systemd service counts only when no runtime matched in any hierarchy.
+ * Whoever may create directories in a cgroup names its children: root, or the user it was
+ * delegated to (a user's systemd instance, user@1000.service, is that user's, and so is every
+ * rootless container below it). So a path counts only down to the first directory that is not
+ * root's (cgroup_trust_fs(): its name root chose, its children's it did not), and the outermost
+ * runtime's component there wins: a container cannot make itself another by the names of the
+ * cgroups it makes (docker inside an nspawn machine, or in a kind node, is the machine's or the
+ * node's). With no runtime above it, a path cut by a delegation is "delegated", named by the
+ * delegated directory. A systemd service counts only when nothing else matched in any
+ * hierarchy.
  */
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/magic.h>
+#include <linux/openat2.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "probe/container.h"
@@ -35,6 +47,9 @@
 #define CONTAINER_ID_LEN 64
 #define CGROUP_DEPTH_MAX 64
 #define MACHINE_FILE_MAX (16u << 10)
+/* More lines than hierarchies a kernel has (v2, the v1 controllers, named ones): forged. */
+#define CGROUP_HIERARCHIES_MAX 64
+#define CGROUP_FS	       "/sys/fs/cgroup"
 
 void container_done(struct container *c)
 {
@@ -89,13 +104,8 @@ void unit_name_unescape(char *s)
 	*w = 0;
 }
 
-struct component {
-	const char *s;
-	size_t n;
-};
-
 /* "<prefix><64 hex>[.scope]" -> the id, or NULL. */
-static const char *match_id(const struct component *c, const char *prefix, bool scope_only)
+static const char *match_id(const struct cgroup_component *c, const char *prefix, bool scope_only)
 {
 	size_t p = strlen(prefix), n = c->n;
 
@@ -108,24 +118,33 @@ static const char *match_id(const struct component *c, const char *prefix, bool 
 	return is_hex_id(c->s + p, n - p) ? c->s + p : NULL;
 }
 
-struct match {
-	int rank; /* 2: a runtime, 1: a systemd service, 0: nothing */
-	const char *manager;
-	struct component id, name, unit, pod;
+/* What a path says, the best of a file's paths winning. */
+enum rank {
+	RANK_NONE,
+	RANK_SERVICE,	/* a systemd service */
+	RANK_DELEGATED, /* cut by a delegation, no runtime above it */
+	RANK_RUNTIME,
 };
 
-/* Component i of path (innermost first order is the caller's). */
-static void match_component(const struct component *comps, size_t n, size_t i, struct match *m)
+struct match {
+	enum rank rank;
+	const char *manager;
+	struct cgroup_component id, name, unit, pod;
+};
+
+/* Component i of path, of n (the outermost first order is the caller's). */
+static void match_component(const struct cgroup_component *comps, size_t n, size_t i,
+			    struct match *m)
 {
-	const struct component *c = &comps[i];
-	const struct component *outer = i > 0 ? &comps[i - 1] : NULL;
+	const struct cgroup_component *c = &comps[i];
+	const struct cgroup_component *outer = i > 0 ? &comps[i - 1] : NULL;
 	const char *id;
 
 #define RUNTIME(mgr, idp)                                                                          \
 	do {                                                                                       \
-		m->rank = 2;                                                                       \
+		m->rank = RANK_RUNTIME;                                                            \
 		m->manager = (mgr);                                                                \
-		m->id = (struct component){ (idp), CONTAINER_ID_LEN };                             \
+		m->id = (struct cgroup_component){ (idp), CONTAINER_ID_LEN };                      \
 		if (has_suffix(c->s, c->n, ".scope"))                                              \
 			m->unit = *c;                                                              \
 		return;                                                                            \
@@ -146,30 +165,30 @@ static void match_component(const struct component *comps, size_t n, size_t i, s
 	if (outer && outer->n == 6 && memcmp(outer->s, "docker", 6) == 0 && is_hex_id(c->s, c->n))
 		RUNTIME("docker", c->s);
 	if (outer && outer->n == 10 && memcmp(outer->s, "containerd", 10) == 0) {
-		m->rank = 2;
+		m->rank = RANK_RUNTIME;
 		m->manager = "containerd";
 		m->id = *c;
 		return;
 	}
 	if (has_prefix(c->s, c->n, "lxc.payload.") && c->n > strlen("lxc.payload.")) {
-		m->rank = 2;
+		m->rank = RANK_RUNTIME;
 		m->manager = "lxc";
-		m->name = (struct component){ c->s + strlen("lxc.payload."),
-					      c->n - strlen("lxc.payload.") };
+		m->name = (struct cgroup_component){ c->s + strlen("lxc.payload."),
+						     c->n - strlen("lxc.payload.") };
 		return;
 	}
 	if (outer && outer->n == 3 && memcmp(outer->s, "lxc", 3) == 0 && i == 1) {
-		m->rank = 2;
+		m->rank = RANK_RUNTIME;
 		m->manager = "lxc";
 		m->name = *c;
 		return;
 	}
 	if (has_prefix(c->s, c->n, "machine-") && has_suffix(c->s, c->n, ".scope") &&
 	    c->n > strlen("machine-.scope")) {
-		m->rank = 2;
+		m->rank = RANK_RUNTIME;
 		m->manager = "nspawn";
-		m->name = (struct component){ c->s + strlen("machine-"),
-					      c->n - strlen("machine-.scope") };
+		m->name = (struct cgroup_component){ c->s + strlen("machine-"),
+						     c->n - strlen("machine-.scope") };
 		m->unit = *c;
 		return;
 	}
@@ -181,13 +200,13 @@ static void match_component(const struct component *comps, size_t n, size_t i, s
 }
 
 /* A pod's uid: "pod<uid>" (cgroupfs) or "kubepods-<qos>-pod<uid_with_underscores>.slice". */
-static void match_pod(const struct component *c, struct match *m)
+static void match_pod(const struct cgroup_component *c, struct match *m)
 {
 	const char *p;
 	size_t n;
 
 	if (has_prefix(c->s, c->n, "pod") && c->n > 3) {
-		m->pod = (struct component){ c->s + 3, c->n - 3 };
+		m->pod = (struct cgroup_component){ c->s + 3, c->n - 3 };
 		return;
 	}
 	if (!has_prefix(c->s, c->n, "kubepods") || !has_suffix(c->s, c->n, ".slice"))
@@ -195,12 +214,14 @@ static void match_pod(const struct component *c, struct match *m)
 	n = c->n - strlen(".slice");
 	p = memmem(c->s, n, "-pod", 4);
 	if (p)
-		m->pod = (struct component){ p + 4, (size_t)(c->s + n - (p + 4)) };
+		m->pod = (struct cgroup_component){ p + 4, (size_t)(c->s + n - (p + 4)) };
 }
 
-static void match_path(const char *path, size_t len, struct match *m)
+static void match_path(const char *path, size_t len, const struct cgroup_component *controllers,
+		       cgroup_trust_fn trust, void *userdata, struct match *m)
 {
-	struct component comps[CGROUP_DEPTH_MAX];
+	struct cgroup_component comps[CGROUP_DEPTH_MAX];
+	bool delegated = false;
 	size_t n = 0;
 
 	*m = (struct match){ 0 };
@@ -210,20 +231,37 @@ static void match_path(const char *path, size_t len, struct match *m)
 		while (j < len && path[j] != '/')
 			j++;
 		if (j > i && n < ELEMENTSOF(comps))
-			comps[n++] = (struct component){ path + i, j - i };
+			comps[n++] = (struct cgroup_component){ path + i, j - i };
 		i = j + 1;
 	}
-	for (size_t i = 0; i < n; i++)
-		match_pod(&comps[i], m);
-	for (size_t i = n; i-- > 0;) {
-		match_component(comps, n, i, m);
-		if (m->rank == 2)
+	if (trust) {
+		int r = trust(userdata, controllers, comps, n, &delegated);
+
+		if (r < 0)
 			return;
+		if ((size_t)r < n)
+			n = (size_t)r;
+	}
+	/* The outermost runtime; a pod counts above it only. */
+	for (size_t i = 0; i < n; i++) {
+		match_component(comps, n, i, m);
+		if (m->rank == RANK_RUNTIME) {
+			for (size_t k = 0; k < i; k++)
+				match_pod(&comps[k], m);
+			return;
+		}
+	}
+	if (delegated) {
+		m->rank = RANK_DELEGATED;
+		m->manager = "delegated";
+		if (n > 0)
+			m->name = comps[n - 1];
+		return;
 	}
 	/* No runtime: the innermost service, else the innermost scope (for machined). */
 	for (size_t i = n; i-- > 0;)
 		if (has_suffix(comps[i].s, comps[i].n, ".service")) {
-			m->rank = 1;
+			m->rank = RANK_SERVICE;
 			m->manager = "systemd";
 			m->name = m->unit = comps[i];
 			return;
@@ -235,7 +273,7 @@ static void match_path(const char *path, size_t len, struct match *m)
 		}
 }
 
-static char *component_dup(const struct component *c, bool unescape)
+static char *component_dup(const struct cgroup_component *c, bool unescape)
 {
 	char *s;
 
@@ -247,9 +285,18 @@ static char *component_dup(const struct component *c, bool unescape)
 	return s;
 }
 
-int container_from_cgroup(const char *text, struct container *ret)
+static bool same(const struct cgroup_component *a, const struct cgroup_component *b)
 {
+	return a->n == b->n && memcmp(a->s, b->s, a->n) == 0;
+}
+
+int container_from_cgroup(const char *text, cgroup_trust_fn trust, void *userdata,
+			  struct container *ret)
+{
+	/* Each line's hierarchy number and controllers, to find one listed twice. */
+	struct cgroup_component seen[CGROUP_HIERARCHIES_MAX][2];
 	struct match best = { 0 }, m;
+	size_t n_seen = 0;
 
 	*ret = (struct container){ 0 };
 	for (const char *line = text; line && *line;) {
@@ -257,8 +304,19 @@ int container_from_cgroup(const char *text, struct container *ret)
 		const char *c1 = memchr(line, ':', (size_t)(end - line));
 		const char *c2 = c1 ? memchr(c1 + 1, ':', (size_t)(end - c1 - 1)) : NULL;
 
-		if (c2) {
-			match_path(c2 + 1, (size_t)(end - c2 - 1), &m);
+		/* The hierarchy's number, then its controllers, then the path. */
+		if (c2 && c1 > line && strspn(line, "0123456789") == (size_t)(c1 - line)) {
+			struct cgroup_component h = { line, (size_t)(c1 - line) },
+						ctl = { c1 + 1, (size_t)(c2 - c1 - 1) };
+
+			for (size_t i = 0; i < n_seen; i++)
+				if (same(&seen[i][0], &h) || same(&seen[i][1], &ctl))
+					goto forged;
+			if (n_seen == ELEMENTSOF(seen))
+				goto forged;
+			seen[n_seen][0] = h;
+			seen[n_seen++][1] = ctl;
+			match_path(c2 + 1, (size_t)(end - c2 - 1), &ctl, trust, userdata, &m);
 			if (m.rank > best.rank || (!best.unit.s && m.unit.s && m.rank == best.rank))
 				best = m;
 		}
@@ -266,7 +324,7 @@ int container_from_cgroup(const char *text, struct container *ret)
 	}
 	if (best.unit.s && !(ret->unit = component_dup(&best.unit, false)))
 		goto oom;
-	if (best.rank == 0)
+	if (best.rank == RANK_NONE)
 		return 0;
 	ret->manager = best.manager;
 	if (best.id.s && !(ret->id = component_dup(&best.id, false)))
@@ -286,9 +344,115 @@ int container_from_cgroup(const char *text, struct container *ret)
 				*p = '-';
 	}
 	return 1;
+forged:
+	container_done(ret);
+	ret->manager = "delegated";
+	return 1;
 oom:
 	container_done(ret);
 	return -ENOMEM;
+}
+
+/* Whether names below a cgroup directory are someone else's than root's: it is not root's, or
+ * others than root may create directories in it. */
+static bool cgroup_dir_delegated(const struct stat *st)
+{
+	return st->st_uid != 0 || (st->st_mode & S_IWOTH) ||
+	       ((st->st_mode & S_IWGRP) && st->st_gid != 0);
+}
+
+static int open_beneath(int dir_fd, const char *name, uint64_t resolve)
+{
+	struct open_how how = {
+		.flags = O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC,
+		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | resolve,
+	};
+	int fd = (int)syscall(SYS_openat2, dir_fd, name, &how, sizeof(how));
+
+	return fd >= 0 ? fd : -errno;
+}
+
+/* The root of a hierarchy, checked to be a cgroup file system of its kind: cgroup v2 is
+ * /sys/fs/cgroup itself or, on a hybrid host, its unified/; a v1 hierarchy is the directory its
+ * controllers name ("cpu,cpuacct", "name=systemd" -> systemd/). */
+static int open_hierarchy(int cgroup_fd, const struct cgroup_component *controllers)
+{
+	_cleanup_close_ int fd = -EBADF;
+	char name[NAME_MAX + 1];
+	unsigned long magic = controllers->n ? CGROUP_SUPER_MAGIC : CGROUP2_SUPER_MAGIC;
+	const char *ctl = controllers->s;
+	size_t n = controllers->n;
+	struct statfs sfs;
+
+	if (n == 0 && fstatfs(cgroup_fd, &sfs) == 0 && (unsigned long)sfs.f_type == magic)
+		fd = open_beneath(cgroup_fd, ".", 0);
+	else {
+		if (n == 0) {
+			ctl = "unified";
+			n = strlen(ctl);
+		} else if (has_prefix(ctl, n, "name=")) {
+			ctl += strlen("name=");
+			n -= strlen("name=");
+		}
+		if (n == 0 || n >= sizeof(name) || memchr(ctl, '/', n))
+			return -EINVAL;
+		memcpy(name, ctl, n);
+		name[n] = 0;
+		/* Its own mount, under /sys/fs/cgroup: RESOLVE_NO_XDEV would refuse it. */
+		fd = open_beneath(cgroup_fd, name, 0);
+	}
+	if (fd < 0)
+		return fd;
+	if (fstatfs(fd, &sfs) < 0)
+		return -errno;
+	if ((unsigned long)sfs.f_type != magic)
+		return -EMEDIUMTYPE;
+	return TAKE_FD(fd);
+}
+
+int cgroup_trust_fs(void *userdata, const struct cgroup_component *controllers,
+		    const struct cgroup_component *comps, size_t n, bool *delegated)
+{
+	_cleanup_close_ int fd = -EBADF;
+	struct stat st;
+
+	*delegated = false;
+	if (*(const int *)userdata < 0)
+		return -EBADF;
+	fd = open_hierarchy(*(const int *)userdata, controllers);
+	if (fd < 0)
+		return fd;
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	if (cgroup_dir_delegated(&st)) {
+		*delegated = true;
+		return 0;
+	}
+	for (size_t i = 0; i < n; i++) {
+		char name[NAME_MAX + 1];
+		int next;
+
+		/* A name that is no directory's (the process moved, or a line forged): the path
+		 * counts down to here. */
+		if (comps[i].n >= sizeof(name))
+			return (int)i;
+		memcpy(name, comps[i].s, comps[i].n);
+		name[comps[i].n] = 0;
+		if (streq(name, ".") || streq(name, ".."))
+			return (int)i;
+		next = open_beneath(fd, name, RESOLVE_NO_XDEV);
+		if (next < 0)
+			return (int)i;
+		close(fd);
+		fd = next;
+		if (fstat(fd, &st) < 0)
+			return (int)i;
+		if (cgroup_dir_delegated(&st)) {
+			*delegated = true;
+			return (int)(i + 1);
+		}
+	}
+	return (int)n;
 }
 
 /* machined's name for a unit: /run/systemd/machines/unit:<unit> is a symlink to it. */
@@ -316,6 +480,7 @@ static char *machine_for_unit(const char *machines, const char *unit)
 int container_probe(const char *proc, pid_t pid, const char *machines, struct container *ret)
 {
 	_cleanup_free_ char *path = NULL, *text = NULL, *machine = NULL;
+	_cleanup_close_ int cgroup_fd = -EBADF;
 	int r;
 
 	*ret = (struct container){ 0 };
@@ -332,7 +497,11 @@ int container_probe(const char *proc, pid_t pid, const char *machines, struct co
 		r = read_full_file(path, CGROUP_FILE_SIZE_MAX, &text, NULL);
 	if (r < 0)
 		return r;
-	r = container_from_cgroup(text, ret);
+	/* Which names root chose is read from the cgroup file systems themselves. */
+	cgroup_fd = open(CGROUP_FS, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (cgroup_fd < 0)
+		cgroup_fd = -errno;
+	r = container_from_cgroup(text, cgroup_trust_fs, &cgroup_fd, ret);
 	if (r < 0)
 		return r;
 	machine = machine_for_unit(machines, ret->unit);

@@ -3,7 +3,8 @@
  * Which container a process belongs to, told from the host without asking any runtime: its
  * cgroup path (/proc/PID/cgroup, cgroup v2, v1 or both), and the machine name systemd-machined
  * registered for its scope (/run/systemd/machines/unit:<scope>). What each runtime's path looks
- * like is listed in container.c.
+ * like is listed in container.c. Only names root chose count: below a cgroup directory delegated
+ * to another user (who may name its children anything) nothing is taken for a runtime's.
  */
 #pragma once
 
@@ -14,8 +15,10 @@
 #define CGROUP_FILE_SIZE_MAX (64u << 10)
 
 struct container {
-	/* "docker", "podman", "containerd", "crio", "lxc", "nspawn", "systemd" or "unknown";
-	 * NULL when nothing matched (then id and name are NULL too). */
+	/* "docker", "podman", "containerd", "crio", "lxc", "nspawn", "systemd", "unknown", or
+	 * "delegated" (below a directory another user owns, no runtime above it; name: that
+	 * directory, e.g. "user@1000.service"); NULL when nothing matched (then id and name are
+	 * NULL too). */
 	const char *manager;
 	char *id;   /* the runtime's container id (64 hex digits), or NULL */
 	char *name; /* a name: the LXC or machine name, the systemd unit, the pod; or NULL */
@@ -25,9 +28,32 @@ struct container {
 
 void container_done(struct container *c);
 
-/* The container the text of a /proc/PID/cgroup file names: 1 and *ret filled when a path
- * matches, 0 (and *ret empty) when none does, -ENOMEM. */
-int container_from_cgroup(const char *text, struct container *ret);
+/* One component of a cgroup path (not NUL-terminated). */
+struct cgroup_component {
+	const char *s;
+	size_t n;
+};
+
+/* Who chose the names of a cgroup path's components, in the hierarchy of controllers (empty:
+ * cgroup v2): returns k, the number of leading components whose parent directory root owns
+ * (n: all), with *delegated set when component k-1 is a directory delegated to another user
+ * (so the names below it are that user's); negative when the hierarchy cannot be checked (the
+ * line is then not used). */
+typedef int (*cgroup_trust_fn)(void *userdata, const struct cgroup_component *controllers,
+			       const struct cgroup_component *comps, size_t n, bool *delegated);
+
+/* The same told from the cgroup file systems under /sys/fs/cgroup (userdata: an int *, a
+ * descriptor of that directory). */
+int cgroup_trust_fs(void *userdata, const struct cgroup_component *controllers,
+		    const struct cgroup_component *comps, size_t n, bool *delegated);
+
+/* The container the text of a /proc/PID/cgroup file names, each path trusted as far as trust
+ * says (NULL: whole): 1 and *ret filled when a path matches, 0 (and *ret empty) when none does,
+ * -ENOMEM. A file where a hierarchy appears twice was forged with a newline in a cgroup's name
+ * (printed raw; newer kernels refuse such names), which only one who may create cgroups,
+ * a delegated user, can make: "delegated". */
+int container_from_cgroup(const char *text, cgroup_trust_fn trust, void *userdata,
+			  struct container *ret);
 
 /* Unescape systemd's \xNN escapes of a unit name in place ("foo\x2dbar" -> "foo-bar"). */
 void unit_name_unescape(char *s);

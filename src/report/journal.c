@@ -77,29 +77,31 @@ int journal_log_transition(const struct transition_event *e)
 	const char *detail = e->detail;
 	enum transition t = e->transition;
 	const char *state = transition_to_string(t), *sev = severity_to_string(f->severity);
-	/* MESSAGE and the stderr line are for people: escaped (util/escape.h); fields stay exact */
+	/* MESSAGE and the stderr line are for people: escaped (util/escape.h), the context too (a
+	 * container's name is what the namespace chose); fields stay exact */
 	_cleanup_free_ char *evidence = NULL, *summary = cescape(f->summary ?: f->check->summary),
-			    *detail_text = detail ? cescape(detail) : NULL;
+			    *detail_text = detail ? cescape(detail) : NULL,
+			    *context = e->context ? cescape(e->context) : NULL;
 	struct iovec iov[32];
 	size_t n = 0;
 	char dev[24];
 	int r = 0;
 
 	evidence = f->evidence ? json_to_text(f->evidence, 0) : strdup("{}");
-	if (!evidence || !summary || (detail && !detail_text))
+	if (!evidence || !summary || (detail && !detail_text) || (e->context && !context))
 		return -ENOMEM;
 	evidence[strcspn(evidence, "\n")] = 0;
 
 	if (!journal_available()) {
-		fprintf(stderr, "ptsguard: %s%s%s[%s] %s (%s): %s%s%s\n", e->context ? "[" : "",
-			e->context ?: "", e->context ? "] " : "", state, f->check->id, sev, summary,
+		fprintf(stderr, "ptsguard: %s%s%s[%s] %s (%s): %s%s%s\n", context ? "[" : "",
+			context ?: "", context ? "] " : "", state, f->check->id, sev, summary,
 			detail ? ": " : "", detail_text ?: "");
 		return 0;
 	}
 
-	if (add_field(iov, &n, "MESSAGE=%s%s%s%s: %s%s%s", e->context ? "[" : "", e->context ?: "",
-		      e->context ? "] " : "", t == TRANSITION_DETECTED ? f->check->id : state,
-		      summary, detail ? "; " : "", detail_text ?: "") < 0 ||
+	if (add_field(iov, &n, "MESSAGE=%s%s%s%s: %s%s%s", context ? "[" : "", context ?: "",
+		      context ? "] " : "", t == TRANSITION_DETECTED ? f->check->id : state, summary,
+		      detail ? "; " : "", detail_text ?: "") < 0 ||
 	    add_field(iov, &n, "MESSAGE_ID=%s", f->check->message_id) < 0 ||
 	    add_field(iov, &n, "PRIORITY=%d", transition_priority(t, f->severity)) < 0 ||
 	    add_field(iov, &n, "PTSGUARD_CHECK=%s", f->check->id) < 0 ||

@@ -247,8 +247,13 @@ int report_write_namespace_text(FILE *f, const struct report_namespace *n, bool 
 	if (label[0]) {
 		fputs(", ", f);
 		fputs_escaped(label, f);
-		if (n->container_name && n->container_id)
-			fprintf(f, ", id %.12s", n->container_id);
+		if (n->container_name && n->container_id) {
+			char id[13];
+
+			snprintf(id, sizeof(id), "%s", n->container_id);
+			fputs(", id ", f);
+			fputs_escaped(id, f);
+		}
 	}
 	fprintf(f, ") ==%s\n", reset);
 	write_ptmx_line(f, r->a);

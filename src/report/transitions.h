@@ -35,7 +35,8 @@ struct transition_event {
 	enum transition transition;
 	const char *detail; /* borrowed; what a repair did, or NULL */
 	/* Where, for a finding of another mount namespace than the host's (borrowed, or NULL):
-	 * a prefix of the message for people, and "KEY=value" fields (NULL-terminated). */
+	 * a prefix of the message for people (raw: the sink escapes it, for it holds what the
+	 * namespace named), and "KEY=value" fields (NULL-terminated, exact). */
 	const char *context;
 	const char *const *context_fields;
 };

@@ -1885,6 +1885,105 @@ def case_namespaces(ptsguard, opts):
                 pass
     c.done()
 
+# A machine scope as nspawn names it, systemd-escaped: unescaped, its name holds a newline, a
+# terminal title sequence and a forged line of ptsguard's.
+HOSTILE_SCOPE = r"machine-x\x0a\x1b]0;pwned\x07ptsguard: [resolved] ptmx-locked (critical).scope"
+HOSTILE_LABEL = "nspawn/x\n\x1b]0;pwned\x07ptsguard: [resolved] ptmx-locked (critical)"
+HOSTILE_ESCAPED = r"nspawn/x\x0a\x1b]0;pwned\x07ptsguard: [resolved] ptmx-locked (critical)"
+
+
+def journal_bytes(v):
+    """A field of `journalctl -o json`: a string, or an array of bytes where it is not text."""
+    return bytes(v) if isinstance(v, list) else (v or "").encode()
+
+
+def case_namespaces_control_bytes(ptsguard, opts):
+    """[Namespaces] Audit=all, a namespace with a finding in a cgroup whose unescaped name holds a
+    newline, an ESC ] title sequence and a forged "ptsguard: [resolved]" line: on standard error
+    (no journald) and in MESSAGE= the label is escaped; PTSGUARD_CONTAINER= keeps its bytes."""
+    c = Checker()
+    cgroot = None
+    with open("/proc/self/mountinfo") as f:
+        for line in f:
+            left, right = line.split(" - ", 1)
+            if right.split()[0] == "cgroup2":
+                cgroot = left.split()[4]
+    if not cgroot:
+        raise Skip("no cgroup v2 hierarchy is mounted")
+    base = os.path.join(cgroot, "ptsguard-daemon-test-%d" % os.getpid())
+    scope = os.path.join(base, HOSTILE_SCOPE)
+    os.makedirs(scope)
+    config = default_config() + "\n[Namespaces]\nAudit=all\nScanSec=1\n"
+    sleepers = []
+
+    def sleeper(n):
+        ready = TEST_DIR + "/ns-ready-%d" % n
+        setup = "echo $$ > '%s/cgroup.procs' && exec unshare --mount --propagation private sh -c '%s'" % (scope, locked_container_script(ready))
+        p = register(subprocess.Popen(["sh", "-c", setup], stdin=subprocess.DEVNULL))
+        sleepers.append(p)
+        wait_for("the sleeper's namespace", lambda: os.path.exists(ready))
+        return p, str(os.stat("/proc/%d/ns/mnt" % p.pid).st_ino)
+
+    def clean(what, text):
+        c.true("\x1b" not in text and "\x07" not in text, "%s: no raw ESC or BEL: %r" % (what, text))
+        c.true(not any(line.startswith("ptsguard: [resolved]") or line.startswith("\x1b") for line in text.splitlines()), "%s: no forged line: %r" % (what, text))
+
+    try:
+        # 1. No journald: transitions and the daemon's lines go to standard error.
+        daemon = Daemon(ptsguard, config)
+        daemon.wait_ready()
+        p, ino = sleeper(1)
+        detected = "ptsguard: [%s, mount namespace %s] [detected] ptmx-locked (critical): " % (HOSTILE_ESCAPED, ino)
+        wait_for("ptmx-locked detected on standard error", lambda: "] [detected] ptmx-locked (critical)" in daemon.stderr_text())
+        p.kill()
+        p.wait()
+        gone = "ptsguard: Mount namespace %s of %s is gone, with its " % (ino, HOSTILE_ESCAPED)
+        wait_for("the namespace's going on standard error", lambda: "is gone, with its" in daemon.stderr_text())
+        rc, _ = daemon.stop()
+        c.eq(rc, 0, "daemon exit status")
+        text = daemon.stderr_text()
+        clean("standard error", text)
+        c.true(any(line.startswith(detected) for line in text.splitlines()), "the label escaped on one line: %r in %r" % (detected, text))
+        c.true(any(line.startswith(gone) for line in text.splitlines()), "the going, escaped: %r in %r" % (gone, text))
+
+        # 2. journald: MESSAGE= escaped, PTSGUARD_CONTAINER= exact.
+        journal = Journald()
+        daemon = Daemon(ptsguard, config, notify=NotifySocket(TEST_DIR + "/notify-control-bytes-2"))
+        daemon.wait_ready()
+        p, ino = sleeper(2)
+
+        def entries(**m):
+            return [e for e in journal.entries(PTSGUARD_MNTNS=ino, **m) if journal_bytes(e.get("PTSGUARD_CONTAINER")) == HOSTILE_LABEL.encode()]
+
+        wait_for("ptmx-locked detected in the journal", lambda: entries(PTSGUARD_CHECK="ptmx-locked", PTSGUARD_STATE="detected"))
+        e = entries(PTSGUARD_CHECK="ptmx-locked", PTSGUARD_STATE="detected")[0]
+        message = e.get("MESSAGE")
+        c.true(isinstance(message, str), "MESSAGE is text: %r" % message)
+        message = journal_bytes(message).decode("utf-8", "replace")
+        clean("MESSAGE", message)
+        c.true(message.startswith("[%s, mount namespace %s] ptmx-locked: " % (HOSTILE_ESCAPED, ino)), "MESSAGE names the container escaped: %r" % message)
+        p.kill()
+        p.wait()
+        wait_for("the going in the journal", lambda: [x for x in entries() if "is gone" in journal_bytes(x.get("MESSAGE")).decode("utf-8", "replace")])
+        g = [x for x in entries() if "is gone" in journal_bytes(x.get("MESSAGE")).decode("utf-8", "replace")][0]
+        c.true(journal_bytes(g.get("MESSAGE")).decode().startswith("Mount namespace %s of %s is gone" % (ino, HOSTILE_ESCAPED)), "the going, escaped: %r" % g.get("MESSAGE"))
+        clean("MESSAGE of the going", journal_bytes(g.get("MESSAGE")).decode("utf-8", "replace"))
+        rc, _ = daemon.stop()
+        c.eq(rc, 0, "daemon exit status")
+        clean("standard error with journald", daemon.stderr_text())
+        journal.stop()
+    finally:
+        for p in sleepers:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+        for d in (scope, base):
+            try:
+                os.rmdir(d)
+            except OSError:
+                pass
+    c.done()
+
 
 def case_namespaces_limit(ptsguard, opts):
     """Audit=all under a limit of 300 open files: namespaces made by an unprivileged user (each
@@ -2126,6 +2225,7 @@ CASES = {
     "namespaces-exits": (case_namespaces_exits, True, True),
     "namespaces-joined": (case_namespaces_joined, True, True),
     "namespaces-limit": (case_namespaces_limit, True, True),
+    "namespaces-control-bytes": (case_namespaces_control_bytes, True, True),
 }
 
 if __name__ == "__main__":

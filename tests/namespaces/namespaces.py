@@ -31,6 +31,7 @@ MARKER = "PTSGUARD_NAMESPACES_TEST_PARENT"
 CASES, case = testlib.case_registry()
 ID_DOCKER = "d6701ec289c56e4391acb11d07474b3139466857a305490575508a8b7a9fcf22"
 ID_PODMAN = "0ba8ac17e4e7a31fb82279503552fe94e64bab4745bf6fd2ff231e7c8ca8bed0"
+ID_CLAIMED = "5e1f0c1a1ed00000000000000000000000000000000000000000000000c1a1ed"
 
 OWN_DEV = (
     "mount -t tmpfs -o mode=755 tmpfs /dev && mkdir /dev/pts && "
@@ -83,13 +84,18 @@ class World:
         self.sleepers.append(p)
         return p
 
-    def into_cgroup(self, pid, path):
+    def cgroup_dir(self, path):
+        """A directory of the test subtree, made by root."""
         if self.base is None:
             self.base = os.path.join(cgroup2_root(), "ptsguard-test-%d" % os.getppid())
             os.makedirs(self.base, exist_ok=True)
         d = os.path.join(self.base, path)
         os.makedirs(d, exist_ok=True)
         self.cgroups.append(d)
+        return d
+
+    def into_cgroup(self, pid, path):
+        d = self.cgroup_dir(path)
         with open(os.path.join(d, "cgroup.procs"), "w") as f:
             f.write(str(pid))
 
@@ -232,6 +238,87 @@ def text_and_prometheus(ptsguard):
         c.eq(r.stdout.count('ptsguard_findings{severity="critical",mntns='), 4, "a count series for every namespace")
         promtool = subprocess.run(["promtool", "check", "metrics"], input=r.stdout, capture_output=True, text=True)
         c.eq((promtool.returncode, promtool.stdout + promtool.stderr), (0, ""), "promtool check metrics")
+    finally:
+        w.close()
+    return c
+
+
+@case("attribution-delegated")
+def attribution_delegated(ptsguard):
+    """A cgroup delegated to a user (uid 65534 owns it, as systemd gives each user's manager its
+    user@UID.service) in which that user names a child like an LXC container and a grandchild
+    like a docker container: the namespace there is `delegated`, named by the delegated
+    directory, never docker or lxc, in JSON, text and Prometheus alike; a docker-named cgroup
+    root made is still docker."""
+    c = testlib.Checker()
+    w = World()
+    try:
+        evil = w.sleeper("evil", OWN_DEV.format(ptmxmode="000"))
+        docker = w.sleeper("docker", OWN_DEV.format(ptmxmode="000"))
+        w.into_cgroup(docker.pid, "system.slice/docker-%s.scope" % ID_DOCKER)
+        owned = w.cgroup_dir("user@65534.service")
+        os.chown(owned, 65534, 65534)
+        claimed = os.path.join(owned, "lxc.payload.evil", "docker-%s.scope" % ID_CLAIMED)
+        # The user makes its own cgroups there; root only moves the sleeper in.
+        subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "mkdir", "-p", claimed], check=True)
+        c.eq(os.stat(claimed).st_uid, 65534, "the user made the docker-named cgroup")
+        w.cgroups.append(claimed)
+        w.into_cgroup(evil.pid, os.path.relpath(claimed, w.base))
+
+        r = audit(ptsguard, "--json")
+        doc = json.loads(r.stdout)
+        testlib.validate_report(doc, error=Failure)
+        by_ns = {n["mntns"]: n for n in doc["namespaces"]}
+        c.eq((by_ns.get(mntns(evil.pid)) or {}).get("container"), {"manager": "delegated", "id": None, "name": "user@65534.service"}, "below the delegation: delegated, named by the delegated directory")
+        c.eq((by_ns.get(mntns(docker.pid)) or {}).get("container"), {"manager": "docker", "id": ID_DOCKER, "name": None}, "root's docker-named cgroup: docker")
+        c.true(ID_CLAIMED not in r.stdout and "lxc.payload.evil" not in r.stdout, "the names the user chose appear nowhere in the report")
+
+        r = audit(ptsguard)
+        header = "== mount namespace %d (pid %d sleep, 1 process, delegated/user@65534.service) ==" % (mntns(evil.pid), evil.pid)
+        c.true(header in r.stdout, "text: %r in\n%s" % (header, r.stdout))
+        c.true(ID_CLAIMED[:12] not in r.stdout and "/evil" not in r.stdout, "text: nothing of the claimed names:\n%s" % r.stdout)
+        c.true("docker/%s" % ID_DOCKER[:12] in r.stdout, "text: root's docker container still named")
+
+        r = audit(ptsguard, "--format", "prometheus")
+        want = 'ptsguard_finding{check="ptmx-locked",severity="critical",mntns="%d",container="delegated/user@65534.service"} 1' % mntns(evil.pid)
+        c.true(want in r.stdout.splitlines(), "prometheus: %s in\n%s" % (want, r.stdout))
+        c.true(ID_CLAIMED[:12] not in r.stdout, "prometheus: no claimed id")
+    finally:
+        w.close()
+    return c
+
+
+# A machine scope as nspawn names it, systemd-escaped (unescaped: a newline, a terminal title
+# sequence and a forged line of ptsguard's), and a containerd id, never unescaped, with raw ESC.
+HOSTILE_SCOPE = r"machine-x\x0a\x1b]0;pwned\x07ptsguard: [resolved] ptmx-locked (critical).scope"
+HOSTILE_NAME = "x\n\x1b]0;pwned\x07ptsguard: [resolved] ptmx-locked (critical)"
+HOSTILE_ID = "\x1b]0;pwned\x07\x1b[2J"
+
+
+@case("text-control-bytes")
+def text_control_bytes(ptsguard):
+    """Container names and ids from cgroups with control bytes: escaped in the text report,
+    exact in JSON."""
+    c = testlib.Checker()
+    w = World()
+    try:
+        nspawn = w.sleeper("nspawn", OWN_DEV.format(ptmxmode="000"))
+        containerd = w.sleeper("containerd", OWN_DEV.format(ptmxmode="000"))
+        w.into_cgroup(nspawn.pid, "machine.slice/" + HOSTILE_SCOPE)
+        w.into_cgroup(containerd.pid, "kubepods/pod1234/containerd/" + HOSTILE_ID)
+
+        r = audit(ptsguard, "--json")
+        by_ns = {n["mntns"]: n for n in json.loads(r.stdout)["namespaces"]}
+        c.eq((by_ns.get(mntns(nspawn.pid)) or {}).get("container"), {"manager": "nspawn", "id": None, "name": HOSTILE_NAME}, "JSON: the name's exact bytes")
+        c.eq((by_ns.get(mntns(containerd.pid)) or {}).get("container"), {"manager": "containerd", "id": HOSTILE_ID, "name": "pod1234"}, "JSON: the id's exact bytes")
+
+        r = audit(ptsguard)
+        c.eq(r.returncode, 2, "exit status (stderr %r)" % r.stderr)
+        for what, text in (("stdout", r.stdout), ("stderr", r.stderr)):
+            c.true("\x1b" not in text and "\x07" not in text, "%s: no raw ESC or BEL: %r" % (what, text))
+            c.true(not any(line.startswith("ptsguard: [resolved]") for line in text.splitlines()), "%s: no forged line: %r" % (what, text))
+        c.true("nspawn/x\\x0a\\x1b]0;pwned\\x07ptsguard: [resolved] ptmx-locked (critical)) ==" in r.stdout, "the name escaped in its block's header:\n%s" % r.stdout)
+        c.true("containerd/pod1234, id \\x1b]0;pwned\\x07\\x1b[) ==" in r.stdout, "the id (12 bytes of it) escaped in its block's header:\n%s" % r.stdout)
     finally:
         w.close()
     return c

@@ -69,10 +69,34 @@ static pid_t child_in_own_mntns(void)
 	return child;
 }
 
-static void expect(const char *text, const char *manager, const char *id, const char *name)
+/* What the cgroup file systems would say, told by names: the directory named userdata is
+ * delegated (a user's); "gone" is no directory; the hierarchy "unmounted" cannot be checked. */
+static int fake_trust(void *userdata, const struct cgroup_component *controllers,
+		      const struct cgroup_component *comps, size_t n, bool *delegated)
+{
+	const char *owned = userdata;
+
+	*delegated = false;
+	if (controllers->n == 9 && memcmp(controllers->s, "unmounted", 9) == 0)
+		return -ENOENT;
+	for (size_t i = 0; i < n; i++) {
+		if (comps[i].n == 4 && memcmp(comps[i].s, "gone", 4) == 0)
+			return (int)i;
+		if (owned && comps[i].n == strlen(owned) &&
+		    memcmp(comps[i].s, owned, comps[i].n) == 0) {
+			*delegated = true;
+			return (int)(i + 1);
+		}
+	}
+	return (int)n;
+}
+
+/* With the directory named delegated (NULL: none) delegated to a user. */
+static void expect_owned(const char *text, const char *delegated, const char *manager,
+			 const char *id, const char *name)
 {
 	struct container c;
-	int r = container_from_cgroup(text, &c);
+	int r = container_from_cgroup(text, fake_trust, (void *)delegated, &c);
 
 	CHECK_MSG(r == (manager ? 1 : 0), "%s: returned %d", text, r);
 	CHECK_MSG(streq_ptr(c.manager, manager), "%s: manager %s, expected %s", text,
@@ -84,6 +108,15 @@ static void expect(const char *text, const char *manager, const char *id, const 
 	container_done(&c);
 }
 
+static void expect(const char *text, const char *manager, const char *id, const char *name)
+{
+	expect_owned(text, NULL, manager, id, name);
+}
+
+/* A user's systemd instance, as systemd delegates it: user@1000.service is uid 1000's. */
+#define USER_DIR    "user@1000.service"
+#define USER_PREFIX "0::/user.slice/user-1000.slice/" USER_DIR
+
 int main(void)
 {
 	/* docker, systemd driver (v2), and cgroupfs driver on a hybrid host */
@@ -91,14 +124,14 @@ int main(void)
 	expect("12:memory:/docker/" ID1 "\n11:name=systemd:/docker/" ID1
 	       "\n0::/system.slice/containerd.service\n",
 	       "docker", ID1, NULL);
-	/* rootless docker */
-	expect("0::/user.slice/user-1000.slice/user@1000.service/user.slice/docker-" ID1 ".scope\n",
-	       "docker", ID1, NULL);
-	/* podman: rootful, rootless, the split container cgroup, cgroupfs, and conmon alone */
+	/* rootless docker: below the user's delegated cgroup, where the user names everything */
+	expect_owned(USER_PREFIX "/user.slice/docker-" ID1 ".scope\n", USER_DIR, "delegated", NULL,
+		     USER_DIR);
+	/* podman: rootful, rootless (delegated, as rootless docker), the split container cgroup,
+	 * cgroupfs, and conmon alone */
 	expect("0::/machine.slice/libpod-" ID1 ".scope\n", "podman", ID1, NULL);
-	expect("0::/user.slice/user-1000.slice/user@1000.service/user.slice/libpod-" ID1
-	       ".scope/container\n",
-	       "podman", ID1, NULL);
+	expect_owned(USER_PREFIX "/user.slice/libpod-" ID1 ".scope/container\n", USER_DIR,
+		     "delegated", NULL, USER_DIR);
 	expect("4:memory:/libpod_parent/libpod-" ID1 "\n0::/\n", "podman", ID1, NULL);
 	expect("0::/machine.slice/libpod-conmon-" ID1 ".scope\n", NULL, NULL, NULL);
 	/* kubernetes: containerd, CRI-O, docker under the systemd driver; cgroupfs */
@@ -127,11 +160,44 @@ int main(void)
 	       NULL, NULL, NULL);
 	/* containerd without kubernetes */
 	expect("0::/containerd/redis\n", "containerd", "redis", NULL);
-	/* docker inside kind (a container in a container): the innermost */
+	/* docker inside kind (a container in a container): the outermost, the kind node, whose
+	 * root names the cgroups inside; no pod (it is inside) */
 	expect("0::/docker/" ID1 "/kubepods.slice/kubepods-besteffort.slice/"
 	       "kubepods-besteffort-pod2ca4a155_3599_498d_bb9d_4446693fa3ea.slice/crio-" ID2
 	       ".scope\n",
-	       "crio", ID2, "pod2ca4a155-3599-498d-bb9d-4446693fa3ea");
+	       "docker", ID1, NULL);
+	/* the outermost wins: a container naming a cgroup inside it like a runtime's is still
+	 * itself */
+	expect("0::/lxc.payload.evil/docker-" ID1 ".scope\n", "lxc", NULL, "evil");
+	expect("0::/machine.slice/machine-deb12.scope/payload/libpod-" ID1 ".scope\n", "nspawn",
+	       NULL, "deb12");
+	/* a delegated user naming its cgroups like runtimes': delegated, never docker or lxc */
+	expect_owned(USER_PREFIX "/lxc.payload.evil/docker-" ID1 ".scope\n", USER_DIR, "delegated",
+		     NULL, USER_DIR);
+	expect_owned("0::/delegated.slice/docker-" ID1 ".scope\n", "delegated.slice", "delegated",
+		     NULL, "delegated.slice");
+	/* ... also on a hybrid host, the v1 hierarchies at the user's slice */
+	expect_owned("4:memory:/user.slice/user-1000.slice\n1:name=systemd:" USER_PREFIX
+		     "/docker-" ID1 ".scope\n" USER_PREFIX "/docker-" ID1 ".scope\n",
+		     USER_DIR, "delegated", NULL, USER_DIR);
+	/* a runtime above the delegation point, or at it (unprivileged LXC: lxc.payload.<name>
+	 * belongs to the container's root), is the runtime's */
+	expect_owned("0::/machine.slice/machine-deb12.scope/payload/docker-" ID1 ".scope\n",
+		     "payload", "nspawn", NULL, "deb12");
+	expect_owned("0::/lxc.payload.web1/system.slice/docker-" ID1 ".scope\n", "lxc.payload.web1",
+		     "lxc", NULL, "web1");
+	/* a runtime's own directory delegated to its container's root: still the runtime's */
+	expect_owned("0::/docker-" ID1 ".scope\n", "docker-" ID1 ".scope", "docker", ID1, NULL);
+	/* a path that leads to no directory counts down to there; a hierarchy that cannot be
+	 * checked is not used */
+	expect_owned("0::/system.slice/gone/docker-" ID1 ".scope\n", NULL, NULL, NULL, NULL);
+	expect_owned("0::/system.slice/gone/sshd.service\n", NULL, NULL, NULL, NULL);
+	expect_owned("3:unmounted:/docker/" ID1 "\n0::/\n", NULL, NULL, NULL, NULL);
+	/* newlines in a cgroup's name (the kernel prints it raw) forge a second line for a
+	 * hierarchy: the file is not believed, whatever the forged line names */
+	expect(USER_PREFIX "/x\n0::/system.slice/docker-" ID1 ".scope\n", "delegated", NULL, NULL);
+	expect("4:memory:/x\n4:memory:/docker/" ID1 "\n0::/\n", "delegated", NULL, NULL);
+	expect("4:memory:/x\n5:memory:/docker/" ID1 "\n0::/\n", "delegated", NULL, NULL);
 	/* LXC 4+, nested units inside it, older LXC, and the monitor on the host's side */
 	expect("0::/lxc.payload.web1\n", "lxc", NULL, "web1");
 	expect("0::/lxc.payload.web-1/system.slice/systemd-logind.service\n", "lxc", NULL, "web-1");
@@ -149,6 +215,9 @@ int main(void)
 	expect("0::/user.slice/user-1000.slice/user@1000.service/app.slice/"
 	       "dbus-broker.service\n",
 	       "systemd", NULL, "dbus-broker.service");
+	/* ... where the user names its services: the delegation, not a service */
+	expect_owned(USER_PREFIX "/app.slice/dbus-broker.service\n", USER_DIR, "delegated", NULL,
+		     USER_DIR);
 	/* nothing: a login session, the root, garbage */
 	expect("0::/user.slice/user-1000.slice/session-3.scope\n", NULL, NULL, NULL);
 	expect("0::/\n", NULL, NULL, NULL);
