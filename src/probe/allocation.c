@@ -169,11 +169,16 @@ static void allocate(int root, const void *request, void *answer)
 	 * say so: a name that leads elsewhere is a mismatch, found without opening it. */
 	ours = is_pty_slave(&by_name) && (peer_errno || (by_name.st_dev == peer_st.st_dev &&
 							 by_name.st_rdev == peer_st.st_rdev));
+	errno = 0;
 	if (ours) {
-		errno = 0;
 		slave = reopen(path, flags);
 		if (!step(a, ALLOC_STEP_OPEN_SLAVE, slave >= 0))
 			return;
+	} else if (faccessat(path, "", R_OK | W_OK, AT_EMPTY_PATH | AT_EACCESS) < 0) {
+		/* What a program's open() of the name would meet first (the permission checks of
+		 * the mode, ACLs and the device cgroup), asked without opening it. */
+		step(a, ALLOC_STEP_OPEN_SLAVE, false);
+		return;
 	}
 	a->has_slave = true;
 	a->slave_dev = by_name.st_dev;

@@ -552,6 +552,12 @@ class Scenario:
         """The audit's probe ran (as root, live) and found what the scenario's own unprivileged
         allocation found: the same verdict, at the same step, with the same errno."""
         probe = report.get("probe") or {}
+        if probe.get("reason") == "not-ptmx":
+            # /dev/ptmx is no multiplexer: the probe opened nothing, and the finding says so.
+            self.check.true(not user_res.get("ok"), "%s: /dev/ptmx is not the multiplexer, and no user gets a pty there either (%s)" % (where, json.dumps(user_res)))
+            critical = [f.get("id") for f in report.get("findings", []) if f.get("severity") == "critical"]
+            self.check.true("ptmx-not-device" in critical, "%s: not-ptmx comes with ptmx-not-device (%s)" % (where, critical))
+            return
         if not self.check.eq(probe.get("performed"), True, "%s: the allocation probe was performed (%s)" % (where, probe)):
             return
         self.check.eq(probe.get("uid"), 65534, "%s: the probe's uid (nobody)" % where)
