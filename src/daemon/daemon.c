@@ -72,7 +72,7 @@ enum audit_reason {
 	REASON_PTS = 1 << 2,
 	REASON_PTMX = 1 << 3, /* inotify: the ptmx entry of /dev */
 	REASON_RELOAD = 1 << 4,
-	REASON_HOLDERS = 1 << 5, /* the last scan for holders of covered instances is too old */
+	REASON_HOLDERS = 1 << 5, /* the holder search of covered instances is too old, or partial */
 	REASON_HELPER = 1 << 6,	 /* inotify: a pt_chown appeared, changed or went away */
 	REASON_RETRY = 1 << 7,	 /* the last audit's output files could not be written */
 	REASON_REPAIR = 1 << 8,	 /* repairs exposed more than REPAIR_ROUNDS_MAX rounds could try */
@@ -500,15 +500,24 @@ static int arm_timer(sd_event_source *s, uint64_t usec)
 }
 
 /* Holders of covered instances, from the holder cache while it applies; a timer audits again
- * when a fresh scan expires. */
+ * when a fresh scan expires, or at once while a search is under way. */
 static int daemon_holders(struct daemon *d, struct snapshot *s, const struct analysis *a)
 {
 	uint64_t now = now_usec(CLOCK_MONOTONIC), max_age = d->config->holder_rescan_usec;
 	int r, k;
 
-	r = holder_cache_fill(&d->holders, s, a, "/proc", now, max_age);
+	r = holder_cache_fill(&d->holders, s, a, &(struct holder_scope){ .proc = "/proc" }, now,
+			      max_age, HOLDER_SCAN_SLICE_USEC);
 	if (r < 0)
 		return r;
+	/* A search under way goes on at the next audit, soon (daemon_schedule_audit() spaces it
+	 * as AuditCPUPercent= says): no dispatch of the loop holds the watchdog for the whole. */
+	if (r == HOLDERS_PARTIAL) {
+		k = arm_timer(d->holder_timer, now);
+		if (k < 0)
+			daemon_fail(d, FAILURE_TIMER, "Failed to arm the holder timer: %s",
+				    strerror(-k));
+	}
 	if (r == HOLDERS_NONE_COVERED)
 		(void)sd_event_source_set_enabled(d->holder_timer, SD_EVENT_OFF);
 	if (r == HOLDERS_SCANNED) {
