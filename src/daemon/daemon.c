@@ -30,6 +30,7 @@
 #include "daemon/holder-cache.h"
 #include "daemon/nsfollow.h"
 #include "daemon/privileges.h"
+#include "daemon/repair-tries.h"
 #include "daemon/startup-guard.h"
 #include "pipeline/conf.h"
 #include "probe/mounttrack.h"
@@ -160,9 +161,10 @@ struct daemon {
 	/* Repair hook: keys (finding_key()) of findings journaled as repaired. When such a finding
 	 * is gone at the next audit, no "resolved" entry follows the "repaired" one. */
 	char **repaired_keys;
-	/* Policy=safe: keys of the repairable findings whose repair was tried, kept while they
-	 * stay present. Each appearance of a finding is tried once: one that a repair did not fix
-	 * is not tried again on every wake-up (our own remount is a mount event too). */
+	/* Policy=safe: the appearances (finding_try_key()) of the repairable findings whose
+	 * repair was tried, kept while they stay present. Each appearance of a finding is tried
+	 * once: one that a repair did not fix is not tried again on every wake-up (our own remount
+	 * is a mount event too); one that changed is (daemon/repair-tries.h). */
 	char **tried_keys;
 
 	struct ptmx_replaced ptmx;	    /* /dev/ptmx against its baseline */
@@ -588,18 +590,23 @@ static int daemon_collect(struct daemon *d, struct audit *ret)
 	return 0;
 }
 
-/* Forget the tries of the findings now has no more: one that comes back is tried again. */
+/* Forget the tries of the findings now has no more: one that comes back is tried again (and one
+ * that changes, daemon/repair-tries.h). */
 static int daemon_prune_tried(struct daemon *d, const struct findings *now)
 {
 	_cleanup_strv_free_ char **keep = NULL;
 
-	FOREACH_ARRAY (f, now->items, now->n_items) {
-		_cleanup_free_ char *key = finding_key(f);
+	for (char **t = d->tried_keys; t && *t; t++) {
+		bool present = false;
 
-		if (!key)
-			return -ENOMEM;
-		if (strv_contains(d->tried_keys, key) && !strv_contains(keep, key) &&
-		    strv_push(&keep, TAKE_PTR(key)) < 0)
+		FOREACH_ARRAY (f, now->items, now->n_items) {
+			_cleanup_free_ char *key = finding_key(f);
+
+			if (!key)
+				return -ENOMEM;
+			present = present || try_key_has_key(*t, key);
+		}
+		if (present && strv_extend(&keep, *t) < 0)
 			return -ENOMEM;
 	}
 	strv_free(d->tried_keys);
@@ -638,7 +645,7 @@ static int daemon_repair(struct daemon *d, struct audit *now)
 
 		if (!finding_repairable(f))
 			continue;
-		key = finding_key(f);
+		key = finding_try_key(f);
 		if (!key)
 			r = -ENOMEM;
 		else if (strv_contains(d->tried_keys, key))

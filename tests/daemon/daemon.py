@@ -1114,6 +1114,78 @@ def case_repair_exposed(ptsguard, opts):
     c.done()
 
 
+def case_repair_new_appearance(ptsguard, opts):
+    """Policy=safe: a repairable finding that changes while its key stays (pty-slave-perms of
+    /dev/pts, whose try failed on a slave of root's, first seen in the re-audit after the
+    repair of ptmx-missing) is a new problem: a user's slave that then gets mode 666 is repaired
+    at once, without any further event (it used to be left alone while the tried finding
+    stayed). The root's slave is still tried once only: wake-ups do not try it again."""
+    import fcntl
+    import struct
+    journal = Journald()
+    daemon = Daemon(ptsguard, config_text=default_config().replace("Policy=off", "Policy=safe"))
+    daemon.wait_ready()
+    c = Checker()
+    wait_state("first audit", lambda r: finding_ids(r) == [])
+
+    def open_pty(uid):
+        m = os.open("/dev/ptmx", os.O_RDWR | os.O_NOCTTY)
+        fcntl.ioctl(m, 0x40045431, struct.pack("i", 0))  # TIOCSPTLCK: unlock
+        s = fcntl.ioctl(m, 0x5441, os.O_RDWR | os.O_NOCTTY)  # TIOCGPTPEER
+        os.fchown(s, uid, TTY_GID)
+        return m, s
+
+    def seq(entries):
+        return [(e["PTSGUARD_CHECK"], e["PTSGUARD_STATE"]) for e in entries if e["PTSGUARD_CHECK"] != "ptmx-replaced"]
+
+    rmaster, rslave = open_pty(0)
+    umaster, uslave = open_pty(1000)
+    # The root's slave broken while /dev/ptmx is gone: its finding first appears in the
+    # re-audit after ptmx-missing is repaired, and its try fails (a slave of root's is never
+    # changed).
+    with daemon.stopped_between_audits():
+        os.fchmod(rslave, 0o666)
+        os.unlink("/dev/ptmx")
+    want = [("ptmx-missing", "detected"), ("ptmx-missing", "repaired"),
+            ("pty-slave-perms", "detected"), ("pty-slave-perms", "repair-failed")]
+    try:
+        wait_for("the root's slave tried", lambda: len(seq(transitions(journal, daemon.pid))) >= 4)
+    except Failure as e:
+        c.fail(str(e))
+    time.sleep(SETTLE)
+    c.eq(seq(transitions(journal, daemon.pid)), want, "journal: ptmx repaired, the root's slave tried once")
+    n = len(seq(transitions(journal, daemon.pid)))
+
+    # A second problem under the same finding's key: a user's slave with mode 666. Its one
+    # inotify event is all the daemon gets.
+    os.fchmod(uslave, 0o666)
+    try:
+        wait_for("the user's slave repaired", lambda: stat.S_IMODE(os.fstat(uslave).st_mode) == 0o620)
+    except Failure:
+        pass
+    st = os.fstat(uslave)
+    c.eq((stat.S_IMODE(st.st_mode), st.st_gid), (0o620, TTY_GID), "the user's slave was repaired without another event")
+    time.sleep(SETTLE)
+    tries = seq(transitions(journal, daemon.pid))[n:]
+    # One try of the changed finding: an entry per slave, the user's repaired, the root's not.
+    c.eq(sorted(tries), [("pty-slave-perms", "repair-failed"), ("pty-slave-perms", "repaired")],
+         "one try of the changed finding")
+    # What is left (the root's slave) is as it was when tried: wake-ups do not try it again.
+    n = len(seq(transitions(journal, daemon.pid)))
+    for _ in range(3):
+        remount_devpts("gid=%d,mode=620" % TTY_GID)
+        time.sleep(0.3)
+    time.sleep(SETTLE)
+    c.eq(seq(transitions(journal, daemon.pid))[n:], [], "the root's slave is not tried again on wake-ups")
+    c.eq(stat.S_IMODE(os.fstat(rslave).st_mode), 0o666, "the root's slave was never changed")
+    c.eq(finding_ids(read_state()), ["pty-slave-perms"], "the state file keeps the root's slave's finding")
+    for fd in (uslave, umaster, rslave, rmaster):
+        os.close(fd)
+    stop_daemon(c, daemon)
+    journal.stop()
+    c.done()
+
+
 # ---- incremental mount tracking (fanotify mount events) and its fallbacks ----
 
 
@@ -2239,6 +2311,7 @@ CASES = {
     "transitions": (case_transitions, True),
     "repair-safe": (case_repair_safe, True),
     "repair-exposed": (case_repair_exposed, True),
+    "repair-new-appearance": (case_repair_new_appearance, True),
     "repair-last-healthy": (case_repair_last_healthy, True),
     "lifecycle": (case_lifecycle, True),
     "ptmx-baseline": (case_ptmx_baseline, True),
