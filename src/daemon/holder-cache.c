@@ -2,7 +2,6 @@
 #include <errno.h>
 
 #include "daemon/holder-cache.h"
-#include "util/clock.h"
 #include "util/util.h"
 
 void holder_cache_clear(struct holder_cache *c)
@@ -62,7 +61,8 @@ int holder_cache_fill(struct holder_cache *c, struct snapshot *s, const struct a
 	holder_scan_done(&c->last);
 	c->last = c->pass;
 	c->pass = (struct holder_scan){ 0 };
-	c->scanned_at = now_usec(CLOCK_MONOTONIC);
+	/* The caller's clock: it arms its rescan at now + max_age, which must find this expired. */
+	c->scanned_at = now;
 	r = holder_scan_into(&c->last, s);
 	return r < 0 ? r : HOLDERS_SCANNED;
 }
