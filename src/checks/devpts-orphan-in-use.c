@@ -83,6 +83,10 @@ static int devpts_orphan_in_use(const struct check_context *ctx, const struct ch
 				       vis ? json_new_devnum(vis->dev) : NULL);
 		json_object_object_add(ev, "holders", holders);
 		json_object_object_add(ev, "holders_total", json_object_new_int64((int64_t)n));
+		/* A search cut short at its time budget: there may be more (holders_total is a
+		 * lower bound). */
+		json_object_object_add(ev, "holders_scan_complete",
+				       json_object_new_boolean(!s->holders_progress.partial));
 		f = findings_add(out, info, info->severity, ev);
 		if (!f)
 			return -ENOMEM;
@@ -94,9 +98,13 @@ static int devpts_orphan_in_use(const struct check_context *ctx, const struct ch
 		}
 		if (set_printf(
 			&f->summary,
-			"covered devpts instance %s under %s still has %zu pty fd(s) open: their "
-			"/dev/pts/N names point at other ptys",
-			format_devnum(in->dev, dev), first->mountpoint, n) < 0 ||
+			"covered devpts instance %s under %s still has %s%zu pty fd(s) open: their "
+			"/dev/pts/N names point at other ptys%s",
+			format_devnum(in->dev, dev), first->mountpoint,
+			s->holders_progress.partial ? "at least " : "", n,
+			s->holders_progress.partial
+			    ? " (the search for holders is not complete yet)"
+			    : "") < 0 ||
 		    set_printf(
 			&f->remedy,
 			"end the sessions holding them (pid %s), then remove the duplicate devpts "

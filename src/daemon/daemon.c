@@ -30,6 +30,7 @@
 #include "daemon/holder-cache.h"
 #include "daemon/nsfollow.h"
 #include "daemon/privileges.h"
+#include "daemon/repair-tries.h"
 #include "daemon/startup-guard.h"
 #include "pipeline/conf.h"
 #include "probe/mounttrack.h"
@@ -72,7 +73,7 @@ enum audit_reason {
 	REASON_PTS = 1 << 2,
 	REASON_PTMX = 1 << 3, /* inotify: the ptmx entry of /dev */
 	REASON_RELOAD = 1 << 4,
-	REASON_HOLDERS = 1 << 5, /* the last scan for holders of covered instances is too old */
+	REASON_HOLDERS = 1 << 5, /* the holder search of covered instances is too old, or partial */
 	REASON_HELPER = 1 << 6,	 /* inotify: a pt_chown appeared, changed or went away */
 	REASON_RETRY = 1 << 7,	 /* the last audit's output files could not be written */
 	REASON_REPAIR = 1 << 8,	 /* repairs exposed more than REPAIR_ROUNDS_MAX rounds could try */
@@ -160,9 +161,10 @@ struct daemon {
 	/* Repair hook: keys (finding_key()) of findings journaled as repaired. When such a finding
 	 * is gone at the next audit, no "resolved" entry follows the "repaired" one. */
 	char **repaired_keys;
-	/* Policy=safe: keys of the repairable findings whose repair was tried, kept while they
-	 * stay present. Each appearance of a finding is tried once: one that a repair did not fix
-	 * is not tried again on every wake-up (our own remount is a mount event too). */
+	/* Policy=safe: the appearances (finding_try_key()) of the repairable findings whose
+	 * repair was tried, kept while they stay present. Each appearance of a finding is tried
+	 * once: one that a repair did not fix is not tried again on every wake-up (our own remount
+	 * is a mount event too); one that changed is (daemon/repair-tries.h). */
 	char **tried_keys;
 
 	struct ptmx_replaced ptmx;	    /* /dev/ptmx against its baseline */
@@ -500,15 +502,24 @@ static int arm_timer(sd_event_source *s, uint64_t usec)
 }
 
 /* Holders of covered instances, from the holder cache while it applies; a timer audits again
- * when a fresh scan expires. */
+ * when a fresh scan expires, or at once while a search is under way. */
 static int daemon_holders(struct daemon *d, struct snapshot *s, const struct analysis *a)
 {
 	uint64_t now = now_usec(CLOCK_MONOTONIC), max_age = d->config->holder_rescan_usec;
 	int r, k;
 
-	r = holder_cache_fill(&d->holders, s, a, "/proc", now, max_age);
+	r = holder_cache_fill(&d->holders, s, a, &(struct holder_scope){ .proc = "/proc" }, now,
+			      max_age, HOLDER_SCAN_SLICE_USEC);
 	if (r < 0)
 		return r;
+	/* A search under way goes on at the next audit, soon (daemon_schedule_audit() spaces it
+	 * as AuditCPUPercent= says): no dispatch of the loop holds the watchdog for the whole. */
+	if (r == HOLDERS_PARTIAL) {
+		k = arm_timer(d->holder_timer, now);
+		if (k < 0)
+			daemon_fail(d, FAILURE_TIMER, "Failed to arm the holder timer: %s",
+				    strerror(-k));
+	}
 	if (r == HOLDERS_NONE_COVERED)
 		(void)sd_event_source_set_enabled(d->holder_timer, SD_EVENT_OFF);
 	if (r == HOLDERS_SCANNED) {
@@ -579,18 +590,23 @@ static int daemon_collect(struct daemon *d, struct audit *ret)
 	return 0;
 }
 
-/* Forget the tries of the findings now has no more: one that comes back is tried again. */
+/* Forget the tries of the findings now has no more: one that comes back is tried again (and one
+ * that changes, daemon/repair-tries.h). */
 static int daemon_prune_tried(struct daemon *d, const struct findings *now)
 {
 	_cleanup_strv_free_ char **keep = NULL;
 
-	FOREACH_ARRAY (f, now->items, now->n_items) {
-		_cleanup_free_ char *key = finding_key(f);
+	for (char **t = d->tried_keys; t && *t; t++) {
+		bool present = false;
 
-		if (!key)
-			return -ENOMEM;
-		if (strv_contains(d->tried_keys, key) && !strv_contains(keep, key) &&
-		    strv_push(&keep, TAKE_PTR(key)) < 0)
+		FOREACH_ARRAY (f, now->items, now->n_items) {
+			_cleanup_free_ char *key = finding_key(f);
+
+			if (!key)
+				return -ENOMEM;
+			present = present || try_key_has_key(*t, key);
+		}
+		if (present && strv_extend(&keep, *t) < 0)
 			return -ENOMEM;
 	}
 	strv_free(d->tried_keys);
@@ -629,7 +645,7 @@ static int daemon_repair(struct daemon *d, struct audit *now)
 
 		if (!finding_repairable(f))
 			continue;
-		key = finding_key(f);
+		key = finding_try_key(f);
 		if (!key)
 			r = -ENOMEM;
 		else if (strv_contains(d->tried_keys, key))

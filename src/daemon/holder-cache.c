@@ -1,61 +1,68 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <errno.h>
-#include <stdlib.h>
-#include <string.h>
 
 #include "daemon/holder-cache.h"
-#include "probe/probe.h"
 #include "util/util.h"
 
 void holder_cache_clear(struct holder_cache *c)
 {
-	free(c->covered);
-	snapshot_free(c->found);
+	holder_scan_done(&c->last);
+	holder_scan_done(&c->pass);
 	*c = (struct holder_cache){ 0 };
 }
 
-static int copy_holders(struct snapshot *to, const struct snapshot *from)
+/* The last complete search, with what the one under way found so far. */
+static int fill_from_last(const struct holder_cache *c, struct snapshot *s)
 {
-	FOREACH_ARRAY (h, from->holders, from->n_holders)
-		if (snapshot_add_holder(to, h) < 0)
-			return -ENOMEM;
-	to->holders_scanned = true;
-	to->holders_skipped = from->holders_skipped;
-	return 0;
+	int r = holder_scan_into(&c->last, s);
+
+	return r < 0 ? r : holder_scan_add_holders(&c->pass, s);
 }
 
 int holder_cache_fill(struct holder_cache *c, struct snapshot *s, const struct analysis *a,
-		      const char *proc, uint64_t now, uint64_t max_age)
+		      const struct holder_scope *where, uint64_t now, uint64_t max_age,
+		      uint64_t budget)
 {
-	_cleanup_free_ dev_t *covered = calloc(a->n_instances ?: 1, sizeof(dev_t));
-	size_t n = 0;
+	bool any = false;
 	int r;
 
-	if (!covered)
-		return -ENOMEM;
 	FOREACH_ARRAY (in, a->instances, a->n_instances)
-		if (in->covered)
-			covered[n++] = in->dev;
-	if (n == 0) {
+		any = any || in->covered;
+	if (!any) {
 		holder_cache_clear(c);
 		return HOLDERS_NONE_COVERED;
 	}
-	if (c->valid && c->n_covered == n && memcmp(c->covered, covered, n * sizeof(dev_t)) == 0 &&
-	    now < c->scanned_at + max_age) {
-		r = copy_holders(s, c->found);
+	/* Other instances covered: what was found was about those. */
+	if ((c->last.started && !holder_scan_same_devs(&c->last, a)) ||
+	    (c->pass.started && !holder_scan_same_devs(&c->pass, a)))
+		holder_cache_clear(c);
+	if (c->last.started && now < c->scanned_at + max_age) {
+		r = fill_from_last(c, s);
 		return r < 0 ? r : HOLDERS_REUSED;
 	}
 
-	r = probe_holders(s, a, proc);
-	if (r < 0 && r != -ENOENT)
+	if (!c->pass.started) {
+		r = holder_scan_start(&c->pass, a, where->proc, where->pids, where->n_pids,
+				      where->mntns);
+		if (r == -ENOENT) { /* no /proc: nothing can be found, as before */
+			s->holders_scanned = true;
+			return HOLDERS_SCANNED;
+		}
+		if (r < 0)
+			return r;
+	}
+	r = holder_scan_run(&c->pass, where->proc, now + budget);
+	if (r < 0)
 		return r;
-	holder_cache_clear(c);
-	c->found = snapshot_new();
-	if (!c->found || copy_holders(c->found, s) < 0)
-		return -ENOMEM;
-	c->covered = TAKE_PTR(covered);
-	c->n_covered = n;
+	if (r == 0) {
+		r = c->last.started ? fill_from_last(c, s) : holder_scan_into(&c->pass, s);
+		return r < 0 ? r : HOLDERS_PARTIAL;
+	}
+	holder_scan_done(&c->last);
+	c->last = c->pass;
+	c->pass = (struct holder_scan){ 0 };
+	/* The caller's clock: it arms its rescan at now + max_age, which must find this expired. */
 	c->scanned_at = now;
-	c->valid = true;
-	return HOLDERS_SCANNED;
+	r = holder_scan_into(&c->last, s);
+	return r < 0 ? r : HOLDERS_SCANNED;
 }

@@ -12,6 +12,7 @@
 #include <syslog.h>
 #include <unistd.h>
 
+#include "daemon/holder-cache.h"
 #include "daemon/nsfollow.h"
 #include "pipeline/pipeline.h"
 #include "probe/container.h"
@@ -65,6 +66,10 @@ struct followed {
 	/* Its process was in our user namespace when it was found: the namespace was made by
 	 * one privileged there (a runtime, a service), not by any user in a user namespace. */
 	bool privileged;
+	/* Its holder search, in slices (daemon/holder-cache.h); holders_partial: the last audit
+	 * left it under way, so the namespace is audited again to go on with it. */
+	struct holder_cache holders;
+	bool holders_partial;
 };
 
 struct ns_follower {
@@ -112,6 +117,7 @@ static void followed_free(struct followed *x)
 {
 	followed_unwatch(x);
 	findings_clear(&x->findings);
+	holder_cache_clear(&x->holders);
 	container_done(&x->container);
 	free(x->pids);
 	free(x);
@@ -327,11 +333,22 @@ static void journal_transitions(struct ns_follower *f, struct followed *x,
 	}
 }
 
+/* Its holders among its processes of the last walk, searched anew at each audit (no maximum
+ * age: an audit of a namespace comes from a change in it), a slice at a time. */
 static int followed_holders(void *userdata, struct snapshot *s, const struct analysis *a)
 {
-	const struct followed *x = userdata;
+	struct followed *x = userdata;
+	struct holder_scope where = {
+		.proc = "/proc", .pids = x->pids, .n_pids = x->pids_total, .mntns = x->ino
+	};
+	int r;
 
-	return probe_holders_pids(s, a, "/proc", x->pids, x->pids_total, x->ino);
+	r = holder_cache_fill(&x->holders, s, a, &where, now_usec(CLOCK_MONOTONIC), 0,
+			      HOLDER_SCAN_SLICE_USEC);
+	if (r < 0)
+		return r;
+	x->holders_partial = r == HOLDERS_PARTIAL;
+	return 0;
 }
 
 /* One namespace's audit; its transitions journaled. The target is opened for the audit only
@@ -368,6 +385,11 @@ static void followed_audit(struct ns_follower *f, struct followed *x)
 		return;
 	}
 	f->stats.audits++;
+	/* Its holder search goes on at the next pass. */
+	if (x->holders_partial) {
+		x->dirty = true;
+		schedule_pass(f);
+	}
 	findings_sort(&res.findings);
 	journal_transitions(f, x, &x->findings, &res.findings);
 	findings_clear(&x->findings);

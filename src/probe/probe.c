@@ -16,11 +16,13 @@
 #include "analysis/analysis.h"
 #include "probe/allocation.h"
 #include "probe/cgroup.h"
+#include "probe/holder-scan.h"
 #include "snapshot/initramfs-record.h"
 #include "probe/namespace.h"
 #include "probe/probe.h"
 #include "probe/statmount.h"
 #include "util/caps.h"
+#include "util/clock.h"
 #include "util/group.h"
 #include "util/limits.h"
 #include "util/procfs.h"
@@ -371,223 +373,26 @@ static int probe_slaves(const struct probe_options *opts, struct snapshot *s,
 	return r;
 }
 
-static bool dev_in(dev_t dev, const dev_t *set, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		if (set[i] == dev)
-			return true;
-	return false;
-}
-
-static bool holder_seen(const struct snapshot *s, size_t from, dev_t dev, unsigned index)
-{
-	for (size_t i = from; i < s->n_holders; i++)
-		if (s->holders[i].dev == dev && s->holders[i].index == index)
-			return true;
-	return false;
-}
-
-/* tty-index of a pty master, from /proc/<pid>/fdinfo/<fd>. */
-static int master_index(int pid_dir, const char *fd, unsigned *ret)
-{
-	char path[300], buf[1024];
-	_cleanup_close_ int f = -EBADF;
-	ssize_t l;
-	char *p;
-
-	snprintf(path, sizeof(path), "fdinfo/%s", fd);
-	f = openat(pid_dir, path, O_RDONLY | O_CLOEXEC);
-	if (f < 0)
-		return -errno;
-	l = read(f, buf, sizeof(buf) - 1);
-	if (l < 0)
-		return -errno;
-	buf[l] = 0;
-	p = strstr(buf, "tty-index:");
-	if (!p || sscanf(p + 10, "%u", ret) != 1)
-		return -ENOENT;
-	return 0;
-}
-
-/* Only a refusal means a process we could not inspect; anything else (ENOENT, ESRCH, a zombie
- * half gone) is a process that exited while we looked. */
-static int not_allowed(int err)
-{
-	return err == EACCES || err == EPERM ? -err : 0;
-}
-
-static int scan_process(struct snapshot *s, int proc_fd, const char *pid_name, const dev_t *devs,
-			size_t n_devs)
-{
-	_cleanup_close_ int pid_dir = -EBADF, fd_dir = -EBADF;
-	_cleanup_free_ char *comm = NULL;
-	_cleanup_(dir_reader_done) struct dir_reader d = { 0 };
-	char path[32];
-	const char *name;
-	unsigned pid;
-	size_t first;
-
-	if (parse_uint(pid_name, &pid) < 0)
-		return 0;
-	snprintf(path, sizeof(path), "%s/fd", pid_name);
-	fd_dir = openat(proc_fd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd_dir < 0)
-		return not_allowed(errno); /* exited meanwhile: not an error */
-	d.fd = fd_dir;
-	first = s->n_holders;
-	while (dir_reader_next(&d, &name) > 0) {
-		struct stat st;
-		unsigned index;
-		struct holder *h;
-
-		if (name[0] == '.')
-			continue;
-		/* stat() follows the magic link to the open file itself, whatever its path; one
-		 * on a hung NFS server or FUSE daemon answers from what the kernel cached. */
-		if (stat_nosync(fd_dir, name, 0, &st) < 0 || !S_ISCHR(st.st_mode) ||
-		    !dev_in(st.st_dev, devs, n_devs))
-			continue;
-		/* /proc/PID of the process whose fd/ this is (not of a later one with its number),
-		 * only for a process that holds a pty: its fdinfo and comm. */
-		if (pid_dir < 0) {
-			pid_dir = openat(fd_dir, "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-			if (pid_dir < 0)
-				break;
-		}
-		if (major(st.st_rdev) >= PTY_SLAVE_MAJOR_FIRST &&
-		    major(st.st_rdev) <= PTY_SLAVE_MAJOR_LAST)
-			index =
-			    (major(st.st_rdev) - PTY_SLAVE_MAJOR_FIRST) * 256 + minor(st.st_rdev);
-		else if (major(st.st_rdev) == PTMX_RDEV_MAJOR &&
-			 minor(st.st_rdev) == PTMX_RDEV_MINOR) {
-			if (master_index(pid_dir, name, &index) < 0)
-				continue;
-		} else
-			continue;
-
-		if (!comm) {
-			char buf[64];
-
-			(void)procfs_read_comm(pid_dir, "comm", buf, sizeof(buf));
-			comm = strdup(buf);
-			if (!comm)
-				break;
-		}
-		/* A process holding both ends (or several fds) of one pty counts once. */
-		if (holder_seen(s, first, st.st_dev, index))
-			continue;
-		if (GROW(s->holders, s->allocated_holders, s->n_holders + 1) < 0)
-			break;
-		h = &s->holders[s->n_holders];
-		*h = (struct holder){ .pid = (pid_t)pid, .dev = st.st_dev, .index = index };
-		h->comm = strdup(comm);
-		if (!h->comm)
-			break;
-		s->n_holders++;
-	}
-	return 0;
-}
-
 int probe_holders(struct snapshot *s, const struct analysis *a, const char *proc)
 {
 	return probe_holders_in(s, a, proc, 0);
 }
 
-/* The devices of a's covered instances into *ret (n of them; 0: nothing to scan for). */
-static int covered_devs(const struct analysis *a, dev_t **ret, size_t *n)
-{
-	*n = 0;
-	*ret = calloc(a->n_instances ?: 1, sizeof(dev_t));
-	if (!*ret)
-		return -ENOMEM;
-	FOREACH_ARRAY (in, a->instances, a->n_instances)
-		if (in->covered)
-			(*ret)[(*n)++] = in->dev;
-	return 0;
-}
-
 int probe_holders_pids(struct snapshot *s, const struct analysis *a, const char *proc,
 		       const pid_t *pids, size_t n_pids, uint64_t mntns)
 {
-	_cleanup_free_ dev_t *devs = NULL;
-	_cleanup_close_ int own_fd = -EBADF;
-	size_t n;
-	int r = covered_devs(a, &devs, &n), proc_fd;
+	static const pid_t none[1];
 
-	if (r < 0 || n == 0)
-		return r;
-	s->holders_scanned = true;
-	/* Our /proc, opened once for every namespace of a run (util/procfs.h). */
-	if (streq(proc, "/proc"))
-		proc_fd = procfs_fd();
-	else
-		proc_fd = own_fd = open(proc, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (proc_fd < 0)
-		return proc_fd == -1 ? -errno : proc_fd;
-	for (size_t i = 0; i < n_pids; i++) {
-		char name[16];
-
-		snprintf(name, sizeof(name), "%d", (int)pids[i]);
-		/* Listed a moment ago: still there, and still of the namespace? */
-		r = ns_process_in(proc_fd, name, mntns);
-		if (r == 0 || r == -ENOENT || r == -ESRCH)
-			continue;
-		if (r >= 0)
-			r = scan_process(s, proc_fd, name, devs, n);
-		if (r == -ENOMEM)
-			return r;
-		if (r < 0)
-			s->holders_skipped++;
-	}
-	return 0;
+	/* NULL would mean every process proc lists. */
+	return holder_scan_once(s, a, proc, pids ?: none, pids ? n_pids : 0, mntns,
+				now_usec(CLOCK_MONOTONIC) + HOLDER_SCAN_ONESHOT_USEC);
 }
 
 /* Only when a covered instance exists (the common case stays cheap). */
 int probe_holders_in(struct snapshot *s, const struct analysis *a, const char *proc, uint64_t mntns)
 {
-	_cleanup_free_ dev_t *devs = NULL;
-	_cleanup_close_ int proc_fd = -EBADF;
-	size_t n = 0;
-	DIR *d;
-	struct dirent *de;
-	int k = covered_devs(a, &devs, &n);
-
-	if (k < 0 || n == 0)
-		return k;
-
-	s->holders_scanned = true;
-	proc_fd = open(proc, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (proc_fd < 0)
-		return -errno;
-	d = opendir(proc);
-	if (!d)
-		return -errno;
-	while ((de = readdir(d))) {
-		int r;
-
-		/* A namespace's holders are its own processes; one that cannot be told is one
-		 * more that could not be inspected. */
-		if (mntns && de->d_name[0] >= '1' && de->d_name[0] <= '9') {
-			r = ns_process_in(proc_fd, de->d_name, mntns);
-			if (r == 0 || r == -ENOENT || r == -ESRCH)
-				continue;
-			if (r < 0) {
-				if (not_allowed(-r) < 0)
-					s->holders_skipped++;
-				continue;
-			}
-		}
-		r = scan_process(s, proc_fd, de->d_name, devs, n);
-
-		if (r == -ENOMEM) {
-			closedir(d);
-			return r;
-		}
-		if (r < 0)
-			s->holders_skipped++;
-	}
-	closedir(d);
-	return 0;
+	return holder_scan_once(s, a, proc, NULL, 0, mntns,
+				now_usec(CLOCK_MONOTONIC) + HOLDER_SCAN_ONESHOT_USEC);
 }
 
 /* Record the setuid helper candidate at path, as st (a stat of the host's numbers) says. */

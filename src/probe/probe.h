@@ -107,8 +107,9 @@ void probe_allocation_start(const struct probe_options *opts, struct guarded_wor
 int probe_allocation_into(struct alloc_pending *p, struct snapshot *s);
 
 /* Scan proc (normally "/proc") for processes holding ptys of the covered instances of a, into
- * s->holders; nothing when no instance is covered. About 10 us an open fd, whatever it is:
- * a second on a host with 100,000 open fds. */
+ * s->holders; nothing when no instance is covered. About 4-10 us an open fd, whatever it is:
+ * a second on a host with 100,000 open fds. Bounded by HOLDER_SCAN_ONESHOT_USEC
+ * (probe/holder-scan.h): past it, s->holders_progress says the scan was partial. */
 int probe_holders(struct snapshot *s, const struct analysis *a, const char *proc);
 /* The same, counting only processes of mount namespace mntns (0: every process). */
 int probe_holders_in(struct snapshot *s, const struct analysis *a, const char *proc,

@@ -200,13 +200,24 @@ json_object *report_to_json(const struct report *r)
 	json_object_object_add(o, "probe", alloc_probe_to_json(&r->snap->probe));
 	{
 		/* Holders are looked for only when a covered instance exists; a process whose fds
-		 * could not be read (not root) may hold one unseen. */
+		 * could not be read (not root), or one a search cut short at its time budget did
+		 * not reach, may hold one unseen. */
+		const struct holders_progress *p = &r->snap->holders_progress;
 		json_object *scan = json_object_new_object();
 
 		json_object_object_add(scan, "performed",
 				       json_object_new_boolean(r->snap->holders_scanned));
 		json_object_object_add(scan, "processes_skipped",
 				       json_object_new_int64(r->snap->holders_skipped));
+		json_object_object_add(
+		    scan, "complete",
+		    json_object_new_boolean(!r->snap->holders_scanned || !p->partial));
+		json_object_object_add(scan, "processes_scanned",
+				       json_object_new_int64(p->processes_scanned));
+		json_object_object_add(scan, "processes_left",
+				       json_object_new_int64(p->processes_left));
+		json_object_object_add(scan, "fds_scanned",
+				       json_object_new_int64((int64_t)p->fds_scanned));
 		json_object_object_add(o, "holders_scan", scan);
 	}
 	if (r->journal) {

@@ -181,6 +181,14 @@ static int write_one(FILE *f, const struct report *r, bool color)
 			fprintf(f,
 				"\nBoot: the initramfs record predicted no second devpts mount.\n");
 	}
+	if (r->snap->holders_scanned && r->snap->holders_progress.partial)
+		fprintf(
+		    f,
+		    "\nNote: the search for ptys held on covered devpts instances stopped at its "
+		    "time budget after %u process(es), %u left unsearched: holders may be "
+		    "missing from devpts-orphan-in-use.\n",
+		    r->snap->holders_progress.processes_scanned,
+		    r->snap->holders_progress.processes_left);
 	if (r->snap->holders_skipped > 0)
 		fprintf(
 		    f,

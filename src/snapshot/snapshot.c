@@ -561,6 +561,18 @@ json_object *snapshot_to_json(const struct snapshot *s)
 	json_object_object_add(root, "holders_scanned",
 			       json_object_new_boolean(s->holders_scanned));
 	json_object_object_add(root, "holders_skipped", json_object_new_int64(s->holders_skipped));
+	if (s->holders_scanned) {
+		const struct holders_progress *p = &s->holders_progress;
+
+		json_object_object_add(root, "holders_complete",
+				       json_object_new_boolean(!p->partial));
+		json_object_object_add(root, "holders_processes_scanned",
+				       json_object_new_int64(p->processes_scanned));
+		json_object_object_add(root, "holders_processes_left",
+				       json_object_new_int64(p->processes_left));
+		json_object_object_add(root, "holders_fds_scanned",
+				       json_object_new_int64((int64_t)p->fds_scanned));
+	}
 
 	FOREACH_ARRAY (h, s->helpers, s->n_helpers) {
 		json_object *o = json_object_new_object();
@@ -642,6 +654,34 @@ int snapshot_add_holder(struct snapshot *s, const struct holder *h)
 	}
 	s->holders[s->n_holders] = *h;
 	s->holders[s->n_holders++].comm = comm;
+	return 0;
+}
+
+/* The optional keys of how far the search for holders went: absent, it was complete. */
+static int load_holders_progress(json_object *root, struct holders_progress *p,
+				 struct load_error *err)
+{
+	static const char *const counts[] = { "holders_processes_scanned", "holders_processes_left",
+					      "holders_fds_scanned" };
+	json_object *v;
+	int64_t n[3] = { 0 };
+	int r;
+
+	r = json_get(root, "", "holders_complete", json_type_boolean, JSON_OPTIONAL, &v, err);
+	if (r < 0)
+		return r;
+	p->partial = v && !json_object_get_boolean(v);
+	for (size_t i = 0; i < ELEMENTSOF(counts); i++) {
+		r = json_get(root, "", counts[i], json_type_int, JSON_OPTIONAL, &v, err);
+		if (r < 0)
+			return r;
+		n[i] = v ? json_object_get_int64(v) : 0;
+		if (n[i] < 0 || (i < 2 && n[i] > UINT32_MAX))
+			return load_fail(err, "key '%s': out of range", counts[i]);
+	}
+	p->processes_scanned = (unsigned)n[0];
+	p->processes_left = (unsigned)n[1];
+	p->fds_scanned = (uint64_t)n[2];
 	return 0;
 }
 
@@ -795,6 +835,9 @@ int snapshot_from_json(json_object *root, struct snapshot **ret, struct load_err
 	    0)
 		return r;
 	s->holders_scanned = v ? json_object_get_boolean(v) : s->n_holders > 0;
+	r = load_holders_progress(root, &s->holders_progress, err);
+	if (r < 0)
+		return r;
 	if ((r = json_get(root, "", "initramfs", json_type_object, JSON_OPTIONAL, &v, err)) < 0 ||
 	    (v && (r = initramfs_record_from_json(v, "initramfs", &s->initramfs, err)) < 0) ||
 	    (r = json_get(root, "", "last_healthy", json_type_object, JSON_OPTIONAL, &v, err)) <

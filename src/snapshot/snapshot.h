@@ -88,6 +88,14 @@ struct devpts_seen_healthy {
 	mode_t mode; /* 0620 or 0600 */
 };
 
+/* How far the search for holders went (probe/holder-scan.h). partial: it stopped at its time
+ * budget with processes_left not looked at, so a holder may be missing. Optional in JSON. */
+struct holders_progress {
+	bool partial;
+	unsigned processes_scanned, processes_left;
+	uint64_t fds_scanned;
+};
+
 struct snapshot {
 	char *hostname;
 	char *kernel_release;
@@ -113,6 +121,7 @@ struct snapshot {
 	size_t n_holders, allocated_holders;
 	unsigned holders_skipped; /* processes whose fds could not be read */
 	bool holders_scanned;
+	struct holders_progress holders_progress;
 	struct setuid_helper *helpers;
 	size_t n_helpers, allocated_helpers;
 

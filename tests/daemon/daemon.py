@@ -1114,6 +1114,78 @@ def case_repair_exposed(ptsguard, opts):
     c.done()
 
 
+def case_repair_new_appearance(ptsguard, opts):
+    """Policy=safe: a repairable finding that changes while its key stays (pty-slave-perms of
+    /dev/pts, whose try failed on a slave of root's, first seen in the re-audit after the
+    repair of ptmx-missing) is a new problem: a user's slave that then gets mode 666 is repaired
+    at once, without any further event (it used to be left alone while the tried finding
+    stayed). The root's slave is still tried once only: wake-ups do not try it again."""
+    import fcntl
+    import struct
+    journal = Journald()
+    daemon = Daemon(ptsguard, config_text=default_config().replace("Policy=off", "Policy=safe"))
+    daemon.wait_ready()
+    c = Checker()
+    wait_state("first audit", lambda r: finding_ids(r) == [])
+
+    def open_pty(uid):
+        m = os.open("/dev/ptmx", os.O_RDWR | os.O_NOCTTY)
+        fcntl.ioctl(m, 0x40045431, struct.pack("i", 0))  # TIOCSPTLCK: unlock
+        s = fcntl.ioctl(m, 0x5441, os.O_RDWR | os.O_NOCTTY)  # TIOCGPTPEER
+        os.fchown(s, uid, TTY_GID)
+        return m, s
+
+    def seq(entries):
+        return [(e["PTSGUARD_CHECK"], e["PTSGUARD_STATE"]) for e in entries if e["PTSGUARD_CHECK"] != "ptmx-replaced"]
+
+    rmaster, rslave = open_pty(0)
+    umaster, uslave = open_pty(1000)
+    # The root's slave broken while /dev/ptmx is gone: its finding first appears in the
+    # re-audit after ptmx-missing is repaired, and its try fails (a slave of root's is never
+    # changed).
+    with daemon.stopped_between_audits():
+        os.fchmod(rslave, 0o666)
+        os.unlink("/dev/ptmx")
+    want = [("ptmx-missing", "detected"), ("ptmx-missing", "repaired"),
+            ("pty-slave-perms", "detected"), ("pty-slave-perms", "repair-failed")]
+    try:
+        wait_for("the root's slave tried", lambda: len(seq(transitions(journal, daemon.pid))) >= 4)
+    except Failure as e:
+        c.fail(str(e))
+    time.sleep(SETTLE)
+    c.eq(seq(transitions(journal, daemon.pid)), want, "journal: ptmx repaired, the root's slave tried once")
+    n = len(seq(transitions(journal, daemon.pid)))
+
+    # A second problem under the same finding's key: a user's slave with mode 666. Its one
+    # inotify event is all the daemon gets.
+    os.fchmod(uslave, 0o666)
+    try:
+        wait_for("the user's slave repaired", lambda: stat.S_IMODE(os.fstat(uslave).st_mode) == 0o620)
+    except Failure:
+        pass
+    st = os.fstat(uslave)
+    c.eq((stat.S_IMODE(st.st_mode), st.st_gid), (0o620, TTY_GID), "the user's slave was repaired without another event")
+    time.sleep(SETTLE)
+    tries = seq(transitions(journal, daemon.pid))[n:]
+    # One try of the changed finding: an entry per slave, the user's repaired, the root's not.
+    c.eq(sorted(tries), [("pty-slave-perms", "repair-failed"), ("pty-slave-perms", "repaired")],
+         "one try of the changed finding")
+    # What is left (the root's slave) is as it was when tried: wake-ups do not try it again.
+    n = len(seq(transitions(journal, daemon.pid)))
+    for _ in range(3):
+        remount_devpts("gid=%d,mode=620" % TTY_GID)
+        time.sleep(0.3)
+    time.sleep(SETTLE)
+    c.eq(seq(transitions(journal, daemon.pid))[n:], [], "the root's slave is not tried again on wake-ups")
+    c.eq(stat.S_IMODE(os.fstat(rslave).st_mode), 0o666, "the root's slave was never changed")
+    c.eq(finding_ids(read_state()), ["pty-slave-perms"], "the state file keeps the root's slave's finding")
+    for fd in (uslave, umaster, rslave, rmaster):
+        os.close(fd)
+    stop_daemon(c, daemon)
+    journal.stop()
+    c.done()
+
+
 # ---- incremental mount tracking (fanotify mount events) and its fallbacks ----
 
 
@@ -1259,6 +1331,141 @@ def case_holders_rescan(ptsguard, opts):
     log("devpts-orphan-in-use resolved %.1fs after the last holder closed its pty (HolderRescanSec=%d)" % (took, rescan))
     sys_umount("/dev/pts")
     wait_state("healthy again", lambda r: finding_ids(r) == [])
+    stop_daemon(c, daemon)
+    c.done()
+
+
+def spawn_fd_holders(n_procs, n_fds):
+    """n_procs processes holding n_fds open fds each (of /dev/null), in a process group of their
+    own; returns its id once all are there."""
+    import resource
+    ready_r, ready_w = os.pipe()
+    leader = os.fork()
+    if leader == 0:
+        try:
+            os.close(ready_r)
+            os.setpgid(0, 0)
+            resource.setrlimit(resource.RLIMIT_NOFILE, (n_fds + 64, n_fds + 64))
+            null = os.open("/dev/null", os.O_RDONLY)
+            for _ in range(n_fds - 1):
+                os.dup(null)
+            for _ in range(n_procs - 1):
+                if os.fork() == 0:
+                    os.write(ready_w, b"x")
+                    while True:
+                        signal.pause()
+            os.write(ready_w, b"x")
+            while True:
+                signal.pause()
+        finally:
+            os._exit(0)
+    os.close(ready_w)
+    got = 0
+    while got < n_procs:
+        chunk = os.read(ready_r, 4096)
+        if not chunk:
+            break
+        got += len(chunk)
+    os.close(ready_r)
+    if got < n_procs:
+        os.killpg(leader, signal.SIGKILL)
+        raise Failure("only %d of %d fd holders started" % (got, n_procs))
+    return leader
+
+
+def case_holders_sliced(ptsguard, opts):
+    """A covered devpts instance on a host (here the case's pid namespace) with many processes
+    holding many open fds, its one real holder last in the process table. The daemon searches
+    for holders a slice per audit and goes on at the next audit where the last stopped: WATCHDOG=1
+    keeps coming within the watchdog's interval throughout (the whole search used to run in one
+    dispatch, seconds long, and systemd would kill the daemon); the state file says the search is
+    partial, how far it went, and that it went further at each audit (resumed, not restarted);
+    in the end it is complete and names the holder. `ptsguard audit` finds it too."""
+    import resource
+    c = Checker()
+    n_procs, n_fds = int(opts.get("procs", 100)), int(opts.get("fds", 10000))
+    watchdog_usec = 1500000
+    config = default_config() + "AuditCPUPercent=100\nHolderRescanSec=3600\n"
+    daemon = Daemon(ptsguard, config_text=config, watchdog_usec=watchdog_usec)
+    daemon.wait_ready()
+    wait_state("healthy", lambda r: finding_ids(r) == [])
+    group = spawn_fd_holders(n_procs, n_fds)
+    holder = None
+    try:
+        # The real holder, started last: the highest pid, the end of the table.
+        ready_r, ready_w = os.pipe()
+        holder = os.fork()
+        if holder == 0:
+            try:
+                os.close(ready_r)
+                m, sl = os.openpty()
+                os.write(ready_w, b"x")
+                while True:
+                    signal.pause()
+            finally:
+                os._exit(0)
+        os.close(ready_w)
+        c.eq(os.read(ready_r, 1), b"x", "the holder started")
+        os.close(ready_r)
+        c.true(holder > max(int(p) for p in os.listdir("/proc") if p.isdigit() and int(p) != holder),
+               "the holder has the highest pid")
+        t_cover = time.monotonic()
+        sys_mount("devpts", "/dev/pts", "devpts", 0, "gid=%d,mode=620" % TTY_GID)
+
+        partial = []  # (processes_scanned, fds_scanned) of each partial report, in order
+        final = None
+        deadline = time.monotonic() + 300
+        last_inode = None
+        while time.monotonic() < deadline and daemon.alive():
+            inode = state_inode()
+            report = read_state() if inode != last_inode else None
+            if report and report["holders_scan"]["performed"]:
+                last_inode = inode
+                scan = report["holders_scan"]
+                if scan.get("complete", True) is False:
+                    partial.append((scan["processes_scanned"], scan["fds_scanned"]))
+                    for f in report["findings"]:
+                        if f["id"] == "devpts-orphan-in-use":
+                            c.eq(f["evidence"].get("holders_scan_complete"), False, "a finding of a partial search says so")
+                elif "devpts-orphan-in-use" in finding_ids(report):
+                    final = report
+                    break
+            time.sleep(0.02)
+        t_done = time.monotonic()
+        pings = [t for t, m in daemon.notify.all() if m.get("WATCHDOG") == "1" and t_cover <= t <= t_done]
+        gaps = [b - a for a, b in zip([t_cover] + pings, pings + [t_done])]
+        log("search: %d partial reports seen, %.1fs to complete, %d WATCHDOG=1, longest gap %.2fs (interval %.1fs)"
+            % (len(partial), t_done - t_cover, len(pings), max(gaps), watchdog_usec / 1e6))
+        c.true(daemon.alive(), "the daemon is alive: %s" % daemon.state())
+        c.true(max(gaps) < watchdog_usec / 1e6,
+               "WATCHDOG=1 within every %.1fs interval while the search went on (longest gap %.2fs)" % (watchdog_usec / 1e6, max(gaps)))
+        c.true(len(partial) >= 2, "the state file said partial at two audits at least: %s" % partial[:20])
+        c.true(all(a[0] <= b[0] and a[1] < b[1] for a, b in zip(partial, partial[1:])),
+               "each audit went on where the last stopped (processes and fds searched, rising): %s" % partial[:40])
+        c.true(final is not None, "the search completed and found the holder")
+        if final:
+            scan = final["holders_scan"]
+            c.eq(scan["processes_left"], 0, "nothing left once complete: %s" % scan)
+            c.true(scan["fds_scanned"] >= n_procs * n_fds, "every fd searched: %s" % scan)
+            orphan = [f for f in final["findings"] if f["id"] == "devpts-orphan-in-use"][0]
+            c.eq([h["pid"] for h in orphan["evidence"]["holders"]], [holder], "the holder found: %s" % orphan["evidence"])
+            c.eq(orphan["evidence"].get("holders_scan_complete"), True, "the finding says its search was complete")
+        # The one-shot audit is bounded too, and generous: here it searches everything.
+        audit = audit_json(ptsguard)
+        scan = audit["holders_scan"]
+        if scan["complete"]:
+            c.eq([h["pid"] for f in audit["findings"] if f["id"] == "devpts-orphan-in-use" for h in f["evidence"]["holders"]],
+                 [holder], "ptsguard audit finds the holder")
+        else:
+            c.true(scan["processes_left"] > 0, "ptsguard audit, cut short, says what it left: %s" % scan)
+        sys_umount("/dev/pts")
+        wait_state("healthy again", lambda r: finding_ids(r) == [])
+    finally:
+        os.killpg(group, signal.SIGKILL)
+        os.waitpid(group, 0)
+        if holder:
+            os.kill(holder, signal.SIGKILL)
+            os.waitpid(holder, 0)
     stop_daemon(c, daemon)
     c.done()
 
@@ -2203,6 +2410,7 @@ CASES = {
     "transitions": (case_transitions, True),
     "repair-safe": (case_repair_safe, True),
     "repair-exposed": (case_repair_exposed, True),
+    "repair-new-appearance": (case_repair_new_appearance, True),
     "repair-last-healthy": (case_repair_last_healthy, True),
     "lifecycle": (case_lifecycle, True),
     "ptmx-baseline": (case_ptmx_baseline, True),
@@ -2218,6 +2426,7 @@ CASES = {
     "tracking-overflow": (case_tracking_overflow, True),
     "tracking-hidden": (case_tracking_hidden, True),
     "holders-rescan": (case_holders_rescan, True),
+    "holders-sliced": (case_holders_sliced, True, True),
     "pt-chown-installed": (case_pt_chown_installed, True),
     "tracking-sibling-cover": (case_tracking_sibling_cover, True),
     "outputs-retry": (case_outputs_retry, True),

@@ -1,0 +1,348 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "probe/holder-scan.h"
+#include "probe/namespace.h"
+#include "util/clock.h"
+#include "util/procfs.h"
+#include "util/util.h"
+
+/* How many fds are looked at between two looks at the clock (about 0.3 ms of work). */
+#define FDS_PER_CLOCK_CHECK 64
+
+void holder_scan_done(struct holder_scan *hs)
+{
+	free(hs->devs);
+	free(hs->pids);
+	snapshot_free(hs->found);
+	*hs = (struct holder_scan){ 0 };
+}
+
+static int covered_devs(const struct analysis *a, dev_t **ret, size_t *n)
+{
+	*n = 0;
+	*ret = calloc(a->n_instances ?: 1, sizeof(dev_t));
+	if (!*ret)
+		return -ENOMEM;
+	FOREACH_ARRAY (in, a->instances, a->n_instances)
+		if (in->covered)
+			(*ret)[(*n)++] = in->dev;
+	return 0;
+}
+
+bool holder_scan_same_devs(const struct holder_scan *hs, const struct analysis *a)
+{
+	size_t n = 0;
+
+	FOREACH_ARRAY (in, a->instances, a->n_instances) {
+		if (!in->covered)
+			continue;
+		if (n >= hs->n_devs || hs->devs[n] != in->dev)
+			return false;
+		n++;
+	}
+	return n == hs->n_devs;
+}
+
+/* The processes proc lists now, in its order (ascending pids). */
+static int list_processes(const char *proc, pid_t **ret, size_t *ret_n)
+{
+	_cleanup_close_ int fd = open(proc, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	_cleanup_(dir_reader_done) struct dir_reader d = { 0 };
+	_cleanup_free_ pid_t *pids = NULL;
+	size_t n = 0, allocated = 0;
+	const char *name;
+	int r;
+
+	if (fd < 0)
+		return -errno;
+	d.fd = fd;
+	while ((r = dir_reader_next(&d, &name)) > 0) {
+		unsigned pid;
+
+		if (name[0] < '1' || name[0] > '9' || parse_uint(name, &pid) < 0)
+			continue;
+		if (GROW(pids, allocated, n + 1) < 0)
+			return -ENOMEM;
+		pids[n++] = (pid_t)pid;
+	}
+	if (r < 0)
+		return r;
+	*ret = TAKE_PTR(pids);
+	*ret_n = n;
+	return 0;
+}
+
+int holder_scan_start(struct holder_scan *hs, const struct analysis *a, const char *proc,
+		      const pid_t *pids, size_t n, uint64_t mntns)
+{
+	int r;
+
+	holder_scan_done(hs);
+	r = covered_devs(a, &hs->devs, &hs->n_devs);
+	if (r < 0 || hs->n_devs == 0) {
+		holder_scan_done(hs);
+		return r;
+	}
+	hs->found = snapshot_new();
+	if (!hs->found) {
+		holder_scan_done(hs);
+		return -ENOMEM;
+	}
+	if (pids) {
+		hs->pids = malloc((n ?: 1) * sizeof(pid_t));
+		if (!hs->pids) {
+			holder_scan_done(hs);
+			return -ENOMEM;
+		}
+		memcpy(hs->pids, pids, n * sizeof(pid_t));
+		hs->n_pids = n;
+	} else {
+		r = list_processes(proc, &hs->pids, &hs->n_pids);
+		if (r < 0) {
+			holder_scan_done(hs);
+			return r;
+		}
+	}
+	hs->mntns = mntns;
+	hs->started = true;
+	return 1;
+}
+
+static bool dev_in(dev_t dev, const dev_t *set, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (set[i] == dev)
+			return true;
+	return false;
+}
+
+static bool holder_seen(const struct snapshot *s, pid_t pid, dev_t dev, unsigned index)
+{
+	FOREACH_ARRAY (h, s->holders, s->n_holders)
+		if (h->pid == pid && h->dev == dev && h->index == index)
+			return true;
+	return false;
+}
+
+/* tty-index of a pty master, from /proc/<pid>/fdinfo/<fd>. */
+static int master_index(int pid_dir, const char *fd, unsigned *ret)
+{
+	char path[300], buf[1024];
+	_cleanup_close_ int f = -EBADF;
+	ssize_t l;
+	char *p;
+
+	snprintf(path, sizeof(path), "fdinfo/%s", fd);
+	f = openat(pid_dir, path, O_RDONLY | O_CLOEXEC);
+	if (f < 0)
+		return -errno;
+	l = read(f, buf, sizeof(buf) - 1);
+	if (l < 0)
+		return -errno;
+	buf[l] = 0;
+	p = strstr(buf, "tty-index:");
+	if (!p || sscanf(p + 10, "%u", ret) != 1)
+		return -ENOENT;
+	return 0;
+}
+
+/* Only a refusal means a process we could not inspect; anything else (ENOENT, ESRCH, a zombie
+ * half gone) is a process that exited while we looked. */
+static int not_allowed(int err)
+{
+	return err == EACCES || err == EPERM ? -err : 0;
+}
+
+/* The pty number of the pty end st is on a covered instance, or -1. */
+static int pty_index(const struct holder_scan *hs, int pid_dir, const char *name,
+		     const struct stat *st)
+{
+	unsigned index;
+
+	if (!S_ISCHR(st->st_mode) || !dev_in(st->st_dev, hs->devs, hs->n_devs))
+		return -1;
+	if (major(st->st_rdev) >= PTY_SLAVE_MAJOR_FIRST &&
+	    major(st->st_rdev) <= PTY_SLAVE_MAJOR_LAST)
+		return (int)((major(st->st_rdev) - PTY_SLAVE_MAJOR_FIRST) * 256 +
+			     minor(st->st_rdev));
+	if (major(st->st_rdev) == PTMX_RDEV_MAJOR && minor(st->st_rdev) == PTMX_RDEV_MINOR &&
+	    master_index(pid_dir, name, &index) >= 0)
+		return (int)index;
+	return -1;
+}
+
+/* Look at the fds of process pid_name from hs->next_fd on: 1 done with it, 0 stopped at the
+ * deadline (hs->next_fd says where to go on), -EACCES or -EPERM not inspectable, -ENOMEM. When
+ * the deadline passes, at least one fd has been looked at in this call (*progress). */
+static int scan_process(struct holder_scan *hs, int proc_fd, const char *pid_name,
+			uint64_t deadline, bool *progress)
+{
+	_cleanup_close_ int pid_dir = -EBADF, fd_dir = -EBADF;
+	_cleanup_(dir_reader_done) struct dir_reader d = { 0 };
+	char path[32], comm[64] = "";
+	const char *name;
+	unsigned pid, since_clock = 0;
+	struct snapshot *s = hs->found;
+
+	if (parse_uint(pid_name, &pid) < 0)
+		return 1;
+	snprintf(path, sizeof(path), "%s/fd", pid_name);
+	fd_dir = openat(proc_fd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd_dir < 0)
+		return not_allowed(errno) ?: 1; /* exited meanwhile: not an error */
+	d.fd = fd_dir;
+	while (dir_reader_next(&d, &name) > 0) {
+		struct stat st;
+		unsigned fd;
+		int index;
+		struct holder *h;
+
+		if (name[0] == '.' || parse_uint(name, &fd) < 0 || fd < hs->next_fd)
+			continue;
+		if (*progress && ++since_clock >= FDS_PER_CLOCK_CHECK) {
+			since_clock = 0;
+			if (now_usec(CLOCK_MONOTONIC) >= deadline) {
+				hs->next_fd = fd;
+				return 0;
+			}
+		}
+		*progress = true;
+		hs->fds_scanned++;
+		/* stat() follows the magic link to the open file itself, whatever its path; one
+		 * on a hung NFS server or FUSE daemon answers from what the kernel cached. */
+		if (stat_nosync(fd_dir, name, 0, &st) < 0 || !S_ISCHR(st.st_mode) ||
+		    !dev_in(st.st_dev, hs->devs, hs->n_devs))
+			continue;
+		/* /proc/PID of the process whose fd/ this is (not of a later one with its number),
+		 * only for a process that holds a pty: its fdinfo and comm. */
+		if (pid_dir < 0) {
+			pid_dir = openat(fd_dir, "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+			if (pid_dir < 0)
+				break;
+		}
+		index = pty_index(hs, pid_dir, name, &st);
+		if (index < 0)
+			continue;
+		if (!comm[0])
+			(void)procfs_read_comm(pid_dir, "comm", comm, sizeof(comm));
+		/* A process holding both ends (or several fds) of one pty counts once. */
+		if (holder_seen(s, (pid_t)pid, st.st_dev, (unsigned)index))
+			continue;
+		if (GROW(s->holders, s->allocated_holders, s->n_holders + 1) < 0)
+			return -ENOMEM;
+		h = &s->holders[s->n_holders];
+		*h = (struct holder){ .pid = (pid_t)pid,
+				      .dev = st.st_dev,
+				      .index = (unsigned)index };
+		h->comm = strdup(comm);
+		if (!h->comm)
+			return -ENOMEM;
+		s->n_holders++;
+	}
+	return 1;
+}
+
+int holder_scan_run(struct holder_scan *hs, const char *proc, uint64_t deadline)
+{
+	_cleanup_close_ int own_fd = -EBADF;
+	bool progress = false;
+	int proc_fd, r;
+
+	if (!hs->started || hs->complete)
+		return 1;
+	/* Our /proc, opened once for every namespace of a run (util/procfs.h). */
+	if (streq(proc, "/proc"))
+		proc_fd = procfs_fd();
+	else {
+		own_fd = open(proc, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		proc_fd = own_fd < 0 ? -errno : own_fd;
+	}
+	if (proc_fd < 0)
+		return proc_fd;
+
+	for (; hs->next < hs->n_pids; hs->next++, hs->next_fd = 0) {
+		char name[16];
+
+		if (progress && now_usec(CLOCK_MONOTONIC) >= deadline)
+			return 0;
+		snprintf(name, sizeof(name), "%d", (int)hs->pids[hs->next]);
+		/* A namespace's holders are its own processes (listed a moment ago: still there,
+		 * and still of the namespace?); one that cannot be told is one more that could
+		 * not be inspected. */
+		if (hs->mntns && hs->next_fd == 0) {
+			r = ns_process_in(proc_fd, name, hs->mntns);
+			if (r == 0 || r == -ENOENT || r == -ESRCH)
+				continue;
+			if (r < 0) {
+				progress = true;
+				hs->found->holders_skipped++;
+				continue;
+			}
+		}
+		r = scan_process(hs, proc_fd, name, deadline, &progress);
+		if (r == 0)
+			return 0;
+		if (r == -ENOMEM)
+			return r;
+		progress = true;
+		if (r < 0)
+			hs->found->holders_skipped++;
+		else
+			hs->processes_scanned++;
+	}
+	hs->complete = true;
+	/* The list is of no more use; what was found stays. */
+	free(hs->pids);
+	hs->pids = NULL;
+	hs->n_pids = hs->next = 0;
+	return 1;
+}
+
+int holder_scan_add_holders(const struct holder_scan *hs, struct snapshot *s)
+{
+	if (!hs->found)
+		return 0;
+	FOREACH_ARRAY (h, hs->found->holders, hs->found->n_holders)
+		if (!holder_seen(s, h->pid, h->dev, h->index) && snapshot_add_holder(s, h) < 0)
+			return -ENOMEM;
+	return 0;
+}
+
+int holder_scan_into(const struct holder_scan *hs, struct snapshot *s)
+{
+	if (!hs->started)
+		return 0;
+	if (holder_scan_add_holders(hs, s) < 0)
+		return -ENOMEM;
+	s->holders_scanned = true;
+	s->holders_skipped += hs->found->holders_skipped;
+	s->holders_progress = (struct holders_progress){
+		.partial = !hs->complete,
+		.processes_scanned = hs->processes_scanned,
+		.processes_left = hs->complete ? 0 : (unsigned)(hs->n_pids - hs->next),
+		.fds_scanned = hs->fds_scanned,
+	};
+	return 0;
+}
+
+int holder_scan_once(struct snapshot *s, const struct analysis *a, const char *proc,
+		     const pid_t *pids, size_t n, uint64_t mntns, uint64_t deadline)
+{
+	_cleanup_(holder_scan_done) struct holder_scan hs = { 0 };
+	int r = holder_scan_start(&hs, a, proc, pids, n, mntns);
+
+	if (r <= 0)
+		return r;
+	r = holder_scan_run(&hs, proc, deadline);
+	if (r < 0)
+		return r;
+	return holder_scan_into(&hs, s);
+}

@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The search for processes holding ptys of covered devpts instances, in slices. It reads
+ * /proc/PID/fd of every process (about 4-10 us an open fd), so a host or a namespace with a
+ * million open fds costs seconds: too long for one dispatch of the daemon's event loop, whose
+ * watchdog must be fed. A scan lists its processes when it starts, then looks at them in order,
+ * each slice until a deadline; the next slice goes on at the process and fd where the last one
+ * stopped (the fds of /proc/PID/fd are listed in ascending order), so the whole list is covered
+ * however small the slices. Processes that start after the list was made are left to the next
+ * scan. The one-shot commands run one slice with a generous deadline; the daemon a short slice
+ * per audit, resumed at the audits that follow.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "analysis/analysis.h"
+#include "snapshot/snapshot.h"
+
+/* A slice of the daemon's (each audit of the host or of a namespace). */
+#define HOLDER_SCAN_SLICE_USEC (50 * 1000ULL)
+/* The whole search of a one-shot audit (per namespace): past it, the report says partial. */
+#define HOLDER_SCAN_ONESHOT_USEC (10 * 1000000ULL)
+
+struct holder_scan {
+	bool started, complete;
+	dev_t *devs; /* the covered instances looked for, in analysis order */
+	size_t n_devs;
+	uint64_t mntns; /* only processes of this mount namespace (0: every process) */
+	pid_t *pids;	/* the processes to look at, as listed at the start */
+	size_t n_pids;
+	size_t next;		/* the index in pids of the next process to look at */
+	unsigned next_fd;	/* in that process: the first fd not looked at yet */
+	struct snapshot *found; /* holders and holders_skipped found so far */
+	unsigned processes_scanned;
+	uint64_t fds_scanned;
+};
+
+/* Start a scan for the holders of a's covered instances among pids (n of them), or, pids NULL,
+ * among the processes proc (normally "/proc") lists now; mntns as above. 0 when nothing is
+ * covered (hs->started stays false: nothing to scan), 1 started, or negative errno. */
+int holder_scan_start(struct holder_scan *hs, const struct analysis *a, const char *proc,
+		      const pid_t *pids, size_t n, uint64_t mntns);
+/* Whether hs looks for exactly the instances a says are covered. */
+bool holder_scan_same_devs(const struct holder_scan *hs, const struct analysis *a);
+/* Go on until done or deadline (CLOCK_MONOTONIC, in usec) passes: 1 complete, 0 stopped at
+ * the deadline (call again to go on), or negative errno (-ENOMEM; hs may be resumed). */
+int holder_scan_run(struct holder_scan *hs, const char *proc, uint64_t deadline);
+/* Put what hs found so far into s: the holders not already there, the processes skipped, and
+ * how far it went (s->holders_progress). */
+int holder_scan_into(const struct holder_scan *hs, struct snapshot *s);
+/* Only the holders, those not in s already: what a scan under way adds to the last complete
+ * one's (the daemon). */
+int holder_scan_add_holders(const struct holder_scan *hs, struct snapshot *s);
+void holder_scan_done(struct holder_scan *hs);
+
+/* Start, run until deadline and put into s in one go: the one-shot commands. */
+int holder_scan_once(struct snapshot *s, const struct analysis *a, const char *proc,
+		     const pid_t *pids, size_t n, uint64_t mntns, uint64_t deadline);
