@@ -518,6 +518,45 @@ def ns_userns_host_dev(sc):
                   "inside: the host's remount, and when not to run it: %r" % remedy)
 
 
+@case("ns-repair-single-id")
+def ns_repair_single_id(sc):
+    """repair --namespace of a user namespace that maps a single id (unshare -r, unprivileged
+    bubblewrap) whose own devpts is locked (ptmxmode=000): its tty group has no id outside it, so
+    repair refuses the remount, and says why in the action's detail (it once said nothing:
+    "detail": null). Nothing changes, there or on the host."""
+    sc.setup_base()
+    sc.mount_devpts("/dev/pts", HEALTHY)
+    null = os.path.join(sc.workdir, "null")
+    open(null, "w").close()
+    os.chmod(null, 0o666)
+    os.chmod(sc.workdir, 0o755)
+    t = userns_target(sc, 1, (
+        "mount -t tmpfs -o mode=755 tmpfs /dev; ln -s pts/ptmx /dev/ptmx; mkdir /dev/pts"
+        "; touch /dev/null; mount --bind %s /dev/null"
+        "; mount -t devpts -o mode=620,ptmxmode=000 devpts /dev/pts" % null))
+    before = host_state()
+    pts_before = [line for line in open("/proc/%d/mountinfo" % t.pid).read().splitlines() if " - devpts " in line]
+    r = sc.run_ptsguard("repair", "--namespace", str(t.pid), "--format", "json")
+    sc.check.eq(host_state(), before, "the host's mounts and /dev nodes are unchanged")
+    pts_after = [line for line in open("/proc/%d/mountinfo" % t.pid).read().splitlines() if " - devpts " in line]
+    sc.check.eq(pts_after, pts_before, "the namespace's devpts is unchanged")
+    try:
+        out = json.loads(r.stdout)
+    except ValueError:
+        raise SetupError("repair --namespace printed no JSON (%d): %s %s" % (r.returncode, r.stdout, r.stderr))
+    actions = out.get("actions") or []
+    sc.check.true(actions, "repair planned something: %s" % actions)
+    for a in actions:
+        sc.check.true(isinstance(a.get("detail"), str) and a["detail"].strip(),
+                      "every action says what became of it: %s" % a)
+    locked = [a for a in actions if a.get("check") == "ptmx-locked"]
+    sc.check.eq([a.get("result") for a in locked], ["refused"], "the remount for ptmx-locked is refused: %s" % actions)
+    detail = (locked[0].get("detail") if locked else None) or ""
+    sc.check.true("maps a single" in detail and "gid 5" in detail,
+                  "the refusal says the namespace maps a single id and names the tty group: %r" % detail)
+    sc.check.eq(r.returncode, 2, "exit status: still broken (ptmx-locked)")
+
+
 @case("ns-repair")
 def ns_repair(sc):
     """repair --namespace of a broken namespace: fixed there, verified by a pty allocated there,
