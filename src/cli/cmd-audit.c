@@ -499,6 +499,13 @@ static int audit_run(const struct audit_args *args)
 	out.config = config;
 	if (args->namespace_pid && open_namespace("audit", args->namespace_pid, &named) < 0)
 		return EXIT_UNKNOWN;
+	/* Reading is harmless, but the block printed is this host's again: a pid taken from a
+	 * listing may have been reused by one of its processes since (repair refuses it). */
+	if (named && named->own)
+		log_error("audit: warning: --namespace %d: process %d is in ptsguard's own mount "
+			  "namespace %llu and root: what is judged is this host again (was its pid "
+			  "reused?)",
+			  (int)named->pid, (int)named->pid, (unsigned long long)named->mntns);
 	/* Tests: the target may exit here, between opening it and reading it. */
 	if (named)
 		test_hook_pause("PTSGUARD_TEST_PAUSE_NAMESPACE", "after opening the namespace");

@@ -82,12 +82,65 @@ struct repair_args {
 	const char *verify_user;
 	const char *config_path;
 	pid_t namespace_pid; /* --namespace: 0 for the host's own */
+	uint64_t mntns;	     /* --mntns, or --namespace PID:ID: the namespace meant; 0 for any */
+	bool allow_own;	     /* --allow-own-namespace */
 };
 
 static void repair_args_done(struct repair_args *args)
 {
 	free(args->only);
 	args->only = NULL;
+}
+
+/* A mount namespace id as listings print it (the inode of /proc/PID/ns/mnt): decimal, not 0. */
+static int parse_mntns(const char *s, uint64_t *ret)
+{
+	unsigned long long v;
+	char *end;
+
+	if (!s[0] || strspn(s, "0123456789") != strlen(s))
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno != 0 || *end || v == 0)
+		return -EINVAL;
+	*ret = v;
+	return 0;
+}
+
+/* The namespace --mntns names, once: given twice, or both ways, the ids must agree. */
+static int set_mntns(struct repair_args *args, const char *s, const char *what)
+{
+	uint64_t v;
+
+	if (parse_mntns(s, &v) < 0) {
+		log_error("repair: %s: '%s' is not a mount namespace id (the number that "
+			  "audit --all-namespaces prints, the inode of /proc/PID/ns/mnt)",
+			  what, s);
+		return -EINVAL;
+	}
+	if (args->mntns && args->mntns != v) {
+		log_error("repair: %s: mount namespace %llu, but %llu was given already", what,
+			  (unsigned long long)v, (unsigned long long)args->mntns);
+		return -EINVAL;
+	}
+	args->mntns = v;
+	return 0;
+}
+
+/* --namespace PID or PID:MNTNS. */
+static int parse_namespace(struct repair_args *args, const char *s)
+{
+	_cleanup_free_ char *pid = strdup(s);
+	char *colon = pid ? strchr(pid, ':') : NULL;
+
+	if (!pid)
+		return -ENOMEM;
+	if (colon)
+		*colon = 0;
+	if (parse_namespace_pid("repair", pid, &args->namespace_pid) < 0)
+		return -EINVAL;
+	return colon ? set_mntns(args, colon + 1, "--namespace PID:MNTNS") : 0;
 }
 
 /* 0: run; 1: done (help shown); negative: a usage error, logged. */
@@ -101,6 +154,8 @@ static int repair_parse(int argc, char **argv, struct repair_args *ret)
 		{ "no-color", no_argument, NULL, 'C' },
 		{ "config", required_argument, NULL, 'F' },
 		{ "namespace", required_argument, NULL, 'N' },
+		{ "mntns", required_argument, NULL, 'M' },
+		{ "allow-own-namespace", no_argument, NULL, 'O' },
 		{ "no-probe", no_argument, NULL, 'P' },
 		{ "help", no_argument, NULL, 'h' },
 		{},
@@ -145,8 +200,16 @@ static int repair_parse(int argc, char **argv, struct repair_args *ret)
 			ret->config_path = optarg;
 			break;
 		case 'N':
-			if (parse_namespace_pid("repair", optarg, &ret->namespace_pid) < 0)
+			r = parse_namespace(ret, optarg);
+			if (r < 0)
+				return r;
+			break;
+		case 'M':
+			if (set_mntns(ret, optarg, "--mntns") < 0)
 				return -EINVAL;
+			break;
+		case 'O':
+			ret->allow_own = true;
 			break;
 		case 'P':
 			ret->no_probe = true;
@@ -155,11 +218,19 @@ static int repair_parse(int argc, char **argv, struct repair_args *ret)
 			printf("Usage: ptsguard repair [--dry-run] [--check ID]... [--format "
 			       "text|json]\n"
 			       "                       [--verify-user USER] [--config FILE] "
-			       "[--namespace PID] [--no-probe]\n");
+			       "[--no-probe]\n"
+			       "                       [--namespace PID[:MNTNS] [--mntns MNTNS] "
+			       "[--allow-own-namespace]]\n");
 			return 1;
 		default:
 			return bad_option("repair", c, argv);
 		}
+	}
+	if (!ret->namespace_pid && (ret->mntns || ret->allow_own)) {
+		log_error("repair: --%s is about the namespace of --namespace PID: give "
+			  "--namespace too",
+			  ret->mntns ? "mntns" : "allow-own-namespace");
+		return -EINVAL;
 	}
 	return no_more_arguments("repair", argc, argv);
 }
@@ -182,6 +253,57 @@ static int audit_live(const struct config *c, const struct namespace_target *ns,
 	if (r < 0)
 		log_error_errno(r, "audit failed");
 	return r;
+}
+
+/* Is ns the namespace meant: the one --mntns names, and not ours unless allowed? Logs why not. */
+static int namespace_meant(const struct namespace_target *ns, const struct repair_args *args)
+{
+	if (args->mntns && ns->mntns != args->mntns) {
+		log_error("repair: --namespace %d: process %d is in mount namespace %llu, not %llu "
+			  "(--mntns): refusing to act (was its pid reused?)",
+			  (int)ns->pid, (int)ns->pid, (unsigned long long)ns->mntns,
+			  (unsigned long long)args->mntns);
+		return -ESTALE;
+	}
+	if (ns->mntns_ours && !args->allow_own) {
+		log_error(
+		    "repair: --namespace %d: process %d is in ptsguard's own mount namespace "
+		    "%llu, not another: refusing to act (was its pid reused?); ptsguard repair "
+		    "without --namespace repairs this one, and --allow-own-namespace allows it "
+		    "through --namespace",
+		    (int)ns->pid, (int)ns->pid, (unsigned long long)ns->mntns);
+		return -EPERM;
+	}
+	return 0;
+}
+
+/* Is the process still there, in the namespace judged? Logs why not. */
+static int namespace_still_judged(const struct namespace_target *ns, const char *when)
+{
+	uint64_t now = 0;
+	int r = namespace_target_recheck(ns, &now);
+
+	if (r == -ESRCH)
+		log_error("repair: --namespace %d: process %d exited %s; its mount namespace %llu "
+			  "is not judged again",
+			  (int)ns->pid, (int)ns->pid, when, (unsigned long long)ns->mntns);
+	else if (r == -ESTALE)
+		log_error("repair: --namespace %d: process %d is now in mount namespace %llu, not "
+			  "%llu that was judged (%s)",
+			  (int)ns->pid, (int)ns->pid, (unsigned long long)now,
+			  (unsigned long long)ns->mntns, when);
+	else if (r < 0)
+		log_error_errno(r, "repair: --namespace %d: cannot tell where process %d is now",
+				(int)ns->pid, (int)ns->pid);
+	return r;
+}
+
+/* What was done before the namespace was found changed: said, since no report follows. */
+static void log_actions(const struct repair_plan *p)
+{
+	FOREACH_ARRAY (a, p->actions, p->n_actions)
+		log_error("repair: %s %s: %s", action_result_to_string(a->result),
+			  a->finding->check->id, a->detail ?: "");
 }
 
 static int write_result(const struct repair_plan *plan, const struct audit_result *shown,
@@ -236,10 +358,16 @@ static int repair_run(const struct repair_args *args)
 		config_probe_identity(config, &ro.verify_uid, &ro.verify_gid);
 	if (args->namespace_pid && open_namespace("repair", args->namespace_pid, &ns) < 0)
 		goto out;
+	if (ns && namespace_meant(ns, args) < 0)
+		goto out;
+	ro.target = ns;
 	ro.policy = &config->check_policy;
 	ro.ptmx_symlink = config->ptmx_symlink;
 
 	if (audit_live(config, ns, args->no_probe, &before) < 0)
+		goto out;
+	/* What was read is of the namespace meant only if the process was there all along. */
+	if (ns && namespace_still_judged(ns, "during the audit") < 0)
 		goto out;
 	ro.tty_gid = before.snap->tty_gid;
 	r = repair_plan(before.a, &before.findings, &ro, &plan);
@@ -252,6 +380,11 @@ static int repair_run(const struct repair_args *args)
 
 	/* Verify by a fresh look at the world, and report that state. */
 	if (!ro.dry_run) {
+		if (ns && namespace_still_judged(ns, "during the repair") < 0) {
+			journal_outcomes(&plan);
+			log_actions(&plan);
+			goto out;
+		}
 		if (audit_live(config, ns, args->no_probe, &after) < 0)
 			goto out;
 		repair_confirm(&plan, &after.findings);

@@ -44,8 +44,11 @@ static const struct command {
 	{ "repair", cmd_repair,
 	  "  repair   [--dry-run] [--check ID]... [--format text|json] [--json]\n"
 	  "           [--verify-user USER] [--no-color] [--config FILE]\n"
-	  "           [--namespace PID] [--no-probe]\n"
-	  "                             fix what is safe to fix, verify, report\n" },
+	  "           [--namespace PID[:MNTNS] [--mntns MNTNS] [--allow-own-namespace]]\n"
+	  "           [--no-probe]\n"
+	  "                             fix what is safe to fix, verify, report; with\n"
+	  "                             --namespace, in the mount namespace of process PID\n"
+	  "                             (MNTNS as listed: refused when it is another now)\n" },
 };
 
 void usage(void)

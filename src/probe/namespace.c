@@ -88,6 +88,25 @@ int namespace_target_check(const struct namespace_target *t)
 	return p.revents ? -ESRCH : 0;
 }
 
+int namespace_target_recheck(const struct namespace_target *t, uint64_t *ret_now)
+{
+	struct stat st;
+	int r = namespace_target_check(t);
+
+	if (r < 0)
+		return r;
+	/* /proc/PID is the pinned process (namespace_target_open()): its ns/mnt is where it is
+	 * now, which the descriptor opened then (mntns_fd) does not follow. */
+	if (fstatat(t->proc_fd, "ns/mnt", &st, 0) < 0)
+		return errno == ENOENT || errno == ESRCH ? -ESRCH : -errno;
+	if (ret_now)
+		*ret_now = st.st_ino;
+	if (st.st_ino != t->mntns || st.st_dev != t->mntns_dev)
+		return -ESTALE;
+	/* It may have exited after the stat, leaving a namespace in teardown. */
+	return namespace_target_check(t);
+}
+
 int namespace_self_mntns(uint64_t *ret)
 {
 	struct stat st;
@@ -249,7 +268,8 @@ int namespace_target_open(pid_t pid, struct namespace_target **ret)
 	t->root_is_ours = st.st_dev == root->st_dev && st.st_ino == root->st_ino;
 	/* A process in our namespace but below another root (a chroot) is judged under its root,
 	 * as an audit run inside it would be: mountinfo already shows only what is under it. */
-	t->own = self == t->mntns && t->root_is_ours;
+	t->mntns_ours = self == t->mntns;
+	t->own = t->mntns_ours && t->root_is_ours;
 	t->root_outside = !t->own && root_outside_mntns(t) == 1;
 	if (!same_userns_as_identity_self(t) && ((r = read_idmap(t, "uid_map", &t->uid_map)) < 0 ||
 						 (r = read_idmap(t, "gid_map", &t->gid_map)) < 0))

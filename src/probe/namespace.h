@@ -33,6 +33,10 @@ struct namespace_target {
 	/* It is the caller's own mount namespace and root: judged as the host, with its usual
 	 * paths. A process of the same namespace below another root (a chroot) is not own. */
 	bool own;
+	/* Its mount namespace is the caller's, whatever its root: own, or a chroot of ours. What
+	 * repair --namespace refuses unless asked: a pid listed in a container and reused since
+	 * by a process of the host names the host. */
+	bool mntns_ours;
 	/* Its root directory is the caller's (the same inode), in whatever mount namespace. */
 	bool root_is_ours;
 	/* Its root directory lies on a mount of another mount namespace (a chroot through
@@ -55,6 +59,12 @@ DEFINE_POINTER_CLEANUP(struct namespace_target, namespace_target_free)
 
 /* 0 while the process is alive, -ESRCH once it has exited. */
 int namespace_target_check(const struct namespace_target *t);
+
+/* Right before acting on the namespace: 0 while the process is alive and still in the mount
+ * namespace it was opened in (t->mntns, the one judged); -ESRCH once it has exited; -ESTALE
+ * when it has entered another since, whose inode goes to *ret_now (may be NULL); another
+ * negative errno when that cannot be told. */
+int namespace_target_recheck(const struct namespace_target *t, uint64_t *ret_now);
 
 /* The mount namespace inode of the caller (for "the host"), and of any process: 0 or -errno. */
 int namespace_self_mntns(uint64_t *ret);

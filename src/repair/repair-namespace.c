@@ -186,14 +186,54 @@ static int refuse_host_objects(struct repair_plan *p, const struct namespace_tar
 	return 0;
 }
 
-/* The plan's ids are the namespace's; the child acts from the initial user namespace. */
+/* Refuse every planned action (the manual ones are refused already) with why. */
+static int refuse_planned(struct repair_plan *p, const char *why)
+{
+	FOREACH_ARRAY (a, p->actions, p->n_actions) {
+		if (a->result != ACTION_PLANNED)
+			continue;
+		a->result = ACTION_REFUSED;
+		free(a->detail);
+		a->detail = strdup(why);
+		if (!a->detail)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* Why the tty group of the namespace cannot be named from the initial user namespace. A map
+ * of one id (unshare -r, unprivileged bubblewrap) is said as such, with its one line. */
+static int tty_gid_unmapped(const struct namespace_target *ns, gid_t tty_gid, char **ret)
+{
+	unsigned long long in, out, count;
+
+	if (idmap_size(ns->gid_map) == 1 && ns->gid_map &&
+	    sscanf(ns->gid_map, " %llu %llu %llu", &in, &out, &count) == 3)
+		return set_printf(
+		    ret,
+		    "refused: the namespace maps a single gid (its gid_map: %llu %llu "
+		    "%llu): its tty group, gid %u, has no id outside it, so nothing "
+		    "can be given that group from the host",
+		    in, out, count, (unsigned)tty_gid);
+	return set_printf(ret,
+			  "refused: the namespace's gid_map maps no gid %u: its tty group has no "
+			  "id outside it, so nothing can be given that group from the host",
+			  (unsigned)tty_gid);
+}
+
+/* The plan's ids are the namespace's; the child acts from the initial user namespace. An id
+ * with no number there refuses what needs it, saying so. */
 static int to_initial(const struct namespace_target *ns, struct repair_plan *p,
 		      struct repair_options *o)
 {
 	unsigned v;
 
-	if (idmap_to_initial(ns->gid_map, o->tty_gid, &v) < 0)
-		return -ERANGE;
+	if (idmap_to_initial(ns->gid_map, o->tty_gid, &v) < 0) {
+		_cleanup_free_ char *why = NULL;
+		int r = tty_gid_unmapped(ns, o->tty_gid, &why);
+
+		return r < 0 ? r : refuse_planned(p, why);
+	}
 	o->tty_gid = v;
 	FOREACH_ARRAY (a, p->actions, p->n_actions)
 		if (a->kind == ACTION_SLAVE && a->result == ACTION_PLANNED) {
@@ -222,6 +262,9 @@ int repair_act_in(struct repair_plan *p, const struct repair_options *o,
 	r = refuse_host_objects(p, ns);
 	if (r < 0)
 		return r;
+	r = to_initial(ns, p, &child_o);
+	if (r < 0)
+		return r;
 	FOREACH_ARRAY (a, p->actions, p->n_actions)
 		any = any || a->result == ACTION_PLANNED;
 	if (!any)
@@ -240,10 +283,6 @@ int repair_act_in(struct repair_plan *p, const struct repair_options *o,
 	if (pid == 0) {
 		rd = -EBADF;
 		close(fds[0]);
-		if (to_initial(ns, p, &child_o) < 0)
-			FOREACH_ARRAY (a, p->actions, p->n_actions)
-				if (a->result == ACTION_PLANNED && a->kind != ACTION_MANUAL)
-					a->result = ACTION_REFUSED;
 		act_child(wr, p, &child_o, ns);
 	}
 	closep(&wr);

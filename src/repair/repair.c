@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "analysis/boot.h"
+#include "probe/namespace.h"
 #include "snapshot/mountinfo.h"
 #include "repair/repair.h"
 #include "util/caps.h"
@@ -702,8 +703,40 @@ static int act_slave(struct repair_action *a, const struct repair_options *o)
 		       (unsigned)o->tty_gid, (unsigned)a->mode);
 }
 
+/* repair --namespace: is the process judged still there, in the namespace judged? 0, or the
+ * action refused saying why (and < 0 returned); -ENOMEM. */
+static int recheck_target(struct repair_action *a, const struct repair_options *o)
+{
+	const struct namespace_target *t = o->target;
+	uint64_t now = 0;
+	int r;
+
+	if (!t)
+		return 0;
+	r = namespace_target_recheck(t, &now);
+	if (r == -ESRCH)
+		outcome(a, ACTION_REFUSED,
+			"refused: process %d exited after its mount namespace %llu was judged",
+			(int)t->pid, (unsigned long long)t->mntns);
+	else if (r == -ESTALE)
+		outcome(a, ACTION_REFUSED,
+			"refused: process %d is now in mount namespace %llu, not %llu that was "
+			"judged",
+			(int)t->pid, (unsigned long long)now, (unsigned long long)t->mntns);
+	else if (r < 0)
+		outcome(a, ACTION_REFUSED,
+			"refused: cannot tell whether process %d is still in mount namespace %llu: "
+			"%s",
+			(int)t->pid, (unsigned long long)t->mntns, strerror(-r));
+	if (r < 0 && !a->detail)
+		return -ENOMEM;
+	return r < 0 ? -ESTALE : 0;
+}
+
 int repair_act(struct repair_plan *p, const struct repair_options *o)
 {
+	const char *stale = NULL;
+
 	if (o->pause_before_act) {
 		char line[16];
 
@@ -723,6 +756,20 @@ int repair_act(struct repair_plan *p, const struct repair_options *o)
 
 			if (a->result != ACTION_PLANNED || node != (pass == 0))
 				continue;
+			/* Once the target is not what was judged, nothing more is done. */
+			if (stale) {
+				outcome(a, ACTION_REFUSED, "%s", stale);
+				if (!a->detail)
+					return -ENOMEM;
+				continue;
+			}
+			r = recheck_target(a, o);
+			if (r == -ENOMEM)
+				return r;
+			if (r < 0) {
+				stale = a->detail;
+				continue;
+			}
 			switch (a->kind) {
 			case ACTION_REMOUNT:
 				r = act_remount(a, o);

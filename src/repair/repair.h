@@ -60,6 +60,8 @@ struct repair_action {
 /* Verification children started per action before it is reported inconclusive. */
 #define VERIFY_ATTEMPTS 3
 
+struct namespace_target;
+
 struct repair_options {
 	bool dry_run;
 	char **only;	  /* check ids to repair; NULL = all */
@@ -72,6 +74,10 @@ struct repair_options {
 	/* A missing /dev/ptmx becomes a symlink to pts/ptmx when the devpts at /dev/pts lets
 	 * everyone open its ptmx (ptmxmode=0666); a char node otherwise. */
 	bool ptmx_symlink;
+	/* repair --namespace: the process whose namespace was judged. Each action is taken only
+	 * while it is alive and still in that mount namespace (namespace_target_recheck()),
+	 * checked right before it; once not, it and every action after it are refused. */
+	const struct namespace_target *target;
 };
 
 struct repair_plan {
@@ -90,7 +96,6 @@ void repair_plan_clear(struct repair_plan *p);
 const char *action_result_to_string(enum action_result r);
 json_object *repair_plan_to_json(const struct repair_plan *p);
 
-struct namespace_target;
 struct host_serving;
 
 /* repair_act() for the namespace of a namespace audit (repair --namespace): from a child that

@@ -232,7 +232,8 @@ static void write_namespace_hint(FILE *f, const struct report_namespace *n)
 		"otherwise",
 		(int)n->pid);
 	if (repairable > 0)
-		fprintf(f, "; ptsguard repair --namespace %d applies %s", (int)n->pid,
+		fprintf(f, "; ptsguard repair --namespace %d --mntns %llu applies %s", (int)n->pid,
+			(unsigned long long)n->mntns,
 			repairable == 1 ? "the repairable one" : "the repairable ones");
 	fputc('\n', f);
 }

@@ -93,6 +93,8 @@ grep -qx "$$" <<<"$pids" && got=yes || got=no
 expect "audit --namespace <TAB>: the PIDs in /proc, this shell's among them" "$got" yes
 expect "repair --namespace $$<TAB>: PIDs starting so" \
 	"$(complete_line repair --namespace "$$" | grep -vx "$$" | grep -v "^$$" | wc -l)" 0
+# --mntns: nothing offered (the id must be the one listed, not the one the PID has now).
+expect "repair --namespace PID --mntns <TAB>: nothing" "$(complete_line repair --namespace "$$" --mntns '')" ""
 
 # Files and directories.
 mkdir "$SCRATCH/snapdir"

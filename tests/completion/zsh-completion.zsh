@@ -134,6 +134,8 @@ pids=$(complete_line 'ptsguard audit --namespace=')
 pid_list=(${(f)pids})
 (( ${pid_list[(Ie)$$]} )) && got=yes || got=no
 expect "audit --namespace=<TAB>: every PID in /proc, this shell's among them" $got yes
+# --mntns: nothing offered (the id must be the one listed, not the one the PID has now).
+expect "repair --namespace=PID --mntns=<TAB>: nothing" "$(complete_line "ptsguard repair --namespace=$$ --mntns=")" ""
 
 # Files and directories.
 mkdir $SCRATCH/snapdir

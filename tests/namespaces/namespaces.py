@@ -224,7 +224,7 @@ def text_and_prometheus(ptsguard):
             comm = f.read().strip()
         header = "== mount namespace %d (pid %d %s, 1 process, docker/%s) ==" % (ino, broken.pid, comm, ID_DOCKER[:12])
         c.true(header in out, "a block headed by the process and the container: %r in\n%s" % (header, out))
-        hint = "remedies run inside this namespace (nsenter -t %d -a -r -w) unless one says otherwise; ptsguard repair --namespace %d applies the repairable one\n" % (broken.pid, broken.pid)
+        hint = "remedies run inside this namespace (nsenter -t %d -a -r -w) unless one says otherwise; ptsguard repair --namespace %d --mntns %d applies the repairable one\n" % (broken.pid, broken.pid, ino)
         c.true(hint in out, "the block says where its remedies run: %r in\n%s" % (hint, out))
         c.true("ptmx-locked: /dev/ptmx leads to /dev/pts/ptmx with mode 0000" in out, "its finding")
         c.eq(out.count("== mount namespace "), 1, "no block for a namespace with only info findings above the filter")

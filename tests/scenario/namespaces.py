@@ -51,12 +51,12 @@ OWN_DEV = (
 class Target:
     """A process in a mount namespace of its own, made by `setup` (sh), alive until stopped."""
 
-    def __init__(self, sc, setup, argv=None):
+    def __init__(self, sc, setup, argv=None, then="exec sleep 600"):
         self.sc = sc
         argv = argv or ["unshare", "-m", "--propagation", "private", "sh", "-ec"]
         self.p = subprocess.Popen(
-            argv + [setup + "; echo ready; exec sleep 600"],
-            stdin=sc.null,
+            argv + [setup + "; echo ready; " + then],
+            stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
@@ -70,6 +70,11 @@ class Target:
         self.mntns = os.stat("/proc/%d/ns/mnt" % self.pid).st_ino
         if self.mntns == os.stat("/proc/self/ns/mnt").st_ino:
             raise SetupError("the target is in the host's mount namespace")
+
+    def send(self, line):
+        """A line on its standard input (for a `then` that reads one)."""
+        self.p.stdin.write(line + "\n")
+        self.p.stdin.flush()
 
     # The harness's cleanup() treats helpers like pty-probe processes.
     def poll(self):
@@ -749,6 +754,45 @@ def ns_userns_host_dev(sc):
                   "inside: the host's remount, and when not to run it: %r" % remedy)
 
 
+@case("ns-repair-single-id")
+def ns_repair_single_id(sc):
+    """repair --namespace of a user namespace that maps a single id (unshare -r, unprivileged
+    bubblewrap) whose own devpts is locked (ptmxmode=000): its tty group has no id outside it, so
+    repair refuses the remount, and says why in the action's detail (it once said nothing:
+    "detail": null). Nothing changes, there or on the host."""
+    sc.setup_base()
+    sc.mount_devpts("/dev/pts", HEALTHY)
+    null = os.path.join(sc.workdir, "null")
+    open(null, "w").close()
+    os.chmod(null, 0o666)
+    os.chmod(sc.workdir, 0o755)
+    t = userns_target(sc, 1, (
+        "mount -t tmpfs -o mode=755 tmpfs /dev; ln -s pts/ptmx /dev/ptmx; mkdir /dev/pts"
+        "; touch /dev/null; mount --bind %s /dev/null"
+        "; mount -t devpts -o mode=620,ptmxmode=000 devpts /dev/pts" % null))
+    before = host_state()
+    pts_before = [line for line in open("/proc/%d/mountinfo" % t.pid).read().splitlines() if " - devpts " in line]
+    r = sc.run_ptsguard("repair", "--namespace", str(t.pid), "--format", "json")
+    sc.check.eq(host_state(), before, "the host's mounts and /dev nodes are unchanged")
+    pts_after = [line for line in open("/proc/%d/mountinfo" % t.pid).read().splitlines() if " - devpts " in line]
+    sc.check.eq(pts_after, pts_before, "the namespace's devpts is unchanged")
+    try:
+        out = json.loads(r.stdout)
+    except ValueError:
+        raise SetupError("repair --namespace printed no JSON (%d): %s %s" % (r.returncode, r.stdout, r.stderr))
+    actions = out.get("actions") or []
+    sc.check.true(actions, "repair planned something: %s" % actions)
+    for a in actions:
+        sc.check.true(isinstance(a.get("detail"), str) and a["detail"].strip(),
+                      "every action says what became of it: %s" % a)
+    locked = [a for a in actions if a.get("check") == "ptmx-locked"]
+    sc.check.eq([a.get("result") for a in locked], ["refused"], "the remount for ptmx-locked is refused: %s" % actions)
+    detail = (locked[0].get("detail") if locked else None) or ""
+    sc.check.true("maps a single" in detail and "gid 5" in detail,
+                  "the refusal says the namespace maps a single id and names the tty group: %r" % detail)
+    sc.check.eq(r.returncode, 2, "exit status: still broken (ptmx-locked)")
+
+
 @case("ns-repair")
 def ns_repair(sc):
     """repair --namespace of a broken namespace: fixed there, verified by a pty allocated there,
@@ -781,6 +825,145 @@ def ns_repair(sc):
                            stdin=sc.null, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=20)
     res = json.loads(probe.stdout.strip() or "{}")
     sc.check.eq((res.get("ok"), res.get("gid"), res.get("mode")), (True, TTY_GID, "0600"), "a pty in the namespace: %s" % res)
+
+
+def devpts_lines(pid):
+    """The devpts mounts of process pid's mount namespace, as its mountinfo prints them."""
+    with open("/proc/%d/mountinfo" % pid) as f:
+        return [line for line in f.read().splitlines() if " - devpts " in line]
+
+
+def own_mntns():
+    return os.stat("/proc/self/ns/mnt").st_ino
+
+
+@case("ns-repair-own-namespace")
+def ns_repair_own_namespace(sc):
+    """repair --namespace PID where PID is a process of ptsguard's own mount namespace (the
+    case's, playing the host), as when a container's pid, listed by audit --all-namespaces,
+    was reused by a process of the host before the operator typed it: refused with exit 3,
+    naming the namespace, and the host's locked devpts (ptmxmode=000) is left as it is, even
+    with --mntns naming that namespace. audit --namespace of it only warns. Asked for with
+    --allow-own-namespace, it is repaired."""
+    sc.setup_base(ptmx="symlink")
+    sc.mount_devpts("/dev/pts", HEALTHY + ",ptmxmode=000")
+    host = subprocess.Popen(["sleep", "600"], stdin=subprocess.PIPE)
+    sc.helpers.append(host)
+    me = own_mntns()
+    if os.stat("/proc/%d/ns/mnt" % host.pid).st_ino != me:
+        raise SetupError("the host's process is not in the case's mount namespace")
+    before, pts = host_state(), devpts_lines(os.getpid())
+    for extra in ((), ("--mntns", str(me)), ("--dry-run",)):
+        what = " ".join(("repair --namespace PID",) + extra)
+        r = sc.run_ptsguard("repair", "--namespace", str(host.pid), "--format", "json", *extra)
+        sc.check.eq(r.returncode, 3, "%s of a process of our own namespace: exit status (%s)" % (what, r.stderr))
+        sc.check.eq(r.stdout, "", "%s: no report" % what)
+        sc.check.true("own mount namespace %d" % me in r.stderr and "--allow-own-namespace" in r.stderr,
+                      "%s: the refusal names the namespace and the way to ask for it: %r" % (what, r.stderr))
+        sc.check.eq((host_state(), devpts_lines(os.getpid())), (before, pts), "%s: the host is unchanged" % what)
+    sc.check.true("ptmxmode=000" in pts[-1], "the host's devpts is still locked: %s" % pts)
+    # Reading is harmless: audit --namespace judges it, and warns.
+    r = sc.run_ptsguard("audit", "--namespace", str(host.pid), "--json")
+    sc.check.eq(r.returncode, 2, "audit --namespace of our own namespace: exit status (%s)" % r.stderr)
+    sc.check.true("warning" in r.stderr and "own mount namespace %d" % me in r.stderr,
+                  "audit --namespace warns that it is our own namespace: %r" % r.stderr)
+    # Asked for: repaired.
+    r = sc.run_ptsguard("repair", "--namespace", str(host.pid), "--allow-own-namespace", "--format", "json")
+    sc.check.eq(r.returncode, 0, "repair --namespace PID --allow-own-namespace: exit status (%s)" % r.stderr)
+    try:
+        out = json.loads(r.stdout)
+    except ValueError:
+        raise SetupError("repair --allow-own-namespace printed no JSON (%d): %s" % (r.returncode, r.stderr))
+    sc.check.eq([(a.get("check"), a.get("result")) for a in out.get("actions", [])], [("ptmx-locked", "done")],
+                "repair --allow-own-namespace: actions")
+    sc.check.true("ptmxmode=666" in devpts_lines(os.getpid())[-1], "the host's devpts is now ptmxmode=666")
+
+
+@case("ns-repair-mntns")
+def ns_repair_mntns(sc):
+    """repair --namespace PID --mntns ID (or --namespace PID:ID) acts only when PID's mount
+    namespace is ID: given another (the namespace of a process that is not PID's), refused with
+    exit 3 and both ids named, nothing changed there or on the host; given its own, repaired."""
+    sc.setup_base()
+    sc.mount_devpts("/dev/pts", HEALTHY)
+    t = Target(sc, (OWN_DEV % "newinstance,mode=600,ptmxmode=666") + "; chmod 600 /dev/ptmx")
+    other = Target(sc, OWN_DEV % "newinstance,gid=5,mode=620,ptmxmode=666")
+    before, pts = host_state(), devpts_lines(t.pid)
+    ptmx = os.stat("/proc/%d/root/dev/ptmx" % t.pid).st_mode
+    for argv in (["--namespace", str(t.pid), "--mntns", str(other.mntns)],
+                 ["--namespace", "%d:%d" % (t.pid, other.mntns)],
+                 ["--namespace", str(t.pid), "--mntns", str(own_mntns())]):
+        what = "repair " + " ".join(argv)
+        r = sc.run_ptsguard("repair", *argv, "--format", "json")
+        sc.check.eq(r.returncode, 3, "%s: exit status (%s)" % (what, r.stderr))
+        sc.check.eq(r.stdout, "", "%s: no report" % what)
+        sc.check.true("mount namespace %d, not %d" % (t.mntns, int(argv[-1].split(":")[-1])) in r.stderr,
+                      "%s: the refusal names both ids: %r" % (what, r.stderr))
+        sc.check.eq(host_state(), before, "%s: the host is unchanged" % what)
+        sc.check.eq((devpts_lines(t.pid), os.stat("/proc/%d/root/dev/ptmx" % t.pid).st_mode), (pts, ptmx),
+                    "%s: the namespace is unchanged" % what)
+    # Bad usage: exit 3, said.
+    for argv, said in ((["--mntns", str(t.mntns)], "give --namespace too"),
+                       (["--namespace", "%d:abc" % t.pid], "not a mount namespace id"),
+                       (["--namespace", "%d:%d" % (t.pid, t.mntns), "--mntns", str(other.mntns)], "was given already")):
+        r = sc.run_ptsguard("repair", *argv)
+        sc.check.eq((r.returncode, said in r.stderr), (3, True), "repair %s: exit 3 and %r: %r" % (" ".join(argv), said, r.stderr))
+    r = sc.run_ptsguard("repair", "--namespace", "%d:%d" % (t.pid, t.mntns), "--dry-run", "--format", "json")
+    sc.check.eq(r.returncode, 2, "--namespace PID:ID (right), --dry-run: the findings (%s)" % r.stderr)
+    r = sc.run_ptsguard("repair", "--namespace", str(t.pid), "--mntns", str(t.mntns), "--format", "json")
+    sc.check.eq(r.returncode, 0, "--mntns right: repaired, exit 0 (%s)" % r.stderr)
+    out = json.loads(r.stdout or "{}")
+    sc.check.eq(sorted((a.get("check"), a.get("result")) for a in out.get("actions", [])),
+                [("devpts-options-lost", "done"), ("ptmx-mode", "done")], "--mntns right: actions")
+    sc.check.eq(host_state(), before, "the host is unchanged by the repair")
+    sc.check.eq(stat.S_IMODE(os.stat("/proc/%d/root/dev/ptmx" % t.pid).st_mode), 0o666, "its /dev/ptmx is 0666")
+
+
+@case("ns-repair-target-moves")
+def ns_repair_target_moves(sc):
+    """The process judged by repair --namespace enters another mount namespace between the plan
+    and the act (the test hook pauses repair there): each action, checked right before it is
+    taken, is refused naming both namespaces, nothing is remounted, exit 3. The same when the
+    process exits there."""
+    sc.setup_base()
+    sc.mount_devpts("/dev/pts", HEALTHY)
+    broken = (OWN_DEV % "newinstance,mode=600,ptmxmode=666") + "; chmod 600 /dev/ptmx"
+    env = dict(os.environ, PTSGUARD_TEST_PAUSE_BEFORE_ACT="1")
+    for how in ("moves", "exits"):
+        t = Target(sc, broken, then="read line; exec unshare -m --propagation private sleep 600")
+        before, pts = host_state(), devpts_lines(t.pid)
+        p = subprocess.Popen([sc.ptsguard, "repair", "--namespace", str(t.pid), "--mntns", str(t.mntns), "--format", "json"],
+                             env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        line = p.stderr.readline()
+        if "test hook" not in line:
+            p.kill()
+            p.wait()
+            raise Skip("no pause: a build without -Dtest-hooks=true (%r)" % line)
+        if how == "moves":
+            t.send("go")
+            for _ in range(200):
+                now = os.stat("/proc/%d/ns/mnt" % t.pid).st_ino
+                if now != t.mntns:
+                    break
+                time.sleep(0.02)
+            else:
+                raise SetupError("the target did not enter a new mount namespace")
+        else:
+            t.stop()
+        out, err = p.communicate(input="go\n", timeout=60)
+        err = line + err
+        sc.check.eq(p.returncode, 3, "%s: exit status (%s)" % (how, err))
+        want = ("is now in mount namespace %d, not %d" % (now, t.mntns) if how == "moves"
+                else "process %d exited" % t.pid)
+        sc.check.true(want in err, "%s: the message says so: %r" % (how, err))
+        sc.check.true("refused" in err and "done" not in err, "%s: every action refused: %r" % (how, err))
+        sc.check.eq(host_state(), before, "%s: the host is unchanged" % how)
+        if how == "moves":
+            # Its new namespace is a copy of the old one, on the same devpts instance: a remount
+            # made in the old one would show here too.
+            sc.check.eq([line.split(" - ")[1] for line in devpts_lines(t.pid)], [line.split(" - ")[1] for line in pts],
+                        "moves: the namespace's devpts options are unchanged")
+        t.stop()
 
 
 @case("ns-repair-host-instance")
