@@ -153,9 +153,9 @@ struct namespaces_output {
 	/* Writing the report failed: the run stops there (the namespaces' own errors never stop
 	 * it). */
 	bool write_error;
-	/* CLOCK_MONOTONIC by which every allocation probe of the run has finished; later ones
-	 * are skipped (probe/allocation.h). */
-	uint64_t probe_budget_end;
+	/* What the allocation probes of the run may still take together; later ones are
+	 * skipped (probe/allocation.h). */
+	uint64_t probe_budget_left;
 	/* The allocation probe's default user, looked up once for every namespace (unset: the
 	 * configuration names one, or the pipeline looks it up itself). */
 	bool has_probe_user;
@@ -258,7 +258,7 @@ static int audit_target_ns(struct namespaces_output *out, const struct namespace
 				       .probe.has_alloc_user = out->has_probe_user,
 				       .probe.alloc_uid = out->probe_uid,
 				       .probe.alloc_gid = out->probe_gid,
-				       .probe.alloc_budget_end = out->probe_budget_end,
+				       .probe.alloc_budget = &out->probe_budget_left,
 				       .holders = listed ? listed_holders : NULL,
 				       .userdata = (void *)listed,
 				       .probe_worker = cli_probe_worker() };
@@ -422,7 +422,7 @@ static int audit_namespaces(struct namespaces_output *out)
 
 	/* However many namespaces, and whatever they do to their /dev/ptmx, the probes of one run
 	 * take at most this long together. */
-	out->probe_budget_end = now_usec(CLOCK_MONOTONIC) + ALLOC_RUN_BUDGET_USEC;
+	out->probe_budget_left = ALLOC_RUN_BUDGET_USEC;
 	r = mntns_enumerate("/proc", NULL, NULL, &l);
 	if (r < 0)
 		return log_error_errno(r, "audit: cannot list the mount namespaces in /proc");

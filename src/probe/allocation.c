@@ -234,22 +234,29 @@ static int alloc_result(const struct alloc_options *o, int r, struct answer *a,
 	return 0;
 }
 
-/* The deadline of an attempt starting now: o's, cut to its budget; 0 when the budget is spent. */
+/* The deadline of an attempt starting now: o's, cut to what is left of its budget; 0 when the
+ * budget is spent. */
 static uint64_t attempt_deadline(const struct alloc_options *o)
 {
-	uint64_t d = o->deadline_usec ?: ALLOC_DEADLINE_USEC, now;
+	uint64_t d = o->deadline_usec ?: ALLOC_DEADLINE_USEC;
 
-	if (!o->budget_end)
+	if (!o->budget_left)
 		return d;
-	now = now_usec(CLOCK_MONOTONIC);
-	if (now >= o->budget_end)
-		return 0;
-	return d < o->budget_end - now ? d : o->budget_end - now;
+	return d < *o->budget_left ? d : *o->budget_left;
+}
+
+/* The time since t0 (CLOCK_MONOTONIC), taken from o's budget. */
+static void charge(const struct alloc_options *o, uint64_t t0)
+{
+	uint64_t spent = now_usec(CLOCK_MONOTONIC) - t0;
+
+	if (o->budget_left)
+		*o->budget_left -= spent < *o->budget_left ? spent : *o->budget_left;
 }
 
 bool probe_allocation_skipped(const struct alloc_options *o, struct alloc_probe *ret)
 {
-	if (!o->budget_end || attempt_deadline(o))
+	if (attempt_deadline(o))
 		return false;
 	*ret = (struct alloc_probe){ .status = ALLOC_SKIPPED, .index = -1 };
 	return true;
@@ -287,16 +294,21 @@ int probe_allocation_collect(struct guarded_worker *w, const struct alloc_option
 {
 	struct guarded_result g = { 0 };
 	struct answer a = { 0 };
+	uint64_t t0 = now_usec(CLOCK_MONOTONIC);
 	int r = submitted;
 
 	/* A worker stopped or killed by someone says nothing about ptys: try again, a few times
-	 * (each on a new worker), then say so rather than report an outcome. */
+	 * (each on a new worker), then say so rather than report an outcome. What the budget
+	 * pays for is the waiting: the worker's work while we read is free. */
 	if (r >= 0)
 		r = guarded_worker_collect(w, &a, &g);
+	charge(o, t0);
 	for (unsigned i = 1; r == -ECANCELED && i < ALLOC_ATTEMPTS && attempt_deadline(o); i++) {
+		t0 = now_usec(CLOCK_MONOTONIC);
 		r = probe_allocation_submit(w, o);
 		if (r >= 0)
 			r = guarded_worker_collect(w, &a, &g);
+		charge(o, t0);
 	}
 	return alloc_result(o, r, &a, &g, ret);
 }
@@ -329,10 +341,13 @@ int probe_allocation(const struct alloc_options *o, struct alloc_probe *ret)
 	if (probe_allocation_skipped(o, ret))
 		return 0;
 	for (unsigned i = 0; r == -ECANCELED && i < ALLOC_ATTEMPTS; i++) {
+		uint64_t t0 = now_usec(CLOCK_MONOTONIC);
+
 		c.deadline_usec = attempt_deadline(o);
 		if (!c.deadline_usec)
 			break;
 		r = guarded_child_run(&c, &a, &g);
+		charge(o, t0);
 	}
 	return alloc_result(o, r, &a, &g, ret);
 }

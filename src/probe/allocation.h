@@ -28,8 +28,8 @@
 /* In another namespace, which chooses what its /dev/ptmx is: far less (a healthy probe takes a
  * millisecond or two), so that no namespace holds up a run over many. */
 #define ALLOC_NS_DEADLINE_USEC (400ULL * 1000ULL)
-/* What the probes of one run over many namespaces (--all-namespaces) may take together; those
- * that would start later are ALLOC_SKIPPED. */
+/* What the probes of one run over many namespaces (--all-namespaces) may take together (the time
+ * they are waited for); those that would start later are ALLOC_SKIPPED. */
 #define ALLOC_RUN_BUDGET_USEC (2ULL * 1000000ULL)
 /* Requests made before the probe is reported interfered with. */
 #define ALLOC_ATTEMPTS 3
@@ -41,7 +41,9 @@ struct alloc_options {
 	gid_t gid;
 	int root_fd; /* >= 0: resolve every path under this root (a namespace's); -1: ours */
 	uint64_t deadline_usec; /* of one attempt; 0: ALLOC_DEADLINE_USEC */
-	uint64_t budget_end;	/* CLOCK_MONOTONIC past which no attempt starts; 0: none */
+	/* What the probes of a run may still take together, in microseconds, charged with the
+	 * time each attempt is waited for; no attempt starts once it is 0. NULL: no budget. */
+	uint64_t *budget_left;
 	/* The cgroup.procs files (O_WRONLY) of the namespace's own cgroups where they are not
 	 * ours, -1 elsewhere: the child joins them before it drops its privileges, so that the
 	 * device rules the namespace's users meet are the ones it meets (probe/cgroup.h). Only
@@ -62,8 +64,7 @@ int probe_allocation_submit(struct guarded_worker *w, const struct alloc_options
  * started (ret untouched). */
 int probe_allocation_collect(struct guarded_worker *w, const struct alloc_options *o, int submitted,
 			     struct alloc_probe *ret);
-/* Is the budget of o spent (o->budget_end past)? Then *ret says ALLOC_SKIPPED: nothing is to be
- * started. */
+/* Is the budget of o spent? Then *ret says ALLOC_SKIPPED: nothing is to be started. */
 bool probe_allocation_skipped(const struct alloc_options *o, struct alloc_probe *ret);
 /* The probe of a lone audit: in a guarded child of its own (guarded_child_run(), a clone
  * sharing our memory, which costs a fraction of starting a worker), waited for. The same

@@ -201,11 +201,12 @@ static int root_outside_mntns(const struct namespace_target *t)
 	struct statmount_reply reply;
 	struct statx sx;
 
-	if (statx(t->root_fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_MNT_ID_UNIQUE_ABI,
+	if (!t->mntns_id ||
+	    statx(t->root_fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_MNT_ID_UNIQUE_ABI,
 		  &sx) < 0 ||
-	    !(sx.stx_mask & STATX_MNT_ID_UNIQUE_ABI) ||
-	    ioctl(t->mntns_fd, NSFS_GET_MNTNS_ID, &q.mnt_ns_id) < 0)
+	    !(sx.stx_mask & STATX_MNT_ID_UNIQUE_ABI))
 		return -EOPNOTSUPP;
+	q.mnt_ns_id = t->mntns_id;
 	q.req.mnt_id = sx.stx_mnt_id;
 	if (syscall(__NR_statmount, &q, &reply, sizeof(reply), 0) == 0)
 		return 0;
@@ -268,6 +269,8 @@ int namespace_target_open(pid_t pid, struct namespace_target **ret)
 	t->root_is_ours = st.st_dev == root->st_dev && st.st_ino == root->st_ino;
 	/* A process in our namespace but below another root (a chroot) is judged under its root,
 	 * as an audit run inside it would be: mountinfo already shows only what is under it. */
+	if (ioctl(t->mntns_fd, NSFS_GET_MNTNS_ID, &t->mntns_id) < 0)
+		t->mntns_id = 0;
 	t->mntns_ours = self == t->mntns;
 	t->own = t->mntns_ours && t->root_is_ours;
 	t->root_outside = !t->own && root_outside_mntns(t) == 1;
@@ -545,6 +548,109 @@ static int ns_read_file_as_caller(const struct namespace_target *t, const char *
 	return read_regular_fd(fd, max_size, ret, ret_size);
 }
 
+/* File systems whose opens and reads wait on a server or a user-space daemon (FUSE, NFS, SMB,
+ * 9p, Ceph, ...): a file there is read by a guarded child, under its deadline, so that one that
+ * stops answering holds up nothing but that child. */
+static bool remote_fs(long type)
+{
+	switch ((unsigned long)type) {
+	case 0x65735546: /* fuse */
+	case 0x6969:	 /* nfs */
+	case 0x517b:	 /* smb */
+	case 0xff534d42: /* cifs */
+	case 0xfe534d42: /* smb2 */
+	case 0x01021997: /* v9fs */
+	case 0x00c36400: /* ceph */
+	case 0x5346414f: /* afs */
+	case 0x73757245: /* coda */
+	case 0x47504653: /* gpfs */
+	case 0x19830326: /* fhgfs */
+	case 0x0bd00bd0: /* lustre */
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* The file behind the O_PATH descriptor fd, opened for reading through /proc/self/fd (the node
+ * checked is the node opened), with the kernel's checks for the identity uid:gid and none of
+ * our capabilities. An fd, or -errno; -EAGAIN when it cannot be done here (no /proc, more
+ * groups than we can set aside): the caller hands it to a guarded child. */
+static int reopen_as(int fd, uid_t uid, gid_t gid)
+{
+	struct fsids_saved saved;
+	char path[64];
+	int r;
+
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	if (fsids_become_user(uid, gid, &saved) < 0)
+		return -EAGAIN;
+	r = open(path, O_RDONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+	if (r < 0)
+		r = -errno;
+	fsids_restore(&saved);
+	return r == -ENOENT || r == -ENOTDIR ? -EAGAIN : r;
+}
+
+/* The magic number of the file system fd is on, asked of the mount (statmount(), Linux 6.11)
+ * rather than of the file system: fstatfs() would ask a FUSE daemon or a server, and wait for
+ * it. 0, or -EOPNOTSUPP where the kernel cannot say so. */
+static int fs_magic_of(const struct namespace_target *t, int fd, uint64_t *ret)
+{
+	struct mount_id_request_ns q = { .req = { .size = MOUNT_ID_REQUEST_SIZE_VER1,
+						  .param = SM_SB_BASIC },
+					 .mnt_ns_id = t->mntns_id };
+	struct statmount_reply reply;
+	struct statx sx;
+
+	if (!t->mntns_id ||
+	    statx(fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_MNT_ID_UNIQUE_ABI, &sx) < 0 ||
+	    !(sx.stx_mask & STATX_MNT_ID_UNIQUE_ABI))
+		return -EOPNOTSUPP;
+	q.req.mnt_id = sx.stx_mnt_id;
+	if (syscall(__NR_statmount, &q, &reply, sizeof(reply), 0) < 0 ||
+	    !(reply.mask & SM_SB_BASIC))
+		return -EOPNOTSUPP;
+	*ret = reply.sb_magic;
+	return 0;
+}
+
+/* ns_read_file() here, without a child, where nothing can wait: the file is looked at with
+ * O_PATH first (no driver runs, no FIFO waits, no lease breaks) and statx(AT_STATX_DONT_SYNC),
+ * its file system asked of its mount, refused unless it is a regular file of a local, real
+ * file system, then opened with the identity's rights alone and read. -EAGAIN: the child is
+ * needed (a remote or FUSE file system, a kernel that cannot say which, or the identity could
+ * not be taken here). */
+static int ns_read_file_here(const struct namespace_target *t, const char *path, int flags,
+			     uid_t uid, gid_t gid, size_t max_size, char **ret, size_t *ret_size)
+{
+	_cleanup_close_ int opath = -EBADF, fd = -EBADF;
+	struct stat st, again;
+	uint64_t magic;
+	int r;
+
+	opath = ns_open(t, path, O_PATH | (flags & O_NOFOLLOW));
+	if (opath < 0)
+		return opath;
+	r = stat_nosync(opath, "", AT_EMPTY_PATH, &st);
+	if (r < 0)
+		return r;
+	if (!S_ISREG(st.st_mode))
+		return -EBADFD;
+	if (fs_magic_of(t, opath, &magic) < 0 || remote_fs((long)magic))
+		return -EAGAIN;
+	if (pseudo_fs((long)magic))
+		return -NS_READ_PSEUDO;
+	fd = reopen_as(opath, uid, gid);
+	if (fd < 0)
+		return fd;
+	if (fstat(fd, &again) < 0)
+		return -errno;
+	if (again.st_dev != st.st_dev || again.st_ino != st.st_ino)
+		return -EBADFD;
+	return read_regular_fd(fd, max_size, ret, ret_size);
+}
+
 /* The ids a file of the namespace is read as: its root's, as the initial user namespace numbers
  * them (the owner of a rootless container's files: the user who made it), or the overflow id
  * where its root has none. */
@@ -570,6 +676,9 @@ int ns_read_file(const struct namespace_target *t, const char *path, int flags, 
 		.work = ns_read_work,
 		.userdata = &j,
 		.answer_size = sizeof(struct ns_read_answer),
+		/* A read a FUSE daemon or a server has taken cannot be killed until it answers:
+		 * a fork, left behind past its deadline, never waited for. */
+		.separate = true,
 	};
 	struct ns_read_answer a = { 0 };
 	struct guarded_result g = { 0 };
@@ -582,11 +691,16 @@ int ns_read_file(const struct namespace_target *t, const char *path, int flags, 
 	/* A caller that may not change its ids has no right of root's to lend: it reads itself. */
 	if (!caps_may_change_ids())
 		return ns_read_file_as_caller(t, path, flags, max_size, ret, ret_size);
-	/* Whatever the namespace put at path is opened by a process that has its root's identity
-	 * and no capability (no CAP_DAC_OVERRIDE, CAP_SYSLOG or CAP_SYS_PTRACE): a host file bound
-	 * there that its root may not read stays unread, and what it may read it could have read
-	 * itself. Only the pages read are touched: the map costs its size in address space only. */
+	/* Whatever the namespace put at path is opened with its root's identity and no capability
+	 * of ours (no CAP_DAC_OVERRIDE, CAP_SYSLOG or CAP_SYS_PTRACE): a host file bound there that
+	 * its root may not read stays unread, and what it may read it could have read itself.
+	 * Here when nothing can wait (a local file system); else by a guarded child with that
+	 * identity, whose deadline bounds a server or FUSE daemon that stops answering. Only the
+	 * pages it reads are touched: the map costs its size in address space only. */
 	ns_reader_ids(t, &c.uid, &c.gid);
+	r = ns_read_file_here(t, path, flags, c.uid, c.gid, max_size, ret, ret_size);
+	if (r != -EAGAIN)
+		return r;
 	j.buf = mmap(NULL, map_size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (j.buf == MAP_FAILED)
 		return -errno;

@@ -24,12 +24,13 @@
 
 struct namespace_target {
 	pid_t pid;
-	int pidfd;	 /* pidfd_open(pid): the process itself, not a reused number */
-	int proc_fd;	 /* /proc/PID: mountinfo, uid_map, gid_map */
-	int mntns_fd;	 /* /proc/PID/ns/mnt, for setns(CLONE_NEWNS) */
-	int root_fd;	 /* /proc/PID/root, O_PATH: every path of the namespace starts here */
-	uint64_t mntns;	 /* inode number of its mount namespace (what lsns and /proc/PID/ns show) */
-	dev_t mntns_dev; /* and the device of that inode (nsfs) */
+	int pidfd;	/* pidfd_open(pid): the process itself, not a reused number */
+	int proc_fd;	/* /proc/PID: mountinfo, uid_map, gid_map */
+	int mntns_fd;	/* /proc/PID/ns/mnt, for setns(CLONE_NEWNS) */
+	int root_fd;	/* /proc/PID/root, O_PATH: every path of the namespace starts here */
+	uint64_t mntns; /* inode number of its mount namespace (what lsns and /proc/PID/ns show) */
+	uint64_t mntns_id; /* its 64-bit id, never reused (Linux 6.11); 0 where unknown */
+	dev_t mntns_dev;   /* and the device of that inode (nsfs) */
 	/* It is the caller's own mount namespace and root: judged as the host, with its usual
 	 * paths. A process of the same namespace below another root (a chroot) is not own. */
 	bool own;

@@ -1119,7 +1119,7 @@ void probe_allocation_start(const struct probe_options *opts, struct guarded_wor
 	*ret = (struct alloc_pending){ .worker = w,
 				       .o = { .root_fd = other ? opts->ns->root_fd : -1,
 					      .cgroup_fds = { -1, -1 },
-					      .budget_end = opts->alloc_budget_end } };
+					      .budget_left = opts->alloc_budget } };
 	if (opts->skip_allocation) {
 		ret->status = ALLOC_DISABLED;
 		return;

@@ -43,9 +43,9 @@ struct probe_options {
 	bool has_alloc_user;
 	uid_t alloc_uid;
 	gid_t alloc_gid;
-	/* CLOCK_MONOTONIC past which the allocation probe is not started (ALLOC_SKIPPED): the
-	 * budget of a run over many namespaces; 0: none. */
-	uint64_t alloc_budget_end;
+	/* The budget of a run over many namespaces (alloc_options.budget_left): the probe is not
+	 * started once it is spent (ALLOC_SKIPPED); NULL: none. */
+	uint64_t *alloc_budget;
 	/* The mount namespace and root of this process to judge (audit --namespace), 0 for the
 	 * caller's own: the pipeline opens it (probe/namespace.h) unless ns is given. */
 	pid_t namespace_pid;

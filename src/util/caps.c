@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <errno.h>
+#include <stdlib.h>
 #include <linux/capability.h>
 #include <sys/fsuid.h>
 #include <sys/syscall.h>
@@ -66,18 +67,66 @@ int fsids_become_root(struct fsids_saved *saved)
 	return 0;
 }
 
-void fsids_restore(const struct fsids_saved *saved)
+int fsids_become_user(uid_t uid, gid_t gid, struct fsids_saved *saved)
+{
+	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct d[2] = { 0 };
+	int r, n;
+
+	*saved = (struct fsids_saved){ 0 };
+	r = caps_get(d);
+	if (r < 0)
+		return r;
+	n = getgroups(FSIDS_GROUPS_MAX, saved->groups);
+	if (n < 0)
+		return errno == EINVAL ? -E2BIG : -errno;
+	saved->n_groups = n;
+	saved->effective[0] = d[0].effective;
+	saved->effective[1] = d[1].effective;
+	saved->uid = (uid_t)setfsuid((uid_t)-1);
+	saved->gid = (gid_t)setfsgid((gid_t)-1);
+	if (syscall(SYS_setgroups, 0, NULL) < 0)
+		return -errno;
+	saved->changed = saved->groups_changed = true;
+	(void)setfsgid(gid);
+	(void)setfsuid(uid);
+	d[0].effective = d[1].effective = 0;
+	if ((uid_t)setfsuid((uid_t)-1) != uid || (gid_t)setfsgid((gid_t)-1) != gid ||
+	    syscall(SYS_capset, &h, d) < 0) {
+		fsids_restore(saved);
+		*saved = (struct fsids_saved){ 0 };
+		return -EPERM;
+	}
+	return 0;
+}
+
+/* The effective set saved, as far as the permitted set allows. */
+static void effective_restore(const struct fsids_saved *saved)
 {
 	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
 	struct __user_cap_data_struct d[2] = { 0 };
 
-	if (!saved->changed)
-		return;
-	(void)setfsuid(saved->uid);
-	(void)setfsgid(saved->gid);
 	if (caps_get(d) < 0)
 		return;
 	d[0].effective = saved->effective[0] & d[0].permitted;
 	d[1].effective = saved->effective[1] & d[1].permitted;
 	(void)syscall(SYS_capset, &h, d);
+}
+
+void fsids_restore(const struct fsids_saved *saved)
+{
+	if (!saved->changed)
+		return;
+	/* CAP_SETUID and CAP_SETGID first (fsids_become_user() emptied the set), then the ids
+	 * (a file system uid back to 0 raises the file capabilities again), then the set as it
+	 * was. */
+	effective_restore(saved);
+	(void)setfsuid(saved->uid);
+	(void)setfsgid(saved->gid);
+	if (saved->groups_changed &&
+	    syscall(SYS_setgroups, (size_t)saved->n_groups, saved->groups) < 0)
+		abort();
+	if ((uid_t)setfsuid((uid_t)-1) != saved->uid || (gid_t)setfsgid((gid_t)-1) != saved->gid)
+		abort();
+	effective_restore(saved);
 }

@@ -26,15 +26,30 @@ uint64_t caps_permitted(void);
 /* Root, or effective CAP_SETUID and CAP_SETGID: may run a child as another user. */
 bool caps_may_change_ids(void);
 
+#define FSIDS_GROUPS_MAX 64
+
 struct fsids_saved {
 	bool changed;
 	uid_t uid;
 	gid_t gid;
 	uint32_t effective[2];
+	/* fsids_become_user(): the supplementary groups it emptied */
+	bool groups_changed;
+	int n_groups;
+	gid_t groups[FSIDS_GROUPS_MAX];
 };
 
 /* Take file system uid and gid 0 unless they are already 0 (root). 0 or -errno (-EPERM
  * without CAP_SETUID and CAP_SETGID); on failure nothing is changed. */
 int fsids_become_root(struct fsids_saved *saved);
-/* Back to the ids and effective set fsids_become_root() found. */
+/* The other way, for opening a file with the rights of another identity and none of ours: file
+ * system uid and gid those given, no supplementary group, an empty effective set (permitted
+ * kept), in the calling thread only (the raw system calls, not glibc's, which change every
+ * thread). What open() then allows is what that identity may open: no CAP_DAC_OVERRIDE,
+ * CAP_DAC_READ_SEARCH or CAP_SYS_PTRACE of ours lends it anything. 0 or -errno (-EPERM without
+ * CAP_SETUID and CAP_SETGID, -E2BIG with more than FSIDS_GROUPS_MAX groups); on failure
+ * nothing is changed. */
+int fsids_become_user(uid_t uid, gid_t gid, struct fsids_saved *saved);
+/* Back to the ids, groups and effective set fsids_become_root() or fsids_become_user() found;
+ * a process that cannot get its own identity back aborts rather than go on as another. */
 void fsids_restore(const struct fsids_saved *saved);

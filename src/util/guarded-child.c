@@ -156,7 +156,7 @@ static pid_t start(struct shared *s, int *pidfd)
 {
 	pid_t pid;
 
-	if (!RUNNING_ON_VALGRIND) {
+	if (!RUNNING_ON_VALGRIND && !s->c->separate) {
 		pid = clone(child, s, CLONE_VM | CLONE_PIDFD | SIGCHLD, s, pidfd);
 		if (pid >= 0 || errno != EINVAL)
 			return pid;
@@ -199,15 +199,46 @@ static bool exited_by(pid_t pid, int pidfd, uint64_t deadline)
 	}
 }
 
-/* Wait for the child until the deadline, kill it past that, and reap it: how it ended. */
-static siginfo_t reap(pid_t pid, int pidfd, uint64_t deadline)
+#ifndef P_PIDFD
+#define P_PIDFD 3
+#endif
+
+/* Separate children killed but not dead yet (their pidfds), reaped by a later run. */
+#define LEFT_MAX 64
+static int left_behind[LEFT_MAX];
+static unsigned n_left_behind;
+
+static void reap_left_behind(void)
+{
+	for (unsigned i = 0; i < n_left_behind;) {
+		siginfo_t si = { 0 };
+
+		if (waitid((idtype_t)P_PIDFD, (id_t)left_behind[i], &si, WEXITED | WNOHANG) == 0 &&
+		    si.si_pid == 0) {
+			i++;
+			continue;
+		}
+		close(left_behind[i]);
+		left_behind[i] = left_behind[--n_left_behind];
+	}
+}
+
+/* Wait for the child until the deadline, kill it past that, and reap it: how it ended. A
+ * separate child that does not die within a moment of SIGKILL is left behind (si_code 0). */
+static siginfo_t reap(pid_t pid, int *pidfd, uint64_t deadline, bool separate)
 {
 	siginfo_t si = { 0 };
 
-	if (!exited_by(pid, pidfd, deadline)) {
+	if (!exited_by(pid, *pidfd, deadline)) {
 		/* Stopped, or hung: SIGKILL ends a stopped one too. Our euid is its real uid. */
-		if (pidfd < 0 || syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0) < 0)
+		if (*pidfd < 0 || syscall(SYS_pidfd_send_signal, *pidfd, SIGKILL, NULL, 0) < 0)
 			(void)kill(pid, SIGKILL);
+		if (separate && *pidfd >= 0 && n_left_behind < LEFT_MAX &&
+		    !exited_by(pid, *pidfd, now_usec(CLOCK_MONOTONIC) + 100 * USEC_PER_MSEC)) {
+			left_behind[n_left_behind++] = *pidfd;
+			*pidfd = -EBADF;
+			return si;
+		}
 	}
 	/* Until it is gone: it shares our memory. */
 	while (waitid(P_PID, (id_t)pid, &si, WEXITED) < 0 && errno == EINTR)
@@ -219,11 +250,12 @@ static siginfo_t reap(pid_t pid, int pidfd, uint64_t deadline)
  * forked child (under valgrind); a cloned one shares all our memory anyway, and private, the
  * memory is not shared with a process we fork (repair's child in a namespace), which may run
  * guarded children of its own on its copy. */
-static char *child_memory_map(size_t page, size_t size)
+static char *child_memory_map(size_t page, size_t size, bool separate)
 {
-	char *mem = mmap(
-	    NULL, size, PROT_READ | PROT_WRITE,
-	    (RUNNING_ON_VALGRIND ? MAP_SHARED : MAP_PRIVATE) | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+	char *mem = mmap(NULL, size, PROT_READ | PROT_WRITE,
+			 (RUNNING_ON_VALGRIND || separate ? MAP_SHARED : MAP_PRIVATE) |
+			     MAP_ANONYMOUS | MAP_STACK,
+			 -1, 0);
 
 	if (mem == MAP_FAILED)
 		return NULL;
@@ -260,13 +292,15 @@ int guarded_child_run(const struct guarded_child *c, void *answer, struct guarde
 
 	if (c->answer_size > GUARD_ANSWER_MAX)
 		return -EINVAL;
-	if (!__atomic_exchange_n(&kept_memory_taken, true, __ATOMIC_ACQUIRE)) {
+	reap_left_behind();
+	/* A separate child may outlive this run: its memory is its own mapping, never reused. */
+	if (!c->separate && !__atomic_exchange_n(&kept_memory_taken, true, __ATOMIC_ACQUIRE)) {
 		kept = true;
 		if (!kept_memory)
-			kept_memory = child_memory_map(page, size);
+			kept_memory = child_memory_map(page, size, false);
 		mem = kept_memory;
 	} else
-		mem = child_memory_map(page, size);
+		mem = child_memory_map(page, size, c->separate);
 	if (!mem) {
 		r = -errno;
 		goto out;
@@ -287,7 +321,7 @@ int guarded_child_run(const struct guarded_child *c, void *answer, struct guarde
 	if (pid < 0)
 		r = -errno;
 	else {
-		si = reap(pid, pidfd, deadline);
+		si = reap(pid, &pidfd, deadline, c->separate);
 		if (pidfd >= 0)
 			close(pidfd);
 	}

@@ -57,6 +57,7 @@
  */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -77,6 +78,13 @@ struct guarded_child {
 	 * below 0 are skipped; n_join_fds 0: none. */
 	const int *join_fds;
 	unsigned n_join_fds;
+	/* A fork with memory of its own rather than a clone sharing ours (the answer and whatever
+	 * userdata points to in MAP_SHARED memory are what is shared): for work that may block
+	 * where even SIGKILL cannot end it at once (a request a FUSE daemon has taken and does
+	 * not answer). Past the deadline such a child is killed and, when it does not die within
+	 * a moment, left behind (reaped by a later run): the caller never waits on it. Costs a
+	 * fork (page tables copied). */
+	bool separate;
 	uint64_t deadline_usec; /* from clone to exit */
 	/* In the child, privileges dropped: fill answer (answer_size bytes, zeroed before). See
 	 * above for what it may call. */

@@ -15,6 +15,7 @@ host with --namespace PID. Exit 0 pass, 1 fail, 77 skip.
 import json
 import os
 import shutil
+import signal
 import stat
 import subprocess
 import sys
