@@ -189,6 +189,30 @@ static int gone(int err)
 	return err == ENOENT || err == ESRCH ? -ESRCH : -err;
 }
 
+/* statmount() of the mount holding fd, looked up among the mounts of t's namespace, asking for
+ * mask: 0 and *reply filled; -ENOENT when that mount is not one of the namespace's;
+ * -EOPNOTSUPP where the kernel cannot say (no unique mount ids, namespace ids or statmount() of
+ * another namespace: before Linux 6.11). Neither call asks the file system anything. */
+static int statmount_in_ns(const struct namespace_target *t, int fd, uint64_t mask,
+			   struct statmount_reply *reply)
+{
+	struct mount_id_request_ns q = { .req = { .size = MOUNT_ID_REQUEST_SIZE_VER1,
+						  .param = mask },
+					 .mnt_ns_id = t->mntns_id };
+	struct statx sx;
+
+	if (!t->mntns_id ||
+	    statx(fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_MNT_ID_UNIQUE_ABI, &sx) < 0 ||
+	    !(sx.stx_mask & STATX_MNT_ID_UNIQUE_ABI))
+		return -EOPNOTSUPP;
+	q.req.mnt_id = sx.stx_mnt_id;
+	if (syscall(__NR_statmount, &q, reply, sizeof(*reply), 0) == 0)
+		return (reply->mask & mask) == mask ? 0 : -EOPNOTSUPP;
+	if (errno == ENOENT)
+		return -ENOENT;
+	return errno == ENOSYS || errno == EINVAL || errno == E2BIG ? -EOPNOTSUPP : -errno;
+}
+
 /* Is the mount that holds t's root directory one of t's mount namespace? A process can chroot
  * into a tree of another namespace (through /proc/PID/root of a process there): its own
  * mountinfo, printed relative to that root, then shows nothing it can see. 1 when it lies
@@ -196,24 +220,10 @@ static int gone(int err)
  * unique mount ids, namespace ids or statmount() of another namespace). */
 static int root_outside_mntns(const struct namespace_target *t)
 {
-	struct mount_id_request_ns q = { .req = { .size = MOUNT_ID_REQUEST_SIZE_VER1,
-						  .param = SM_MNT_BASIC } };
 	struct statmount_reply reply;
-	struct statx sx;
+	int r = statmount_in_ns(t, t->root_fd, SM_MNT_BASIC, &reply);
 
-	if (!t->mntns_id ||
-	    statx(t->root_fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_MNT_ID_UNIQUE_ABI,
-		  &sx) < 0 ||
-	    !(sx.stx_mask & STATX_MNT_ID_UNIQUE_ABI))
-		return -EOPNOTSUPP;
-	q.mnt_ns_id = t->mntns_id;
-	q.req.mnt_id = sx.stx_mnt_id;
-	if (syscall(__NR_statmount, &q, &reply, sizeof(reply), 0) == 0)
-		return 0;
-	/* That mount is not one of the namespace's. */
-	if (errno == ENOENT)
-		return 1;
-	return errno == ENOSYS || errno == EINVAL || errno == E2BIG ? -EOPNOTSUPP : -errno;
+	return r == -ENOENT ? 1 : r;
 }
 
 int namespace_target_open(pid_t pid, struct namespace_target **ret)
@@ -597,20 +607,11 @@ static int reopen_as(int fd, uid_t uid, gid_t gid)
  * it. 0, or -EOPNOTSUPP where the kernel cannot say so. */
 static int fs_magic_of(const struct namespace_target *t, int fd, uint64_t *ret)
 {
-	struct mount_id_request_ns q = { .req = { .size = MOUNT_ID_REQUEST_SIZE_VER1,
-						  .param = SM_SB_BASIC },
-					 .mnt_ns_id = t->mntns_id };
 	struct statmount_reply reply;
-	struct statx sx;
+	int r = statmount_in_ns(t, fd, SM_SB_BASIC, &reply);
 
-	if (!t->mntns_id ||
-	    statx(fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_MNT_ID_UNIQUE_ABI, &sx) < 0 ||
-	    !(sx.stx_mask & STATX_MNT_ID_UNIQUE_ABI))
-		return -EOPNOTSUPP;
-	q.req.mnt_id = sx.stx_mnt_id;
-	if (syscall(__NR_statmount, &q, &reply, sizeof(reply), 0) < 0 ||
-	    !(reply.mask & SM_SB_BASIC))
-		return -EOPNOTSUPP;
+	if (r < 0)
+		return r;
 	*ret = reply.sb_magic;
 	return 0;
 }
