@@ -583,9 +583,7 @@ def ns_file_reads(sc):
     with open(secret, "w") as f:
         f.write("SECRET-ROOT-ONLY devpts /x devpts gid=5 0 0\n")
     os.chmod(secret, 0o600)
-    null = os.path.join(sc.workdir, "null")
-    open(null, "w").close()
-    os.chmod(null, 0o666)
+    null = user_null(sc)
     # A rootless namespace (root is uid 100000 outside) binds the host's root-only file.
     rootless = userns_target(sc, 65536, USERNS_DEV % null + "; mount --bind %s /etc/fstab" % secret)
     snap_path = os.path.join(sc.workdir, "rootless.json")
@@ -679,6 +677,15 @@ def ns_target_exits(sc):
     sc.check.eq(r.returncode, 3, "exit status for a PID that is not a number")
 
 
+def user_null(sc):
+    """An empty world-writable file in the scenario's work area, which a user namespace binds
+    over its /dev/null (it may not make the node)."""
+    null = os.path.join(sc.workdir, "null")
+    open(null, "w").close()
+    os.chmod(null, 0o666)
+    return null
+
+
 def userns_target(sc, ids_count, setup, outside=100000):
     """A Target in a new user and mount namespace mapping ids_count ids from outside (as
     rootless podman's), with the subordinate ranges newuidmap needs added only while it runs."""
@@ -699,9 +706,7 @@ def ns_userns_rootless(sc):
     from the host: clean, its gid translated through its gid_map, its nodes in its own ids."""
     sc.setup_base()
     sc.mount_devpts("/dev/pts", HEALTHY)
-    null = os.path.join(sc.workdir, "null")
-    open(null, "w").close()
-    os.chmod(null, 0o666)
+    null = user_null(sc)
     os.chmod(sc.workdir, 0o755)
     t = userns_target(sc, 65536, USERNS_DEV % null)
     host, ns, rc = audit_ns(sc, t)
@@ -763,9 +768,7 @@ def ns_repair_single_id(sc):
     "detail": null). Nothing changes, there or on the host."""
     sc.setup_base()
     sc.mount_devpts("/dev/pts", HEALTHY)
-    null = os.path.join(sc.workdir, "null")
-    open(null, "w").close()
-    os.chmod(null, 0o666)
+    null = user_null(sc)
     os.chmod(sc.workdir, 0o755)
     t = userns_target(sc, 1, (
         "mount -t tmpfs -o mode=755 tmpfs /dev; ln -s pts/ptmx /dev/ptmx; mkdir /dev/pts"
