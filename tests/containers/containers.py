@@ -689,6 +689,10 @@ def run_case(name, args):
     h.slot = list(CASES).index(name)
     t0 = time.monotonic()
     status = 1
+    # The host's /dev/null, which runtimes meet as the stdio of what they start: a case leaves
+    # it as it found it (crun chowns a container process's stdio to that process's user).
+    null_fd = os.open("/dev/null", os.O_PATH)
+    null_before = os.fstat(null_fd)
     try:
         h.setup()
         log("setup (tree cached, /dev, /run, users) in %.1fs" % (time.monotonic() - t0))
@@ -707,6 +711,10 @@ def run_case(name, args):
         t1 = time.monotonic()
         h.cleanup()
         log("cleanup in %.1fs; case took %.1fs" % (time.monotonic() - t1, time.monotonic() - t0))
+        null_after = os.fstat(null_fd)
+        os.close(null_fd)
+        ids = lambda st: (st.st_uid, st.st_gid, oct(st.st_mode))
+        h.check.eq(ids(null_after), ids(null_before), "the host's /dev/null keeps its owner and mode")
     if h.check.failures:
         log("FAIL %s: %d assertion(s) failed:\n%s" % (name, len(h.check.failures), "\n".join("- " + f for f in h.check.failures)))
         return 1

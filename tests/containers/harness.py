@@ -63,8 +63,17 @@ class Failure(Exception):
     """Setting a container up failed: a test failure, never a skip."""
 
 
-# Opened before /dev is replaced: commands run while there is no /dev/null need a stdin too.
-NULL = open(os.devnull, "r+b")
+def _empty_stdin():
+    """A stdin that reads end-of-file at once, as /dev/null does, but is no shared node: crun
+    fchowns a container process's stdio to its user (maybe_chown_std_streams), and the host's
+    /dev/null given there became uid 1000's. The read end of a pipe whose write end is closed;
+    made before /dev is replaced, for commands run while there is no /dev/null."""
+    r, w = os.pipe()
+    os.close(w)
+    return os.fdopen(r, "rb")
+
+
+NULL = _empty_stdin()
 
 
 def run(argv, check=True, timeout=RUN_TIMEOUT, **kw):
