@@ -542,22 +542,6 @@ static void ns_read_work(void *userdata, void *answer)
 	a->size = got;
 }
 
-static int ns_read_file_as_caller(const struct namespace_target *t, const char *path, int flags,
-				  size_t max_size, char **ret, size_t *ret_size)
-{
-	_cleanup_close_ int fd = -EBADF;
-	struct statfs sfs;
-
-	fd = ns_open(t, path, O_RDONLY | O_NOCTTY | O_NONBLOCK | flags);
-	if (fd < 0)
-		return fd;
-	if (fstatfs(fd, &sfs) < 0)
-		return -errno;
-	if (pseudo_fs(sfs.f_type))
-		return -NS_READ_PSEUDO;
-	return read_regular_fd(fd, max_size, ret, ret_size);
-}
-
 /* File systems whose opens and reads wait on a server or a user-space daemon (FUSE, NFS, SMB,
  * 9p, Ceph, ...): a file there is read by a guarded child, under its deadline, so that one that
  * stops answering holds up nothing but that child. */
@@ -584,21 +568,23 @@ static bool remote_fs(long type)
 
 /* The file behind the O_PATH descriptor fd, opened for reading through /proc/self/fd (the node
  * checked is the node opened), with the kernel's checks for the identity uid:gid and none of
- * our capabilities. An fd, or -errno; -EAGAIN when it cannot be done here (no /proc, more
- * groups than we can set aside): the caller hands it to a guarded child. */
-static int reopen_as(int fd, uid_t uid, gid_t gid)
+ * our capabilities (as_caller: a caller without them opens it as itself). An fd, or -errno;
+ * -EAGAIN when it cannot be done here (no /proc, more groups than we can set aside): the caller
+ * hands it to a guarded child. */
+static int reopen_as(int fd, uid_t uid, gid_t gid, bool as_caller)
 {
 	struct fsids_saved saved;
 	char path[64];
 	int r;
 
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-	if (fsids_become_user(uid, gid, &saved) < 0)
+	if (!as_caller && fsids_become_user(uid, gid, &saved) < 0)
 		return -EAGAIN;
 	r = open(path, O_RDONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
 	if (r < 0)
 		r = -errno;
-	fsids_restore(&saved);
+	if (!as_caller)
+		fsids_restore(&saved);
 	return r == -ENOENT || r == -ENOTDIR ? -EAGAIN : r;
 }
 
@@ -623,7 +609,8 @@ static int fs_magic_of(const struct namespace_target *t, int fd, uint64_t *ret)
  * needed (a remote or FUSE file system, a kernel that cannot say which, or the identity could
  * not be taken here). */
 static int ns_read_file_here(const struct namespace_target *t, const char *path, int flags,
-			     uid_t uid, gid_t gid, size_t max_size, char **ret, size_t *ret_size)
+			     uid_t uid, gid_t gid, bool as_caller, size_t max_size, char **ret,
+			     size_t *ret_size)
 {
 	_cleanup_close_ int opath = -EBADF, fd = -EBADF;
 	struct stat st, again;
@@ -642,7 +629,7 @@ static int ns_read_file_here(const struct namespace_target *t, const char *path,
 		return -EAGAIN;
 	if (pseudo_fs((long)magic))
 		return -NS_READ_PSEUDO;
-	fd = reopen_as(opath, uid, gid);
+	fd = reopen_as(opath, uid, gid, as_caller);
 	if (fd < 0)
 		return fd;
 	if (fstat(fd, &again) < 0)
@@ -684,22 +671,27 @@ int ns_read_file(const struct namespace_target *t, const char *path, int flags, 
 	struct ns_read_answer a = { 0 };
 	struct guarded_result g = { 0 };
 	size_t map_size = max_size + 1;
+	bool as_caller;
 	char *text;
 	int r;
 
 	if (!in_root(t))
 		return read_file_flags(path, flags, max_size, ret, ret_size);
-	/* A caller that may not change its ids has no right of root's to lend: it reads itself. */
-	if (!caps_may_change_ids())
-		return ns_read_file_as_caller(t, path, flags, max_size, ret, ret_size);
 	/* Whatever the namespace put at path is opened with its root's identity and no capability
 	 * of ours (no CAP_DAC_OVERRIDE, CAP_SYSLOG or CAP_SYS_PTRACE): a host file bound there that
 	 * its root may not read stays unread, and what it may read it could have read itself.
 	 * Here when nothing can wait (a local file system); else by a guarded child with that
 	 * identity, whose deadline bounds a server or FUSE daemon that stops answering. Only the
 	 * pages it reads are touched: the map costs its size in address space only. */
-	ns_reader_ids(t, &c.uid, &c.gid);
-	r = ns_read_file_here(t, path, flags, c.uid, c.gid, max_size, ret, ret_size);
+	/* A caller that may not change its ids has no right of root's to lend: it reads as itself
+	 * (its child too). */
+	as_caller = !caps_may_change_ids();
+	if (as_caller) {
+		c.uid = geteuid();
+		c.gid = getegid();
+	} else
+		ns_reader_ids(t, &c.uid, &c.gid);
+	r = ns_read_file_here(t, path, flags, c.uid, c.gid, as_caller, max_size, ret, ret_size);
 	if (r != -EAGAIN)
 		return r;
 	j.buf = mmap(NULL, map_size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);

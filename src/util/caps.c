@@ -37,7 +37,9 @@ bool caps_may_change_ids(void)
 {
 	uint64_t need = CAP_BIT(CAP_SETUID) | CAP_BIT(CAP_SETGID);
 
-	return geteuid() == 0 || (caps_effective() & need) == need;
+	/* Not euid 0 alone: root without them (a restricted container's root, or under
+	 * `setpriv --bounding-set`) cannot take another user's ids either. */
+	return (caps_effective() & need) == need;
 }
 
 int fsids_become_root(struct fsids_saved *saved)

@@ -23,7 +23,8 @@
 uint64_t caps_effective(void);
 uint64_t caps_permitted(void);
 
-/* Root, or effective CAP_SETUID and CAP_SETGID: may run a child as another user. */
+/* Effective CAP_SETUID and CAP_SETGID (root has them unless they were taken away): may run a
+ * child as another user. */
 bool caps_may_change_ids(void);
 
 #define FSIDS_GROUPS_MAX 64

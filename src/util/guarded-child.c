@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/capability.h>
 #include <poll.h>
 #include <pthread.h>
@@ -84,7 +85,12 @@ static bool drop_privileges(uid_t uid, gid_t gid)
 		;
 	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
 		return false;
-	if (syscall(SYS_SETGROUPS, 0, NULL) < 0 || syscall(SYS_SETRESGID, gid, gid, gid) < 0 ||
+	/* A caller that may not change ids (an unprivileged run) is already the user it asks for,
+	 * and keeps its own groups: it has no rights of anyone else's to give away. */
+	if (syscall(SYS_SETGROUPS, 0, NULL) < 0 &&
+	    !(errno == EPERM && uid == geteuid() && gid == getegid()))
+		return false;
+	if (syscall(SYS_SETRESGID, gid, gid, gid) < 0 ||
 	    syscall(SYS_SETRESUID, (uid_t)-1, uid, (uid_t)-1) < 0)
 		return false;
 	/* Leaving euid 0 clears the effective set only (the real uid is still 0), and a caller
@@ -113,11 +119,28 @@ static int guard(uid_t uid, gid_t gid, pid_t parent)
 	return SETUP_NONE;
 }
 
-/* Enter the namespace and root asked for, keep no descriptor but 0, 1 and 2, drop privileges.
- * A SETUP_ step on failure (errno set). */
+/* The child's 0, 1 and 2 on the caller's /dev/null (closed without one): a child that waits on
+ * a file system that stopped answering (FUSE, NFS) cannot be killed and is left behind, and
+ * must not keep the caller's stdout open, or whoever reads it (a pipe, a test harness, a
+ * monitoring agent) waits for its end as long. The child writes nothing there. */
+static void stdio_detach(int keep_fd)
+{
+	int null = open("/dev/null", O_RDWR | O_CLOEXEC | O_NOCTTY);
+
+	for (int fd = 0; fd <= 2; fd++)
+		if (fd != keep_fd && fd != null)
+			(void)(null >= 0 ? dup2(null, fd) : close(fd));
+	if (null > 2 && null != keep_fd)
+		(void)close(null);
+}
+
+/* Enter the namespace and root asked for, keep no descriptor but 0, 1 and 2 (on /dev/null),
+ * drop privileges. A SETUP_ step on failure (errno set). */
 static int setup(const struct shared *s)
 {
 	const struct guarded_child *c = s->c;
+
+	stdio_detach(c->keep_fd);
 
 	for (unsigned i = 0; i < c->n_join_fds; i++)
 		if (c->join_fds[i] >= 0 && write(c->join_fds[i], "0", 1) != 1)

@@ -25,6 +25,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "daemon"))
 
 import daemon as dcases  # noqa: E402
+import testlib  # noqa: E402
 from harness import (  # noqa: E402
     STATE_FILE,
     TEST_DIR,
@@ -227,37 +228,8 @@ def case_config_special(ptsguard, opts):
     c.done()
 
 
-HUNG_FUSE = os.path.join(HERE, "..", "helpers", "hung-fuse")
-
-
-class HungFuse:
-    """tests/helpers/hung-fuse at mountpoint: a FUSE daemon that stops answering on demand."""
-
-    def __init__(self, mountpoint, hung=False):
-        os.makedirs(mountpoint, exist_ok=True)
-        if not os.path.exists("/dev/fuse"):  # the harness's /dev has ptmx and null only
-            os.mknod("/dev/fuse", 0o666 | stat.S_IFCHR, os.makedev(10, 229))
-        self.proc = subprocess.Popen([sys.executable, HUNG_FUSE, mountpoint] + (["--hung"] if hung else []), stdout=subprocess.PIPE, text=True)
-        self.expect("ready")
-        if not hung:
-            os.close(os.open(mountpoint + "/file", os.O_RDONLY))  # the one FLUSH: see hung-fuse
-
-    def expect(self, word):
-        line = self.proc.stdout.readline().strip()
-        if line != word:
-            raise Failure("hung-fuse said %r, not %r" % (line, word))
-
-    def hang(self):
-        self.proc.send_signal(signal.SIGUSR1)
-        self.expect("hung")
-
-    def release(self):
-        self.proc.send_signal(signal.SIGUSR2)
-        self.expect("back")
-
-    def stop(self):
-        self.proc.kill()
-        self.proc.wait()
+def HungFuse(mountpoint, hung=False):
+    return testlib.HungFuse(mountpoint, hung=hung, error=Failure)
 
 
 def case_hung_fuse(ptsguard, opts):

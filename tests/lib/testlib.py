@@ -14,6 +14,8 @@ import json
 import os
 import re
 import shutil
+import signal
+import stat
 import subprocess
 import sys
 
@@ -299,6 +301,41 @@ SCHEMA_DIR = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__fil
 REPORT_SCHEMA = os.path.join(SCHEMA_DIR, "report-1.schema.json")
 SNAPSHOT_SCHEMA = os.path.join(SCHEMA_DIR, "snapshot-1.schema.json")
 _validators = {}
+
+
+HUNG_FUSE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "helpers", "hung-fuse")
+
+
+class HungFuse:
+    """tests/helpers/hung-fuse at mountpoint, in the caller's mount namespace: a FUSE daemon
+    that stops answering on demand (hang(), release())."""
+
+    def __init__(self, mountpoint, hung=False, error=RuntimeError):
+        self.error = error
+        os.makedirs(mountpoint, exist_ok=True)
+        if not os.path.exists("/dev/fuse"):  # the harnesses' /dev have ptmx and null only
+            os.mknod("/dev/fuse", 0o666 | stat.S_IFCHR, os.makedev(10, 229))
+        self.proc = subprocess.Popen([sys.executable, HUNG_FUSE, mountpoint] + (["--hung"] if hung else []), stdout=subprocess.PIPE, text=True)
+        self.expect("ready")
+        if not hung:
+            os.close(os.open(mountpoint + "/file", os.O_RDONLY))  # the one FLUSH: see hung-fuse
+
+    def expect(self, word):
+        line = self.proc.stdout.readline().strip()
+        if line != word:
+            raise self.error("hung-fuse said %r, not %r" % (line, word))
+
+    def hang(self):
+        self.proc.send_signal(signal.SIGUSR1)
+        self.expect("hung")
+
+    def release(self):
+        self.proc.send_signal(signal.SIGUSR2)
+        self.expect("back")
+
+    def stop(self):
+        self.proc.kill()
+        self.proc.wait()
 
 
 class SchemaError(Exception):

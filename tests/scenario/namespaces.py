@@ -37,6 +37,8 @@ from harness import (  # noqa: E402
     read_mountinfo,
 )
 
+import testlib  # noqa: E402
+
 CASES, case = case_registry()
 
 HEALTHY = "gid=5,mode=620"
@@ -625,6 +627,76 @@ def ns_file_reads(sc):
                            stderr=subprocess.PIPE, text=True, timeout=60)
     sc.check.eq(r.returncode, 3, "a report that cannot be written: exit 3")
     sc.check.true("cannot write the report" in r.stderr, "it says so: %r" % r.stderr)
+
+
+def kernel_stacks(pid):
+    """Where pid and its descendants wait in the kernel (/proc/PID/stack), for a failure message."""
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        try:
+            with open("/proc/%d/stack" % p) as f:
+                out.append("pid %d (%s):\n%s" % (p, open("/proc/%d/comm" % p).read().strip(), f.read()))
+            with open("/proc/%d/task/%d/children" % (p, p)) as f:
+                todo += [int(c) for c in f.read().split()]
+        except OSError:
+            pass
+    return "\n".join(out)
+
+
+@case("ns-file-hung-fuse")
+def ns_file_hung_fuse(sc):
+    """A FUSE file whose daemon stopped answering (a hung sshfs, a stopped fuse-overlayfs),
+    bound over a namespace's /etc/group: every request on it waits until the daemon answers.
+    --all-namespaces never waits with it: the run ends, that namespace's tty group is not read
+    from there (the namespace says so, or is judged without it), and the next one is judged."""
+    sc.setup_base()
+    sc.mount_devpts("/dev/pts", HEALTHY)
+    mnt = os.path.join(sc.workdir, "fuse")
+    fuse = testlib.HungFuse(mnt, error=SetupError)
+    try:
+        stuck = Target(sc, OWN_DEV % "newinstance,gid=5,mode=620,ptmxmode=666" + "; mount --bind %s/file /etc/group" % mnt)
+        healthy = Target(sc, OWN_DEV % "newinstance,gid=5,mode=620,ptmxmode=666")
+        fuse.hang()
+        t0 = time.monotonic()
+        p = subprocess.Popen([sc.ptsguard, "audit", "--all-namespaces", "--json"], stdin=sc.null, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            out, err = p.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            sc.check.true(False, "--all-namespaces waited on the hung FUSE file (no exit within 60 s): %s" % kernel_stacks(p.pid))
+            p.kill()
+            p.communicate()
+            return
+        r = subprocess.CompletedProcess(p.args, p.returncode, out, err)
+        try:
+            report = json.loads(r.stdout)
+        except ValueError:
+            raise SetupError("--all-namespaces printed no whole JSON (exit %d): %s %s" % (r.returncode, r.stdout[-300:], r.stderr))
+        sc.check_schema(report, "--all-namespaces with a hung FUSE file")
+        every = {n.get("mntns"): n for n in report.get("namespaces") or []}
+        item = every.get(stuck.mntns) or {}
+        testlib.log("the run ended after %.1fs; the namespace with the hung file: %s" % (time.monotonic() - t0, json.dumps(item.get("error") or (item.get("report") or {}).get("findings"))[:300]))
+        sc.check.true(item != {}, "the namespace with the hung file is listed")
+        sc.check.true(item.get("report") is not None or "/etc/group" in (item.get("error") or ""),
+                      "judged, or its error names the file: %r" % item.get("error"))
+        sc.check.true(isinstance((every.get(healthy.mntns) or {}).get("report"), dict), "the next namespace is judged")
+        # Root without CAP_SETUID and CAP_SETGID (a restricted container's root) has no ids to
+        # take: it reads as itself, and is bounded the same way.
+        t0 = time.monotonic()
+        p = subprocess.Popen(["setpriv", "--bounding-set=-setuid,-setgid", sc.ptsguard, "audit", "--namespace", str(stuck.pid), "--json"],
+                             stdin=sc.null, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            out, err = p.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            sc.check.true(False, "--namespace without CAP_SETUID waited on the hung FUSE file (no exit within 60 s): %s" % kernel_stacks(p.pid))
+            p.kill()
+            p.communicate()
+            return
+        testlib.log("the run without CAP_SETUID ended after %.1fs (exit %d): %s" % (time.monotonic() - t0, p.returncode, err.strip()[-300:]))
+        sc.check.true("/etc/group" in err, "it says the group database was not read: %r" % err[-300:])
+    finally:
+        fuse.release()
+        fuse.stop()
 
 
 @case("ns-root-elsewhere")
