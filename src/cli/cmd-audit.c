@@ -13,8 +13,8 @@
 #include <time.h>
 
 #include "cli/cli.h"
+#include "pipeline/namespace-audit.h"
 #include "probe/allocation.h"
-#include "probe/container.h"
 #include "probe/mntns.h"
 #include "probe/namespace.h"
 #include "report/report.h"
@@ -138,8 +138,6 @@ static int write_report(const struct report *rep, enum format format, bool no_co
 	return r;
 }
 
-#define MACHINES_DIR "/run/systemd/machines"
-
 /* What --all-namespaces has written and counted so far: each namespace is audited, written (or,
  * for Prometheus, its few series kept) and freed before the next. */
 struct namespaces_output {
@@ -214,29 +212,6 @@ static int write_namespace(struct namespaces_output *out, const struct report_na
 	}
 }
 
-/* The report of namespace t, audited into res from t0 (CLOCK_MONOTONIC) on, for the writers. */
-static struct report_namespace namespace_report(const struct namespace_target *t,
-						unsigned pids_total, const struct container *c,
-						struct audit_result *res, uint64_t t0)
-{
-	return (struct report_namespace){
-		.mntns = t->mntns,
-		.pid = t->pid,
-		.pids_total = pids_total,
-		.container_manager = c->manager,
-		.container_id = c->id,
-		.container_name = c->name,
-		.report = {
-			.snap = res->snap,
-			.a = res->a,
-			.findings = &res->findings,
-			.source = "live",
-			.generated_at = now_usec(CLOCK_REALTIME),
-			.duration = (double)(now_usec(CLOCK_MONOTONIC) - t0) / 1e6,
-		},
-	};
-}
-
 /* Holders of a listed namespace: its own processes, as the walk found them. */
 static int listed_holders(void *userdata, struct snapshot *s, const struct analysis *a)
 {
@@ -245,61 +220,51 @@ static int listed_holders(void *userdata, struct snapshot *s, const struct analy
 	return probe_holders_pids(s, a, "/proc", ns->all, ns->pids_total, ns->ino);
 }
 
-/* Audit the namespace target t and write it; listed: what the walk of /proc found of it (NULL:
- * --namespace). Returns what pipeline_run() does, err saying why; a failure to write the report
- * is not the namespace's: it sets out->write_error. */
-static int audit_target_ns(struct namespaces_output *out, const struct namespace_target *t,
-			   const struct mntns *listed, unsigned pids_total, struct parse_error *err)
+/* Audit the namespace a opened and write it; listed: what the walk of /proc found of it. Returns
+ * what namespace_audit_run() does; a failure to write the report is not the namespace's: it sets
+ * out->write_error. */
+static int audit_listed_ns(struct namespaces_output *out, struct namespace_audit *a,
+			   const struct mntns *listed)
 {
-	struct audit_target target = { .probe.ns = t,
-				       .probe.host = &out->host,
+	struct audit_target target = { .probe.host = &out->host,
 				       .probe.kernel = &out->kernel,
 				       .probe.skip_allocation = out->args->no_probe,
 				       .probe.has_alloc_user = out->has_probe_user,
 				       .probe.alloc_uid = out->probe_uid,
 				       .probe.alloc_gid = out->probe_gid,
 				       .probe.alloc_budget = &out->probe_budget_left,
-				       .holders = listed ? listed_holders : NULL,
+				       .holders = listed_holders,
 				       .userdata = (void *)listed,
 				       .probe_worker = cli_probe_worker() };
-	uint64_t t0 = now_usec(CLOCK_MONOTONIC);
-	struct container c;
-	struct audit_result res;
 	struct report_namespace ns_rep;
 	int r;
 
-	(void)container_probe("/proc", t->pid, MACHINES_DIR, &c);
-	r = pipeline_run(&target, out->config, &res, err);
-	if (r < 0) {
-		container_done(&c);
+	namespace_audit_attribute(a);
+	r = namespace_audit_run(a, &target, out->config);
+	if (r < 0)
 		return r;
-	}
-	findings_filter(&res.findings, out->args->min_severity);
-	ns_rep = namespace_report(t, pids_total, &c, &res, t0);
+	findings_filter(&a->result.findings, out->args->min_severity);
+	ns_rep = namespace_audit_report(a, listed->pids_total);
 	if (write_namespace(out, &ns_rep) < 0)
 		out->write_error = true;
 	out->audited++;
-	if (report_exit_status(&res.findings) > out->status)
-		out->status = report_exit_status(&res.findings);
-	audit_result_done(&res);
-	container_done(&c);
+	if (report_exit_status(&a->result.findings) > out->status)
+		out->status = report_exit_status(&a->result.findings);
 	return 0;
 }
 
 /* A namespace that could not be judged: its item says why (JSON: "report": null and "error";
  * text: one line), and the run goes on with the next. */
-static void write_namespace_error(struct namespaces_output *out, const struct namespace_target *t,
+static void write_namespace_error(struct namespaces_output *out, struct namespace_audit *a,
 				  unsigned pids_total, const char *error)
 {
-	struct report_namespace n = { .mntns = t->mntns, .pid = t->pid, .pids_total = pids_total };
+	struct report_namespace n;
 	_cleanup_free_ char *escaped = NULL;
-	struct container c;
 	int r = 0;
 
-	(void)container_probe("/proc", t->pid, MACHINES_DIR, &c);
-	n.container_manager = c.manager;
-	n.container_id = c.id;
-	n.container_name = c.name;
+	namespace_audit_attribute(a);
+	n = namespace_audit_report(a, pids_total);
+	n.report = (struct report){ 0 };
 	n.error = error;
 	switch (out->args->format) {
 	case FORMAT_JSON: {
@@ -315,26 +280,12 @@ static void write_namespace_error(struct namespaces_output *out, const struct na
 	default:
 		escaped = cescape(error);
 		if (printf("\nmount namespace %llu (pid %d): not judged: %s\n",
-			   (unsigned long long)t->mntns, (int)t->pid, escaped ?: "?") < 0)
+			   (unsigned long long)n.mntns, (int)n.pid, escaped ?: "?") < 0)
 			r = -EIO;
 		break;
 	}
 	if (r < 0)
 		out->write_error = true;
-	container_done(&c);
-}
-
-/* What went wrong with a namespace, for a person: the pipeline's message, else the errno's. */
-static const char *namespace_error_text(int r, const struct parse_error *err, char *buf,
-					size_t size)
-{
-	if (r == -EINVAL && err->line > 0)
-		snprintf(buf, size, "line %u of its mountinfo: %s", err->line, err->message);
-	else if (err->message[0])
-		snprintf(buf, size, "%s", err->message);
-	else
-		snprintf(buf, size, "%s", strerror(-r));
-	return buf;
 }
 
 /* Audit namespace ns through the first of its processes still there. 0 when audited or when all
@@ -343,28 +294,22 @@ static const char *namespace_error_text(int r, const struct parse_error *err, ch
 static int audit_listed(struct namespaces_output *out, const struct mntns *ns)
 {
 	for (unsigned k = 0; k < ns->n_pids; k++) {
-		_cleanup_(namespace_target_freep) struct namespace_target *t = NULL;
-		pid_t pid = ns->pids[k];
-		struct parse_error err = { 0 };
-		char why[sizeof(err.message) + 64];
+		_cleanup_(namespace_audit_done) struct namespace_audit a = { 0 };
+		char why[sizeof(a.err.message) + 64];
 		int r;
 
-		r = namespace_target_open(pid, &t);
-		/* Gone, or its pid taken by a process elsewhere since the walk. */
-		if (r == -ESRCH || r == -ENOENT || (r >= 0 && t->mntns != ns->ino))
-			continue;
+		/* Gone, or its pid taken by a process elsewhere since the walk: the next. */
+		r = namespace_audit_open(&a, ns->pids[k], ns->ino, -1);
 		if (r >= 0)
-			r = audit_target_ns(out, t, ns, ns->pids_total, &err);
-		/* Whatever failed, a process that exited meanwhile took its namespace's files
-		 * with it (an empty mountinfo, a root gone): gone, not an error. */
-		if (r == -ESRCH || (r < 0 && r != -ENOMEM && t && namespace_target_check(t) < 0))
+			r = audit_listed_ns(out, &a, ns);
+		if (r == -ESRCH)
 			continue;
 		if (r < 0) {
-			namespace_error_text(r, &err, why, sizeof(why));
+			namespace_audit_why(&a, r, why, sizeof(why));
 			log_error("audit: mount namespace %llu (pid %d): %s",
-				  (unsigned long long)ns->ino, (int)pid, why);
-			if (t)
-				write_namespace_error(out, t, ns->pids_total, why);
+				  (unsigned long long)ns->ino, (int)ns->pids[k], why);
+			if (a.target)
+				write_namespace_error(out, &a, ns->pids_total, why);
 		}
 		return r;
 	}
@@ -442,35 +387,31 @@ static int audit_namespaces(struct namespaces_output *out)
 
 /* --namespace PID (opened before the host was read): judged beside the host, and nothing
  * written unless it could be: the host's report with one namespaces[] item. The exit status. */
-static int audit_named(struct namespaces_output *out, const struct namespace_target *t,
+static int audit_named(struct namespaces_output *out, struct namespace_target *t,
 		       struct report *host)
 {
-	struct audit_target target = { .probe.ns = t,
-				       .probe.host = &out->host,
+	struct audit_target target = { .probe.host = &out->host,
 				       .probe.skip_allocation = out->args->no_probe };
-	uint64_t t0 = now_usec(CLOCK_MONOTONIC);
-	struct audit_result res;
+	_cleanup_(namespace_audit_done) struct namespace_audit a = { 0 };
 	struct report_namespace ns_rep;
-	struct container c;
 	unsigned pids_total = 0;
 	int r, status;
 
-	(void)container_probe("/proc", t->pid, MACHINES_DIR, &c);
+	namespace_audit_borrow(&a, t);
+	namespace_audit_attribute(&a);
 	(void)namespace_count_processes(t, &pids_total);
-	if (run_namespace("audit", &target, out->config, &res) < 0) {
-		container_done(&c);
+	target.probe.ns = t;
+	a.started = now_usec(CLOCK_MONOTONIC);
+	if (run_namespace("audit", &target, out->config, &a.result) < 0)
 		return EXIT_UNKNOWN;
-	}
-	findings_filter(&res.findings, out->args->min_severity);
-	ns_rep = namespace_report(t, pids_total, &c, &res, t0);
+	findings_filter(&a.result.findings, out->args->min_severity);
+	ns_rep = namespace_audit_report(&a, pids_total);
 	host->namespaces = &ns_rep;
 	host->n_namespaces = 1;
 	r = write_report(host, out->args->format, out->args->no_color);
 	status = report_exit_status_all(host);
 	host->namespaces = NULL;
 	host->n_namespaces = 0;
-	audit_result_done(&res);
-	container_done(&c);
 	if (r < 0) {
 		log_error_errno(r, "cannot write the report");
 		return EXIT_UNKNOWN;

@@ -15,7 +15,7 @@
 #include "daemon/holder-cache.h"
 #include "daemon/nsfollow.h"
 #include "pipeline/pipeline.h"
-#include "probe/container.h"
+#include "pipeline/namespace-audit.h"
 #include "probe/mntns.h"
 #include "probe/namespace.h"
 #include "probe/probe.h"
@@ -25,7 +25,6 @@
 #include "util/escape.h"
 #include "util/util.h"
 
-#define MACHINES_DIR "/run/systemd/machines"
 /* A namespace just found is audited once it is this old: a runtime builds a container's /dev
  * after creating its namespace, and the half-built state is nothing to report. */
 #define NAMESPACE_SETTLE_USEC (500 * 1000ULL)
@@ -55,7 +54,6 @@ struct followed {
 	uint64_t ns_id; /* the kernel's id of the namespace (0: unknown): is it gone? */
 	int pidfd, mountinfo_fd, dev_wd;
 	sd_event_source *exit_source, *mount_source;
-	struct container container;
 	char label[CONTAINER_LABEL_MAX]; /* "" when no container is known */
 	bool labelled;			 /* its container looked for (at its first audit) */
 	char mntns_field[48], container_field[CONTAINER_LABEL_MAX + 32];
@@ -118,7 +116,6 @@ static void followed_free(struct followed *x)
 	followed_unwatch(x);
 	findings_clear(&x->findings);
 	holder_cache_clear(&x->holders);
-	container_done(&x->container);
 	free(x->pids);
 	free(x);
 }
@@ -298,16 +295,14 @@ fail:
 
 /* Its container, looked for once, when it is first audited: a runtime moves a container's
  * process into its cgroup after creating its namespace, and a walk of /proc may come between. */
-static void followed_set_container(struct followed *x)
+static void followed_set_container(struct followed *x, struct namespace_audit *a)
 {
+	struct report_namespace n;
+
 	x->labelled = true;
-	container_done(&x->container);
-	(void)container_probe("/proc", x->pid, MACHINES_DIR, &x->container);
-	report_container_label(
-	    &(struct report_namespace){ .container_manager = x->container.manager,
-					.container_id = x->container.id,
-					.container_name = x->container.name },
-	    x->label, sizeof(x->label));
+	namespace_audit_attribute(a);
+	n = namespace_audit_report(a, 0);
+	report_container_label(&n, x->label, sizeof(x->label));
 	snprintf(x->container_field, sizeof(x->container_field), "PTSGUARD_CONTAINER=%s", x->label);
 }
 
@@ -355,33 +350,29 @@ static int followed_holders(void *userdata, struct snapshot *s, const struct ana
  * (a few descriptors): the pidfd held says the pid is still the process followed. */
 static void followed_audit(struct ns_follower *f, struct followed *x)
 {
-	_cleanup_(namespace_target_freep) struct namespace_target *t = NULL;
-	struct audit_result res;
-	struct parse_error err;
+	_cleanup_(namespace_audit_done) struct namespace_audit a = { 0 };
+	struct audit_target target = { .probe.host = &f->host,
+				       .holders = followed_holders,
+				       .userdata = x };
+	char why[sizeof(a.err.message) + 64];
 	int r;
 
 	x->dirty = false;
 	if (x->pid == 0)
 		return;
-	r = namespace_target_open(x->pid, &t);
-	if (r >= 0 && (poll(&(struct pollfd){ .fd = x->pidfd, .events = POLLIN }, 1, 0) != 0 ||
-		       t->mntns != x->ino))
-		r = -ESRCH;
+	r = namespace_audit_open(&a, x->pid, x->ino, x->pidfd);
 	if (r >= 0 && !x->labelled)
-		followed_set_container(x);
+		followed_set_container(x, &a);
 	/* The allocation probe too: its pty comes and goes in the namespace's /dev/pts, which
 	 * this follower does not watch (only its /dev), so it wakes no audit of the namespace. */
 	if (r >= 0)
-		r = pipeline_run(&(struct audit_target){ .probe.ns = t,
-							 .probe.host = &f->host,
-							 .holders = followed_holders,
-							 .userdata = x },
-				 f->config, &res, &err);
+		r = namespace_audit_run(&a, &target, f->config);
 	if (r < 0) {
-		if (r != -ESRCH && r != -ENOENT && !(t && namespace_target_check(t) < 0))
+		if (r != -ESRCH)
 			journal_logf(LOG_WARNING, (const char *const[]){ x->mntns_field, NULL },
 				     "Cannot audit mount namespace %llu (pid %d): %s",
-				     (unsigned long long)x->ino, (int)x->pid, strerror(-r));
+				     (unsigned long long)x->ino, (int)x->pid,
+				     namespace_audit_why(&a, r, why, sizeof(why)));
 		return;
 	}
 	f->stats.audits++;
@@ -390,12 +381,11 @@ static void followed_audit(struct ns_follower *f, struct followed *x)
 		x->dirty = true;
 		schedule_pass(f);
 	}
-	findings_sort(&res.findings);
-	journal_transitions(f, x, &x->findings, &res.findings);
+	findings_sort(&a.result.findings);
+	journal_transitions(f, x, &x->findings, &a.result.findings);
 	findings_clear(&x->findings);
-	x->findings = res.findings;
-	res.findings = (struct findings){ 0 };
-	audit_result_done(&res);
+	x->findings = a.result.findings;
+	a.result.findings = (struct findings){ 0 };
 }
 
 static int on_audit_timer(sd_event_source *s, uint64_t usec, void *userdata)
