@@ -476,20 +476,6 @@ static void helper_watches_setup(struct daemon *d)
 		};
 }
 
-/* One look at the system: what the sinks and the repair policy work from. */
-struct audit {
-	struct snapshot *snap;
-	struct analysis *a;
-	struct findings findings; /* sorted, Ignore= applied, ptmx-replaced added */
-};
-
-static void audit_done(struct audit *x)
-{
-	findings_clear(&x->findings);
-	x->a = analysis_free(x->a);
-	x->snap = snapshot_free(x->snap);
-}
-
 static void daemon_stop_tracking(struct daemon *d, const char *why, int err);
 static int daemon_apply_mount_events(struct daemon *d);
 
@@ -531,22 +517,31 @@ static int daemon_holders(struct daemon *d, struct snapshot *s, const struct ana
 	return 0;
 }
 
-/* Probe, analyse, run the checks, drop what Ignore= ignores, compare /dev/ptmx. Logs failures.
- * With the tracker, the probe audits the followed mounts alone unless a full read is due. */
 static int daemon_holders_cb(void *userdata, struct snapshot *s, const struct analysis *a)
 {
 	return daemon_holders(userdata, s, a);
 }
 
-static int daemon_collect(struct daemon *d, struct audit *ret)
+/* The daemon's own check: /dev/ptmx against its baseline, with the udev event of the window. */
+static int daemon_transitions_cb(void *userdata, const struct analysis *a, struct findings *out)
+{
+	struct daemon *d = userdata;
+
+	return ptmx_replaced_check(&d->ptmx, a, &d->udev_window, out);
+}
+
+/* Probe, analyse, run the checks (ptmx-replaced with them), drop what Ignore= ignores. Logs
+ * failures. With the tracker, the probe audits the followed mounts alone unless a full read is
+ * due. */
+static int daemon_collect(struct daemon *d, struct audit_result *ret)
 {
 	struct audit_target t = {
 		.probe = { .need_unique_ids = d->tracker != NULL,
 			   .last_healthy = &d->last_healthy },
 		.holders = daemon_holders_cb,
+		.transitions = daemon_transitions_cb,
 		.userdata = d,
 	};
-	struct audit_result res;
 	struct parse_error perr;
 	int r;
 
@@ -557,7 +552,7 @@ static int daemon_collect(struct daemon *d, struct audit *ret)
 			return daemon_fail(d, FAILURE_AUDIT, "Cannot audit: %s", strerror(-r)), r;
 		d->last_audit_full = r != 0;
 	}
-	r = pipeline_run(&t, d->config, &res, &perr);
+	r = pipeline_run(&t, d->config, ret, &perr);
 	if (r == -EINVAL && perr.line)
 		daemon_fail(d, FAILURE_AUDIT, "Cannot audit: /proc/self/mountinfo line %u: %s",
 			    perr.line, perr.message);
@@ -565,28 +560,18 @@ static int daemon_collect(struct daemon *d, struct audit *ret)
 		daemon_fail(d, FAILURE_AUDIT, "Cannot audit: %s", strerror(-r));
 	if (r < 0)
 		return r;
-	ret->snap = res.snap;
-	ret->a = res.a;
-	ret->findings = res.findings;
 
 	if (d->tracker) {
 		int k = mount_tracker_follow(d->tracker, ret->a);
 
-		if (k == -ENOMEM)
-			r = k;
-		else if (k < 0)
+		if (k == -ENOMEM) {
+			audit_result_done(ret);
+			daemon_fail(d, FAILURE_AUDIT, "Cannot audit: %s", strerror(-k));
+			return k;
+		}
+		if (k < 0)
 			daemon_stop_tracking(d, "cannot follow the relevant mounts", k);
 	}
-	if (r >= 0)
-		r = ptmx_replaced_check(&d->ptmx, ret->a, &d->udev_window, &ret->findings);
-	/* Ignore= applies to the daemon's own check as to the others. */
-	if (r >= 0)
-		r = config_drop_ignored(d->config, &ret->findings);
-	if (r < 0) {
-		daemon_fail(d, FAILURE_AUDIT, "Cannot audit: %s", strerror(-r));
-		return r;
-	}
-	findings_sort(&ret->findings);
 	return 0;
 }
 
@@ -620,9 +605,9 @@ static int daemon_prune_tried(struct daemon *d, const struct findings *now)
  * left, leaving that in *now. Returns 1 when something was tried (the re-audit may have found
  * what the repair exposed), 0 when there was nothing to try.
  */
-static int daemon_repair(struct daemon *d, struct audit *now)
+static int daemon_repair(struct daemon *d, struct audit_result *now)
 {
-	_cleanup_(audit_done) struct audit after = { 0 };
+	_cleanup_(audit_result_done) struct audit_result after = { 0 };
 	struct repair_plan plan = { 0 };
 	struct repair_options ro = {
 		.policy = &d->config->check_policy,
@@ -695,7 +680,7 @@ static int daemon_repair(struct daemon *d, struct audit *now)
 	now->findings = (struct findings){ 0 };
 	r = daemon_log_transitions(d, &after.findings);
 	if (r >= 0) {
-		struct audit tmp = *now;
+		struct audit_result tmp = *now;
 		*now = after;
 		after = tmp;
 		r = 1;
@@ -785,7 +770,7 @@ static void daemon_follow_serving(struct daemon *d, const struct analysis *a)
 
 /* The serving instance healthy now (gid= the tty group, a healthy mode under the policy) is what
  * a later repair of it restores; the state file carries what was last seen so. */
-static void daemon_note_healthy(struct daemon *d, const struct audit *now)
+static void daemon_note_healthy(struct daemon *d, const struct audit_result *now)
 {
 	const struct instance *in = now->a->serving;
 
@@ -799,7 +784,7 @@ static void daemon_note_healthy(struct daemon *d, const struct audit *now)
 
 static int daemon_audit(struct daemon *d)
 {
-	_cleanup_(audit_done) struct audit now = { 0 };
+	_cleanup_(audit_result_done) struct audit_result now = { 0 };
 	uint64_t t0 = now_usec(CLOCK_MONOTONIC);
 	struct report rep;
 	int r;
@@ -1186,7 +1171,7 @@ static int daemon_reload(struct daemon *d)
 			log_warning("Carrying on with what tracks mount changes now");
 		daemon_limit_privileges(d);
 		/* Newly ignored findings leave quietly: nothing was resolved. */
-		(void)config_drop_ignored(d->config, &d->findings);
+		(void)pipeline_apply_ignore(d->config, &d->findings);
 		/* What /dev/ptmx is now becomes the reference for ptmx-replaced. */
 		ptmx_replaced_reset(&d->ptmx);
 		prometheus_file_forget(&d->prometheus);

@@ -390,7 +390,6 @@ static void followed_audit(struct ns_follower *f, struct followed *x)
 		x->dirty = true;
 		schedule_pass(f);
 	}
-	findings_sort(&res.findings);
 	journal_transitions(f, x, &x->findings, &res.findings);
 	findings_clear(&x->findings);
 	x->findings = res.findings;
@@ -755,7 +754,7 @@ void ns_follower_set_config(struct ns_follower *f, const struct config *config)
 	f->config = config;
 	for (size_t i = 0; i < f->n; i++) {
 		/* Newly ignored findings leave quietly, as the host's do. */
-		(void)config_drop_ignored(config, &f->items[i]->findings);
+		(void)pipeline_apply_ignore(config, &f->items[i]->findings);
 		f->items[i]->dirty = true;
 	}
 	schedule_pass(f);
