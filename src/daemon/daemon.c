@@ -31,6 +31,7 @@
 #include "daemon/nsfollow.h"
 #include "daemon/privileges.h"
 #include "daemon/repair-tries.h"
+#include "daemon/schedule.h"
 #include "daemon/startup-guard.h"
 #include "pipeline/conf.h"
 #include "probe/mounttrack.h"
@@ -65,20 +66,6 @@
 /* A helper directory: a file appearing, changing mode or owner, being written or going away. */
 #define HELPER_WATCH_MASK (DEV_WATCH_MASK | IN_CLOSE_WRITE)
 
-/* What an audit is scheduled for: it decides how soon. */
-enum audit_reason {
-	REASON_MOUNT = 1 << 0,
-	REASON_UDEV = 1 << 1,
-	/* inotify: an entry of /dev/pts or /dev/pts itself; the mode or owner of / or /dev */
-	REASON_PTS = 1 << 2,
-	REASON_PTMX = 1 << 3, /* inotify: the ptmx entry of /dev */
-	REASON_RELOAD = 1 << 4,
-	REASON_HOLDERS = 1 << 5, /* the holder search of covered instances is too old, or partial */
-	REASON_HELPER = 1 << 6,	 /* inotify: a pt_chown appeared, changed or went away */
-	REASON_RETRY = 1 << 7,	 /* the last audit's output files could not be written */
-	REASON_REPAIR = 1 << 8,	 /* repairs exposed more than REPAIR_ROUNDS_MAX rounds could try */
-};
-
 /* Repairs in one audit: each round tries what the previous one's re-audit found untried. */
 #define REPAIR_ROUNDS_MAX 3
 
@@ -87,10 +74,6 @@ enum audit_reason {
  * both files are written; so they catch up with the system soon after space is freed. */
 #define OUTPUT_RETRY_MIN_USEC (100ULL * USEC_PER_MSEC)
 #define OUTPUT_RETRY_MAX_USEC (1ULL * USEC_PER_SEC)
-
-/* udev replaces or chmods /dev/ptmx while it runs its rules and sends its event after: a change
- * of the node always waits one window, so that the event that explains it is seen with it. */
-#define REASONS_WAIT_FOR_WINDOW REASON_PTMX
 
 /* Recurring failures are logged once each, until the operation succeeds again. */
 enum failure {
@@ -142,9 +125,9 @@ struct daemon {
 	bool no_probe; /* --no-probe: over what the configuration says */
 	struct config *config;
 
-	uint64_t last_audit_start, last_audit_usec;
-	bool last_audit_full;  /* it read the whole table (always, without the tracker) */
-	uint64_t last_refresh; /* the tracker's last re-read of the followed mounts */
+	struct schedule audits;
+	bool last_audit_full;	   /* it read the whole table (always, without the tracker) */
+	struct schedule refreshes; /* the tracker's re-reads of the followed mounts */
 	uint64_t n_audits, n_mount_events, n_udev_events, n_inotify_events, n_fanotify_wakeups;
 	/* The /dev/pts/N entries the allocation probe of our own audits made and removed: their
 	 * inotify events are ours, not a change to audit (else each audit would wake the next). */
@@ -790,7 +773,7 @@ static int daemon_audit(struct daemon *d)
 	int r;
 
 	d->n_audits++;
-	d->last_audit_start = t0;
+	schedule_start(&d->audits, t0);
 	/* Before the probe too: what changes in a directory from here on wakes another audit. */
 	watch_all(d);
 
@@ -853,48 +836,34 @@ static int daemon_audit(struct daemon *d)
 
 done:
 	d->udev_window = (struct ptmx_udev_event){ 0 };
-	d->last_audit_usec = now_usec(CLOCK_MONOTONIC) - t0;
+	schedule_end(&d->audits, now_usec(CLOCK_MONOTONIC));
 	/* A whole table was just freed: give its pages back rather than keep the peak. */
 	if (d->last_audit_full)
 		(void)malloc_trim(0);
 	return r;
 }
 
-/*
- * Coalescing: the first event after a quiet window is audited at once (at idle a finding is
- * journaled one audit after the change); events within the window after an audit are handled by
- * one audit at its end, so a burst costs one audit per window. The rate limit: an audit starts
- * no sooner after the previous one than its cost allows within AuditCPUPercent= of one CPU, so a
- * mount storm on a huge table costs bounded CPU.
- */
+static struct schedule_rule daemon_rule(const struct daemon *d)
+{
+	return (struct schedule_rule){ .window_usec = d->config->coalesce_usec,
+				       .cpu_percent = d->config->audit_cpu_percent };
+}
+
+/* An audit for reason (enum audit_reason), as daemon/schedule.h says; one already due stands. */
 static void daemon_schedule_audit(struct daemon *d, unsigned reason)
 {
-	uint64_t now, due, next;
+	struct schedule_rule rule = daemon_rule(d);
+	unsigned flags = schedule_flags(reason);
 	int r;
 
 	r = sd_event_source_get_enabled(d->audit_timer, NULL);
 	if (r > 0)
 		return;
-	now = now_usec(CLOCK_MONOTONIC);
-	if (reason & REASONS_WAIT_FOR_WINDOW)
-		due = now + d->config->coalesce_usec;
-	else {
-		due = now;
-		if (d->n_audits > 0) {
-			next = d->last_audit_start + d->config->coalesce_usec;
-			if (due < next)
-				due = next;
-		}
-	}
 	/* The cost of reading the whole table says nothing of an audit of the followed mounts. */
-	if (d->n_audits > 0 &&
-	    !(d->last_audit_full && d->tracker && !mount_tracker_needs_full(d->tracker))) {
-		next =
-		    d->last_audit_start + d->last_audit_usec * 100 / d->config->audit_cpu_percent;
-		if (due < next)
-			due = next;
-	}
-	r = arm_timer(d->audit_timer, due);
+	if (d->last_audit_full && d->tracker && !mount_tracker_needs_full(d->tracker))
+		flags |= SCHEDULE_COST_UNKNOWN;
+	r = arm_timer(d->audit_timer,
+		      schedule_due(&d->audits, &rule, now_usec(CLOCK_MONOTONIC), flags));
 	if (r < 0) {
 		/* Never lose an audit: do it now rather than not at all. */
 		daemon_fail(d, FAILURE_TIMER, "Failed to arm the audit timer: %s", strerror(-r));
@@ -915,7 +884,7 @@ static void daemon_refresh(struct daemon *d)
 {
 	int r;
 
-	d->last_refresh = now_usec(CLOCK_MONOTONIC);
+	schedule_start(&d->refreshes, now_usec(CLOCK_MONOTONIC));
 	r = mount_tracker_refresh(d->tracker);
 	if (r < 0)
 		daemon_stop_tracking(d, "cannot re-read the followed mounts", r);
@@ -969,12 +938,14 @@ static int on_heartbeat_timer(sd_event_source *s, uint64_t usec, void *userdata)
 
 static void daemon_schedule_refresh(struct daemon *d)
 {
-	uint64_t now = now_usec(CLOCK_MONOTONIC), due = d->last_refresh + d->config->coalesce_usec;
+	struct schedule_rule rule = daemon_rule(d);
+	uint64_t now = now_usec(CLOCK_MONOTONIC), due;
 	int r;
 
 	if (sd_event_source_get_enabled(d->refresh_timer, NULL) > 0)
 		return;
-	if (d->last_refresh == 0 || due <= now) {
+	due = schedule_due(&d->refreshes, &rule, now, SCHEDULE_COST_UNKNOWN);
+	if (due <= now) {
 		daemon_refresh(d);
 		return;
 	}

@@ -14,6 +14,7 @@
 
 #include "daemon/holder-cache.h"
 #include "daemon/nsfollow.h"
+#include "daemon/schedule.h"
 #include "pipeline/pipeline.h"
 #include "probe/container.h"
 #include "probe/mntns.h"
@@ -81,7 +82,8 @@ struct ns_follower {
 	int inotify_fd, proc_fd;
 	struct followed **items;
 	size_t n, allocated;
-	uint64_t last_pass_start, last_pass_usec, last_scan;
+	struct schedule passes;
+	uint64_t last_scan;
 	uint64_t scan_due;	  /* the next regular walk (CLOCK_MONOTONIC) */
 	size_t max_followed;	  /* FOLLOWED_MAX, or less when the descriptor limit says so */
 	size_t next_audit;	  /* where the next pass starts: a pass cut short goes on there */
@@ -136,15 +138,14 @@ static int arm(sd_event_source *s, uint64_t usec)
 }
 
 /* The next pass of audits: after the coalescing window, and no sooner than the CPU share
- * allows after the last pass. */
+ * allows after the last pass (daemon/schedule.h). */
 static void schedule_pass(struct ns_follower *f)
 {
-	uint64_t now = now_usec(CLOCK_MONOTONIC), due = now + f->config->coalesce_usec;
-	uint64_t next = f->last_pass_start + f->last_pass_usec * 100 / f->config->audit_cpu_percent;
+	struct schedule_rule rule = { .window_usec = f->config->coalesce_usec,
+				      .cpu_percent = f->config->audit_cpu_percent };
 
-	if (due < next)
-		due = next;
-	(void)arm(f->audit_timer, due);
+	(void)arm(f->audit_timer,
+		  schedule_due(&f->passes, &rule, now_usec(CLOCK_MONOTONIC), SCHEDULE_WAIT_WINDOW));
 }
 
 static void schedule_scan(struct ns_follower *f, uint64_t delay)
@@ -403,7 +404,7 @@ static int on_audit_timer(sd_event_source *s, uint64_t usec, void *userdata)
 	uint64_t t0 = now_usec(CLOCK_MONOTONIC), settled = 0;
 	bool cut = false;
 
-	f->last_pass_start = t0;
+	schedule_start(&f->passes, t0);
 	/* From where the last pass stopped, round: none waits behind others that keep changing. */
 	for (size_t k = 0; k < f->n; k++) {
 		size_t i = (f->next_audit + k) % f->n;
@@ -423,7 +424,7 @@ static int on_audit_timer(sd_event_source *s, uint64_t usec, void *userdata)
 		}
 		followed_audit(f, x);
 	}
-	f->last_pass_usec = now_usec(CLOCK_MONOTONIC) - t0;
+	schedule_end(&f->passes, now_usec(CLOCK_MONOTONIC));
 	if (cut) {
 		f->stats.passes_cut++;
 		schedule_pass(f);
