@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/inotify.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -28,11 +27,13 @@
 #include "pipeline/pipeline.h"
 #include "daemon/daemon.h"
 #include "daemon/holder-cache.h"
+#include "daemon/log-once.h"
 #include "daemon/nsfollow.h"
 #include "daemon/privileges.h"
 #include "daemon/repair-tries.h"
 #include "daemon/schedule.h"
 #include "daemon/startup-guard.h"
+#include "daemon/watches.h"
 #include "pipeline/conf.h"
 #include "probe/mounttrack.h"
 #include "probe/probe.h"
@@ -56,16 +57,6 @@
 #define AUDIT_TIMER_ACCURACY_USEC (1 * USEC_PER_MSEC)
 #define UDEV_RECEIVE_BUFFER	  (128 * 1024)
 
-/* Entries of /dev that matter: the multiplexer, and the directory its devpts is found in. */
-#define DEV_WATCH_MASK                                                                             \
-	(IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_ATTRIB | IN_ONLYDIR |            \
-	 IN_EXCL_UNLINK)
-#define PTS_WATCH_MASK DEV_WATCH_MASK
-/* The root: a change of mode or owner of itself or of /dev (pty-path-blocked). */
-#define ROOT_WATCH_MASK (IN_ATTRIB | IN_ONLYDIR)
-/* A helper directory: a file appearing, changing mode or owner, being written or going away. */
-#define HELPER_WATCH_MASK (DEV_WATCH_MASK | IN_CLOSE_WRITE)
-
 /* Repairs in one audit: each round tries what the previous one's re-audit found untried. */
 #define REPAIR_ROUNDS_MAX 3
 
@@ -81,27 +72,15 @@ enum failure {
 	FAILURE_JOURNAL,
 	FAILURE_STATE_FILE,
 	FAILURE_PROMETHEUS,
-	FAILURE_WATCH_DEV,
-	FAILURE_WATCH_PTS,
-	FAILURE_WATCH_HELPERS,
 	FAILURE_TIMER,
 	_FAILURE_MAX,
-};
-
-struct watch {
-	const char *path;
-	uint32_t mask;
-	enum failure failure; /* what a failure to watch it is logged as */
-	int wd;
-	dev_t dev;
-	ino_t ino;
 };
 
 struct daemon {
 	uint64_t detected_total[_SEVERITY_MAX]; /* Prometheus ptsguard_findings_total */
 	sd_event *event;
 	sd_event_source *sigterm_source, *sigint_source, *sighup_source;
-	sd_event_source *mount_source, *udev_source, *inotify_source, *audit_timer;
+	sd_event_source *mount_source, *udev_source, *audit_timer;
 	sd_event_source *tracker_source, *refresh_timer, *holder_timer, *retry_timer;
 	sd_event_source *heartbeat_timer; /* the Prometheus textfile's heartbeat */
 	uint64_t retry_usec; /* the current output retry interval; 0 when the files are written */
@@ -110,16 +89,7 @@ struct daemon {
 	struct mount_tracker *tracker; /* NULL: every mount change re-reads the whole table */
 	struct udev *udev;
 	struct udev_monitor *udev_monitor;
-	int inotify_fd;
-	struct watch root_watch, dev_watch, pts_watch;
-	/* The serving instance's directory when /dev/ptmx leads elsewhere than /dev/pts: its
-	 * slaves come and go there. serving_watch.path is serving_path, or NULL. */
-	struct watch serving_watch;
-	char *serving_path;
-	/* The directories where a setuid pt_chown would be installed (setuid_helper_dirs()). */
-	char **helper_dirs;
-	struct watch *helper_watches;
-	size_t n_helper_watches;
+	struct dev_watches *watches; /* inotify on /, /dev, /dev/pts... (daemon/watches.h) */
 
 	char *config_path;
 	bool no_probe; /* --no-probe: over what the configuration says */
@@ -128,13 +98,7 @@ struct daemon {
 	struct schedule audits;
 	bool last_audit_full;	   /* it read the whole table (always, without the tracker) */
 	struct schedule refreshes; /* the tracker's re-reads of the followed mounts */
-	uint64_t n_audits, n_mount_events, n_udev_events, n_inotify_events, n_fanotify_wakeups;
-	/* The /dev/pts/N entries the allocation probe of our own audits made and removed: their
-	 * inotify events are ours, not a change to audit (else each audit would wake the next). */
-	struct probe_echo {
-		unsigned index;
-		unsigned creates, deletes;
-	} probe_echoes[4];
+	uint64_t n_audits, n_mount_events, n_udev_events, n_fanotify_wakeups;
 
 	struct holder_cache holders;
 	struct findings findings; /* of the last audit, Ignore= applied */
@@ -153,7 +117,7 @@ struct daemon {
 	struct ptmx_replaced ptmx;	    /* /dev/ptmx against its baseline */
 	struct ptmx_udev_event udev_window; /* the last ptmx udev event since the last audit */
 
-	char *failures[_FAILURE_MAX]; /* the failure last logged, per operation */
+	struct log_once failures[_FAILURE_MAX];
 	char *status;
 	struct prometheus_file prometheus;
 
@@ -176,29 +140,10 @@ struct daemon {
 #define log_warning(...) journal_logf(LOG_WARNING, NULL, __VA_ARGS__)
 #define log_err(...)	 journal_logf(LOG_ERR, NULL, __VA_ARGS__)
 
-/* Log a failure once, not on every audit while it lasts. */
-_printf_(3, 4) static void daemon_fail(struct daemon *d, enum failure what, const char *fmt, ...)
-{
-	char *msg;
-
-	FORMAT_VA(msg, fmt);
-	if (!msg)
-		return;
-	if (streq(msg, d->failures[what])) {
-		free(msg);
-		return;
-	}
-	log_err("%s", msg);
-	free(d->failures[what]);
-	d->failures[what] = msg;
-}
-
-/* The operation worked: its next failure is logged again. */
-static void daemon_ok(struct daemon *d, enum failure what)
-{
-	free(d->failures[what]);
-	d->failures[what] = NULL;
-}
+/* Log a failure once, not on every audit while it lasts; the operation worked: its next failure
+ * is logged again. */
+#define daemon_fail(d, what, ...) log_once_fail(&(d)->failures[what], __VA_ARGS__)
+#define daemon_ok(d, what)	  log_once_ok(&(d)->failures[what])
 
 static void log_config_error(const struct config_error *err, int r, const char *what)
 {
@@ -375,88 +320,6 @@ static void daemon_notify_status(struct daemon *d, bool ready)
 		sd_notifyf(false, "STATUS=%s", s);
 	free(d->status);
 	d->status = TAKE_PTR(s);
-}
-
-/* (Re)watch a directory when what its path leads to changed (a mount on top, a new /dev). */
-static void watch_update(struct daemon *d, struct watch *w)
-{
-	struct stat st;
-	int wd;
-
-	if (d->inotify_fd < 0)
-		return;
-	if (stat(w->path, &st) < 0 || !S_ISDIR(st.st_mode)) {
-		if (w->wd >= 0)
-			(void)inotify_rm_watch(d->inotify_fd, w->wd);
-		w->wd = -1;
-		return;
-	}
-	if (w->wd >= 0 && st.st_dev == w->dev && st.st_ino == w->ino)
-		return;
-	wd = inotify_add_watch(d->inotify_fd, w->path, w->mask);
-	if (wd < 0) {
-		daemon_fail(d, w->failure, "Failed to watch %s: %m", w->path);
-		return;
-	}
-	daemon_ok(d, w->failure);
-	if (w->wd >= 0 && w->wd != wd)
-		(void)inotify_rm_watch(d->inotify_fd, w->wd);
-	w->wd = wd;
-	w->dev = st.st_dev;
-	w->ino = st.st_ino;
-}
-
-static void watch_all(struct daemon *d)
-{
-	watch_update(d, &d->root_watch);
-	watch_update(d, &d->dev_watch);
-	watch_update(d, &d->pts_watch);
-	if (d->serving_watch.path)
-		watch_update(d, &d->serving_watch);
-	for (size_t i = 0; i < d->n_helper_watches; i++)
-		watch_update(d, &d->helper_watches[i]);
-}
-
-static void helper_watches_clear(struct daemon *d)
-{
-	for (size_t i = 0; i < d->n_helper_watches; i++)
-		if (d->inotify_fd >= 0 && d->helper_watches[i].wd >= 0)
-			(void)inotify_rm_watch(d->inotify_fd, d->helper_watches[i].wd);
-	free(d->helper_watches);
-	d->helper_watches = NULL;
-	d->n_helper_watches = 0;
-	d->helper_dirs = strv_free(d->helper_dirs);
-}
-
-/* Watch where a pt_chown would be installed, chmodded or removed: nothing else tells the
- * daemon of a package putting a setuid helper in place. Found again on a reload. */
-static void helper_watches_setup(struct daemon *d)
-{
-	int r;
-
-	helper_watches_clear(d);
-	if (d->inotify_fd < 0)
-		return;
-	r = setuid_helper_dirs(&d->helper_dirs);
-	if (r >= 0 && d->helper_dirs) {
-		d->n_helper_watches = strv_length(d->helper_dirs);
-		d->helper_watches = calloc(d->n_helper_watches, sizeof(struct watch));
-		if (!d->helper_watches)
-			r = -ENOMEM;
-	}
-	if (r < 0) {
-		daemon_fail(d, FAILURE_WATCH_HELPERS, "Failed to watch for pt_chown: %s",
-			    strerror(-r));
-		d->n_helper_watches = 0;
-		return;
-	}
-	for (size_t i = 0; i < d->n_helper_watches; i++)
-		d->helper_watches[i] = (struct watch){
-			.path = d->helper_dirs[i],
-			.mask = HELPER_WATCH_MASK,
-			.failure = FAILURE_WATCH_HELPERS,
-			.wd = -1,
-		};
 }
 
 static void daemon_stop_tracking(struct daemon *d, const char *why, int err);
@@ -675,81 +538,7 @@ out:
 	return r;
 }
 
-/* The probe of this audit created and removed /dev/pts/N: expect those two events. */
-static void probe_echo_expect(struct daemon *d, const struct alloc_probe *p)
-{
-	struct probe_echo *slot = NULL;
-
-	if (p->status != ALLOC_PERFORMED || p->index < 0)
-		return;
-	for (size_t i = 0; i < ELEMENTSOF(d->probe_echoes) && !slot; i++)
-		if (d->probe_echoes[i].index == (unsigned)p->index &&
-		    (d->probe_echoes[i].creates || d->probe_echoes[i].deletes))
-			slot = &d->probe_echoes[i];
-	for (size_t i = 0; i < ELEMENTSOF(d->probe_echoes) && !slot; i++)
-		if (!d->probe_echoes[i].creates && !d->probe_echoes[i].deletes)
-			slot = &d->probe_echoes[i];
-	if (!slot) /* more probes unheard than slots: let the oldest go (one extra audit) */
-		slot = &d->probe_echoes[0];
-	if (slot->index != (unsigned)p->index)
-		*slot = (struct probe_echo){ .index = (unsigned)p->index };
-	slot->creates++;
-	slot->deletes++;
-}
-
-/* Is e (of the /dev/pts watch) the echo of our own probe? Each expected event is taken once, in
- * order: a user's pty that gets the same index after ours is gone is seen. */
-static bool probe_echo_consume(struct daemon *d, const struct inotify_event *e)
-{
-	unsigned index;
-
-	if (!e->len || parse_uint(e->name, &index) < 0)
-		return false;
-	FOREACH_ARRAY (x, d->probe_echoes, ELEMENTSOF(d->probe_echoes)) {
-		if (x->index != index || (!x->creates && !x->deletes))
-			continue;
-		if ((e->mask & IN_CREATE) && x->creates && x->creates >= x->deletes) {
-			x->creates--;
-			return true;
-		}
-		if ((e->mask & IN_DELETE) && x->deletes > x->creates) {
-			x->deletes--;
-			return true;
-		}
-		/* Between its creation and removal, a change of its owner or mode is ours too. */
-		if ((e->mask & IN_ATTRIB) && x->deletes > x->creates)
-			return true;
-	}
-	return false;
-}
-
 static void daemon_schedule_audit(struct daemon *d, unsigned reason);
-
-/* Follow the directory of the instance a serves when it is not /dev/pts. A directory watched
- * anew only sees what changes from now on: one more audit covers what came before. */
-static void daemon_follow_serving(struct daemon *d, const struct analysis *a)
-{
-	const struct mount_entry *e = analysis_serving_mount(a);
-	const char *mp = e ? e->mountpoint : NULL;
-
-	if (mp && streq(mp, "/dev/pts"))
-		mp = NULL;
-	if (streq_ptr(mp, d->serving_path))
-		return;
-	if (d->serving_watch.wd >= 0 && d->inotify_fd >= 0)
-		(void)inotify_rm_watch(d->inotify_fd, d->serving_watch.wd);
-	d->serving_watch.wd = -1;
-	free(d->serving_path);
-	d->serving_path = mp ? strdup(mp) : NULL;
-	d->serving_watch.path = d->serving_path;
-	if (d->serving_path) {
-		watch_update(d, &d->serving_watch);
-		/* The probe of this audit came and went before the watch: no echo of it will
-		 * arrive there, and a user's pty of the same index must not pass for one. */
-		memset(d->probe_echoes, 0, sizeof(d->probe_echoes));
-		daemon_schedule_audit(d, REASON_PTS);
-	}
-}
 
 /* The serving instance healthy now (gid= the tty group, a healthy mode under the policy) is what
  * a later repair of it restores; the state file carries what was last seen so. */
@@ -775,14 +564,14 @@ static int daemon_audit(struct daemon *d)
 	d->n_audits++;
 	schedule_start(&d->audits, t0);
 	/* Before the probe too: what changes in a directory from here on wakes another audit. */
-	watch_all(d);
+	dev_watches_update(d->watches);
 
 	r = daemon_collect(d, &now);
 	if (r < 0)
 		goto done;
-	probe_echo_expect(d, &now.snap->probe);
+	dev_watches_expect_probe(d->watches, &now.snap->probe);
 	daemon_ok(d, FAILURE_AUDIT);
-	daemon_follow_serving(d, now.a);
+	dev_watches_follow_serving(d->watches, now.a);
 
 	r = daemon_log_transitions(d, &now.findings);
 	if (r < 0)
@@ -1030,75 +819,6 @@ static int on_udev_event(sd_event_source *s, int fd, uint32_t revents, void *use
 	return 0;
 }
 
-static int on_inotify(sd_event_source *s, int fd, uint32_t revents, void *userdata)
-{
-	struct daemon *d = userdata;
-	union {
-		struct inotify_event ev;
-		char raw[4096];
-	} buf;
-	struct watch *dir_watches[] = { &d->root_watch, &d->dev_watch, &d->pts_watch,
-					&d->serving_watch };
-	unsigned reasons = 0;
-
-	for (;;) {
-		ssize_t n = read(fd, &buf, sizeof(buf));
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			int r = -errno;
-
-			if (r == -EAGAIN)
-				break;
-			/* Still readable: carrying on would spin. Let the service manager restart
-			 * the daemon. */
-			log_err("Failed to read inotify events: %s", strerror(-r));
-			return sd_event_exit(d->event, r);
-		}
-		for (char *p = buf.raw; p < buf.raw + n;) {
-			const struct inotify_event *e = (const struct inotify_event *)p;
-
-			if (e->mask & IN_Q_OVERFLOW)
-				reasons |= REASON_PTMX | REASON_PTS;
-			else if ((e->wd == d->pts_watch.wd || e->wd == d->serving_watch.wd) &&
-				 !probe_echo_consume(d, e))
-				reasons |= REASON_PTS;
-			else if (e->wd == d->dev_watch.wd && e->len && streq(e->name, "ptmx"))
-				reasons |= REASON_PTMX;
-			else if (e->wd == d->dev_watch.wd && e->len && streq(e->name, "pts"))
-				reasons |= REASON_PTS;
-			/* A directory on the way to the ptys changed mode or owner. */
-			else if ((e->wd == d->dev_watch.wd && !e->len && (e->mask & IN_ATTRIB)) ||
-				 (e->wd == d->root_watch.wd && (e->mask & IN_ATTRIB) &&
-				  (!e->len || streq(e->name, "dev"))))
-				reasons |= REASON_PTS;
-			for (size_t i = 0; i < d->n_helper_watches; i++)
-				if (e->wd == d->helper_watches[i].wd &&
-				    ((e->len && streq(e->name, PT_CHOWN_NAME)) ||
-				     (e->mask & IN_IGNORED))) {
-					if (e->mask & IN_IGNORED)
-						d->helper_watches[i].wd = -1;
-					reasons |= REASON_HELPER;
-				}
-			/* A watched directory went away (unmounted, removed): watch anew. The
-			 * IN_IGNORED of a watch the daemon replaced itself is no news. */
-			if (e->mask & IN_IGNORED)
-				FOREACH_ARRAY (w, dir_watches, ELEMENTSOF(dir_watches))
-					if (e->wd == (*w)->wd) {
-						(*w)->wd = -1;
-						reasons |= REASON_PTS;
-					}
-			p += sizeof(struct inotify_event) + e->len;
-		}
-	}
-	if (reasons) {
-		d->n_inotify_events++;
-		daemon_schedule_audit(d, reasons);
-	}
-	return 0;
-}
-
 /* Keep only the capabilities the configuration needs (daemon/privileges.h); after the tracker is
  * set up, which needs CAP_SYS_ADMIN. */
 static void daemon_limit_privileges(struct daemon *d)
@@ -1146,7 +866,7 @@ static int daemon_reload(struct daemon *d)
 		/* What /dev/ptmx is now becomes the reference for ptmx-replaced. */
 		ptmx_replaced_reset(&d->ptmx);
 		prometheus_file_forget(&d->prometheus);
-		helper_watches_setup(d);
+		dev_watches_find_helpers(d->watches);
 		daemon_schedule_audit(d, REASON_RELOAD);
 		daemon_apply_namespaces(d);
 	}
@@ -1168,7 +888,7 @@ static int on_signal(sd_event_source *s, const struct signalfd_siginfo *si, void
 	    "%llu inotify)",
 	    (unsigned long long)d->n_audits, (unsigned long long)d->n_mount_events,
 	    (unsigned long long)d->n_fanotify_wakeups, (unsigned long long)d->n_udev_events,
-	    (unsigned long long)d->n_inotify_events);
+	    (unsigned long long)dev_watches_wakeups(d->watches));
 	if (d->tracker) {
 		struct mount_tracker_stats st;
 
@@ -1196,6 +916,11 @@ static int on_signal(sd_event_source *s, const struct signalfd_siginfo *si, void
 				 st.unfollowed, (unsigned long long)st.passes_cut);
 	}
 	return sd_event_exit(sd_event_source_get_event(s), 0);
+}
+
+static void on_watch_change(void *userdata, unsigned reasons)
+{
+	daemon_schedule_audit(userdata, reasons);
 }
 
 /* ---- setup and teardown ---- */
@@ -1316,41 +1041,6 @@ static int daemon_setup_udev_monitor(struct daemon *d)
 	return 0;
 }
 
-static int daemon_setup_inotify(struct daemon *d)
-{
-	int r;
-
-	d->inotify_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
-	if (d->inotify_fd < 0) {
-		r = -errno;
-		return log_warning("Failed to create an inotify instance: %s", strerror(-r)), r;
-	}
-	d->root_watch = (struct watch){
-		.path = "/", .mask = ROOT_WATCH_MASK, .failure = FAILURE_WATCH_DEV, .wd = -1
-	};
-	d->dev_watch = (struct watch){
-		.path = "/dev", .mask = DEV_WATCH_MASK, .failure = FAILURE_WATCH_DEV, .wd = -1
-	};
-	d->pts_watch = (struct watch){
-		.path = "/dev/pts", .mask = PTS_WATCH_MASK, .failure = FAILURE_WATCH_PTS, .wd = -1
-	};
-	d->serving_watch = (struct watch){ .path = d->serving_path,
-					   .mask = PTS_WATCH_MASK,
-					   .failure = FAILURE_WATCH_PTS,
-					   .wd = -1 };
-	r = sd_event_add_io(d->event, &d->inotify_source, d->inotify_fd, EPOLLIN, on_inotify, d);
-	r = add_described(r, d->inotify_source, "dev-inotify");
-	if (r < 0) {
-		d->inotify_source = sd_event_source_disable_unref(d->inotify_source);
-		close(d->inotify_fd);
-		d->inotify_fd = -EBADF;
-		return log_warning("Failed to watch /dev: %s", strerror(-r)), r;
-	}
-	helper_watches_setup(d);
-	watch_all(d);
-	return 0;
-}
-
 static int on_journal_writable(sd_event_source *s, int fd, uint32_t revents, void *userdata)
 {
 	struct daemon *d = userdata;
@@ -1421,8 +1111,6 @@ int daemon_new(const struct daemon_options *opts, struct daemon **ret)
 	if (!d)
 		return log_err("Out of memory"), -ENOMEM;
 	raise_open_file_limit();
-	d->inotify_fd = -EBADF;
-	d->root_watch.wd = d->dev_watch.wd = d->pts_watch.wd = d->serving_watch.wd = -1;
 	if (opts->config_path) {
 		d->config_path = strdup(opts->config_path);
 		if (!d->config_path)
@@ -1488,7 +1176,10 @@ int daemon_new(const struct daemon_options *opts, struct daemon **ret)
 		return r;
 	if (daemon_setup_udev_monitor(d) < 0)
 		log_warning("Continuing without udev events for ptmx");
-	if (daemon_setup_inotify(d) < 0)
+	r = dev_watches_new(d->event, on_watch_change, d, &d->watches);
+	if (r < 0)
+		return log_err("Out of memory"), r;
+	if (dev_watches_start(d->watches) < 0)
 		log_warning("Continuing without watching /dev/ptmx and /dev/pts: only mount table "
 			    "changes and udev events trigger audits");
 
@@ -1531,7 +1222,6 @@ struct daemon *daemon_free(struct daemon *d)
 	sd_event_source_disable_unref(d->mount_source);
 	sd_event_source_disable_unref(d->tracker_source);
 	sd_event_source_disable_unref(d->udev_source);
-	sd_event_source_disable_unref(d->inotify_source);
 	sd_event_source_disable_unref(d->audit_timer);
 	sd_event_source_disable_unref(d->refresh_timer);
 	sd_event_source_disable_unref(d->holder_timer);
@@ -1545,15 +1235,13 @@ struct daemon *daemon_free(struct daemon *d)
 	}
 	sd_event_source_disable_unref(d->retry_timer);
 	ns_follower_free(d->namespaces);
+	dev_watches_free(d->watches);
 	host_serving_done(&d->host);
 	sd_event_unref(d->event);
 	mnt_unref_monitor(d->mount_monitor);
 	mount_tracker_free(d->tracker);
 	udev_monitor_unref(d->udev_monitor);
 	udev_unref(d->udev);
-	helper_watches_clear(d);
-	if (d->inotify_fd >= 0)
-		close(d->inotify_fd);
 	holder_cache_clear(&d->holders);
 	findings_clear(&d->findings);
 	d->repaired_keys = strv_free(d->repaired_keys);
@@ -1561,9 +1249,8 @@ struct daemon *daemon_free(struct daemon *d)
 	ptmx_replaced_reset(&d->ptmx);
 	config_free(d->config);
 	free(d->config_path);
-	free(d->serving_path);
 	for (size_t i = 0; i < _FAILURE_MAX; i++)
-		free(d->failures[i]);
+		daemon_ok(d, i);
 	free(d->status);
 	prometheus_file_forget(&d->prometheus);
 	free(d);

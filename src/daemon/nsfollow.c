@@ -41,7 +41,9 @@
 /* One pass of audits runs at most this long before it lets the event loop (the host's audit,
  * the watchdog) go on; the rest waits for the next pass, which AuditCPUPercent= spaces. */
 #define PASS_BUDGET_USEC (50 * 1000ULL)
-#define DEV_WATCH_MASK                                                                             \
+/* Its /dev: what the host's DEV_WATCH_MASK (daemon/watches.c) sees, and the directory itself
+ * going or moving (it is watched through a descriptor, never re-resolved by path). */
+#define NAMESPACE_DEV_WATCH_MASK                                                                   \
 	(IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_ATTRIB | IN_DELETE_SELF |        \
 	 IN_MOVE_SELF | IN_ONLYDIR)
 
@@ -248,7 +250,7 @@ static int watch_dev(struct ns_follower *f, struct followed *x)
 	if (dev < 0)
 		return -errno;
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", dev);
-	x->dev_wd = inotify_add_watch(f->inotify_fd, path, DEV_WATCH_MASK);
+	x->dev_wd = inotify_add_watch(f->inotify_fd, path, NAMESPACE_DEV_WATCH_MASK);
 	return x->dev_wd < 0 ? -errno : 0;
 }
 
