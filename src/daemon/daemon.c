@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <errno.h>
 #include <fcntl.h>
-#include <libmount.h>
 #include <libudev.h>
 #include <malloc.h>
 #include <signal.h>
@@ -28,6 +27,7 @@
 #include "daemon/daemon.h"
 #include "daemon/holder-cache.h"
 #include "daemon/log-once.h"
+#include "daemon/mount-source.h"
 #include "daemon/nsfollow.h"
 #include "daemon/privileges.h"
 #include "daemon/repair-tries.h"
@@ -35,7 +35,6 @@
 #include "daemon/startup-guard.h"
 #include "daemon/watches.h"
 #include "pipeline/conf.h"
-#include "probe/mounttrack.h"
 #include "probe/probe.h"
 #include "repair/outcomes.h"
 #include "repair/repair.h"
@@ -80,13 +79,11 @@ struct daemon {
 	uint64_t detected_total[_SEVERITY_MAX]; /* Prometheus ptsguard_findings_total */
 	sd_event *event;
 	sd_event_source *sigterm_source, *sigint_source, *sighup_source;
-	sd_event_source *mount_source, *udev_source, *audit_timer;
-	sd_event_source *tracker_source, *refresh_timer, *holder_timer, *retry_timer;
+	sd_event_source *udev_source, *audit_timer, *holder_timer, *retry_timer;
 	sd_event_source *heartbeat_timer; /* the Prometheus textfile's heartbeat */
 	uint64_t retry_usec; /* the current output retry interval; 0 when the files are written */
 
-	struct libmnt_monitor *mount_monitor;
-	struct mount_tracker *tracker; /* NULL: every mount change re-reads the whole table */
+	struct mount_source *mounts; /* the mountinfo poll, maybe the tracker (mount-source.h) */
 	struct udev *udev;
 	struct udev_monitor *udev_monitor;
 	struct dev_watches *watches; /* inotify on /, /dev, /dev/pts... (daemon/watches.h) */
@@ -96,9 +93,8 @@ struct daemon {
 	struct config *config;
 
 	struct schedule audits;
-	bool last_audit_full;	   /* it read the whole table (always, without the tracker) */
-	struct schedule refreshes; /* the tracker's re-reads of the followed mounts */
-	uint64_t n_audits, n_mount_events, n_udev_events, n_fanotify_wakeups;
+	bool last_audit_full; /* it read the whole table (always, without the tracker) */
+	uint64_t n_audits, n_udev_events;
 
 	struct holder_cache holders;
 	struct findings findings; /* of the last audit, Ignore= applied */
@@ -322,9 +318,6 @@ static void daemon_notify_status(struct daemon *d, bool ready)
 	d->status = TAKE_PTR(s);
 }
 
-static void daemon_stop_tracking(struct daemon *d, const char *why, int err);
-static int daemon_apply_mount_events(struct daemon *d);
-
 /* Fire once at usec (CLOCK_MONOTONIC). */
 static int arm_timer(sd_event_source *s, uint64_t usec)
 {
@@ -382,7 +375,7 @@ static int daemon_transitions_cb(void *userdata, const struct analysis *a, struc
 static int daemon_collect(struct daemon *d, struct audit_result *ret)
 {
 	struct audit_target t = {
-		.probe = { .need_unique_ids = d->tracker != NULL,
+		.probe = { .need_unique_ids = mount_source_unique_ids(d->mounts),
 			   .last_healthy = &d->last_healthy },
 		.holders = daemon_holders_cb,
 		.transitions = daemon_transitions_cb,
@@ -391,13 +384,10 @@ static int daemon_collect(struct daemon *d, struct audit_result *ret)
 	struct parse_error perr;
 	int r;
 
-	d->last_audit_full = true;
-	if (d->tracker) {
-		r = mount_tracker_table(d->tracker, &t.probe.mounts);
-		if (r == -ENOMEM)
-			return daemon_fail(d, FAILURE_AUDIT, "Cannot audit: %s", strerror(-r)), r;
-		d->last_audit_full = r != 0;
-	}
+	r = mount_source_table(d->mounts, &t.probe.mounts);
+	if (r < 0)
+		return daemon_fail(d, FAILURE_AUDIT, "Cannot audit: %s", strerror(-r)), r;
+	d->last_audit_full = r > 0;
 	r = pipeline_run(&t, d->config, ret, &perr);
 	if (r == -EINVAL && perr.line)
 		daemon_fail(d, FAILURE_AUDIT, "Cannot audit: /proc/self/mountinfo line %u: %s",
@@ -407,16 +397,11 @@ static int daemon_collect(struct daemon *d, struct audit_result *ret)
 	if (r < 0)
 		return r;
 
-	if (d->tracker) {
-		int k = mount_tracker_follow(d->tracker, ret->a);
-
-		if (k == -ENOMEM) {
-			audit_result_done(ret);
-			daemon_fail(d, FAILURE_AUDIT, "Cannot audit: %s", strerror(-k));
-			return k;
-		}
-		if (k < 0)
-			daemon_stop_tracking(d, "cannot follow the relevant mounts", k);
+	r = mount_source_follow(d->mounts, ret->a);
+	if (r < 0) {
+		audit_result_done(ret);
+		daemon_fail(d, FAILURE_AUDIT, "Cannot audit: %s", strerror(-r));
+		return r;
 	}
 	return 0;
 }
@@ -649,7 +634,7 @@ static void daemon_schedule_audit(struct daemon *d, unsigned reason)
 	if (r > 0)
 		return;
 	/* The cost of reading the whole table says nothing of an audit of the followed mounts. */
-	if (d->last_audit_full && d->tracker && !mount_tracker_needs_full(d->tracker))
+	if (d->last_audit_full && !mount_source_needs_full(d->mounts))
 		flags |= SCHEDULE_COST_UNKNOWN;
 	r = arm_timer(d->audit_timer,
 		      schedule_due(&d->audits, &rule, now_usec(CLOCK_MONOTONIC), flags));
@@ -662,25 +647,6 @@ static void daemon_schedule_audit(struct daemon *d, unsigned reason)
 	daemon_ok(d, FAILURE_TIMER);
 }
 
-/*
- * With the tracker, attach and detach come as fanotify events: what else wakes the mountinfo
- * poll and matters is a remount or a change of options of a followed mount. The tracker re-reads
- * its few mounts to tell; like audits, the first wake-up after a quiet window is handled at once
- * and those within the window after a re-read by one at its end, so that the poll firing for
- * every mount of a storm costs a re-read per window, not per mount.
- */
-static void daemon_refresh(struct daemon *d)
-{
-	int r;
-
-	schedule_start(&d->refreshes, now_usec(CLOCK_MONOTONIC));
-	r = mount_tracker_refresh(d->tracker);
-	if (r < 0)
-		daemon_stop_tracking(d, "cannot re-read the followed mounts", r);
-	else if (r > 0)
-		daemon_schedule_audit(d, REASON_MOUNT);
-}
-
 static int on_holder_timer(sd_event_source *s, uint64_t usec, void *userdata)
 {
 	daemon_schedule_audit(userdata, REASON_HOLDERS);
@@ -690,15 +656,6 @@ static int on_holder_timer(sd_event_source *s, uint64_t usec, void *userdata)
 static int on_retry_timer(sd_event_source *s, uint64_t usec, void *userdata)
 {
 	daemon_schedule_audit(userdata, REASON_RETRY);
-	return 0;
-}
-
-static int on_refresh_timer(sd_event_source *s, uint64_t usec, void *userdata)
-{
-	struct daemon *d = userdata;
-
-	if (d->tracker)
-		daemon_refresh(d);
 	return 0;
 }
 
@@ -725,67 +682,11 @@ static int on_heartbeat_timer(sd_event_source *s, uint64_t usec, void *userdata)
 	return 0;
 }
 
-static void daemon_schedule_refresh(struct daemon *d)
-{
-	struct schedule_rule rule = daemon_rule(d);
-	uint64_t now = now_usec(CLOCK_MONOTONIC), due;
-	int r;
-
-	if (sd_event_source_get_enabled(d->refresh_timer, NULL) > 0)
-		return;
-	due = schedule_due(&d->refreshes, &rule, now, SCHEDULE_COST_UNKNOWN);
-	if (due <= now) {
-		daemon_refresh(d);
-		return;
-	}
-	r = arm_timer(d->refresh_timer, due);
-	if (r < 0) {
-		daemon_fail(d, FAILURE_TIMER, "Failed to arm the refresh timer: %s", strerror(-r));
-		daemon_refresh(d);
-	}
-}
-
 /* ---- event handlers ---- */
 
 static int on_audit_timer(sd_event_source *s, uint64_t usec, void *userdata)
 {
 	(void)daemon_audit(userdata);
-	return 0;
-}
-
-static int on_mount_change(sd_event_source *s, int fd, uint32_t revents, void *userdata)
-{
-	struct daemon *d = userdata;
-	unsigned n = 0;
-	int r;
-
-	while ((r = mnt_monitor_next_change(d->mount_monitor, NULL, NULL)) == 0)
-		n++;
-	if (r < 0) {
-		/* The fd stays readable: carrying on would spin, and mount changes are what the
-		 * daemon is for. Let the service manager restart it. */
-		log_err("Failed to read the mount monitor: %s", strerror(-r));
-		return sd_event_exit(d->event, r);
-	}
-	d->n_mount_events += n;
-	if (d->tracker)
-		daemon_schedule_refresh(d);
-	else
-		daemon_schedule_audit(d, REASON_MOUNT);
-	return 0;
-}
-
-static int on_mount_events(sd_event_source *s, int fd, uint32_t revents, void *userdata)
-{
-	struct daemon *d = userdata;
-	int r;
-
-	d->n_fanotify_wakeups++;
-	r = mount_tracker_read_events(d->tracker);
-	if (r < 0)
-		daemon_stop_tracking(d, "cannot read fanotify mount events", r);
-	if (r != 0)
-		daemon_schedule_audit(d, REASON_MOUNT);
 	return 0;
 }
 
@@ -856,9 +757,8 @@ static int daemon_reload(struct daemon *d)
 			d->config->probe_enabled = false;
 		log_config_loaded(d->config, "Reloaded");
 		holder_cache_clear(&d->holders);
-		if (d->tracker)
-			mount_tracker_forget(d->tracker);
-		if (daemon_apply_mount_events(d) < 0)
+		mount_source_forget(d->mounts);
+		if (mount_source_apply(d->mounts, d->config) < 0)
 			log_warning("Carrying on with what tracks mount changes now");
 		daemon_limit_privileges(d);
 		/* Newly ignored findings leave quietly: nothing was resolved. */
@@ -877,28 +777,27 @@ static int daemon_reload(struct daemon *d)
 static int on_signal(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata)
 {
 	struct daemon *d = userdata;
+	struct mount_source_stats mst;
 
 	if (si->ssi_signo == SIGHUP) {
 		(void)daemon_reload(d);
 		return 0;
 	}
 	sd_notify(false, "STOPPING=1\nSTATUS=Stopping");
+	mount_source_get_stats(d->mounts, &mst);
 	log_info(
 	    "Stopping after %llu audits (wake-ups: %llu mount table, %llu fanotify, %llu udev, "
 	    "%llu inotify)",
-	    (unsigned long long)d->n_audits, (unsigned long long)d->n_mount_events,
-	    (unsigned long long)d->n_fanotify_wakeups, (unsigned long long)d->n_udev_events,
+	    (unsigned long long)d->n_audits, (unsigned long long)mst.poll_wakeups,
+	    (unsigned long long)mst.fanotify_wakeups, (unsigned long long)d->n_udev_events,
 	    (unsigned long long)dev_watches_wakeups(d->watches));
-	if (d->tracker) {
-		struct mount_tracker_stats st;
-
-		mount_tracker_get_stats(d->tracker, &st);
+	if (mst.tracking)
 		log_info("Mount tracking: %llu mount events, %llu relevant, %llu full reads of the "
 			 "table, %llu re-reads of the %zu followed mounts",
-			 (unsigned long long)st.events, (unsigned long long)st.relevant,
-			 (unsigned long long)st.full_reads, (unsigned long long)st.refreshes,
-			 st.followed);
-	}
+			 (unsigned long long)mst.tracker.events,
+			 (unsigned long long)mst.tracker.relevant,
+			 (unsigned long long)mst.tracker.full_reads,
+			 (unsigned long long)mst.tracker.refreshes, mst.tracker.followed);
 	if (d->namespaces) {
 		struct ns_follower_stats st;
 
@@ -916,6 +815,11 @@ static int on_signal(sd_event_source *s, const struct signalfd_siginfo *si, void
 				 st.unfollowed, (unsigned long long)st.passes_cut);
 	}
 	return sd_event_exit(sd_event_source_get_event(s), 0);
+}
+
+static void on_mount_change(void *userdata)
+{
+	daemon_schedule_audit(userdata, REASON_MOUNT);
 }
 
 static void on_watch_change(void *userdata, unsigned reasons)
@@ -941,77 +845,6 @@ static int add_timer(struct daemon *d, sd_event_source **ret, sd_event_time_hand
 
 	r = add_described(r, *ret, description);
 	return r < 0 ? r : sd_event_source_set_enabled(*ret, SD_EVENT_OFF);
-}
-
-static int daemon_setup_mount_monitor(struct daemon *d)
-{
-	int fd, r;
-
-	d->mount_monitor = mnt_new_monitor();
-	if (!d->mount_monitor)
-		return log_err("Failed to create the mount monitor"), -ENOMEM;
-	r = mnt_monitor_enable_kernel(d->mount_monitor, true);
-	if (r < 0)
-		return log_err("Failed to enable the kernel mount monitor: %s", strerror(-r)), r;
-	fd = mnt_monitor_get_fd(d->mount_monitor);
-	if (fd < 0)
-		return log_err("Failed to get the mount monitor fd: %s", strerror(-fd)), fd;
-	r = sd_event_add_io(d->event, &d->mount_source, fd, EPOLLIN, on_mount_change, d);
-	r = add_described(r, d->mount_source, "mount-monitor");
-	if (r < 0)
-		return log_err("Failed to watch the mount table: %s", strerror(-r)), r;
-	return 0;
-}
-
-static void daemon_stop_tracking(struct daemon *d, const char *why, int err)
-{
-	if (!d->tracker)
-		return;
-	log_warning("Incremental mount tracking stopped (%s: %s): re-reading the whole mount table "
-		    "on every change from now on",
-		    why, strerror(-err));
-	d->tracker_source = sd_event_source_disable_unref(d->tracker_source);
-	d->tracker = mount_tracker_free(d->tracker);
-	daemon_schedule_audit(d, REASON_MOUNT);
-}
-
-/* MountEvents=: start or stop the tracker (at start and on reload). With auto, a kernel or a
- * seccomp filter that does not allow fanotify mount events or statmount() means mountinfo. */
-static int daemon_apply_mount_events(struct daemon *d)
-{
-	enum mount_events want = d->config->mount_events;
-	int r;
-
-	if (want == MOUNT_EVENTS_MOUNTINFO) {
-		if (d->tracker)
-			daemon_stop_tracking(d, "MountEvents=mountinfo", -ECANCELED);
-		return 0;
-	}
-	if (d->tracker)
-		return 0;
-	r = mount_tracker_new(&d->tracker);
-	if (r >= 0) {
-		r = sd_event_add_io(d->event, &d->tracker_source, mount_tracker_fd(d->tracker),
-				    EPOLLIN, on_mount_events, d);
-		r = add_described(r, d->tracker_source, "fanotify-mount-events");
-		if (r < 0) {
-			d->tracker_source = sd_event_source_disable_unref(d->tracker_source);
-			d->tracker = mount_tracker_free(d->tracker);
-		}
-	}
-	if (r >= 0) {
-		log_info("Tracking mounts incrementally through fanotify mount events");
-		return 0;
-	}
-	if (r == -ENOMEM || want == MOUNT_EVENTS_FANOTIFY)
-		return log_err("MountEvents=%s: cannot listen to fanotify mount events: %s",
-			       mount_events_to_string(want), strerror(-r)),
-		       r;
-	log_info(
-	    "Incremental mount tracking is not available here (%s): re-reading the whole mount "
-	    "table on every change",
-	    strerror(-r));
-	return 0;
 }
 
 /* udev and inotify are optional (see daemon_new()): they log at warning level. */
@@ -1152,8 +985,6 @@ int daemon_new(const struct daemon_options *opts, struct daemon **ret)
 
 	r = add_timer(d, &d->audit_timer, on_audit_timer, "audit-timer");
 	if (r >= 0)
-		r = add_timer(d, &d->refresh_timer, on_refresh_timer, "refresh-timer");
-	if (r >= 0)
 		r = add_timer(d, &d->holder_timer, on_holder_timer, "holder-timer");
 	if (r >= 0)
 		r = add_timer(d, &d->retry_timer, on_retry_timer, "output-retry-timer");
@@ -1168,10 +999,10 @@ int daemon_new(const struct daemon_options *opts, struct daemon **ret)
 	/* Watch first, then audit: a change between the two is seen, never missed. The mount table
 	 * is what matters most; without udev (a container) or inotify (its limits reached) the
 	 * daemon still sees every mount change, so it carries on. */
-	r = daemon_setup_mount_monitor(d);
+	r = mount_source_new(d->event, on_mount_change, d, &d->mounts);
 	if (r < 0)
 		return r;
-	r = daemon_apply_mount_events(d);
+	r = mount_source_apply(d->mounts, d->config);
 	if (r < 0)
 		return r;
 	if (daemon_setup_udev_monitor(d) < 0)
@@ -1219,11 +1050,8 @@ struct daemon *daemon_free(struct daemon *d)
 	sd_event_source_disable_unref(d->sigterm_source);
 	sd_event_source_disable_unref(d->sigint_source);
 	sd_event_source_disable_unref(d->sighup_source);
-	sd_event_source_disable_unref(d->mount_source);
-	sd_event_source_disable_unref(d->tracker_source);
 	sd_event_source_disable_unref(d->udev_source);
 	sd_event_source_disable_unref(d->audit_timer);
-	sd_event_source_disable_unref(d->refresh_timer);
 	sd_event_source_disable_unref(d->holder_timer);
 	sd_event_source_disable_unref(d->heartbeat_timer);
 	sd_event_source_disable_unref(d->journal_source);
@@ -1238,8 +1066,7 @@ struct daemon *daemon_free(struct daemon *d)
 	dev_watches_free(d->watches);
 	host_serving_done(&d->host);
 	sd_event_unref(d->event);
-	mnt_unref_monitor(d->mount_monitor);
-	mount_tracker_free(d->tracker);
+	mount_source_free(d->mounts);
 	udev_monitor_unref(d->udev_monitor);
 	udev_unref(d->udev);
 	holder_cache_clear(&d->holders);
