@@ -24,7 +24,7 @@
 #include "checks/ptmx-replaced.h"
 #include "pipeline/conf.h"
 #include "pipeline/pipeline.h"
-#include "daemon/daemon.h"
+#include "daemon/daemon-internal.h"
 #include "daemon/holder-cache.h"
 #include "daemon/log-once.h"
 #include "daemon/mount-source.h"
@@ -55,91 +55,6 @@
 /* The audit timer may fire this late; the coalescing window is counted in milliseconds. */
 #define AUDIT_TIMER_ACCURACY_USEC (1 * USEC_PER_MSEC)
 #define UDEV_RECEIVE_BUFFER	  (128 * 1024)
-
-/* Repairs in one audit: each round tries what the previous one's re-audit found untried. */
-#define REPAIR_ROUNDS_MAX 3
-
-/* A failed write of the state file or the textfile (a full or read-only /run) is retried by
- * auditing again: first after OUTPUT_RETRY_MIN_USEC, doubling up to OUTPUT_RETRY_MAX_USEC, until
- * both files are written; so they catch up with the system soon after space is freed. */
-#define OUTPUT_RETRY_MIN_USEC (100ULL * USEC_PER_MSEC)
-#define OUTPUT_RETRY_MAX_USEC (1ULL * USEC_PER_SEC)
-
-/* Recurring failures are logged once each, until the operation succeeds again. */
-enum failure {
-	FAILURE_AUDIT,
-	FAILURE_JOURNAL,
-	FAILURE_STATE_FILE,
-	FAILURE_PROMETHEUS,
-	FAILURE_TIMER,
-	_FAILURE_MAX,
-};
-
-struct daemon {
-	uint64_t detected_total[_SEVERITY_MAX]; /* Prometheus ptsguard_findings_total */
-	sd_event *event;
-	sd_event_source *sigterm_source, *sigint_source, *sighup_source;
-	sd_event_source *udev_source, *audit_timer, *holder_timer, *retry_timer;
-	sd_event_source *heartbeat_timer; /* the Prometheus textfile's heartbeat */
-	uint64_t retry_usec; /* the current output retry interval; 0 when the files are written */
-
-	struct mount_source *mounts; /* the mountinfo poll, maybe the tracker (mount-source.h) */
-	struct udev *udev;
-	struct udev_monitor *udev_monitor;
-	struct dev_watches *watches; /* inotify on /, /dev, /dev/pts... (daemon/watches.h) */
-
-	char *config_path;
-	bool no_probe; /* --no-probe: over what the configuration says */
-	struct config *config;
-
-	struct schedule audits;
-	bool last_audit_full; /* it read the whole table (always, without the tracker) */
-	uint64_t n_audits, n_udev_events;
-
-	struct holder_cache holders;
-	struct findings findings; /* of the last audit, Ignore= applied */
-	/* The serving instance as last seen healthy: what a repair of it restores (also from the
-	 * state file, for the next daemon of this boot and for ptsguard repair). */
-	struct devpts_seen_healthy last_healthy;
-	/* Repair hook: keys (finding_key()) of findings journaled as repaired. When such a finding
-	 * is gone at the next audit, no "resolved" entry follows the "repaired" one. */
-	char **repaired_keys;
-	/* Policy=safe: the appearances (finding_try_key()) of the repairable findings whose
-	 * repair was tried, kept while they stay present. Each appearance of a finding is tried
-	 * once: one that a repair did not fix is not tried again on every wake-up (our own remount
-	 * is a mount event too); one that changed is (daemon/repair-tries.h). */
-	char **tried_keys;
-
-	struct ptmx_replaced ptmx;	    /* /dev/ptmx against its baseline */
-	struct ptmx_udev_event udev_window; /* the last ptmx udev event since the last audit */
-
-	struct log_once failures[_FAILURE_MAX];
-	char *status;
-	struct prometheus_file prometheus;
-
-	/* [Namespaces] Audit=all: the other mount namespaces, or NULL; they are judged against
-	 * the host's serving instance of the last audit. */
-	struct ns_follower *namespaces;
-	struct host_serving host;
-
-	/* The journal without blocking: a journald that stops reading must not stop audits. */
-	struct journal_queue *journal;
-	sd_event_source *journal_source;
-
-	/* READY=1 (degraded) when the first audit is late: see daemon/startup-guard.h. */
-	struct startup_guard startup;
-};
-
-/* ---- logging: the journal when there is one (with fields), else standard error ---- */
-
-#define log_info(...)	 journal_logf(LOG_INFO, NULL, __VA_ARGS__)
-#define log_warning(...) journal_logf(LOG_WARNING, NULL, __VA_ARGS__)
-#define log_err(...)	 journal_logf(LOG_ERR, NULL, __VA_ARGS__)
-
-/* Log a failure once, not on every audit while it lasts; the operation worked: its next failure
- * is logged again. */
-#define daemon_fail(d, what, ...) log_once_fail(&(d)->failures[what], __VA_ARGS__)
-#define daemon_ok(d, what)	  log_once_ok(&(d)->failures[what])
 
 static void log_config_error(const struct config_error *err, int r, const char *what)
 {
@@ -198,24 +113,6 @@ static void log_config_loaded(const struct config *c, const char *verb)
 		 (unsigned long long)(c->namespaces_scan_usec / USEC_PER_SEC));
 }
 
-/* ---- one audit ---- */
-
-/* Journal one transition; count what was detected for ptsguard_findings_total. */
-static void log_transition(struct daemon *d, const struct transition_event *e)
-{
-	const struct finding *f = e->finding;
-	int r;
-
-	if (e->transition == TRANSITION_DETECTED && f->severity < _SEVERITY_MAX)
-		d->detected_total[f->severity]++;
-	r = journal_log_transition(e);
-	if (r >= 0)
-		daemon_ok(d, FAILURE_JOURNAL);
-	else
-		daemon_fail(d, FAILURE_JOURNAL, "Failed to log %s %s: %s", f->check->id,
-			    transition_to_string(e->transition), strerror(-r));
-}
-
 static void on_namespace_transition(void *userdata, const struct transition_event *e)
 {
 	log_transition(userdata, e);
@@ -238,172 +135,6 @@ static void daemon_apply_namespaces(struct daemon *d)
 			    &d->namespaces);
 	if (r < 0)
 		log_warning("Cannot follow the other mount namespaces: %s", strerror(-r));
-}
-
-/* One journal entry per transition between the previous audit's findings and these. A finding
- * journaled as repaired since then leaves without a "resolved" entry. */
-static int daemon_log_transitions(struct daemon *d, const struct findings *now)
-{
-	_cleanup_(transitions_clear) struct transitions t = { 0 };
-	int r;
-
-	r = transitions_diff(&d->findings, now, d->repaired_keys, &t);
-	if (r < 0)
-		return r;
-	FOREACH_ARRAY (e, t.items, t.n_items)
-		log_transition(d, e);
-
-	/* A repaired finding that is still (or again) present is tracked like any other. */
-	d->repaired_keys = strv_free(d->repaired_keys);
-	return 0;
-}
-
-static int arm_timer(sd_event_source *s, uint64_t usec);
-
-static void daemon_write_outputs(struct daemon *d, const struct report *rep)
-{
-	const struct config *c = d->config;
-	bool failed = false;
-	char why[OUTPUT_FILE_WHY_MAX];
-	int r;
-
-	if (c->state_file) {
-		r = state_file_write(c->state_file, rep);
-		if (r >= 0)
-			daemon_ok(d, FAILURE_STATE_FILE);
-		else
-			daemon_fail(d, FAILURE_STATE_FILE, "Failed to write %s: %s", c->state_file,
-				    output_file_strerror(r, (uid_t)-1, c->state_file, why));
-		failed = failed || r < 0;
-	}
-
-	if (c->prometheus_file) {
-		r = prometheus_file_update(&d->prometheus, c->prometheus_file, rep,
-					   now_usec(CLOCK_MONOTONIC));
-		if (r < 0)
-			daemon_fail(d, FAILURE_PROMETHEUS, "Failed to write %s: %s",
-				    c->prometheus_file,
-				    output_file_strerror(r, (uid_t)-1, c->prometheus_file, why));
-		else if (r > 0)
-			daemon_ok(d, FAILURE_PROMETHEUS);
-		failed = failed || r < 0;
-	}
-
-	if (!failed) {
-		d->retry_usec = 0;
-		(void)sd_event_source_set_enabled(d->retry_timer, SD_EVENT_OFF);
-		return;
-	}
-	d->retry_usec = d->retry_usec == 0			    ? OUTPUT_RETRY_MIN_USEC
-			: d->retry_usec * 2 > OUTPUT_RETRY_MAX_USEC ? OUTPUT_RETRY_MAX_USEC
-								    : d->retry_usec * 2;
-	r = arm_timer(d->retry_timer, now_usec(CLOCK_MONOTONIC) + d->retry_usec);
-	if (r < 0)
-		daemon_fail(d, FAILURE_TIMER, "Failed to arm the output retry timer: %s",
-			    strerror(-r));
-}
-
-/* STATUS= when it changed; READY=1 with it after the first audit. */
-static void daemon_notify_status(struct daemon *d, bool ready)
-{
-	_cleanup_free_ char *s = findings_status_text(&d->findings);
-
-	if (!s)
-		return;
-	if (ready)
-		sd_notifyf(false, "READY=1\nSTATUS=%s", s);
-	else if (!streq(s, d->status))
-		sd_notifyf(false, "STATUS=%s", s);
-	free(d->status);
-	d->status = TAKE_PTR(s);
-}
-
-/* Fire once at usec (CLOCK_MONOTONIC). */
-static int arm_timer(sd_event_source *s, uint64_t usec)
-{
-	int r = sd_event_source_set_time(s, usec);
-
-	return r < 0 ? r : sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
-}
-
-/* Holders of covered instances, from the holder cache while it applies; a timer audits again
- * when a fresh scan expires, or at once while a search is under way. */
-static int daemon_holders(struct daemon *d, struct snapshot *s, const struct analysis *a)
-{
-	uint64_t now = now_usec(CLOCK_MONOTONIC), max_age = d->config->holder_rescan_usec;
-	int r, k;
-
-	r = holder_cache_fill(&d->holders, s, a, &(struct holder_scope){ .proc = "/proc" }, now,
-			      max_age, HOLDER_SCAN_SLICE_USEC);
-	if (r < 0)
-		return r;
-	/* A search under way goes on at the next audit, soon (daemon_schedule_audit() spaces it
-	 * as AuditCPUPercent= says): no dispatch of the loop holds the watchdog for the whole. */
-	if (r == HOLDERS_PARTIAL) {
-		k = arm_timer(d->holder_timer, now);
-		if (k < 0)
-			daemon_fail(d, FAILURE_TIMER, "Failed to arm the holder timer: %s",
-				    strerror(-k));
-	}
-	if (r == HOLDERS_NONE_COVERED)
-		(void)sd_event_source_set_enabled(d->holder_timer, SD_EVENT_OFF);
-	if (r == HOLDERS_SCANNED) {
-		k = arm_timer(d->holder_timer, now + max_age);
-		if (k < 0)
-			daemon_fail(d, FAILURE_TIMER, "Failed to arm the holder timer: %s",
-				    strerror(-k));
-	}
-	return 0;
-}
-
-static int daemon_holders_cb(void *userdata, struct snapshot *s, const struct analysis *a)
-{
-	return daemon_holders(userdata, s, a);
-}
-
-/* The daemon's own check: /dev/ptmx against its baseline, with the udev event of the window. */
-static int daemon_transitions_cb(void *userdata, const struct analysis *a, struct findings *out)
-{
-	struct daemon *d = userdata;
-
-	return ptmx_replaced_check(&d->ptmx, a, &d->udev_window, out);
-}
-
-/* Probe, analyse, run the checks (ptmx-replaced with them), drop what Ignore= ignores. Logs
- * failures. With the tracker, the probe audits the followed mounts alone unless a full read is
- * due. */
-static int daemon_collect(struct daemon *d, struct audit_result *ret)
-{
-	struct audit_target t = {
-		.probe = { .need_unique_ids = mount_source_unique_ids(d->mounts),
-			   .last_healthy = &d->last_healthy },
-		.holders = daemon_holders_cb,
-		.transitions = daemon_transitions_cb,
-		.userdata = d,
-	};
-	struct parse_error perr;
-	int r;
-
-	r = mount_source_table(d->mounts, &t.probe.mounts);
-	if (r < 0)
-		return daemon_fail(d, FAILURE_AUDIT, "Cannot audit: %s", strerror(-r)), r;
-	d->last_audit_full = r > 0;
-	r = pipeline_run(&t, d->config, ret, &perr);
-	if (r == -EINVAL && perr.line)
-		daemon_fail(d, FAILURE_AUDIT, "Cannot audit: /proc/self/mountinfo line %u: %s",
-			    perr.line, perr.message);
-	else if (r < 0)
-		daemon_fail(d, FAILURE_AUDIT, "Cannot audit: %s", strerror(-r));
-	if (r < 0)
-		return r;
-
-	r = mount_source_follow(d->mounts, ret->a);
-	if (r < 0) {
-		audit_result_done(ret);
-		daemon_fail(d, FAILURE_AUDIT, "Cannot audit: %s", strerror(-r));
-		return r;
-	}
-	return 0;
 }
 
 /* Forget the tries of the findings now has no more: one that comes back is tried again (and one
@@ -436,7 +167,7 @@ static int daemon_prune_tried(struct daemon *d, const struct findings *now)
  * left, leaving that in *now. Returns 1 when something was tried (the re-audit may have found
  * what the repair exposed), 0 when there was nothing to try.
  */
-static int daemon_repair(struct daemon *d, struct audit_result *now)
+int daemon_repair(struct daemon *d, struct audit_result *now)
 {
 	_cleanup_(audit_result_done) struct audit_result after = { 0 };
 	struct repair_plan plan = { 0 };
@@ -523,100 +254,6 @@ out:
 	return r;
 }
 
-static void daemon_schedule_audit(struct daemon *d, unsigned reason);
-
-/* The serving instance healthy now (gid= the tty group, a healthy mode under the policy) is what
- * a later repair of it restores; the state file carries what was last seen so. */
-static void daemon_note_healthy(struct daemon *d, const struct audit_result *now)
-{
-	const struct instance *in = now->a->serving;
-
-	if (in && !in->gid_unmapped &&
-	    devpts_options_healthy(&d->config->check_policy, &in->options, now->snap->tty_gid))
-		d->last_healthy = (struct devpts_seen_healthy){ .known = true,
-								.dev = in->dev,
-								.mode = in->options.mode & 0777 };
-	now->snap->last_healthy = d->last_healthy;
-}
-
-static int daemon_audit(struct daemon *d)
-{
-	_cleanup_(audit_result_done) struct audit_result now = { 0 };
-	uint64_t t0 = now_usec(CLOCK_MONOTONIC);
-	struct report rep;
-	int r;
-
-	d->n_audits++;
-	schedule_start(&d->audits, t0);
-	/* Before the probe too: what changes in a directory from here on wakes another audit. */
-	dev_watches_update(d->watches);
-
-	r = daemon_collect(d, &now);
-	if (r < 0)
-		goto done;
-	dev_watches_expect_probe(d->watches, &now.snap->probe);
-	daemon_ok(d, FAILURE_AUDIT);
-	dev_watches_follow_serving(d->watches, now.a);
-
-	r = daemon_log_transitions(d, &now.findings);
-	if (r < 0)
-		goto done;
-	/* Kept whatever [Namespaces] says: a reload to Audit=all has it at once. */
-	host_serving_done(&d->host);
-	r = host_serving_from_analysis(now.a, &d->host);
-	if (r >= 0 && d->namespaces)
-		r = ns_follower_set_host(d->namespaces, &d->host);
-	if (r < 0)
-		goto done;
-
-	/* Policy=safe: repair what just appeared, then report the world as repair left it. A
-	 * repair's re-audit may find what its finding hid (no /dev/ptmx: no instance to judge the
-	 * slaves of): that is repaired in turn, a few rounds at most; past them, the next audit. */
-	if (d->config->repair_policy == REPAIR_POLICY_SAFE) {
-		for (unsigned round = 0;; round++) {
-			r = daemon_repair(d, &now);
-			if (r <= 0)
-				break;
-			if (round + 1 == REPAIR_ROUNDS_MAX) {
-				daemon_schedule_audit(d, REASON_REPAIR);
-				break;
-			}
-		}
-		if (r < 0)
-			goto done;
-	} else
-		d->tried_keys = strv_free(d->tried_keys);
-
-	findings_clear(&d->findings);
-	d->findings = now.findings;
-	now.findings = (struct findings){ 0 };
-	daemon_note_healthy(d, &now);
-
-	rep = (struct report){
-		.snap = now.snap,
-		.a = now.a,
-		.findings = &d->findings,
-		.source = "live",
-		.generated_at = now_usec(CLOCK_REALTIME),
-		.duration = (double)(now_usec(CLOCK_MONOTONIC) - t0) / 1e6,
-		.detected_total = d->detected_total,
-		.journal = d->journal ? &(struct journal_stats){
-			.queued = journal_queue_pending(d->journal),
-			.dropped = journal_queue_dropped(d->journal),
-		} : NULL,
-	};
-	daemon_write_outputs(d, &rep);
-	daemon_notify_status(d, false);
-
-done:
-	d->udev_window = (struct ptmx_udev_event){ 0 };
-	schedule_end(&d->audits, now_usec(CLOCK_MONOTONIC));
-	/* A whole table was just freed: give its pages back rather than keep the peak. */
-	if (d->last_audit_full)
-		(void)malloc_trim(0);
-	return r;
-}
-
 static struct schedule_rule daemon_rule(const struct daemon *d)
 {
 	return (struct schedule_rule){ .window_usec = d->config->coalesce_usec,
@@ -624,7 +261,7 @@ static struct schedule_rule daemon_rule(const struct daemon *d)
 }
 
 /* An audit for reason (enum audit_reason), as daemon/schedule.h says; one already due stands. */
-static void daemon_schedule_audit(struct daemon *d, unsigned reason)
+void daemon_schedule_audit(struct daemon *d, unsigned reason)
 {
 	struct schedule_rule rule = daemon_rule(d);
 	unsigned flags = schedule_flags(reason);
