@@ -138,8 +138,6 @@ static int write_report(const struct report *rep, enum format format, bool no_co
 	return r;
 }
 
-#define MACHINES_DIR "/run/systemd/machines"
-
 /* What --all-namespaces has written and counted so far: each namespace is audited, written (or,
  * for Prometheus, its few series kept) and freed before the next. */
 struct namespaces_output {

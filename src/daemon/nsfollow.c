@@ -26,7 +26,6 @@
 #include "util/escape.h"
 #include "util/util.h"
 
-#define MACHINES_DIR "/run/systemd/machines"
 /* A namespace just found is audited once it is this old: a runtime builds a container's /dev
  * after creating its namespace, and the half-built state is nothing to report. */
 #define NAMESPACE_SETTLE_USEC (500 * 1000ULL)
