@@ -1,15 +1,16 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The daemon: the event loop and its scheduling. A struct daemon owns the
- * sd-event loop and every source in it: the libmount monitor (or the fanotify
- * mount tracker), the udev monitor, the inotify watches on /dev and /dev/pts,
- * the coalescing, refresh and holder timers, and the signals. Each burst of
- * events becomes one audit (probe -> checks -> Ignore=, plus ptmx-replaced
- * against its baseline), whose transitions from the previous audit are
- * journaled; then the repair policy is applied, and the state file, the
- * Prometheus textfile and STATUS= are brought up to date. What each of those
- * steps does lives in its own module (report/transitions.h, report/outputs.h,
- * daemon/holder-cache.h, checks/ptmx-replaced.h); this file decides when.
+ * sd-event loop and every source in it: the mount table's poll and its
+ * backend (daemon/mount-source.h), the udev monitor, the inotify watches on
+ * /, /dev and /dev/pts (daemon/watches.h), the audit, holder and retry
+ * timers, and the signals. Each burst of events becomes one audit (the
+ * pipeline: probe -> checks, ptmx-replaced against its baseline among them
+ * -> Ignore=), whose transitions from the previous audit are journaled; then
+ * the repair policy is applied, and the state file, the Prometheus textfile
+ * and STATUS= are brought up to date (daemon/audit.c). When: daemon/schedule.h.
+ * What each step does lives in its own module (report/transitions.h,
+ * report/outputs.h, daemon/holder-cache.h, checks/ptmx-replaced.h).
  */
 #pragma once
 

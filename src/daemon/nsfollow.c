@@ -14,6 +14,7 @@
 
 #include "daemon/holder-cache.h"
 #include "daemon/nsfollow.h"
+#include "daemon/schedule.h"
 #include "pipeline/pipeline.h"
 #include "pipeline/namespace-audit.h"
 #include "probe/mntns.h"
@@ -39,7 +40,9 @@
 /* One pass of audits runs at most this long before it lets the event loop (the host's audit,
  * the watchdog) go on; the rest waits for the next pass, which AuditCPUPercent= spaces. */
 #define PASS_BUDGET_USEC (50 * 1000ULL)
-#define DEV_WATCH_MASK                                                                             \
+/* Its /dev: what the host's DEV_WATCH_MASK (daemon/watches.c) sees, and the directory itself
+ * going or moving (it is watched through a descriptor, never re-resolved by path). */
+#define NAMESPACE_DEV_WATCH_MASK                                                                   \
 	(IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_ATTRIB | IN_DELETE_SELF |        \
 	 IN_MOVE_SELF | IN_ONLYDIR)
 
@@ -79,7 +82,8 @@ struct ns_follower {
 	int inotify_fd, proc_fd;
 	struct followed **items;
 	size_t n, allocated;
-	uint64_t last_pass_start, last_pass_usec, last_scan;
+	struct schedule passes;
+	uint64_t last_scan;
 	uint64_t scan_due;	  /* the next regular walk (CLOCK_MONOTONIC) */
 	size_t max_followed;	  /* FOLLOWED_MAX, or less when the descriptor limit says so */
 	size_t next_audit;	  /* where the next pass starts: a pass cut short goes on there */
@@ -133,15 +137,14 @@ static int arm(sd_event_source *s, uint64_t usec)
 }
 
 /* The next pass of audits: after the coalescing window, and no sooner than the CPU share
- * allows after the last pass. */
+ * allows after the last pass (daemon/schedule.h). */
 static void schedule_pass(struct ns_follower *f)
 {
-	uint64_t now = now_usec(CLOCK_MONOTONIC), due = now + f->config->coalesce_usec;
-	uint64_t next = f->last_pass_start + f->last_pass_usec * 100 / f->config->audit_cpu_percent;
+	struct schedule_rule rule = { .window_usec = f->config->coalesce_usec,
+				      .cpu_percent = f->config->audit_cpu_percent };
 
-	if (due < next)
-		due = next;
-	(void)arm(f->audit_timer, due);
+	(void)arm(f->audit_timer,
+		  schedule_due(&f->passes, &rule, now_usec(CLOCK_MONOTONIC), SCHEDULE_WAIT_WINDOW));
 }
 
 static void schedule_scan(struct ns_follower *f, uint64_t delay)
@@ -244,7 +247,7 @@ static int watch_dev(struct ns_follower *f, struct followed *x)
 	if (dev < 0)
 		return -errno;
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", dev);
-	x->dev_wd = inotify_add_watch(f->inotify_fd, path, DEV_WATCH_MASK);
+	x->dev_wd = inotify_add_watch(f->inotify_fd, path, NAMESPACE_DEV_WATCH_MASK);
 	return x->dev_wd < 0 ? -errno : 0;
 }
 
@@ -381,7 +384,6 @@ static void followed_audit(struct ns_follower *f, struct followed *x)
 		x->dirty = true;
 		schedule_pass(f);
 	}
-	findings_sort(&a.result.findings);
 	journal_transitions(f, x, &x->findings, &a.result.findings);
 	findings_clear(&x->findings);
 	x->findings = a.result.findings;
@@ -394,7 +396,7 @@ static int on_audit_timer(sd_event_source *s, uint64_t usec, void *userdata)
 	uint64_t t0 = now_usec(CLOCK_MONOTONIC), settled = 0;
 	bool cut = false;
 
-	f->last_pass_start = t0;
+	schedule_start(&f->passes, t0);
 	/* From where the last pass stopped, round: none waits behind others that keep changing. */
 	for (size_t k = 0; k < f->n; k++) {
 		size_t i = (f->next_audit + k) % f->n;
@@ -414,7 +416,7 @@ static int on_audit_timer(sd_event_source *s, uint64_t usec, void *userdata)
 		}
 		followed_audit(f, x);
 	}
-	f->last_pass_usec = now_usec(CLOCK_MONOTONIC) - t0;
+	schedule_end(&f->passes, now_usec(CLOCK_MONOTONIC));
 	if (cut) {
 		f->stats.passes_cut++;
 		schedule_pass(f);
@@ -745,7 +747,7 @@ void ns_follower_set_config(struct ns_follower *f, const struct config *config)
 	f->config = config;
 	for (size_t i = 0; i < f->n; i++) {
 		/* Newly ignored findings leave quietly, as the host's do. */
-		(void)config_drop_ignored(config, &f->items[i]->findings);
+		(void)pipeline_apply_ignore(config, &f->items[i]->findings);
 		f->items[i]->dirty = true;
 	}
 	schedule_pass(f);

@@ -7,9 +7,6 @@
 #include "pipeline/namespace-audit.h"
 #include "util/clock.h"
 
-/* systemd-machined's registry: a machine registered for the scope a process is in names it. */
-#define MACHINES_DIR "/run/systemd/machines"
-
 int namespace_audit_open(struct namespace_audit *a, pid_t pid, uint64_t mntns, int pidfd)
 {
 	int r;

@@ -134,6 +134,30 @@ static int snapshot_stage(const struct audit_target *t, const struct config *c,
 	return r;
 }
 
+int pipeline_apply_ignore(const struct config *c, struct findings *f)
+{
+	return c ? config_drop_ignored(c, f) : 0;
+}
+
+/* The checks, the caller's transition checks, Ignore=, the order: the one end of every audit. */
+static int findings_stage(const struct audit_target *t, const struct config *c,
+			  struct audit_result *res)
+{
+	int r;
+
+	/* In the order of findings_sort(). */
+	r = checks_run(res->a, c ? &c->check_policy : NULL, &res->findings);
+	if (r >= 0 && t->transitions) {
+		r = t->transitions(t->userdata, res->a, &res->findings);
+		/* Theirs put in their place in that order. */
+		if (r >= 0)
+			findings_sort(&res->findings);
+	}
+	if (r >= 0)
+		r = pipeline_apply_ignore(c, &res->findings);
+	return r;
+}
+
 int pipeline_run(const struct audit_target *t, const struct config *c, struct audit_result *ret,
 		 struct parse_error *err)
 {
@@ -141,11 +165,8 @@ int pipeline_run(const struct audit_target *t, const struct config *c, struct au
 	int r;
 
 	r = snapshot_stage(t, c, &res, err);
-	if (r >= 0 && !t->snapshot_only) {
-		r = checks_run(res.a, c ? &c->check_policy : NULL, &res.findings);
-		if (r >= 0 && c)
-			r = config_drop_ignored(c, &res.findings);
-	}
+	if (r >= 0 && !t->snapshot_only)
+		r = findings_stage(t, c, &res);
 	if (r < 0) {
 		audit_result_done(&res);
 		return r;

@@ -5,7 +5,7 @@
  * snapshot, its analysis and the findings out.
  *
  *   configuration -> allocation probe started -> probe_base -> analysis -> its answer
- *                 -> probe_details -> checks -> [Ignore]
+ *                 -> probe_details -> checks -> transition checks -> [Ignore] -> order
  *
  * The configuration is applied before anything is read (TTYGroup= is the tty group the probe
  * records, [Probe] whether and as whom the allocation probe runs); the analysis of the first
@@ -35,12 +35,17 @@ struct audit_target {
 	/* Stop once the snapshot is complete and analysed: no checks (snapshot,
 	 * initramfs-record). */
 	bool snapshot_only;
+	/* When set, called (with userdata) after the checks to add the findings of the checks
+	 * raised on a change (check_info.transition), which only a long-lived caller can run:
+	 * Ignore= and the order of the findings apply to them as to the others. */
+	int (*transitions)(void *userdata, const struct analysis *a, struct findings *out);
 };
 
+/* One look at a system: what the reports, the repairs and the daemon's sinks work from. */
 struct audit_result {
 	struct snapshot *snap;
 	struct analysis *a;
-	struct findings findings;
+	struct findings findings; /* ordered (findings_sort()), Ignore= applied */
 };
 
 /* The host's serving instance from an analysis of the caller's own namespace (probe.host of a
@@ -58,3 +63,7 @@ void host_serving_done(struct host_serving *h);
 int pipeline_run(const struct audit_target *t, const struct config *c, struct audit_result *ret,
 		 struct parse_error *err);
 void audit_result_done(struct audit_result *r);
+
+/* Ignore= of c on findings kept from an earlier run (a reload: the newly ignored leave quietly,
+ * nothing was resolved); pipeline_run() applies it to its own. The order stays. */
+int pipeline_apply_ignore(const struct config *c, struct findings *f);

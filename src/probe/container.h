@@ -11,6 +11,9 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
+/* Where systemd-machined registers machines: the machines_dir of container_probe(). */
+#define MACHINES_DIR "/run/systemd/machines"
+
 /* At most this much of /proc/PID/cgroup is read: one line per hierarchy. */
 #define CGROUP_FILE_SIZE_MAX (64u << 10)
 

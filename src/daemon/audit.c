@@ -1,0 +1,296 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* One audit of the host: see daemon/daemon.h. */
+#include <errno.h>
+#include <malloc.h>
+#include <stdlib.h>
+#include <string.h>
+#include <systemd/sd-daemon.h>
+
+#include "daemon/daemon-internal.h"
+#include "daemon/mount-source.h"
+#include "daemon/nsfollow.h"
+#include "daemon/schedule.h"
+#include "daemon/watches.h"
+#include "report/journal-queue.h"
+#include "report/report.h"
+#include "util/output-file.h"
+#include "util/strv.h"
+#include "util/util.h"
+
+/* A failed write of the state file or the textfile (a full or read-only /run) is retried by
+ * auditing again: first after OUTPUT_RETRY_MIN_USEC, doubling up to OUTPUT_RETRY_MAX_USEC, until
+ * both files are written; so they catch up with the system soon after space is freed. */
+#define OUTPUT_RETRY_MIN_USEC (100ULL * USEC_PER_MSEC)
+#define OUTPUT_RETRY_MAX_USEC (1ULL * USEC_PER_SEC)
+
+/* Journal one transition; count what was detected for ptsguard_findings_total. */
+void log_transition(struct daemon *d, const struct transition_event *e)
+{
+	const struct finding *f = e->finding;
+	int r;
+
+	if (e->transition == TRANSITION_DETECTED && f->severity < _SEVERITY_MAX)
+		d->detected_total[f->severity]++;
+	r = journal_log_transition(e);
+	if (r >= 0)
+		daemon_ok(d, FAILURE_JOURNAL);
+	else
+		daemon_fail(d, FAILURE_JOURNAL, "Failed to log %s %s: %s", f->check->id,
+			    transition_to_string(e->transition), strerror(-r));
+}
+
+/* One journal entry per transition between the previous audit's findings and these. A finding
+ * journaled as repaired since then leaves without a "resolved" entry. */
+int daemon_log_transitions(struct daemon *d, const struct findings *now)
+{
+	_cleanup_(transitions_clear) struct transitions t = { 0 };
+	int r;
+
+	r = transitions_diff(&d->findings, now, d->repaired_keys, &t);
+	if (r < 0)
+		return r;
+	FOREACH_ARRAY (e, t.items, t.n_items)
+		log_transition(d, e);
+
+	/* A repaired finding that is still (or again) present is tracked like any other. */
+	d->repaired_keys = strv_free(d->repaired_keys);
+	return 0;
+}
+
+static void daemon_write_outputs(struct daemon *d, const struct report *rep)
+{
+	const struct config *c = d->config;
+	bool failed = false;
+	char why[OUTPUT_FILE_WHY_MAX];
+	int r;
+
+	if (c->state_file) {
+		r = state_file_write(c->state_file, rep);
+		if (r >= 0)
+			daemon_ok(d, FAILURE_STATE_FILE);
+		else
+			daemon_fail(d, FAILURE_STATE_FILE, "Failed to write %s: %s", c->state_file,
+				    output_file_strerror(r, (uid_t)-1, c->state_file, why));
+		failed = failed || r < 0;
+	}
+
+	if (c->prometheus_file) {
+		r = prometheus_file_update(&d->prometheus, c->prometheus_file, rep,
+					   now_usec(CLOCK_MONOTONIC));
+		if (r < 0)
+			daemon_fail(d, FAILURE_PROMETHEUS, "Failed to write %s: %s",
+				    c->prometheus_file,
+				    output_file_strerror(r, (uid_t)-1, c->prometheus_file, why));
+		else if (r > 0)
+			daemon_ok(d, FAILURE_PROMETHEUS);
+		failed = failed || r < 0;
+	}
+
+	if (!failed) {
+		d->retry_usec = 0;
+		(void)sd_event_source_set_enabled(d->retry_timer, SD_EVENT_OFF);
+		return;
+	}
+	d->retry_usec = d->retry_usec == 0			    ? OUTPUT_RETRY_MIN_USEC
+			: d->retry_usec * 2 > OUTPUT_RETRY_MAX_USEC ? OUTPUT_RETRY_MAX_USEC
+								    : d->retry_usec * 2;
+	r = arm_timer(d->retry_timer, now_usec(CLOCK_MONOTONIC) + d->retry_usec);
+	if (r < 0)
+		daemon_fail(d, FAILURE_TIMER, "Failed to arm the output retry timer: %s",
+			    strerror(-r));
+}
+
+/* STATUS= when it changed; READY=1 with it after the first audit. */
+void daemon_notify_status(struct daemon *d, bool ready)
+{
+	_cleanup_free_ char *s = findings_status_text(&d->findings);
+
+	if (!s)
+		return;
+	if (ready)
+		sd_notifyf(false, "READY=1\nSTATUS=%s", s);
+	else if (!streq(s, d->status))
+		sd_notifyf(false, "STATUS=%s", s);
+	free(d->status);
+	d->status = TAKE_PTR(s);
+}
+
+/* Fire once at usec (CLOCK_MONOTONIC). */
+int arm_timer(sd_event_source *s, uint64_t usec)
+{
+	int r = sd_event_source_set_time(s, usec);
+
+	return r < 0 ? r : sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
+}
+
+/* Holders of covered instances, from the holder cache while it applies; a timer audits again
+ * when a fresh scan expires, or at once while a search is under way. */
+static int daemon_holders(struct daemon *d, struct snapshot *s, const struct analysis *a)
+{
+	uint64_t now = now_usec(CLOCK_MONOTONIC), max_age = d->config->holder_rescan_usec;
+	int r, k;
+
+	r = holder_cache_fill(&d->holders, s, a, &(struct holder_scope){ .proc = "/proc" }, now,
+			      max_age, HOLDER_SCAN_SLICE_USEC);
+	if (r < 0)
+		return r;
+	/* A search under way goes on at the next audit, soon (daemon_schedule_audit() spaces it
+	 * as AuditCPUPercent= says): no dispatch of the loop holds the watchdog for the whole. */
+	if (r == HOLDERS_PARTIAL) {
+		k = arm_timer(d->holder_timer, now);
+		if (k < 0)
+			daemon_fail(d, FAILURE_TIMER, "Failed to arm the holder timer: %s",
+				    strerror(-k));
+	}
+	if (r == HOLDERS_NONE_COVERED)
+		(void)sd_event_source_set_enabled(d->holder_timer, SD_EVENT_OFF);
+	if (r == HOLDERS_SCANNED) {
+		k = arm_timer(d->holder_timer, now + max_age);
+		if (k < 0)
+			daemon_fail(d, FAILURE_TIMER, "Failed to arm the holder timer: %s",
+				    strerror(-k));
+	}
+	return 0;
+}
+
+static int daemon_holders_cb(void *userdata, struct snapshot *s, const struct analysis *a)
+{
+	return daemon_holders(userdata, s, a);
+}
+
+/* The daemon's own check: /dev/ptmx against its baseline, with the udev event of the window. */
+static int daemon_transitions_cb(void *userdata, const struct analysis *a, struct findings *out)
+{
+	struct daemon *d = userdata;
+
+	return ptmx_replaced_check(&d->ptmx, a, &d->udev_window, out);
+}
+
+/* Probe, analyse, run the checks (ptmx-replaced with them), drop what Ignore= ignores. Logs
+ * failures. With the tracker, the probe audits the followed mounts alone unless a full read is
+ * due. */
+int daemon_collect(struct daemon *d, struct audit_result *ret)
+{
+	struct audit_target t = {
+		.probe = { .need_unique_ids = mount_source_unique_ids(d->mounts),
+			   .last_healthy = &d->last_healthy },
+		.holders = daemon_holders_cb,
+		.transitions = daemon_transitions_cb,
+		.userdata = d,
+	};
+	struct parse_error perr;
+	int r;
+
+	r = mount_source_table(d->mounts, &t.probe.mounts);
+	if (r < 0)
+		return daemon_fail(d, FAILURE_AUDIT, "Cannot audit: %s", strerror(-r)), r;
+	d->last_audit_full = r > 0;
+	r = pipeline_run(&t, d->config, ret, &perr);
+	if (r == -EINVAL && perr.line)
+		daemon_fail(d, FAILURE_AUDIT, "Cannot audit: /proc/self/mountinfo line %u: %s",
+			    perr.line, perr.message);
+	else if (r < 0)
+		daemon_fail(d, FAILURE_AUDIT, "Cannot audit: %s", strerror(-r));
+	if (r < 0)
+		return r;
+
+	r = mount_source_follow(d->mounts, ret->a);
+	if (r < 0) {
+		audit_result_done(ret);
+		daemon_fail(d, FAILURE_AUDIT, "Cannot audit: %s", strerror(-r));
+		return r;
+	}
+	return 0;
+}
+
+/* The serving instance healthy now (gid= the tty group, a healthy mode under the policy) is what
+ * a later repair of it restores; the state file carries what was last seen so. */
+static void daemon_note_healthy(struct daemon *d, const struct audit_result *now)
+{
+	const struct instance *in = now->a->serving;
+
+	if (in && !in->gid_unmapped &&
+	    devpts_options_healthy(&d->config->check_policy, &in->options, now->snap->tty_gid))
+		d->last_healthy = (struct devpts_seen_healthy){ .known = true,
+								.dev = in->dev,
+								.mode = in->options.mode & 0777 };
+	now->snap->last_healthy = d->last_healthy;
+}
+
+int daemon_audit(struct daemon *d)
+{
+	_cleanup_(audit_result_done) struct audit_result now = { 0 };
+	uint64_t t0 = now_usec(CLOCK_MONOTONIC);
+	struct report rep;
+	int r;
+
+	d->n_audits++;
+	schedule_start(&d->audits, t0);
+	/* Before the probe too: what changes in a directory from here on wakes another audit. */
+	dev_watches_update(d->watches);
+
+	r = daemon_collect(d, &now);
+	if (r < 0)
+		goto done;
+	dev_watches_expect_probe(d->watches, &now.snap->probe);
+	daemon_ok(d, FAILURE_AUDIT);
+	dev_watches_follow_serving(d->watches, now.a);
+
+	r = daemon_log_transitions(d, &now.findings);
+	if (r < 0)
+		goto done;
+	/* Kept whatever [Namespaces] says: a reload to Audit=all has it at once. */
+	host_serving_done(&d->host);
+	r = host_serving_from_analysis(now.a, &d->host);
+	if (r >= 0 && d->namespaces)
+		r = ns_follower_set_host(d->namespaces, &d->host);
+	if (r < 0)
+		goto done;
+
+	/* Policy=safe: repair what just appeared, then report the world as repair left it. A
+	 * repair's re-audit may find what its finding hid (no /dev/ptmx: no instance to judge the
+	 * slaves of): that is repaired in turn, a few rounds at most; past them, the next audit. */
+	if (d->config->repair_policy == REPAIR_POLICY_SAFE) {
+		for (unsigned round = 0;; round++) {
+			r = daemon_repair(d, &now);
+			if (r <= 0)
+				break;
+			if (round + 1 == REPAIR_ROUNDS_MAX) {
+				daemon_schedule_audit(d, REASON_REPAIR);
+				break;
+			}
+		}
+		if (r < 0)
+			goto done;
+	} else
+		d->tried_keys = strv_free(d->tried_keys);
+
+	findings_clear(&d->findings);
+	d->findings = now.findings;
+	now.findings = (struct findings){ 0 };
+	daemon_note_healthy(d, &now);
+
+	rep = (struct report){
+		.snap = now.snap,
+		.a = now.a,
+		.findings = &d->findings,
+		.source = "live",
+		.generated_at = now_usec(CLOCK_REALTIME),
+		.duration = (double)(now_usec(CLOCK_MONOTONIC) - t0) / 1e6,
+		.detected_total = d->detected_total,
+		.journal = d->journal ? &(struct journal_stats){
+			.queued = journal_queue_pending(d->journal),
+			.dropped = journal_queue_dropped(d->journal),
+		} : NULL,
+	};
+	daemon_write_outputs(d, &rep);
+	daemon_notify_status(d, false);
+
+done:
+	d->udev_window = (struct ptmx_udev_event){ 0 };
+	schedule_end(&d->audits, now_usec(CLOCK_MONOTONIC));
+	/* A whole table was just freed: give its pages back rather than keep the peak. */
+	if (d->last_audit_full)
+		(void)malloc_trim(0);
+	return r;
+}
