@@ -226,6 +226,7 @@ static struct report_namespace namespace_report(const struct namespace_target *t
 		.container_manager = c->manager,
 		.container_id = c->id,
 		.container_name = c->name,
+		.container_pod_uid = c->pod_uid,
 		.report = {
 			.snap = res->snap,
 			.a = res->a,
@@ -300,6 +301,7 @@ static void write_namespace_error(struct namespaces_output *out, const struct na
 	n.container_manager = c.manager;
 	n.container_id = c.id;
 	n.container_name = c.name;
+	n.container_pod_uid = c.pod_uid;
 	n.error = error;
 	switch (out->args->format) {
 	case FORMAT_JSON: {
