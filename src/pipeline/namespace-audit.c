@@ -73,6 +73,7 @@ struct report_namespace namespace_audit_report(struct namespace_audit *a, unsign
 		.container_manager = a->container.manager,
 		.container_id = a->container.id,
 		.container_name = a->container.name,
+		.container_pod_uid = a->container.pod_uid,
 		.report = {
 			.snap = a->result.snap,
 			.a = a->result.a,

@@ -7,10 +7,15 @@
  *   docker      .../docker-<id>.scope (systemd driver), /docker/<id> (cgroupfs driver)
  *   podman      .../libpod-<id>.scope[/container], /libpod_parent/libpod-<id> (cgroupfs);
  *               libpod-conmon-<id>.scope is conmon, on the host's side
- *   containerd  .../cri-containerd-<id>.scope (CRI, systemd driver), /containerd/<id>
+ *   containerd  .../cri-containerd-<id>.scope (CRI, systemd driver), /containerd/<id>;
+ *               /<namespace>/<id> (ctr and other clients under cgroupfs: containerd's default
+ *               spec), counted only when containerd's state has that task (containerd_task_fs)
  *   CRI-O       .../crio-<id>.scope, /.../pod<uid>/crio-<id>; crio-conmon-<id> is conmon
  *   kubernetes  kubepods.slice/kubepods-<qos>.slice/kubepods-<qos>-pod<uid>.slice/<runtime>,
- *               /kubepods/<qos>/pod<uid>/<id> (cgroupfs: the runtime is not named)
+ *               /kubepods/<qos>/pod<uid>/<id> (cgroupfs: the runtime is not named); the
+ *               guaranteed class has no <qos> level. The pod's uid is a UUID (its dashes
+ *               underscores in the systemd driver's slices), the container's cgroup a child
+ *               of the pod's
  *   LXC         /lxc.payload.<name>[/...] (LXC 4 and later), /lxc/<name>; lxc.monitor.<name> is
  *               the monitor, on the host's side
  *   nspawn      /machine.slice/machine-<name>.scope[/payload/...], the name escaped by systemd
@@ -56,6 +61,7 @@ void container_done(struct container *c)
 	free(c->id);
 	free(c->name);
 	free(c->unit);
+	free(c->pod_uid);
 	*c = (struct container){ 0 };
 }
 
@@ -81,6 +87,11 @@ static bool has_suffix(const char *s, size_t n, const char *suffix)
 	size_t p = strlen(suffix);
 
 	return n >= p && memcmp(s + n - p, suffix, p) == 0;
+}
+
+static bool same_component(const struct cgroup_component *a, const struct cgroup_component *b)
+{
+	return a->n == b->n && memcmp(a->s, b->s, a->n) == 0;
 }
 
 void unit_name_unescape(char *s)
@@ -131,6 +142,118 @@ struct match {
 	const char *manager;
 	struct cgroup_component id, name, unit, pod;
 };
+
+/* What matching a file's paths asks the live system (or a test), and its last answer about a
+ * containerd task (each hierarchy of a v1 host has the same path). */
+struct oracle {
+	cgroup_trust_fn trust;
+	containerd_task_fn task;
+	void *userdata;
+	struct cgroup_component asked_ns, asked_id;
+	bool asked, answer;
+};
+
+static bool is_named(const struct cgroup_component *c, const char *name)
+{
+	return c->n == strlen(name) && memcmp(c->s, name, c->n) == 0;
+}
+
+/* A pod's uid as kubelet names its cgroup: a UUID in lowercase, dash the separator ('-', or
+ * '_' in a systemd slice's name, where '-' is the slice hierarchy's). */
+static bool is_pod_uid(const char *s, size_t n, char dash)
+{
+	if (n != 36)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		if (i == 8 || i == 13 || i == 18 || i == 23) {
+			if (s[i] != dash)
+				return false;
+		} else if (!isxdigit((unsigned char)s[i]) || isupper((unsigned char)s[i]))
+			return false;
+	}
+	return true;
+}
+
+/* Component k as a pod's cgroup, where kubelet makes them: pod<uid> in kubepods[/<qos>]
+ * (cgroupfs driver); kubepods[-<qos>]-pod<uid>.slice in kubepods.slice[/kubepods-<qos>.slice]
+ * (systemd driver). The uid's first character, or NULL. */
+static const char *pod_component(const struct cgroup_component *comps, size_t k)
+{
+	static const char *const classes[] = { "burstable", "besteffort" };
+	const struct cgroup_component *c = &comps[k];
+	char prefix[32], parent[32];
+
+	if (has_prefix(c->s, c->n, "pod")) {
+		if (!is_pod_uid(c->s + 3, c->n - 3, '-') || k < 1)
+			return NULL;
+		if (is_named(&comps[k - 1], "kubepods"))
+			return c->s + 3;
+		for (size_t q = 0; q < ELEMENTSOF(classes); q++)
+			if (k >= 2 && is_named(&comps[k - 1], classes[q]) &&
+			    is_named(&comps[k - 2], "kubepods"))
+				return c->s + 3;
+		return NULL;
+	}
+	if (!has_prefix(c->s, c->n, "kubepods-") || !has_suffix(c->s, c->n, ".slice") ||
+	    c->n < strlen("kubepods-pod.slice") + 36 || k < 1)
+		return NULL;
+	if (!is_pod_uid(c->s + c->n - strlen(".slice") - 36, 36, '_'))
+		return NULL;
+	if (c->n == strlen("kubepods-pod.slice") + 36 && has_prefix(c->s, c->n, "kubepods-pod"))
+		return is_named(&comps[k - 1], "kubepods.slice") ? c->s + strlen("kubepods-pod")
+								 : NULL;
+	for (size_t q = 0; q < ELEMENTSOF(classes); q++) {
+		snprintf(prefix, sizeof(prefix), "kubepods-%s-pod", classes[q]);
+		snprintf(parent, sizeof(parent), "kubepods-%s.slice", classes[q]);
+		if (c->n == strlen(prefix) + 36 + strlen(".slice") &&
+		    has_prefix(c->s, c->n, prefix) && k >= 2 && is_named(&comps[k - 1], parent) &&
+		    is_named(&comps[k - 2], "kubepods.slice"))
+			return c->s + strlen(prefix);
+	}
+	return NULL;
+}
+
+/* containerd's rule for namespace and container names: letters and digits, single '.', '_' or
+ * '-' between them, at most 76 characters. */
+static bool is_containerd_name(const struct cgroup_component *c)
+{
+	bool sep = true;
+
+	if (c->n == 0 || c->n > 76)
+		return false;
+	for (size_t i = 0; i < c->n; i++) {
+		char ch = c->s[i];
+
+		if (isalnum((unsigned char)ch))
+			sep = false;
+		else if ((ch == '.' || ch == '_' || ch == '-') && !sep)
+			sep = true;
+		else
+			return false;
+	}
+	return !sep;
+}
+
+/* /<namespace>/<id>[/...]: a task of containerd's, when containerd says it has one. */
+static bool match_task(const struct cgroup_component *comps, size_t n, struct oracle *o,
+		       struct match *m)
+{
+	if (!o->task || n < 2 || !is_containerd_name(&comps[0]) || !is_containerd_name(&comps[1]))
+		return false;
+	if (!o->asked || !same_component(&o->asked_ns, &comps[0]) ||
+	    !same_component(&o->asked_id, &comps[1])) {
+		o->asked = true;
+		o->asked_ns = comps[0];
+		o->asked_id = comps[1];
+		o->answer = o->task(o->userdata, &comps[0], &comps[1]);
+	}
+	if (!o->answer)
+		return false;
+	m->rank = RANK_RUNTIME;
+	m->manager = "containerd";
+	m->id = comps[1];
+	return true;
+}
 
 /* Component i of path, of n (the outermost first order is the caller's). */
 static void match_component(const struct cgroup_component *comps, size_t n, size_t i,
@@ -194,31 +317,13 @@ static void match_component(const struct cgroup_component *comps, size_t n, size
 	}
 	/* cgroupfs kubepods: /kubepods[/<qos>]/pod<uid>/<id>, the runtime unnamed. */
 	if (outer && is_hex_id(c->s, c->n) && has_prefix(outer->s, outer->n, "pod") &&
-	    comps[0].n == 8 && memcmp(comps[0].s, "kubepods", 8) == 0)
+	    pod_component(comps, i - 1))
 		RUNTIME("unknown", c->s);
 #undef RUNTIME
 }
 
-/* A pod's uid: "pod<uid>" (cgroupfs) or "kubepods-<qos>-pod<uid_with_underscores>.slice". */
-static void match_pod(const struct cgroup_component *c, struct match *m)
-{
-	const char *p;
-	size_t n;
-
-	if (has_prefix(c->s, c->n, "pod") && c->n > 3) {
-		m->pod = (struct cgroup_component){ c->s + 3, c->n - 3 };
-		return;
-	}
-	if (!has_prefix(c->s, c->n, "kubepods") || !has_suffix(c->s, c->n, ".slice"))
-		return;
-	n = c->n - strlen(".slice");
-	p = memmem(c->s, n, "-pod", 4);
-	if (p)
-		m->pod = (struct cgroup_component){ p + 4, (size_t)(c->s + n - (p + 4)) };
-}
-
 static void match_path(const char *path, size_t len, const struct cgroup_component *controllers,
-		       cgroup_trust_fn trust, void *userdata, struct match *m)
+		       struct oracle *o, struct match *m)
 {
 	struct cgroup_component comps[CGROUP_DEPTH_MAX];
 	bool delegated = false;
@@ -234,20 +339,24 @@ static void match_path(const char *path, size_t len, const struct cgroup_compone
 			comps[n++] = (struct cgroup_component){ path + i, j - i };
 		i = j + 1;
 	}
-	if (trust) {
-		int r = trust(userdata, controllers, comps, n, &delegated);
+	if (o->trust) {
+		int r = o->trust(o->userdata, controllers, comps, n, &delegated);
 
 		if (r < 0)
 			return;
 		if ((size_t)r < n)
 			n = (size_t)r;
 	}
-	/* The outermost runtime; a pod counts above it only. */
+	/* The outermost runtime (a containerd task's is at the top); its pod is its parent. */
+	if (match_task(comps, n, o, m))
+		return;
 	for (size_t i = 0; i < n; i++) {
 		match_component(comps, n, i, m);
 		if (m->rank == RANK_RUNTIME) {
-			for (size_t k = 0; k < i; k++)
-				match_pod(&comps[k], m);
+			const char *uid = i > 0 ? pod_component(comps, i - 1) : NULL;
+
+			if (uid)
+				m->pod = (struct cgroup_component){ uid, 36 };
 			return;
 		}
 	}
@@ -285,14 +394,10 @@ static char *component_dup(const struct cgroup_component *c, bool unescape)
 	return s;
 }
 
-static bool same(const struct cgroup_component *a, const struct cgroup_component *b)
+int container_from_cgroup(const char *text, cgroup_trust_fn trust, containerd_task_fn task,
+			  void *userdata, struct container *ret)
 {
-	return a->n == b->n && memcmp(a->s, b->s, a->n) == 0;
-}
-
-int container_from_cgroup(const char *text, cgroup_trust_fn trust, void *userdata,
-			  struct container *ret)
-{
+	struct oracle o = { .trust = trust, .task = task, .userdata = userdata };
 	/* Each line's hierarchy number and controllers, to find one listed twice. */
 	struct cgroup_component seen[CGROUP_HIERARCHIES_MAX][2];
 	struct match best = { 0 }, m;
@@ -310,13 +415,14 @@ int container_from_cgroup(const char *text, cgroup_trust_fn trust, void *userdat
 						ctl = { c1 + 1, (size_t)(c2 - c1 - 1) };
 
 			for (size_t i = 0; i < n_seen; i++)
-				if (same(&seen[i][0], &h) || same(&seen[i][1], &ctl))
+				if (same_component(&seen[i][0], &h) ||
+				    same_component(&seen[i][1], &ctl))
 					goto forged;
 			if (n_seen == ELEMENTSOF(seen))
 				goto forged;
 			seen[n_seen][0] = h;
 			seen[n_seen++][1] = ctl;
-			match_path(c2 + 1, (size_t)(end - c2 - 1), &ctl, trust, userdata, &m);
+			match_path(c2 + 1, (size_t)(end - c2 - 1), &ctl, &o, &m);
 			if (m.rank > best.rank || (!best.unit.s && m.unit.s && m.rank == best.rank))
 				best = m;
 		}
@@ -334,12 +440,12 @@ int container_from_cgroup(const char *text, cgroup_trust_fn trust, void *userdat
 		ret->name = component_dup(&best.name, !streq(best.manager, "lxc"));
 		if (!ret->name)
 			goto oom;
-	} else if (best.pod.s) {
-		if (!(ret->name = strndup(best.pod.s - 3, best.pod.n + 3)))
+	}
+	if (best.pod.s) {
+		if (!(ret->pod_uid = strndup(best.pod.s, best.pod.n)))
 			goto oom;
 		/* The systemd driver writes the uid's dashes as underscores. */
-		memcpy(ret->name, "pod", 3);
-		for (char *p = ret->name; *p; p++)
+		for (char *p = ret->pod_uid; *p; p++)
 			if (*p == '_')
 				*p = '-';
 	}
@@ -417,9 +523,11 @@ int cgroup_trust_fs(void *userdata, const struct cgroup_component *controllers,
 	struct stat st;
 
 	*delegated = false;
-	if (*(const int *)userdata < 0)
+	const struct cgroup_sources *src = userdata;
+
+	if (src->cgroup_fd < 0)
 		return -EBADF;
-	fd = open_hierarchy(*(const int *)userdata, controllers);
+	fd = open_hierarchy(src->cgroup_fd, controllers);
 	if (fd < 0)
 		return fd;
 	if (fstat(fd, &st) < 0)
@@ -455,6 +563,40 @@ int cgroup_trust_fs(void *userdata, const struct cgroup_component *controllers,
 	return (int)n;
 }
 
+/* containerd's task state directory, when root alone may make directories in it. */
+static int open_tasks_dir(void)
+{
+	_cleanup_close_ int fd = open(CONTAINERD_TASKS_DIR, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	struct stat st;
+
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	if (cgroup_dir_delegated(&st))
+		return -EPERM;
+	return TAKE_FD(fd);
+}
+
+bool containerd_task_fs(void *userdata, const struct cgroup_component *ns,
+			const struct cgroup_component *id)
+{
+	struct cgroup_sources *src = userdata;
+	_cleanup_close_ int fd = -EBADF;
+	char name[2 * 76 + 2];
+	struct stat st;
+
+	/* Opened at the first path that looks like a task's: most hosts never ask. */
+	if (src->tasks_fd == -EBADF)
+		src->tasks_fd = open_tasks_dir();
+	/* Names is_containerd_name() took: no '/', no "..", short. */
+	if (src->tasks_fd < 0 || ns->n + id->n + 2 > sizeof(name))
+		return false;
+	snprintf(name, sizeof(name), "%.*s/%.*s", (int)ns->n, ns->s, (int)id->n, id->s);
+	fd = open_beneath(src->tasks_fd, name, RESOLVE_NO_XDEV);
+	return fd >= 0 && fstat(fd, &st) == 0 && st.st_uid == 0;
+}
+
 /* machined's name for a unit: /run/systemd/machines/unit:<unit> is a symlink to it. */
 static char *machine_for_unit(const char *machines, const char *unit)
 {
@@ -481,6 +623,7 @@ int container_probe(const char *proc, pid_t pid, const char *machines, struct co
 {
 	_cleanup_free_ char *path = NULL, *text = NULL, *machine = NULL;
 	_cleanup_close_ int cgroup_fd = -EBADF;
+	struct cgroup_sources src;
 	int r;
 
 	*ret = (struct container){ 0 };
@@ -501,7 +644,11 @@ int container_probe(const char *proc, pid_t pid, const char *machines, struct co
 	cgroup_fd = open(CGROUP_FS, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (cgroup_fd < 0)
 		cgroup_fd = -errno;
-	r = container_from_cgroup(text, cgroup_trust_fs, &cgroup_fd, ret);
+	/* containerd's tasks only when the host's registries are asked. */
+	src = (struct cgroup_sources){ cgroup_fd, machines ? -EBADF : -ENOENT };
+	r = container_from_cgroup(text, cgroup_trust_fs, containerd_task_fs, &src, ret);
+	if (src.tasks_fd >= 0)
+		close(src.tasks_fd);
 	if (r < 0)
 		return r;
 	machine = machine_for_unit(machines, ret->unit);

@@ -23,8 +23,12 @@ struct container {
 	 * directory, e.g. "user@1000.service"); NULL when nothing matched (then id and name are
 	 * NULL too). */
 	const char *manager;
-	char *id;   /* the runtime's container id (64 hex digits), or NULL */
-	char *name; /* a name: the LXC or machine name, the systemd unit, the pod; or NULL */
+	/* the runtime's container id (64 hex digits; a containerd task's own id), or NULL */
+	char *id;
+	char *name; /* a name: the LXC or machine name, the systemd unit; or NULL */
+	/* The Kubernetes pod the container is in (its uid, a lowercase UUID with dashes, as the
+	 * API server and kube-state-metrics write it), or NULL. */
+	char *pod_uid;
 	/* The systemd unit (a .scope or .service) the match was found in, for machined. */
 	char *unit;
 };
@@ -45,8 +49,22 @@ struct cgroup_component {
 typedef int (*cgroup_trust_fn)(void *userdata, const struct cgroup_component *controllers,
 			       const struct cgroup_component *comps, size_t n, bool *delegated);
 
-/* The same told from the cgroup file systems under /sys/fs/cgroup (userdata: an int *, a
- * descriptor of that directory). */
+/* Whether containerd runs a task id in its namespace ns (a cgroup path /<ns>/<id>, what ctr and
+ * containerd's own clients give a task under cgroupfs, names a task only when containerd has
+ * one by those names). */
+typedef bool (*containerd_task_fn)(void *userdata, const struct cgroup_component *ns,
+				   const struct cgroup_component *id);
+
+/* What the live system says, for the two functions below. */
+struct cgroup_sources {
+	int cgroup_fd; /* /sys/fs/cgroup */
+	/* containerd's task state directory; -EBADF: not opened yet (containerd_task_fs() opens
+	 * it, the caller closes it); another negative value: none */
+	int tasks_fd;
+};
+
+/* The same told from the cgroup file systems under /sys/fs/cgroup (userdata: a struct
+ * cgroup_sources *). */
 int cgroup_trust_fs(void *userdata, const struct cgroup_component *controllers,
 		    const struct cgroup_component *comps, size_t n, bool *delegated);
 
@@ -55,14 +73,23 @@ int cgroup_trust_fs(void *userdata, const struct cgroup_component *controllers,
  * -ENOMEM. A file where a hierarchy appears twice was forged with a newline in a cgroup's name
  * (printed raw; newer kernels refuse such names), which only one who may create cgroups,
  * a delegated user, can make: "delegated". */
-int container_from_cgroup(const char *text, cgroup_trust_fn trust, void *userdata,
-			  struct container *ret);
+int container_from_cgroup(const char *text, cgroup_trust_fn trust, containerd_task_fn task,
+			  void *userdata, struct container *ret);
+
+/* The same told from containerd's state directory (userdata: a struct cgroup_sources *): a
+ * directory <ns>/<id> root owns under it. */
+bool containerd_task_fs(void *userdata, const struct cgroup_component *ns,
+			const struct cgroup_component *id);
+
+/* containerd's default state directory of its runc shims' tasks. */
+#define CONTAINERD_TASKS_DIR "/run/containerd/io.containerd.runtime.v2.task"
 
 /* Unescape systemd's \xNN escapes of a unit name in place ("foo\x2dbar" -> "foo-bar"). */
 void unit_name_unescape(char *s);
 
 /* The container of process pid under proc ("/proc"); machines is machined's directory
- * ("/run/systemd/machines", NULL not to look): a machine registered for the scope found names
- * it, and makes an unmatched scope an nspawn machine. 1, 0 (nothing matched) or -errno (the
- * process is gone: -ENOENT or -ESRCH). */
+ * ("/run/systemd/machines", NULL not to look at the host's registries, machined's or
+ * containerd's): a machine registered for the scope found names it, and makes an unmatched scope
+ * an nspawn machine; containerd's tasks (CONTAINERD_TASKS_DIR) confirm a /<ns>/<id> path. 1, 0
+ * (nothing matched) or -errno (the process is gone: -ENOENT or -ESRCH). */
 int container_probe(const char *proc, pid_t pid, const char *machines, struct container *ret);

@@ -257,6 +257,7 @@ json_object *report_namespace_to_json(const struct report_namespace *n)
 		json_object_object_add(c, "manager", json_object_new_string(n->container_manager));
 		json_object_object_add(c, "id", json_new_string_or_null(n->container_id));
 		json_object_object_add(c, "name", json_new_string_or_null(n->container_name));
+		json_object_object_add(c, "pod_uid", json_new_string_or_null(n->container_pod_uid));
 	}
 	json_object_object_add(o, "container", c);
 	if (n->error) {

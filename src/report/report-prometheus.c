@@ -124,6 +124,13 @@ static void namespace_labels(FILE *f, const struct report_namespace *n)
 	fprintf(f, "mntns=\"%llu\",container=\"", (unsigned long long)n->mntns);
 	fputs_label(label, f);
 	fputc('"', f);
+	/* Only when known: an empty label is no label to PromQL, and the series keep their
+	 * names. */
+	if (n->container_pod_uid) {
+		fputs(",pod_uid=\"", f);
+		fputs_label(n->container_pod_uid, f);
+		fputc('"', f);
+	}
 }
 
 /* Of another namespace only the checks that found something get a ptsguard_finding series

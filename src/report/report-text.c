@@ -210,7 +210,11 @@ void report_container_label(const struct report_namespace *n, char *buf, size_t 
 	else if (n->container_name)
 		snprintf(buf, size, "%s/%s", n->container_manager, n->container_name);
 	else if (n->container_id)
-		snprintf(buf, size, "%s/%.12s", n->container_manager, n->container_id);
+		/* A runtime's 64 hex digits are known by their first 12; a containerd task's own
+		 * id (at most 76 characters) is its name, whole. */
+		snprintf(buf, size, "%s/%.*s", n->container_manager,
+			 strlen(n->container_id) == 64 ? 12 : (int)strlen(n->container_id),
+			 n->container_id);
 	else
 		snprintf(buf, size, "%s", n->container_manager);
 }
@@ -263,6 +267,10 @@ int report_write_namespace_text(FILE *f, const struct report_namespace *n, bool 
 			fputs(", id ", f);
 			fputs_escaped(id, f);
 		}
+	}
+	if (n->container_pod_uid) {
+		fputs(", pod ", f);
+		fputs_escaped(n->container_pod_uid, f);
 	}
 	fprintf(f, ") ==%s\n", reset);
 	write_ptmx_line(f, r->a);

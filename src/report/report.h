@@ -44,7 +44,8 @@ struct report_namespace {
 	pid_t pid;
 	unsigned pids_total;
 	const char *container_manager, *container_id, *container_name;
-	const char *comm; /* the process's name, for the text header; may be NULL */
+	const char *container_pod_uid; /* its Kubernetes pod's uid, or NULL */
+	const char *comm;	       /* the process's name, for the text header; may be NULL */
 	/* Why it could not be judged (an error of its own, never the run's): report is then
 	 * empty, and the JSON item says "report": null and "error". NULL: judged. */
 	const char *error;
@@ -57,8 +58,8 @@ int report_exit_status_all(const struct report *r);
 json_object *report_to_json(const struct report *r);
 /* { mntns, pid, pids_total, container, report }: one item of a report's namespaces[]. */
 json_object *report_namespace_to_json(const struct report_namespace *n);
-/* The container as one label: "<manager>/<name>", else "<manager>/<id, 12 digits>", else
- * "<manager>"; "" when none. */
+/* The container as one label: "<manager>/<name>", else "<manager>/<id>" (a 64-digit id cut to
+ * 12), else "<manager>"; "" when none. The pod is not in it. */
 #define CONTAINER_LABEL_MAX 256
 void report_container_label(const struct report_namespace *n, char *buf, size_t size);
 /* One block for a namespace: a header naming its container, /dev/ptmx, its findings. */

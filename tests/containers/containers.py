@@ -246,7 +246,7 @@ def verify_all_namespaces(h, host_expect):
             h.check.true(c is None or c.get("manager") == "unknown", "%s: nothing on the host names a manager (cgroup %s): container null or unknown, got %s" % (ct.label, ct.cgroups, c))
         elif h.check.true(isinstance(c, dict), "%s: attributed to %s, got %s" % (ct.label, ct.manager, c)):
             h.check.eq(c.get("manager"), ct.manager, "%s: container.manager" % ct.label)
-            if ct.manager in ("docker", "podman"):
+            if ct.manager in ("docker", "podman", "containerd"):
                 h.check.eq(c.get("id"), ct.container_id, "%s: container.id" % ct.label)
             else:
                 h.check.eq(c.get("name"), ct.container_id, "%s: container.name" % ct.label)
@@ -415,7 +415,165 @@ def chroot_case(h):
     verify(h)
 
 
+@case("ctr")
+def ctr_case(h):
+    """Real containerd, tasks made with ctr: `ctr run --rootfs` (its default spec: a tmpfs /dev,
+    devpts gid=5, ptmx -> pts/ptmx), and one in a user namespace mapping 0-65535 to
+    100000-165535 on the shifted tree (ctr run --config: ctr 1.6 ignores --uidmap with
+    --rootfs). Both in containerd's default cgroup, /ptsct/<id>: attributed containerd/<id>."""
+    d = harness.Containerd(h)
+    h.cleanups.append(d.stop)
+    d.start()
+    expect(h.start(harness.Ctr(h, "ctr", d)))
+    ct = expect(h.start(harness.Ctr(h, "ctr-userns", d, spec=harness.ctr_userns, shifted=True)))
+    with open("/proc/%d/uid_map" % ct.pid) as f:
+        h.check.eq(f.read().split(), ["0", str(harness.ROOT_RANGE[0]), str(harness.ROOT_RANGE[1])], "ctr-userns: its user namespace maps 0-65535 to 100000-165535")
+    verify(h)
+    # Nothing but containerd's state makes /<namespace>/<id> a task: the same layout of
+    # cgroups, made by root for a process of no task, is no container.
+    fake = harness.CgroupSleeper(h, "ctr-not-a-task", "%s/not-a-task-%d" % (harness.CONTAINERD_NAMESPACE, os.getpid()))
+    h.start(fake)
+    entry = all_namespaces_entry(h, fake)
+    h.check.eq((entry or {}).get("container"), None, "a process in /%s/<name> that containerd does not run: container null, got %s" % (harness.CONTAINERD_NAMESPACE, (entry or {}).get("container")))
+
+
+POD_UID = "2ca4a155-3599-498d-bb9d-4446693fa3ea"
+
+
+@case("kubepods")
+def kubepods_case(h):
+    """Processes in the cgroups kubelet makes for a pod's container, made here by root: the
+    systemd driver's kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod<uid>.slice/
+    cri-containerd-<id>.scope, and the cgroupfs driver's kubepods/besteffort/pod<uid>/<id>
+    (which names no runtime). Judged by --all-namespaces: the container's id and its pod's uid
+    in JSON, Prometheus (pod_uid) and the text header (pod <uid>). The same layout below a pod
+    cgroup delegated to a user (who could name it anything) is "delegated", with no pod."""
+    cid = os.urandom(32).hex()
+    uid_ = POD_UID.replace("-", "_")
+    systemd = h.start(harness.CgroupSleeper(h, "kubepods-systemd", "kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod%s.slice/cri-containerd-%s.scope" % (uid_, cid)))
+    cgroupfs = h.start(harness.CgroupSleeper(h, "kubepods-cgroupfs", "kubepods/besteffort/pod%s/%s" % (POD_UID, cid)))
+    other_uid = "9692aa0e-748e-11e8-8dfa-76d458035df6"
+    pod_slice = "kubepods-burstable-pod%s.slice" % other_uid.replace("-", "_")
+    # A top of its own (kubepods.slice is the first sleeper's): kubelet's --cgroup-root.
+    forged = h.start(harness.CgroupSleeper(h, "kubepods-delegated", "k8s-%d/kubepods.slice/kubepods-burstable.slice/%s/cri-containerd-%s.scope" % (os.getpid(), pod_slice, cid),
+                                           owned=("k8s-%d/kubepods.slice/kubepods-burstable.slice/%s" % (os.getpid(), pod_slice), h.user["uid"])))
+    want = {
+        systemd: {"manager": "containerd", "id": cid, "name": None, "pod_uid": POD_UID},
+        cgroupfs: {"manager": "unknown", "id": cid, "name": None, "pod_uid": POD_UID},
+        forged: {"manager": "delegated", "id": None, "name": pod_slice, "pod_uid": None},
+    }
+    whole = parse_report(ptsguard(h, "audit", "--all-namespaces", "--json", timeout=120), "audit --all-namespaces", h.check)
+    for ct, c in want.items():
+        got = [n for n in whole.get("namespaces") or [] if n.get("mntns") == ct.mntns]
+        if h.check.eq(len(got), 1, "%s: listed once" % ct.label):
+            h.check.eq(got[0].get("container"), c, "%s: its container (cgroup %s)" % (ct.label, ct.path))
+    r = ptsguard(h, "audit", "--all-namespaces", "--format", "prometheus", timeout=120)
+    series = [l for l in r.stdout.splitlines() if l.startswith("ptsguard_findings{") and any('mntns="%d"' % ct.mntns in l for ct in want)]
+    log("prometheus, these namespaces:\n" + "\n".join(series))
+    for ct, c in want.items():
+        lines = [l for l in series if 'mntns="%d"' % ct.mntns in l]
+        h.check.eq(len(lines), 3, "%s: its three ptsguard_findings series" % ct.label)
+        for l in lines:
+            if c["pod_uid"]:
+                h.check.true(re.search(r',container="%s/%s",pod_uid="%s"\}' % (c["manager"], cid[:12], POD_UID), l), "%s: labelled with its container and pod_uid: %s" % (ct.label, l))
+            else:
+                h.check.true("pod_uid=" not in l, "%s: no pod_uid label: %s" % (ct.label, l))
+    # The text report names the pod in the block of a namespace with findings: break the first
+    # one's devpts (ptmxmode=000: ptmx-locked) in its own mount namespace only.
+    run(["nsenter", "-t", str(systemd.pid), "-m", "--", "mount", "-t", "devpts", "-o", "newinstance,gid=5,mode=620,ptmxmode=000", "devpts", "/dev/pts"])
+    r = ptsguard(h, "audit", "--all-namespaces", "--no-color", timeout=120)
+    blocks, _ = text_blocks(r.stdout)
+    header = blocks.get(systemd.mntns, ("", ""))[0]
+    log("text header of %s: %r" % (systemd.label, header))
+    h.check.true(header.endswith("containerd/%s, pod %s" % (cid[:12], POD_UID)), "the text header names the container and its pod: %r" % header)
+
+
+def all_namespaces_entry(h, ct, fmt="json"):
+    whole = parse_report(ptsguard(h, "audit", "--all-namespaces", "--json", timeout=120), "audit --all-namespaces", h.check)
+    got = [n for n in whole.get("namespaces") or [] if n.get("mntns") == ct.mntns]
+    h.check.eq(len(got), 1, "%s: audit --all-namespaces lists mount namespace %d once" % (ct.label, ct.mntns))
+    return got[0] if got else None
+
+
+DAEMON_CONFIG = """[Repair]
+Policy=off
+
+[Daemon]
+StateFile=%s
+PrometheusFile=%s
+
+[Namespaces]
+Audit=all
+ScanSec=1
+"""
+
+
+def verify_daemon(h, broken):
+    """The daemon with [Namespaces] Audit=all on this host (no journal here: its transitions
+    go to standard error): each of broken ({container: [ids]}) is found, its findings detected
+    under its container's label and mount namespace."""
+    conf = os.path.join(h.scratch, "daemon.conf")
+    with open(conf, "w") as f:
+        f.write(DAEMON_CONFIG % (os.path.join(h.scratch, "state.json"), os.path.join(h.scratch, "ptsguard.prom")))
+    err_path = os.path.join(h.scratch, "daemon.stderr")
+    with open(err_path, "w") as err:
+        p = subprocess.Popen([h.ptsguard_src, "daemon", "--config", conf], stdin=harness.NULL, stdout=err, stderr=subprocess.STDOUT, start_new_session=True)
+
+    def text():
+        with open(err_path) as f:
+            return f.read()
+
+    def line_of(ct, check_id):
+        want = "ptsguard: [%s/%s, mount namespace %d] [detected] %s " % (ct.manager, ct.container_id, ct.mntns, check_id)
+        return next((l for l in text().splitlines() if l.startswith(want)), None)
+
+    try:
+        for ct, ids in broken.items():
+            for i in ids:
+                try:
+                    wait_for_line = harness.wait_for("the daemon's %s of %s" % (i, ct.label), lambda: line_of(ct, i), timeout=30)
+                    log("daemon: %s" % wait_for_line)
+                except Failure:
+                    h.check.fail("%s: the daemon detects %s in mount namespace %d as %s/%s; its output:\n%s" % (ct.label, i, ct.mntns, ct.manager, ct.container_id, text()[-3000:]))
+    finally:
+        p.terminate()
+        try:
+            p.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
+    h.check.eq(p.returncode, 0, "the daemon exits 0 on SIGTERM")
+
+
 # ---- known-broken setups
+
+
+@case("ctr-host-dev")
+def ctr_host_dev_case(h):
+    """ctr run --rootfs --mount type=bind,src=/dev,dst=/dev,options=rbind:rw: the host's /dev
+    (this case's imitation), its devpts and its ptys, over the task's own. Healthy inside;
+    devpts-host-instance from the host and from the daemon, attributed containerd/<id>."""
+    d = harness.Containerd(h)
+    h.cleanups.append(d.stop)
+    d.start()
+    ct = h.start(harness.Ctr(h, "ctr-host-dev", d, ["--mount", "type=bind,src=/dev,dst=/dev,options=rbind:rw"]))
+    expect(ct, host=["devpts-host-instance"])
+    verify(h)
+    verify_daemon(h, {ct: ["devpts-host-instance"]})
+
+
+@case("ctr-devpts-no-gid")
+def ctr_devpts_no_gid_case(h):
+    """A containerd task whose /dev/pts was mounted without gid= (ctr's spec with gid=5 taken
+    out): new ptys get their opener's group, not tty. Found inside, from the host and by the
+    daemon, attributed containerd/<id>."""
+    d = harness.Containerd(h)
+    h.cleanups.append(d.stop)
+    d.start()
+    ct = h.start(harness.Ctr(h, "ctr-devpts-no-gid", d, spec=harness.ctr_devpts_without_gid))
+    expect(ct, inside=["devpts-options-lost"], pty=dict(ok=True, uid=harness.USER_UID, gid=harness.USER_UID, mode="0620", by_name="same"))
+    verify(h)
+    verify_daemon(h, {ct: ["devpts-options-lost"]})
 
 
 @case("runc-host-dev")

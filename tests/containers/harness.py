@@ -51,9 +51,9 @@ ROOT_RANGE = (100000, 65536)  # root's subordinate ids: LXC unprivileged, nspawn
 TEST_USER_RANGE = (200000, 65536)  # the test user's: rootless podman
 RUN_TIMEOUT = 60
 START_TIMEOUT = 60
-TOOLS = ("runc", "crun", "podman", "dockerd", "docker", "lxc-start", "lxc-attach", "lxc-stop", "lxc-info", "systemd-nspawn", "bwrap", "schroot", "nsenter", "chroot", "unshare", "newuidmap", "newgidmap", "setpriv", "tar", "mknod")
+TOOLS = ("containerd", "ctr", "runc", "crun", "podman", "dockerd", "docker", "lxc-start", "lxc-attach", "lxc-stop", "lxc-info", "systemd-nspawn", "bwrap", "schroot", "nsenter", "chroot", "unshare", "newuidmap", "newgidmap", "setpriv", "tar", "mknod")
 # Cgroups a runtime makes for itself at the top of a hierarchy and leaves behind.
-RUNTIME_CGROUPS = ("docker", "libpod_parent", "lxc.pivot")
+RUNTIME_CGROUPS = ("docker", "libpod_parent", "lxc.pivot", "ptsct")
 # What a healthy pty looks like to an unprivileged user inside.
 HEALTHY_PTY = {"ok": True, "uid": USER_UID, "gid": TTY_GID, "mode": "0620", "by_name": "same"}
 SEVERITY_EXIT = {"critical": 2, "warning": 1, "info": 0}
@@ -741,6 +741,201 @@ class Dockerd:
             leftovers = [p for p in descendants(self.proc.pid) if pid_alive(p)]
             for p in leftovers:
                 os.kill(p, signal.SIGKILL)
+
+
+CONTAINERD_NAMESPACE = "ptsct"
+CONTAINER_PATH = "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+
+class Containerd:
+    """A private containerd (Debian's, not a mock) on its own socket, its root (content,
+    snapshots, metadata) in the case's tmpfs and its state in the default /run/containerd: this
+    case's /run is a tmpfs of its own, and containerd's task directories there are what
+    attribution reads (CONTAINERD_TASKS_DIR). The CRI plugin is off: it would want CNI and an
+    image registry. Its runc shims are reparented to PID 1, not containerd's children: they are
+    found by the socket they serve, and ended with it."""
+
+    def __init__(self, host):
+        self.host = host
+        self.dir = host.workdir("containerd")
+        self.sock = os.path.join(self.dir, "containerd.sock")
+        self.proc = None
+
+    def cmd(self, *args):
+        return ["ctr", "--address", self.sock, "--namespace", CONTAINERD_NAMESPACE] + list(args)
+
+    def start(self):
+        config = os.path.join(self.dir, "config.toml")
+        with open(config, "w") as f:
+            f.write('version = 2\nroot = "%s"\nstate = "/run/containerd"\ndisabled_plugins = ["io.containerd.grpc.v1.cri"]\n'
+                    '[grpc]\n  address = "%s"\n[ttrpc]\n  address = "%s.ttrpc"\n' % (os.path.join(self.dir, "root"), self.sock, self.sock))
+        self.log = os.path.join(self.dir, "containerd.log")
+        t = time.monotonic()
+        self.proc = subprocess.Popen(["containerd", "--config", config], stdin=NULL, stdout=open(self.log, "w"), stderr=subprocess.STDOUT, start_new_session=True)
+        try:
+            wait_for("containerd", lambda: self.proc.poll() is not None or run(self.cmd("version"), check=False).returncode == 0, interval=0.2)
+        except Failure:
+            pass
+        if self.proc.poll() is not None or run(self.cmd("version"), check=False).returncode != 0:
+            with open(self.log) as f:
+                raise Failure("containerd did not start:\n" + f.read()[-2000:])
+        log("containerd up in %.1fs" % (time.monotonic() - t))
+
+    def shims(self):
+        """The pids of the runc shims serving this containerd."""
+        out = []
+        for p in os.listdir("/proc"):
+            if not p.isdigit():
+                continue
+            try:
+                with open("/proc/%s/cmdline" % p, "rb") as f:
+                    argv = f.read().split(b"\0")
+            except OSError:
+                continue
+            if argv and argv[0].endswith(b"containerd-shim-runc-v2") and self.sock.encode() in argv:
+                out.append(int(p))
+        return out
+
+    def stop(self):
+        shims = self.shims()
+        if self.proc and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait()
+        for p in shims + (descendants(self.proc.pid) if self.proc else []):
+            if pid_alive(p):
+                try:
+                    os.kill(p, signal.SIGKILL)
+                except OSError:
+                    pass
+
+
+class Ctr(Container):
+    """A containerd task made with ctr: `ctr run --rootfs TREE` (options: more of ctr's flags,
+    e.g. --mount); or, spec given, `ctr run --config` with ctr's own default spec (`ctr oci
+    spec`) changed by spec(config) and its root the tree: ctr 1.6 ignores --uidmap/--gidmap
+    with --rootfs (they remap an image's snapshot), so a user namespace, like a devpts of other
+    options, is asked for in the spec. Either way its cgroup is containerd's default,
+    /<namespace>/<id>. shifted: the tree owned by ROOT_RANGE."""
+
+    runtime = "containerd"
+    manager = "containerd"
+
+    def __init__(self, host, name, daemon, options=(), spec=None, shifted=False):
+        super().__init__(host, name)
+        self.daemon = daemon
+        self.options = list(options)
+        self.spec = spec
+        self.shifted = shifted
+
+    def start(self):
+        self.container_id = self.name
+        tree = self.host.tree(shifted=self.shifted)
+        if self.spec:
+            config = json.loads(run(self.daemon.cmd("oci", "spec")).stdout)
+            config["root"] = {"path": tree, "readonly": False}
+            config["process"]["args"] = ["sleep", "infinity"]
+            config["process"]["env"] = [CONTAINER_PATH]
+            config["linux"]["cgroupsPath"] = "/%s/%s" % (CONTAINERD_NAMESPACE, self.name)
+            self.spec(config)
+            path = os.path.join(self.host.scratch, self.label + "-spec.json")
+            with open(path, "w") as f:
+                json.dump(config, f)
+            argv = self.daemon.cmd("run", "--detach", "--config", path, *self.options, self.name)
+        else:
+            argv = self.daemon.cmd("run", "--detach", "--env", CONTAINER_PATH, *self.options, "--rootfs", tree, self.name, "sleep", "infinity")
+        self.run_logged(argv)
+
+        def task_pid():
+            for line in run(self.daemon.cmd("task", "ls")).stdout.splitlines()[1:]:
+                f = line.split()
+                if len(f) >= 3 and f[0] == self.name and f[2] == "RUNNING":
+                    return int(f[1])
+            return None
+
+        self.pid = wait_for("ctr task %s" % self.name, task_pid)
+
+    def exec(self, argv, user=None):
+        return self.nsenter(argv, user)
+
+    def stop(self):
+        run(self.daemon.cmd("task", "kill", "--signal", "SIGKILL", self.name), check=False)
+        wait_for("task %s to stop" % self.name, lambda: not pid_alive(self.pid) if self.pid else True, timeout=15)
+        run(self.daemon.cmd("task", "delete", "--force", self.name), check=False)
+        run(self.daemon.cmd("container", "delete", self.name), check=False)
+        super().stop()
+
+
+def ctr_userns(config):
+    """A user namespace mapping 0-65535 to ROOT_RANGE (for the shifted tree)."""
+    config["linux"]["namespaces"].append({"type": "user"})
+    for key in ("uidMappings", "gidMappings"):
+        config["linux"][key] = [{"containerID": 0, "hostID": ROOT_RANGE[0], "size": ROOT_RANGE[1]}]
+
+
+def ctr_devpts_without_gid(config):
+    """ctr's /dev/pts without gid=5 (mode=620 kept): new ptys get their opener's group."""
+    for m in config["mounts"]:
+        if m["destination"] == "/dev/pts":
+            m["options"] = [o for o in m["options"] if not o.startswith("gid=")]
+
+
+class CgroupSleeper(Container):
+    """No runtime: a sleep in a mount namespace of its own (a copy of the case's healthy one),
+    put into the cgroup path (relative, "a/b/c") made by root in the unified hierarchy and in
+    name=systemd, where kubelet, containerd or a forger would make it: what attribution has to
+    tell from the path alone. owned: (the path's first components up to this one, a uid): that
+    directory is chowned to the uid, as a cgroup delegated to a user is."""
+
+    runtime = "none"
+
+    def __init__(self, host, name, path, owned=None):
+        super().__init__(host, name)
+        self.path = path
+        self.owned = owned
+        self.tops = []
+
+    def start(self):
+        own = {}
+        with open("/proc/self/cgroup") as f:
+            for line in f:
+                hid, controllers, path = line.rstrip("\n").split(":", 2)
+                own["unified" if hid == "0" else controllers] = path
+        dirs = []
+        for key, mp in cgroup_mounts().items():
+            if key not in ("0:", "name=systemd"):
+                continue
+            base = os.path.normpath(mp + "/" + own["unified" if key == "0:" else key])
+            parts = self.path.split("/")
+            # The first directory made here is removed at the end (with what is below it).
+            top = next((os.path.join(base, *parts[:k]) for k in range(1, len(parts) + 1) if not os.path.exists(os.path.join(base, *parts[:k]))), None)
+            if top is None:
+                raise Failure("cgroup %s exists already" % os.path.join(base, self.path))
+            os.makedirs(os.path.join(base, self.path))
+            self.tops.append(top)
+            if self.owned:
+                os.chown(os.path.join(base, self.owned[0]), self.owned[1], self.owned[1])
+            dirs.append(os.path.join(base, self.path))
+        if not dirs:
+            raise Failure("neither a unified nor a name=systemd cgroup hierarchy is mounted")
+
+        def join():
+            for d in dirs:
+                with open(os.path.join(d, "cgroup.procs"), "w") as f:
+                    f.write(str(os.getpid()))
+
+        p = self.popen(["unshare", "--mount", "--propagation", "private", "sleep", "infinity"], preexec_fn=join)
+        self.pid = wait_for("the sleeper in %s" % self.path, lambda: p.pid if comm(p.pid) == "sleep" else None)
+
+    def exec(self, argv, user=None):
+        return self.nsenter(argv, user)
+
+    def stop(self):
+        super().stop()
+        boot.remove_cgroup_dirs(self.tops)
 
 
 class Docker(Container):

@@ -91,12 +91,22 @@ static int fake_trust(void *userdata, const struct cgroup_component *controllers
 	return (int)n;
 }
 
-/* With the directory named delegated (NULL: none) delegated to a user. */
-static void expect_owned(const char *text, const char *delegated, const char *manager,
-			 const char *id, const char *name)
+/* containerd's tasks, told by names: every id in the namespaces "default" and "k8s.io". */
+static bool fake_task(void *userdata, const struct cgroup_component *ns,
+		      const struct cgroup_component *id)
+{
+	(void)userdata;
+	(void)id;
+	return (ns->n == 7 && memcmp(ns->s, "default", 7) == 0) ||
+	       (ns->n == 6 && memcmp(ns->s, "k8s.io", 6) == 0);
+}
+
+/* With the directory named delegated (NULL: none) delegated to a user; pod: the pod's uid. */
+static void expect_full(const char *text, const char *delegated, const char *manager,
+			const char *id, const char *name, const char *pod)
 {
 	struct container c;
-	int r = container_from_cgroup(text, fake_trust, (void *)delegated, &c);
+	int r = container_from_cgroup(text, fake_trust, fake_task, (void *)delegated, &c);
 
 	CHECK_MSG(r == (manager ? 1 : 0), "%s: returned %d", text, r);
 	CHECK_MSG(streq_ptr(c.manager, manager), "%s: manager %s, expected %s", text,
@@ -105,7 +115,20 @@ static void expect_owned(const char *text, const char *delegated, const char *ma
 		  id ?: "(null)");
 	CHECK_MSG(streq_ptr(c.name, name), "%s: name %s, expected %s", text, c.name ?: "(null)",
 		  name ?: "(null)");
+	CHECK_MSG(streq_ptr(c.pod_uid, pod), "%s: pod_uid %s, expected %s", text,
+		  c.pod_uid ?: "(null)", pod ?: "(null)");
 	container_done(&c);
+}
+
+static void expect_owned(const char *text, const char *delegated, const char *manager,
+			 const char *id, const char *name)
+{
+	expect_full(text, delegated, manager, id, name, NULL);
+}
+
+static void expect_pod(const char *text, const char *manager, const char *id, const char *pod)
+{
+	expect_full(text, NULL, manager, id, NULL, pod);
 }
 
 static void expect(const char *text, const char *manager, const char *id, const char *name)
@@ -134,32 +157,103 @@ int main(void)
 		     "delegated", NULL, USER_DIR);
 	expect("4:memory:/libpod_parent/libpod-" ID1 "\n0::/\n", "podman", ID1, NULL);
 	expect("0::/machine.slice/libpod-conmon-" ID1 ".scope\n", NULL, NULL, NULL);
-	/* kubernetes: containerd, CRI-O, docker under the systemd driver; cgroupfs */
-	expect(
+	/* kubernetes: containerd, CRI-O, docker under the systemd driver; cgroupfs; the pod's uid
+	 * beside the container's id */
+	expect_pod(
 	    "0::/kubepods.slice/kubepods-burstable.slice/"
 	    "kubepods-burstable-pod414cbe69_8d5a_4d9f_8ad4_6606f7f69e33.slice/cri-containerd-" ID2
 	    ".scope\n",
-	    "containerd", ID2, "pod414cbe69-8d5a-4d9f-8ad4-6606f7f69e33");
-	expect("13:freezer:/kubepods.slice/kubepods-burstable.slice/"
-	       "kubepods-burstable-poda5c1f8d5_1919_434d_add7_4afaafdaef89.slice/crio-" ID2
-	       ".scope\n1:name=systemd:/kubepods.slice/kubepods-burstable.slice/"
-	       "kubepods-burstable-poda5c1f8d5_1919_434d_add7_4afaafdaef89.slice/crio-" ID2
-	       ".scope\n",
-	       "crio", ID2, "poda5c1f8d5-1919-434d-add7-4afaafdaef89");
-	expect("0::/kubepods.slice/kubepods-besteffort.slice/"
-	       "kubepods-besteffort-pod9692aa0e_748e_11e8_8dfa_76d458035df6.slice/docker-" ID1
-	       ".scope\n",
-	       "docker", ID1, "pod9692aa0e-748e-11e8-8dfa-76d458035df6");
-	expect("0::/kubepods/besteffort/pod2ca4a155-3599-498d-bb9d-4446693fa3ea/" ID2 "\n",
-	       "unknown", ID2, "pod2ca4a155-3599-498d-bb9d-4446693fa3ea");
-	expect("0::/kubepods/burstable/pod2ca4a155-3599-498d-bb9d-4446693fa3ea/crio-" ID2 "\n",
-	       "crio", ID2, "pod2ca4a155-3599-498d-bb9d-4446693fa3ea");
+	    "containerd", ID2, "414cbe69-8d5a-4d9f-8ad4-6606f7f69e33");
+	expect_pod("13:freezer:/kubepods.slice/kubepods-burstable.slice/"
+		   "kubepods-burstable-poda5c1f8d5_1919_434d_add7_4afaafdaef89.slice/crio-" ID2
+		   ".scope\n1:name=systemd:/kubepods.slice/kubepods-burstable.slice/"
+		   "kubepods-burstable-poda5c1f8d5_1919_434d_add7_4afaafdaef89.slice/crio-" ID2
+		   ".scope\n",
+		   "crio", ID2, "a5c1f8d5-1919-434d-add7-4afaafdaef89");
+	expect_pod("0::/kubepods.slice/kubepods-besteffort.slice/"
+		   "kubepods-besteffort-pod9692aa0e_748e_11e8_8dfa_76d458035df6.slice/docker-" ID1
+		   ".scope\n",
+		   "docker", ID1, "9692aa0e-748e-11e8-8dfa-76d458035df6");
+	expect_pod("0::/kubepods/besteffort/pod2ca4a155-3599-498d-bb9d-4446693fa3ea/" ID2 "\n",
+		   "unknown", ID2, "2ca4a155-3599-498d-bb9d-4446693fa3ea");
+	expect_pod("0::/kubepods/burstable/pod2ca4a155-3599-498d-bb9d-4446693fa3ea/crio-" ID2 "\n",
+		   "crio", ID2, "2ca4a155-3599-498d-bb9d-4446693fa3ea");
+	/* the guaranteed class: no qos level, on either driver */
+	expect_pod("0::/kubepods.slice/kubepods-pod2ca4a155_3599_498d_bb9d_4446693fa3ea.slice/"
+		   "cri-containerd-" ID2 ".scope\n",
+		   "containerd", ID2, "2ca4a155-3599-498d-bb9d-4446693fa3ea");
+	expect_pod("0::/kubepods/pod2ca4a155-3599-498d-bb9d-4446693fa3ea/" ID2 "\n", "unknown", ID2,
+		   "2ca4a155-3599-498d-bb9d-4446693fa3ea");
+	/* kubepods below another cgroup (a kubelet with a --cgroup-root of its own) */
+	expect_pod("0::/k8s.slice/kubepods.slice/kubepods-besteffort.slice/"
+		   "kubepods-besteffort-pod2ca4a155_3599_498d_bb9d_4446693fa3ea.slice/"
+		   "cri-containerd-" ID2 ".scope\n",
+		   "containerd", ID2, "2ca4a155-3599-498d-bb9d-4446693fa3ea");
+	/* no pod unless its cgroup is a pod's, in kubepods, and the container's parent: a uid not
+	 * a UUID (uppercase, short, quotes, a newline's worth of label), the wrong separator, a
+	 * slice outside kubepods.slice, a class that is none, the pod not the parent */
+	expect_pod(
+	    "0::/kubepods.slice/kubepods-burstable.slice/"
+	    "kubepods-burstable-pod414CBE69_8d5a_4d9f_8ad4_6606f7f69e33.slice/cri-containerd-" ID2
+	    ".scope\n",
+	    "containerd", ID2, NULL);
+	expect_pod("0::/kubepods.slice/kubepods-burstable.slice/"
+		   "kubepods-burstable-pod414cbe69_8d5a_4d9f_8ad4.slice/cri-containerd-" ID2
+		   ".scope\n",
+		   "containerd", ID2, NULL);
+	expect_pod(
+	    "0::/kubepods.slice/kubepods-burstable.slice/"
+	    "kubepods-burstable-pod414cbe69_8d5a_4d9f_8ad4_6606f7f6\"}x.slice/cri-containerd-" ID2
+	    ".scope\n",
+	    "containerd", ID2, NULL);
+	expect_pod(
+	    "0::/kubepods.slice/kubepods-burstable.slice/"
+	    "kubepods-burstable-pod414cbe69-8d5a-4d9f-8ad4-6606f7f69e33.slice/cri-containerd-" ID2
+	    ".scope\n",
+	    "containerd", ID2, NULL);
+	expect_pod(
+	    "0::/system.slice/kubepods-burstable.slice/"
+	    "kubepods-burstable-pod414cbe69_8d5a_4d9f_8ad4_6606f7f69e33.slice/cri-containerd-" ID2
+	    ".scope\n",
+	    "containerd", ID2, NULL);
+	expect_pod("0::/kubepods.slice/kubepods-evil.slice/"
+		   "kubepods-evil-pod414cbe69_8d5a_4d9f_8ad4_6606f7f69e33.slice/cri-containerd-" ID2
+		   ".scope\n",
+		   "containerd", ID2, NULL);
+	expect_pod("0::/kubepods.slice/kubepods-burstable.slice/"
+		   "kubepods-burstable-pod414cbe69_8d5a_4d9f_8ad4_6606f7f69e33.slice/extra/"
+		   "cri-containerd-" ID2 ".scope\n",
+		   "containerd", ID2, NULL);
+	expect_pod("0::/system.slice/pod2ca4a155-3599-498d-bb9d-4446693fa3ea/crio-" ID2 "\n",
+		   "crio", ID2, NULL);
+	/* cgroupfs kubepods needs the pod: an id below some other pod-named cgroup is nothing */
+	expect_pod("0::/pods/pod2ca4a155-3599-498d-bb9d-4446693fa3ea/" ID2 "\n", NULL, NULL, NULL);
+	/* a delegated user's cgroups named as a pod's: delegated, no pod */
+	expect_full(USER_PREFIX "/kubepods.slice/kubepods-burstable.slice/"
+				"kubepods-burstable-pod414cbe69_8d5a_4d9f_8ad4_6606f7f69e33.slice/"
+				"cri-containerd-" ID2 ".scope\n",
+		    USER_DIR, "delegated", NULL, USER_DIR, NULL);
 	expect("0::/kubepods.slice/kubepods-besteffort.slice/"
 	       "kubepods-besteffort-pod2ca4a155_3599_498d_bb9d_4446693fa3ea.slice/crio-conmon-" ID2
 	       ".scope\n",
 	       NULL, NULL, NULL);
-	/* containerd without kubernetes */
+	/* containerd without kubernetes: /containerd/<id>; ctr's /<namespace>/<id> (cgroupfs)
+	 * when containerd has that task, on v2 and on every v1 hierarchy, also with cgroups the
+	 * container made below its own; not a task: nothing (a name containerd would refuse is
+	 * never asked about) */
 	expect("0::/containerd/redis\n", "containerd", "redis", NULL);
+	expect("0::/default/ptsct-plain-1\n", "containerd", "ptsct-plain-1", NULL);
+	expect("9:name=systemd:/default/web.1\n8:pids:/default/web.1\n0::/\n", "containerd",
+	       "web.1", NULL);
+	expect("0::/default/web/init.scope\n", "containerd", "web", NULL);
+	expect("0::/other/web\n", NULL, NULL, NULL);
+	expect("0::/default/-web\n", NULL, NULL, NULL);
+	expect("0::/default\n", NULL, NULL, NULL);
+	/* ... outermost: a docker container inside a task is the task's */
+	expect("0::/default/web/docker-" ID1 ".scope\n", "containerd", "web", NULL);
+	/* ... and a task's path beside a service of the host is still the task */
+	expect("0::/default/web\n1:name=systemd:/system.slice/cron.service\n", "containerd", "web",
+	       NULL);
 	/* docker inside kind (a container in a container): the outermost, the kind node, whose
 	 * root names the cgroups inside; no pod (it is inside) */
 	expect("0::/docker/" ID1 "/kubepods.slice/kubepods-besteffort.slice/"
