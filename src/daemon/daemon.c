@@ -1110,7 +1110,8 @@ static int on_inotify(sd_event_source *s, int fd, uint32_t revents, void *userda
 				reasons |= REASON_PTS;
 			else if (e->wd == d->dev_watch.wd && e->len && streq(e->name, "ptmx"))
 				reasons |= REASON_PTMX;
-			else if (e->wd == d->dev_watch.wd && e->len && streq(e->name, "pts"))
+			else if (e->wd == d->dev_watch.wd && e->len &&
+				 (streq(e->name, "pts") || streq(e->name, "tty")))
 				reasons |= REASON_PTS;
 			/* A directory on the way to the ptys changed mode or owner. */
 			else if ((e->wd == d->dev_watch.wd && !e->len && (e->mask & IN_ATTRIB)) ||

@@ -608,6 +608,8 @@ def dev_covered(sc):
     sc.mount("tmpfs", "/dev", "mode=755")
     os.mknod("/dev/null", 0o666 | stat.S_IFCHR, os.makedev(1, 3))
     os.chmod("/dev/null", 0o666)
+    os.mknod("/dev/tty", 0o666 | stat.S_IFCHR, os.makedev(5, 0))
+    os.chmod("/dev/tty", 0o666)
     sc.mknod_ptmx()
     os.mkdir("/dev/pts", 0o755)
     report = sc.audit()
@@ -634,6 +636,109 @@ def ptmx_missing(sc):
     sc.check.eq((report.get("ptmx") or {}).get("kind"), "missing", "ptmx.kind")
     res = sc.probe()
     sc.expect_probe(res, ok=False, step="open", errno=2, error="ENOENT")
+
+
+# What a user gets from /dev/tty in a session of their own whose controlling terminal is a new
+# pty (as after an ssh login): "tty" (it opened, and is a terminal), "not-a-tty" (it opened
+# something else), or the errno name of the open.
+OPEN_DEV_TTY = r"""
+import errno, os, pty
+r, w = os.pipe()
+pid, master = pty.fork()
+if pid == 0:
+    os.close(r)
+    try:
+        fd = os.open("/dev/tty", os.O_RDWR | os.O_NOCTTY | os.O_NONBLOCK)
+        msg = "tty" if os.isatty(fd) else "not-a-tty"
+    except OSError as e:
+        msg = errno.errorcode.get(e.errno, str(e.errno))
+    os.write(w, msg.encode())
+    os._exit(0)
+os.close(w)
+print(os.read(r, 64).decode())
+os.waitpid(pid, 0)
+"""
+
+
+def user_opens_dev_tty(sc):
+    r = sc.sh("setpriv", "--reuid=%d" % UNPRIVILEGED_UID, "--regid=%d" % UNPRIVILEGED_GID,
+              "--clear-groups", sys.executable, "-c", OPEN_DEV_TTY)
+    return r.stdout.strip()
+
+
+@case("dev-tty-healthy")
+def dev_tty_healthy(sc):
+    """/dev/tty c 5:0 mode 0666 (what setup_base makes): nothing to say, and a user opens it."""
+    sc.setup_base()
+    sc.mount_devpts("/dev/pts", HEALTHY)
+    report = sc.audit()
+    sc.expect(report, [])
+    sc.check.eq(user_opens_dev_tty(sc), "tty", "a user opens their terminal through /dev/tty")
+
+
+@case("dev-tty-missing")
+def dev_tty_missing(sc):
+    """A hand-made /dev without /dev/tty (WSL1, a chroot): ptys allocate, /dev/tty is ENOENT."""
+    sc.setup_base()
+    sc.mount_devpts("/dev/pts", HEALTHY)
+    os.unlink("/dev/tty")
+    report = sc.audit()
+    sc.expect(report, ["dev-tty-broken"])
+    f = sc.finding(report, "dev-tty-broken")
+    sc.check.eq(f.get("evidence", {}).get("problem"), "missing", "evidence.problem")
+    sc.check.eq(f.get("remedy"), "mknod -m 0666 /dev/tty c 5 0", "remedy")
+    sc.check.eq(f.get("repairable"), True, "repairable")
+    sc.check.eq(sc.probe().get("ok"), True, "ptys still allocate")
+    sc.check.eq(user_opens_dev_tty(sc), "ENOENT", "a user opening /dev/tty")
+
+
+@case("dev-tty-mode")
+def dev_tty_mode(sc):
+    """/dev/tty root:tty 0620, as for a slave: users outside group tty get EACCES."""
+    sc.setup_base()
+    sc.mount_devpts("/dev/pts", HEALTHY)
+    os.chown("/dev/tty", 0, TTY_GID)
+    os.chmod("/dev/tty", 0o620)
+    report = sc.audit()
+    sc.expect(report, ["dev-tty-broken"])
+    f = sc.finding(report, "dev-tty-broken")
+    sc.check.eq(f.get("evidence", {}).get("problem"), "mode", "evidence.problem")
+    sc.check.eq(f.get("remedy"), "chmod 0666 /dev/tty", "remedy")
+    sc.check.eq(user_opens_dev_tty(sc), "EACCES", "a user opening /dev/tty")
+
+
+@case("dev-tty-not-device")
+def dev_tty_not_device(sc):
+    """/dev/tty a regular file (a /dev copied as files): it opens, but is no terminal."""
+    sc.setup_base()
+    sc.mount_devpts("/dev/pts", HEALTHY)
+    os.unlink("/dev/tty")
+    with open("/dev/tty", "w"):
+        pass
+    os.chmod("/dev/tty", 0o666)
+    report = sc.audit()
+    sc.expect(report, ["dev-tty-broken"])
+    f = sc.finding(report, "dev-tty-broken")
+    sc.check.eq(f.get("evidence", {}).get("problem"), "not-device", "evidence.problem")
+    sc.check.eq(f.get("repairable"), False, "repairable (never deletes a file)")
+    sc.check.eq(user_opens_dev_tty(sc), "not-a-tty", "a user opening /dev/tty")
+
+
+@case("dev-tty-wrong-rdev")
+def dev_tty_wrong_rdev(sc):
+    """/dev/tty made as c 5:1 (the console) by a slip, root's 0600: not the controlling
+    terminal, and users cannot open it."""
+    sc.setup_base()
+    sc.mount_devpts("/dev/pts", HEALTHY)
+    os.unlink("/dev/tty")
+    os.mknod("/dev/tty", 0o666 | stat.S_IFCHR, os.makedev(5, 1))
+    os.chmod("/dev/tty", 0o600)
+    report = sc.audit()
+    sc.expect(report, ["dev-tty-broken"])
+    f = sc.finding(report, "dev-tty-broken")
+    sc.check.eq(f.get("evidence", {}).get("problem"), "not-device", "evidence.problem")
+    sc.check.eq(f.get("evidence", {}).get("rdev"), "5:1", "evidence.rdev")
+    sc.check.eq(user_opens_dev_tty(sc), "EACCES", "a user opening /dev/tty")
 
 
 @case("ptmx-regular-file")
@@ -1083,6 +1188,8 @@ def hidden_stack(sc):
     new_dev = top_mount("/dev")
     os.mknod("/dev/null", 0o666 | stat.S_IFCHR, os.makedev(1, 3))
     os.chmod("/dev/null", 0o666)
+    os.mknod("/dev/tty", 0o666 | stat.S_IFCHR, os.makedev(5, 0))
+    os.chmod("/dev/tty", 0o666)
     os.symlink("pts/ptmx", "/dev/ptmx")
     os.mkdir("/dev/pts", 0o755)
     sc.mount_devpts("/dev/pts", HEALTHY + ",ptmxmode=0666")
