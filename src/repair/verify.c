@@ -35,7 +35,20 @@ struct wire {
 
 static const char *const steps[] = { "", "privileges", "open", "unlock", "index", "peer", "fstat" };
 
-/* In the guarded child: open, unlock, TIOCGPTPEER, fstat. */
+/* The slave of master: TIOCGPTPEER, or (kernels before 4.13 have none) its name. -1 with errno. */
+static int open_slave(int master, unsigned index)
+{
+	const int flags = O_RDWR | O_NOCTTY | O_CLOEXEC;
+	char name[32];
+	int fd = ioctl(master, TIOCGPTPEER, flags);
+
+	if (fd >= 0 || (errno != ENOTTY && errno != EINVAL))
+		return fd;
+	snprintf(name, sizeof(name), "/dev/pts/%u", index);
+	return open(name, flags);
+}
+
+/* In the guarded child: open, unlock, the slave (TIOCGPTPEER, or by its name), fstat. */
 static void allocate(void *userdata, void *answer)
 {
 	const char *ptmx = userdata;
@@ -49,7 +62,7 @@ static void allocate(void *userdata, void *answer)
 		w->step = STEP_UNLOCK;
 	else if (ioctl(fd, TIOCGPTN, &w->index) < 0)
 		w->step = STEP_INDEX;
-	else if ((peer = ioctl(fd, TIOCGPTPEER, O_RDWR | O_NOCTTY | O_CLOEXEC)) < 0)
+	else if ((peer = open_slave(fd, w->index)) < 0)
 		w->step = STEP_PEER;
 	else if (fstat(peer, &st) < 0)
 		w->step = STEP_FSTAT;
@@ -121,19 +134,6 @@ struct tty_wire {
 	int error;
 	int step;
 };
-
-/* The slave of master: TIOCGPTPEER, or (kernels before 4.13 have none) its name. -1 with errno. */
-static int open_slave(int master, unsigned index)
-{
-	const int flags = O_RDWR | O_NOCTTY | O_CLOEXEC;
-	char name[32];
-	int fd = ioctl(master, TIOCGPTPEER, flags);
-
-	if (fd >= 0 || (errno != ENOTTY && errno != EINVAL))
-		return fd;
-	snprintf(name, sizeof(name), "/dev/pts/%u", index);
-	return open(name, flags);
-}
 
 /* In the guarded child: a pty, a session with it as controlling terminal, then the node. */
 static void open_tty(void *userdata, void *answer)

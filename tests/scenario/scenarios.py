@@ -1096,6 +1096,79 @@ def probe_seccomp_unlock(sc):
     sc.expect(report, [])
 
 
+TIOCGPTPEER = 0x5441
+
+
+def audit_without_peer(sc):
+    """The live audit, its snapshot and the snapshot's audit, with TIOCGPTPEER failing ENOTTY
+    as on a kernel before 4.13 (a seccomp filter the probe's child inherits). Returns the live
+    report and exit status; checks the snapshot's audit agrees."""
+    r = subprocess.run(["/usr/bin/python3", "-c", "import seccomp"], stdin=sc.null, capture_output=True, text=True)
+    if r.returncode != 0:
+        raise SetupError("/usr/bin/python3 has no seccomp module (Debian: python3-seccomp): %s" % r.stderr.strip())
+    sc.wrap = ["/usr/bin/python3", SECCOMP_EXEC, "ioctl=0x%x:ENOTTY" % TIOCGPTPEER]
+    live = sc.run_ptsguard("audit", "--json")
+    snap = os.path.join(sc.workdir, "snapshot-no-peer.json")
+    s = sc.run_ptsguard("snapshot", "--output", snap)
+    sc.wrap = []
+    if s.returncode != 0:
+        raise SetupError("ptsguard snapshot under the filter exited %d: %s" % (s.returncode, s.stderr))
+    report = json.loads(live.stdout)
+    sc.reports["live"] = (report, live.returncode)
+    sc.check_schema(report, "audit --json without TIOCGPTPEER")
+    off = sc.run_ptsguard("audit", "--snapshot", snap, "--json")
+    off_report = json.loads(off.stdout)
+    sc.check.eq(off_report.get("findings"), report.get("findings"), "audit --snapshot vs live, no TIOCGPTPEER")
+    sc.check.eq(off.returncode, live.returncode, "exit status of audit --snapshot vs live, no TIOCGPTPEER")
+    probe = report.get("probe") or {}
+    sc.check.eq((probe.get("slave_via"), (probe.get("peer_errno") or {}).get("name")), ("path", "ENOTTY"),
+                "the probe says it checked the slave by its path (%s)" % probe)
+    return report, live.returncode
+
+
+@case("probe-no-peer")
+def probe_no_peer(sc):
+    """A kernel without TIOCGPTPEER (before 4.13: RHEL 7, Debian 9, Ubuntu 16.04) answers ENOTTY:
+    no failure; the probe opens the slave by its path, checks it is the slave of its index on
+    the master's instance, and says so. Without the filter the peer is used."""
+    sc.setup_base()
+    sc.mount_devpts("/dev/pts", HEALTHY)
+    report, status = audit_without_peer(sc)
+    sc.expect(report, [])
+    sc.check.eq(status, 0, "exit status without TIOCGPTPEER")
+    probe = report.get("probe") or {}
+    sc.check.eq((probe.get("failed_step"), len(probe.get("steps") or [])), (None, 7), "every step passed")
+    report = sc.audit()
+    sc.expect(report, [])
+    sc.check.eq((report.get("probe") or {}).get("slave_via"), "peer", "with TIOCGPTPEER: slave_via")
+
+
+@case("probe-no-peer-foreign")
+def probe_no_peer_foreign(sc):
+    """The broken variant beside probe-no-peer: /dev/ptmx leads into another instance, whose
+    /dev/pts/0 names someone else's pty. Without TIOCGPTPEER the path check still finds that
+    the name leads to another pty (not the master's instance): compare fails, as
+    ptmx-foreign-instance predicts."""
+    sc.setup_base(ptmx=None)
+    sc.mount_devpts("/dev/pts", HEALTHY)
+    pts_dev = pts_device()
+    _, theirs = sc.hold(unprivileged=False, ptmx="/dev/pts/ptmx")
+    other = sc.scratch_dir("chroot-pts")
+    sc.mount_devpts(other, HEALTHY + ",ptmxmode=0666")
+    os.symlink(os.path.join(other, "ptmx"), "/dev/ptmx")
+    if theirs["index"] != 0 or theirs["dev"] != pts_dev:
+        raise SetupError("the held pty is not index 0 on /dev/pts: %s" % theirs)
+    # Theirs open to everyone: the name opens, and only the instance tells it is not ours
+    # (the same index, a pty slave: without the instance check it would pass).
+    os.chmod("/dev/pts/0", 0o666)
+    report, status = audit_without_peer(sc)
+    sc.expect(report, ["ptmx-foreign-instance"])
+    probe = report.get("probe") or {}
+    sc.check.eq(probe.get("failed_step"), "compare", "the name leads to another pty")
+    f = sc.finding(report, "ptmx-foreign-instance") or {}
+    sc.check.eq(f.get("evidence", {}).get("confirmed_by_probe"), True, "confirmed_by_probe")
+
+
 @case("probe-dev-nodev")
 def probe_dev_nodev(sc):
     """/dev mounted nodev: opening the /dev/ptmx node fails with EACCES for everyone, whatever its
@@ -1429,7 +1502,7 @@ def userns_audit(sc, ids, setup, probe_as_user=True):
 
 USERNS_DEV = (
     "mount -t tmpfs -o mode=755 tmpfs /dev; ln -s pts/ptmx /dev/ptmx; mkdir /dev/pts"
-    "; touch /dev/null; mount --bind %s /dev/null"
+    "; touch /dev/null /dev/tty; mount --bind %s /dev/null; mount --bind %s.tty /dev/tty"
 )
 
 
@@ -1442,7 +1515,9 @@ def userns_rootless_healthy(sc):
     null = os.path.join(sc.workdir, "null")
     open(null, "w").close()
     os.chmod(null, 0o666)
-    setup = (USERNS_DEV % null) + "; mount -t devpts -o gid=5,mode=620,ptmxmode=666 devpts /dev/pts"
+    os.mknod(null + ".tty", 0o666 | stat.S_IFCHR, os.makedev(5, 0))
+    os.chmod(null + ".tty", 0o666)
+    setup = (USERNS_DEV % (null, null)) + "; mount -t devpts -o gid=5,mode=620,ptmxmode=666 devpts /dev/pts"
     report, snap, res = userns_audit(sc, 65536, setup)
     sc.expect(report, [])
     sc.check.true("gid=100005" in snap.get("mountinfo", ""), "mountinfo in the namespace prints gid=100005")
@@ -1462,7 +1537,9 @@ def userns_rootless_host_stack(sc):
     null = os.path.join(sc.workdir, "null")
     open(null, "w").close()
     os.chmod(null, 0o666)
-    setup = (USERNS_DEV % null) + "; mount -t devpts -o gid=5,mode=620,ptmxmode=666 devpts /dev/pts"
+    os.mknod(null + ".tty", 0o666 | stat.S_IFCHR, os.makedev(5, 0))
+    os.chmod(null + ".tty", 0o666)
+    setup = (USERNS_DEV % (null, null)) + "; mount -t devpts -o gid=5,mode=620,ptmxmode=666 devpts /dev/pts"
     report, snap, res = userns_audit(sc, 65536, setup)
     sc.expect(report, ["devpts-overmount"], severities={"devpts-overmount": "info"})
     f = sc.finding(report, "devpts-overmount")
@@ -1484,8 +1561,10 @@ def userns_single_id(sc):
     null = os.path.join(sc.workdir, "null")
     open(null, "w").close()
     os.chmod(null, 0o666)
+    os.mknod(null + ".tty", 0o666 | stat.S_IFCHR, os.makedev(5, 0))
+    os.chmod(null + ".tty", 0o666)
     setup = (
-        (USERNS_DEV % null)
+        (USERNS_DEV % (null, null))
         + "; if mount -t devpts -o gid=5,mode=620,ptmxmode=666 devpts /dev/pts 2>/dev/null; then exit 9; fi"
         + "; mount -t devpts -o mode=620,ptmxmode=666 devpts /dev/pts"
     )
