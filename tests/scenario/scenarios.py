@@ -1169,6 +1169,28 @@ def probe_no_peer_foreign(sc):
     sc.check.eq(f.get("evidence", {}).get("confirmed_by_probe"), True, "confirmed_by_probe")
 
 
+@case("probe-pts-nodev")
+def probe_pts_nodev(sc):
+    """devpts mounted nodev: ptys allocate, every slave open fails EACCES. mountinfo says nodev:
+    the remedy names the flag and the remount without it, not an LSM or the device cgroup."""
+    sc.setup_base()
+    sc.mount_devpts("/dev/pts", HEALTHY + ",nodev")
+    sc.wrap = []
+    live = sc.run_ptsguard("audit", "--json")
+    report = json.loads(live.stdout)
+    sc.reports["live"] = (report, live.returncode)
+    sc.expect(report, ["pty-allocation-fails"])
+    f = sc.finding(report, "pty-allocation-fails") or {}
+    sc.check.eq((f.get("evidence", {}).get("step"), f.get("evidence", {}).get("nodev")), ("open_slave", "/dev/pts"),
+                "evidence: the slave open failed, on a nodev devpts")
+    sc.check.true("remount,dev /dev/pts" in (f.get("remedy") or "") and "nodev" in (f.get("remedy") or ""),
+                  "the remedy names nodev and the remount without it: %r" % f.get("remedy"))
+    # The healthy variant beside it: the same mount without nodev.
+    sc.sh("mount", "-o", "remount,dev", "/dev/pts")
+    report = sc.audit()
+    sc.expect(report, [])
+
+
 @case("probe-dev-nodev")
 def probe_dev_nodev(sc):
     """/dev mounted nodev: opening the /dev/ptmx node fails with EACCES for everyone, whatever its
