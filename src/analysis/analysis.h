@@ -113,6 +113,10 @@ const char *ptmx_kind_to_string(enum ptmx_kind k);
 #define PTS_PATH	"/dev/pts" /* where ptsname() names the slaves */
 #define PTMX_RDEV_MAJOR 5
 #define PTMX_RDEV_MINOR 2
+/* The controlling terminal of whoever opens it (dev-tty-broken). */
+#define DEV_TTY_PATH	   "/dev/tty"
+#define DEV_TTY_RDEV_MAJOR 5
+#define DEV_TTY_RDEV_MINOR 0
 /* Unix98 pty slaves use majors 136..143, 256 minors each. */
 #define PTY_SLAVE_MAJOR_FIRST 136
 #define PTY_SLAVE_MAJOR_LAST  143

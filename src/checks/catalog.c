@@ -29,6 +29,7 @@ const struct check_info *const check_catalog[] = {
 	&check_devpts_uid_set,
 	&check_pty_path_blocked,
 	&check_devpts_host_instance,
+	&check_dev_tty_broken,
 	&check_pty_allocation_fails,
 };
 

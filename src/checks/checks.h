@@ -34,6 +34,7 @@ enum repair_kind {
 	REPAIR_CREATE_PTMX, /* create the missing /dev/ptmx (node, or pts/ptmx link) */
 	REPAIR_CHMOD_PTMX,  /* /dev/ptmx to 0666 */
 	REPAIR_SLAVES,	    /* group tty and a healthy mode on slaves a user owns */
+	REPAIR_DEV_TTY,	    /* create a missing /dev/tty (c 5:0, 0666), or chmod it 0666 */
 	_REPAIR_KIND_MAX,
 };
 

@@ -35,6 +35,7 @@ static int pty_allocation_fails(const struct check_context *ctx, const struct ch
 	enum alloc_step failed = _ALLOC_STEP_MAX;
 	bool has_failed, confirmed = false;
 	const char *step, *err, *by_id = NULL, *by_remedy = NULL;
+	const struct mount_entry *e;
 	struct finding *f;
 	json_object *ev;
 
@@ -100,6 +101,21 @@ static int pty_allocation_fails(const struct check_context *ctx, const struct ch
 			      "other finding explains it",
 			      (unsigned)p->uid, (unsigned)p->gid, step, err) < 0)
 		return -ENOMEM;
+	/* Every device node on a nodev mount fails to open with EACCES, whatever its mode: the
+	 * serving devpts mounted nodev fails every slave open, and mountinfo says so. */
+	e = analysis_serving_mount(ctx->a);
+	if (e && failed == ALLOC_STEP_OPEN_SLAVE && p->error == EACCES &&
+	    option_get(e->mount_options, "nodev", NULL)) {
+		json_object_object_add(ev, "nodev", json_object_new_string(e->mountpoint));
+		if (set_printf(
+			&f->remedy,
+			"the devpts at %s is mounted nodev, so no slave can be opened: mount "
+			"-o remount,dev %s (and drop nodev from what mounts it: fstab, the "
+			"container's mount options)",
+			e->mountpoint, e->mountpoint) < 0)
+			return -ENOMEM;
+		return 0;
+	}
 	if (set_printf(&f->remedy,
 		       "find what denies %s to uid %u beyond the mount table: an LSM (journalctl "
 		       "-k | grep -i -e apparmor -e avc), the device cgroup (c 5:2 and c 136:* "

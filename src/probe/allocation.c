@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <termios.h>
@@ -21,7 +22,12 @@
 #define TIOCGPTPEER _IO('T', 0x41)
 #endif
 
-#define PTS_DIR "/dev/pts/"
+#define PTS_DIR		"/dev/pts/"
+#define PTY_SLAVE_MAJOR 136u
+
+#ifndef DEVPTS_SUPER_MAGIC
+#define DEVPTS_SUPER_MAGIC 0x1cd1
+#endif
 
 struct answer {
 	unsigned n_steps; /* steps taken; the last failed when error or mismatch */
@@ -30,6 +36,7 @@ struct answer {
 	int index; /* -1: unknown */
 	char ptsname[64];
 	bool not_ptmx;	/* /dev/ptmx is not c 5:2: nothing was opened */
+	int peer_error; /* TIOCGPTPEER unsupported (ENOTTY, EINVAL): the slave judged by path */
 	bool has_slave; /* the slave opened by name, as stat() shows it to the worker: */
 	uint64_t slave_dev;
 	uint32_t slave_uid, slave_gid;
@@ -98,6 +105,41 @@ static bool is_pty_slave(const struct stat *st)
 	return S_ISCHR(st->st_mode) && major(st->st_rdev) >= 136 && major(st->st_rdev) <= 143;
 }
 
+/* A kernel without TIOCGPTPEER (before 4.13) answers ENOTTY (EINVAL from some drivers). */
+static bool peer_unsupported(int e)
+{
+	return e == ENOTTY || e == EINVAL;
+}
+
+/* The devpts instance the master opened through the O_PATH descriptor ptmx (whose stat is st) is
+ * on, as the kernel finds it: the instance of the node itself when it is a devpts ptmx (a
+ * pts/ptmx link or bind), else the devpts at "pts" beside /dev/ptmx. 0 when unknown. */
+static dev_t master_instance(int root, int ptmx, const struct stat *st)
+{
+	struct statfs fs;
+	struct stat pts;
+	int fd;
+
+	if (fstatfs(ptmx, &fs) == 0 && fs.f_type == DEVPTS_SUPER_MAGIC)
+		return st->st_dev;
+	fd = open_in(root, PTS_DIR, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	if (fstatfs(fd, &fs) < 0 || fs.f_type != DEVPTS_SUPER_MAGIC || fstat(fd, &pts) < 0)
+		pts.st_dev = 0;
+	close(fd);
+	return pts.st_dev;
+}
+
+/* Is st the slave of pty index n? Slave n is 136:0 plus n, whichever way the numbers split. */
+static bool slave_of_index(const struct stat *st, unsigned n)
+{
+	unsigned ma = major(st->st_rdev), mi = minor(st->st_rdev);
+
+	return (ma == PTY_SLAVE_MAJOR && mi == n) ||
+	       (ma >= PTY_SLAVE_MAJOR && (ma - PTY_SLAVE_MAJOR) * 256 + mi == n && mi < 256);
+}
+
 /* The file behind the O_PATH descriptor fd, opened with flags: through /proc/self/fd, so that
  * the node checked is the node opened (a path resolved again could have been swapped), with
  * every permission check (the device cgroup's too) of a plain open(). -1 with errno. */
@@ -115,8 +157,9 @@ static void allocate(int root, const void *request, void *answer)
 {
 	const int flags = O_RDWR | O_NOCTTY | O_CLOEXEC | O_NONBLOCK;
 	struct answer *a = answer;
-	struct stat ptmx_st, by_name, peer_st;
-	int path, master, slave, peer, peer_errno = 0, p, unlock = 0, ptn_errno = 0;
+	struct stat ptmx_st = { 0 }, by_name, peer_st;
+	int path, ptmx_path, master, slave, peer, peer_errno = 0, p, unlock = 0, ptn_errno = 0;
+	dev_t master_dev = 0;
 	bool ours;
 
 	(void)request;
@@ -132,6 +175,7 @@ static void allocate(int root, const void *request, void *answer)
 	master = path >= 0 ? reopen(path, flags) : -1;
 	if (!step(a, ALLOC_STEP_OPEN_PTMX, master >= 0))
 		return;
+	ptmx_path = path;
 	/* Not a step of its own (grantpt() and ptsname() ask the same): which /dev/pts/N this
 	 * probe makes and removes, whatever fails next. */
 	if (ioctl(master, TIOCGPTN, &p) < 0) {
@@ -161,14 +205,25 @@ static void allocate(int root, const void *request, void *answer)
 	peer = ioctl(master, TIOCGPTPEER, flags);
 	if (peer < 0 || fstat(peer, &peer_st) < 0)
 		peer_errno = errno ?: EIO;
+	/* No TIOCGPTPEER (kernels before 4.13): the slave is what the name opens, once it is the
+	 * slave of this index on the instance the master is on, as programs there take it. */
+	if (peer < 0 && peer_unsupported(peer_errno)) {
+		a->peer_error = peer_errno;
+		master_dev = master_instance(root, ptmx_path, &ptmx_st);
+	}
 	errno = 0;
 	path = open_in(root, a->ptsname, O_PATH | O_CLOEXEC);
 	if (!step(a, ALLOC_STEP_OPEN_SLAVE, path >= 0 && fstat(path, &by_name) == 0))
 		return;
 	/* Opened for I/O only when it is a pty slave, and the one allocated where the kernel can
 	 * say so: a name that leads elsewhere is a mismatch, found without opening it. */
-	ours = is_pty_slave(&by_name) && (peer_errno || (by_name.st_dev == peer_st.st_dev &&
-							 by_name.st_rdev == peer_st.st_rdev));
+	if (a->peer_error)
+		ours = is_pty_slave(&by_name) && slave_of_index(&by_name, (unsigned)p) &&
+		       master_dev && by_name.st_dev == master_dev;
+	else
+		ours = is_pty_slave(&by_name) &&
+		       (peer_errno ||
+			(by_name.st_dev == peer_st.st_dev && by_name.st_rdev == peer_st.st_rdev));
 	errno = 0;
 	if (ours) {
 		slave = reopen(path, flags);
@@ -185,7 +240,7 @@ static void allocate(int root, const void *request, void *answer)
 	a->slave_uid = by_name.st_uid;
 	a->slave_gid = by_name.st_gid;
 	errno = peer_errno;
-	if (!step(a, ALLOC_STEP_PEER, peer_errno == 0))
+	if (!step(a, ALLOC_STEP_PEER, peer_errno == 0 || a->peer_error))
 		return;
 	/* The same pty: one devpts instance (st_dev) and one index (st_rdev); two instances
 	 * number their slaves alike. */
@@ -223,6 +278,7 @@ static int alloc_result(const struct alloc_options *o, int r, struct answer *a,
 	ret->n_steps = a->n_steps > _ALLOC_STEP_MAX ? _ALLOC_STEP_MAX : a->n_steps;
 	ret->error = a->error;
 	ret->mismatch = a->mismatch;
+	ret->peer_error = a->n_steps > ALLOC_STEP_PEER ? a->peer_error : 0;
 	ret->index = a->n_steps > 0 ? a->index : -1;
 	a->ptsname[sizeof(a->ptsname) - 1] = 0;
 	memcpy(ret->ptsname, a->ptsname, sizeof(ret->ptsname));

@@ -155,10 +155,10 @@ static int next_hop(const struct snapshot *s, char **cur)
 /* The most hops of a /dev/ptmx symlink chain followed. */
 #define PTMX_HOPS_MAX 8
 
-/* /dev/ptmx and every hop of its symlink chain. */
-static int probe_ptmx(const struct namespace_target *ns, struct snapshot *s)
+/* A node and every hop of its symlink chain: /dev/ptmx, /dev/tty. */
+static int probe_chain(const struct namespace_target *ns, struct snapshot *s, const char *path)
 {
-	_cleanup_free_ char *cur = strdup(PTMX_PATH);
+	_cleanup_free_ char *cur = strdup(path);
 	int r = 1;
 
 	if (!cur)
@@ -1058,8 +1058,9 @@ int probe_base(const struct probe_options *opts, struct snapshot **ret, struct p
 	if (r < 0 && r != -ENOENT)
 		s->fstab = NULL; /* unreadable fstab: nothing to say about it */
 
-	if ((r = probe_ptmx(opts->ns, s)) < 0 || (r = probe_path_dirs(opts->ns, s)) < 0 ||
-	    (r = probe_mountpoints(opts->ns, s)) < 0)
+	if ((r = probe_chain(opts->ns, s, PTMX_PATH)) < 0 ||
+	    (r = probe_chain(opts->ns, s, DEV_TTY_PATH)) < 0 ||
+	    (r = probe_path_dirs(opts->ns, s)) < 0 || (r = probe_mountpoints(opts->ns, s)) < 0)
 		return r;
 	*ret = TAKE_PTR(s);
 	return 0;

@@ -222,6 +222,38 @@ static int plan_ptmx(struct repair_plan *p, const struct analysis *an, const str
 	if (!a || !(a->path = strdup(PTMX_PATH)) ||
 	    set_printf(&a->command, "mknod -m 0666 %s c 5 2", PTMX_PATH) < 0)
 		return -ENOMEM;
+	a->rdev = makedev(PTMX_RDEV_MAJOR, PTMX_RDEV_MINOR);
+	return 0;
+}
+
+/* /dev/tty: made when missing, given mode 0666 when only its mode is wrong (dev-tty-broken's
+ * evidence says which, and where its symlink chain ends); anything else is for a person. */
+static int plan_dev_tty(struct repair_plan *p, const struct analysis *an, const struct finding *f)
+{
+	json_object *problem = json_object_object_get(f->evidence, "problem"),
+		    *resolved = json_object_object_get(f->evidence, "resolved");
+	const struct node *n;
+	struct repair_action *a;
+
+	if (problem && streq(json_object_get_string(problem), "missing")) {
+		a = add_action(p, f, ACTION_MKNOD);
+		if (!a || !(a->path = strdup(DEV_TTY_PATH)) ||
+		    set_printf(&a->command, "mknod -m 0666 %s c %d %d", DEV_TTY_PATH,
+			       DEV_TTY_RDEV_MAJOR, DEV_TTY_RDEV_MINOR) < 0)
+			return -ENOMEM;
+		a->rdev = makedev(DEV_TTY_RDEV_MAJOR, DEV_TTY_RDEV_MINOR);
+		return 0;
+	}
+	if (!problem || !streq(json_object_get_string(problem), "mode") || !resolved ||
+	    !(n = snapshot_find_node(an->snap, json_object_get_string(resolved))))
+		return 0;
+	a = add_action(p, f, ACTION_CHMOD);
+	if (!a || !(a->path = strdup(n->path)) ||
+	    set_printf(&a->command, "chmod 0666 %s", n->path) < 0)
+		return -ENOMEM;
+	a->dev = n->dev;
+	a->ino = n->ino;
+	a->rdev = makedev(DEV_TTY_RDEV_MAJOR, DEV_TTY_RDEV_MINOR);
 	return 0;
 }
 
@@ -254,6 +286,9 @@ int repair_plan(const struct analysis *an, const struct findings *fs,
 		case REPAIR_CREATE_PTMX:
 			r = plan_ptmx(p, an, f, o);
 			break;
+		case REPAIR_DEV_TTY:
+			r = plan_dev_tty(p, an, f);
+			break;
 		case REPAIR_CHMOD_PTMX:
 			if (!an->ptmx_final)
 				break;
@@ -263,6 +298,7 @@ int repair_plan(const struct analysis *an, const struct findings *fs,
 				return -ENOMEM;
 			a->dev = an->ptmx_final->dev;
 			a->ino = an->ptmx_final->ino;
+			a->rdev = makedev(PTMX_RDEV_MAJOR, PTMX_RDEV_MINOR);
 			break;
 		case REPAIR_NONE:
 		default:
@@ -480,6 +516,34 @@ static int verify_pty(struct repair_action *a, const struct repair_options *o, b
 		       (unsigned)c.as_uid, (unsigned)c.gid, (unsigned)c.mode);
 }
 
+/* After a node was made or given its mode: /dev/ptmx is verified by allocating through it,
+ * /dev/tty by opening it from a session whose controlling terminal is a new pty. */
+static int verify_node(struct repair_action *a, const struct repair_options *o)
+{
+	struct tty_check c;
+	int r = -ECANCELED;
+
+	if (a->rdev != makedev(DEV_TTY_RDEV_MAJOR, DEV_TTY_RDEV_MINOR))
+		return verify_pty(a, o, false, 0);
+	for (unsigned i = 0; r == -ECANCELED && i < VERIFY_ATTEMPTS; i++)
+		r = tty_check_as(PTMX_PATH, a->path, o->verify_uid, o->verify_gid, &c);
+	if (r == -ECANCELED)
+		return outcome(a, ACTION_INCONCLUSIVE,
+			       "not verified: the verification child was stopped or killed by "
+			       "another process %u times",
+			       VERIFY_ATTEMPTS);
+	if (r < 0)
+		return outcome(a, ACTION_INCONCLUSIVE,
+			       "not verified: cannot run the verification child: %s", strerror(-r));
+	if (c.error)
+		return outcome(
+		    a, ACTION_FAILED, "verification: uid %u cannot open %s: %s failed with %s",
+		    (unsigned)c.as_uid, a->path, c.step ?: "?", strerrorname_np(c.error));
+	return outcome(a, ACTION_DONE,
+		       "verified: uid %u opened its controlling terminal through %s",
+		       (unsigned)c.as_uid, a->path);
+}
+
 static int act_remount(struct repair_action *a, const struct repair_options *o)
 {
 	struct devpts_options now, t;
@@ -555,7 +619,7 @@ static int open_parent_of_missing(struct repair_action *a, const char **ret_name
 /* Make /dev/ptmx (the node, mode 0666 whatever the umask, or the symlink to pts/ptmx) in dir as
  * root:root. The daemon is not root (ptsguard.service's User=) and /dev is root's: it takes
  * root's file system ids for the call (util/caps.h), and checks the owner it got. */
-static int create_as_root(int dir, const char *name, bool symlink)
+static int create_as_root(int dir, const char *name, bool symlink, dev_t rdev)
 {
 	struct fsids_saved saved;
 	struct stat st;
@@ -569,10 +633,7 @@ static int create_as_root(int dir, const char *name, bool symlink)
 	if (symlink)
 		r = symlinkat("pts/ptmx", dir, name) < 0 ? -errno : 0;
 	else
-		r = mknodat(dir, name, S_IFCHR | 0666, makedev(PTMX_RDEV_MAJOR, PTMX_RDEV_MINOR)) <
-			    0
-			? -errno
-			: 0;
+		r = mknodat(dir, name, S_IFCHR | 0666, rdev) < 0 ? -errno : 0;
 	umask(mask);
 	fsids_restore(&saved);
 	if (r < 0)
@@ -603,7 +664,7 @@ static int act_symlink(struct repair_action *a, const struct repair_options *o)
 			       "refused: pts/ptmx beside %s is no longer the mode 0666 ptmx of "
 			       "instance %u:%u",
 			       a->path, major(a->dev), minor(a->dev));
-	r = create_as_root(dir, name, true);
+	r = create_as_root(dir, name, true, 0);
 	if (r < 0)
 		return outcome(a, ACTION_FAILED, "symlink %s: %s", a->path, strerror(-r));
 	return verify_pty(a, o, false, 0);
@@ -618,10 +679,10 @@ static int act_mknod(struct repair_action *a, const struct repair_options *o)
 	dir = open_parent_of_missing(a, &name);
 	if (dir < 0)
 		return 0;
-	r = create_as_root(dir, name, false);
+	r = create_as_root(dir, name, false, a->rdev);
 	if (r < 0)
 		return outcome(a, ACTION_FAILED, "mknod %s: %s", a->path, strerror(-r));
-	return verify_pty(a, o, false, 0);
+	return verify_node(a, o);
 }
 
 /* Open a node as an O_PATH handle and insist it is the one probed. */
@@ -645,8 +706,7 @@ static int open_same_node(struct repair_action *a, bool slave, struct stat *st, 
 	    (a->ino && st->st_ino != a->ino) ||
 	    (slave ? major(st->st_rdev) < PTY_SLAVE_MAJOR_FIRST ||
 			 major(st->st_rdev) > PTY_SLAVE_MAJOR_LAST
-		   : major(st->st_rdev) != PTMX_RDEV_MAJOR ||
-			 minor(st->st_rdev) != PTMX_RDEV_MINOR)) {
+		   : st->st_rdev != a->rdev)) {
 		close(fd);
 		*why = "it is no longer the node that was probed (replaced, or a symlink)";
 		return -ESTALE;
@@ -675,7 +735,7 @@ static int act_chmod(struct repair_action *a, const struct repair_options *o)
 	r = chmod_fd(fd, 0666);
 	if (r < 0)
 		return outcome(a, ACTION_FAILED, "chmod %s: %s", a->path, strerror(-r));
-	return verify_pty(a, o, false, 0);
+	return verify_node(a, o);
 }
 
 static int act_slave(struct repair_action *a, const struct repair_options *o)

@@ -30,9 +30,9 @@ enum action_result {
 enum action_kind {
 	ACTION_MANUAL,	/* not repairable: the finding's remedy is for a person */
 	ACTION_REMOUNT, /* devpts options: gid/mode and/or ptmxmode */
-	ACTION_MKNOD,	/* create /dev/ptmx */
+	ACTION_MKNOD,	/* create /dev/ptmx, or /dev/tty (rdev says which) */
 	ACTION_SYMLINK, /* create /dev/ptmx -> pts/ptmx */
-	ACTION_CHMOD,	/* /dev/ptmx to 0666 */
+	ACTION_CHMOD,	/* /dev/ptmx, or /dev/tty (rdev), to 0666 */
 	ACTION_SLAVE,	/* one slave: group tty, mode 620 */
 };
 
@@ -48,6 +48,8 @@ struct repair_action {
 	unsigned mount_id;
 	dev_t dev;
 	ino_t ino;
+	/* mknod, chmod: the device the node is (c 5:2 /dev/ptmx, c 5:0 /dev/tty) */
+	dev_t rdev;
 	struct devpts_fix
 	    fix;     /* remount: what it fixes (tty gid and policy come from the options) */
 	mode_t mode; /* slave: the mode it is given */

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
+#include <unistd.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <termios.h>
@@ -33,7 +35,20 @@ struct wire {
 
 static const char *const steps[] = { "", "privileges", "open", "unlock", "index", "peer", "fstat" };
 
-/* In the guarded child: open, unlock, TIOCGPTPEER, fstat. */
+/* The slave of master: TIOCGPTPEER, or (kernels before 4.13 have none) its name. -1 with errno. */
+static int open_slave(int master, unsigned index)
+{
+	const int flags = O_RDWR | O_NOCTTY | O_CLOEXEC;
+	char name[32];
+	int fd = ioctl(master, TIOCGPTPEER, flags);
+
+	if (fd >= 0 || (errno != ENOTTY && errno != EINVAL))
+		return fd;
+	snprintf(name, sizeof(name), "/dev/pts/%u", index);
+	return open(name, flags);
+}
+
+/* In the guarded child: open, unlock, the slave (TIOCGPTPEER, or by its name), fstat. */
 static void allocate(void *userdata, void *answer)
 {
 	const char *ptmx = userdata;
@@ -47,7 +62,7 @@ static void allocate(void *userdata, void *answer)
 		w->step = STEP_UNLOCK;
 	else if (ioctl(fd, TIOCGPTN, &w->index) < 0)
 		w->step = STEP_INDEX;
-	else if ((peer = ioctl(fd, TIOCGPTPEER, O_RDWR | O_NOCTTY | O_CLOEXEC)) < 0)
+	else if ((peer = open_slave(fd, w->index)) < 0)
 		w->step = STEP_PEER;
 	else if (fstat(peer, &st) < 0)
 		w->step = STEP_FSTAT;
@@ -92,6 +107,92 @@ int pty_check_as(const char *ptmx, uid_t uid, gid_t gid, struct pty_check *ret)
 		.uid = w.uid,
 		.gid = w.gid,
 		.mode = w.mode,
+	};
+	return 0;
+}
+
+enum {
+	TTY_STEP_NONE,
+	TTY_STEP_PRIVILEGES,
+	TTY_STEP_OPEN,
+	TTY_STEP_UNLOCK,
+	TTY_STEP_INDEX,
+	TTY_STEP_SLAVE,
+	TTY_STEP_SETSID,
+	TTY_STEP_CTTY,
+	TTY_STEP_OPEN_TTY,
+};
+
+static const char *const tty_steps[] = { "",	  "privileges", "open", "unlock",  "index",
+					 "slave", "setsid",	"ctty", "open_tty" };
+
+struct tty_paths {
+	const char *ptmx, *tty;
+};
+
+struct tty_wire {
+	int error;
+	int step;
+};
+
+/* In the guarded child: a pty, a session with it as controlling terminal, then the node. */
+static void open_tty(void *userdata, void *answer)
+{
+	const struct tty_paths *p = userdata;
+	struct tty_wire *w = answer;
+	int fd, slave, tty, unlock = 0;
+	unsigned index;
+
+	if ((fd = open(p->ptmx, O_RDWR | O_NOCTTY | O_CLOEXEC)) < 0)
+		w->step = TTY_STEP_OPEN;
+	else if (ioctl(fd, TIOCSPTLCK, &unlock) < 0)
+		w->step = TTY_STEP_UNLOCK;
+	else if (ioctl(fd, TIOCGPTN, &index) < 0)
+		w->step = TTY_STEP_INDEX;
+	else if ((slave = open_slave(fd, index)) < 0)
+		w->step = TTY_STEP_SLAVE;
+	else if (setsid() < 0)
+		w->step = TTY_STEP_SETSID;
+	else if (ioctl(slave, TIOCSCTTY, 0) < 0)
+		w->step = TTY_STEP_CTTY;
+	else if ((tty = open(p->tty, O_RDWR | O_NOCTTY | O_CLOEXEC | O_NONBLOCK)) < 0)
+		w->step = TTY_STEP_OPEN_TTY;
+	else
+		close(tty);
+	if (w->step != TTY_STEP_NONE)
+		w->error = errno;
+}
+
+int tty_check_as(const char *ptmx, const char *tty, uid_t uid, gid_t gid, struct tty_check *ret)
+{
+	struct tty_paths paths = { .ptmx = ptmx, .tty = tty };
+	struct guarded_child c = {
+		.uid = uid,
+		.gid = gid,
+		.mntns_fd = -1,
+		.root_fd = -1,
+		.deadline_usec = VERIFY_DEADLINE_USEC,
+		.work = open_tty,
+		.userdata = &paths,
+		.answer_size = sizeof(struct tty_wire),
+	};
+	struct guarded_result g;
+	struct tty_wire w = { 0 };
+	int r;
+
+	r = guarded_child_run(&c, &w, &g);
+	if (r < 0)
+		return r;
+	if (g.setup_error) {
+		w.error = g.setup_error;
+		w.step = TTY_STEP_PRIVILEGES;
+	}
+	*ret = (struct tty_check){
+		.error = w.error,
+		.step =
+		    w.step > 0 && w.step < (int)ELEMENTSOF(tty_steps) ? tty_steps[w.step] : NULL,
+		.as_uid = g.as_uid,
+		.as_gid = g.as_gid,
 	};
 	return 0;
 }

@@ -38,3 +38,15 @@ struct pty_check {
  * *ret); -ECANCELED when it was stopped past the deadline, killed, or died without answering
  * (the caller may try again); another negative errno when it could not be started. */
 int pty_check_as(const char *ptmx, uid_t uid, gid_t gid, struct pty_check *ret);
+
+struct tty_check {
+	int error;	  /* 0, or the errno of the failed step */
+	const char *step; /* "open", "unlock", "index", "slave", "setsid", "ctty", "open_tty" */
+	uid_t as_uid;
+	gid_t as_gid;
+};
+
+/* As uid/gid, in a session of its own whose controlling terminal is a pty allocated through
+ * ptmx, open tty (the /dev/tty node) for reading and writing: what ssh or sudo do to ask for a
+ * password. Returns as pty_check_as(). */
+int tty_check_as(const char *ptmx, const char *tty, uid_t uid, gid_t gid, struct tty_check *ret);

@@ -115,8 +115,9 @@ const char *alloc_probe_describe(const struct alloc_probe *p, char *buf, size_t 
 			 p->ptsname[0] ? " (" : "", p->ptsname, p->ptsname[0] ? ")" : "",
 			 errno_name(p->error) ?: "an unknown error");
 	else
-		snprintf(buf, size, "uid %u gid %u got a working pty (%s)", (unsigned)p->uid,
-			 (unsigned)p->gid, p->ptsname);
+		snprintf(buf, size, "uid %u gid %u got a working pty (%s%s)", (unsigned)p->uid,
+			 (unsigned)p->gid, p->ptsname,
+			 p->peer_error ? ", checked by its path: no TIOCGPTPEER here" : "");
 	return buf;
 }
 
@@ -159,12 +160,18 @@ json_object *alloc_probe_to_json(const struct alloc_probe *p)
 	json_object_object_add(o, "errno", errno_to_json(p->error));
 	json_object_object_add(o, "ptsname",
 			       p->ptsname[0] ? json_object_new_string(p->ptsname) : NULL);
+	json_object_object_add(o, "slave_via",
+			       p->status == ALLOC_PERFORMED && p->n_steps > ALLOC_STEP_PEER
+				   ? json_object_new_string(p->peer_error ? "path" : "peer")
+				   : NULL);
+	json_object_object_add(o, "peer_errno", errno_to_json(p->peer_error));
 	if (p->status == ALLOC_SETUP_FAILED)
 		json_object_object_add(o, "setup_step", json_object_new_string(p->setup_step));
 	return o;
 }
 
-static int load_errno(json_object *o, const char *where, int *ret, struct load_error *err)
+static int load_errno_key(json_object *o, const char *where, const char *key, int need, int *ret,
+			  struct load_error *err)
 {
 	json_object *e;
 	const char *name;
@@ -172,17 +179,60 @@ static int load_errno(json_object *o, const char *where, int *ret, struct load_e
 	long number;
 	int r;
 
-	r = json_get(o, where, "errno", json_type_object, JSON_NULLABLE, &e, err);
+	r = json_get(o, where, key, json_type_object, need, &e, err);
 	if (r < 0 || !e)
 		return r;
-	snprintf(w, sizeof(w), "%s.errno", where);
+	snprintf(w, sizeof(w), "%s.%s", where, key);
 	if ((r = json_get_string(e, w, "name", JSON_REQUIRED, &name, err)) < 0 ||
 	    (r = json_get_long(e, w, "number", 1, 4095, JSON_REQUIRED, &number, err)) < 0)
 		return r;
 	if (errno_from_name(name) != (int)number)
-		return load_fail(err, "key '%s.errno': name \"%s\" is not errno %ld", where, name,
-				 number);
+		return load_fail(err, "key '%s': name \"%s\" is not errno %ld", w, name, number);
 	*ret = (int)number;
+	return 0;
+}
+
+static int load_errno(json_object *o, const char *where, int *ret, struct load_error *err)
+{
+	return load_errno_key(o, where, "errno", JSON_NULLABLE, ret, err);
+}
+
+/* "slave_via" and "peer_errno" (optional: older snapshots have neither), and a probe of an older
+ * ptsguard on a kernel without TIOCGPTPEER, whose peer step failed ENOTTY or EINVAL after the
+ * slave opened by its name (as a pty slave): that is the slave reached by its path, no failure. */
+static int load_slave_via(json_object *o, const char *where, struct alloc_probe *p,
+			  struct load_error *err)
+{
+	const char *via = NULL;
+	int r, peer_error = 0;
+	bool old_unsupported;
+
+	if ((r = json_get_string(o, where, "slave_via", JSON_OPTIONAL, &via, err)) < 0 ||
+	    (r = load_errno_key(o, where, "peer_errno", JSON_OPTIONAL, &peer_error, err)) < 0)
+		return r;
+	old_unsupported = !via && !peer_error && p->n_steps == ALLOC_STEP_PEER + 1 &&
+			  !p->mismatch && (p->error == ENOTTY || p->error == EINVAL);
+	if (old_unsupported) {
+		p->peer_error = p->error;
+		p->error = 0;
+		p->n_steps = _ALLOC_STEP_MAX;
+		return 0;
+	}
+	if (via && (p->n_steps <= ALLOC_STEP_PEER || (!streq(via, "path") && !streq(via, "peer"))))
+		return load_fail(err,
+				 "key '%s.slave_via': \"peer\" or \"path\", once the peer step was "
+				 "taken",
+				 where);
+	if ((via && streq(via, "path")) != (peer_error != 0) ||
+	    (peer_error && peer_error != ENOTTY && peer_error != EINVAL))
+		return load_fail(err,
+				 "key '%s.peer_errno': ENOTTY or EINVAL exactly when slave_via is "
+				 "\"path\"",
+				 where);
+	if (peer_error && p->n_steps == ALLOC_STEP_PEER + 1 && p->error)
+		return load_fail(
+		    err, "key '%s.failed_step': peer cannot fail with slave_via \"path\"", where);
+	p->peer_error = peer_error;
 	return 0;
 }
 
@@ -315,6 +365,9 @@ int alloc_probe_from_json(json_object *o, const char *where, struct alloc_probe 
 			 (p.n_steps == ALLOC_STEP_PTSNAME + 1 && failed == ALLOC_STEP_PTSNAME)))
 		return load_fail(err, "key '%s.ptsname': set exactly when the ptsname step passed",
 				 where);
+	r = load_slave_via(o, where, &p, err);
+	if (r < 0)
+		return r;
 	*ret = p;
 	return 0;
 }

@@ -49,8 +49,13 @@ struct alloc_probe {
 	gid_t gid;
 	/* Performed: the steps taken; the last one failed when error or mismatch is set. */
 	unsigned n_steps;
-	int error;	  /* errno of the failed step; 0 when none failed with an errno */
-	bool mismatch;	  /* ALLOC_STEP_COMPARE failed: the name leads to another pty */
+	int error;     /* errno of the failed step; 0 when none failed with an errno */
+	bool mismatch; /* ALLOC_STEP_COMPARE failed: the name leads to another pty */
+	/* The kernel has no TIOCGPTPEER (before 4.13: ENOTTY, or EINVAL): the peer step is no
+	 * failure, and the slave was judged by its path instead (the slave of this index, on the
+	 * master's instance). 0: it was compared with TIOCGPTPEER's. In JSON "slave_via" and
+	 * "peer_errno". */
+	int peer_error;
 	char ptsname[64]; /* what ptsname() answered, "" before that step */
 	/* The index of the pty the child allocated (once /dev/ptmx opened), -1 when unknown; only
 	 * meaningful when performed, live (not in JSON): the daemon knows its own /dev/pts/N by

@@ -199,6 +199,8 @@ def make_private_dev():
     os.chmod("/dev/ptmx", 0o666)
     os.mknod("/dev/null", 0o666 | stat.S_IFCHR, os.makedev(1, 3))
     os.chmod("/dev/null", 0o666)
+    os.mknod("/dev/tty", 0o666 | stat.S_IFCHR, os.makedev(5, 0))
+    os.chmod("/dev/tty", 0o666)
     os.mkdir("/dev/pts", 0o755)
     sys_mount("devpts", "/dev/pts", "devpts", 0, "gid=%d,mode=620" % TTY_GID)
 

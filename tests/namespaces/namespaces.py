@@ -36,7 +36,7 @@ ID_CLAIMED = "5e1f0c1a1ed00000000000000000000000000000000000000000000000c1a1ed"
 OWN_DEV = (
     "mount -t tmpfs -o mode=755 tmpfs /dev && mkdir /dev/pts && "
     "mount -t devpts -o newinstance,gid=5,mode=620,ptmxmode={ptmxmode} devpts /dev/pts && "
-    "ln -s pts/ptmx /dev/ptmx && mknod -m 666 /dev/null c 1 3"
+    "ln -s pts/ptmx /dev/ptmx && mknod -m 666 /dev/null c 1 3 && mknod -m 666 /dev/tty c 5 0"
 )
 
 

@@ -583,6 +583,70 @@ def ptmx_missing(sc):
     expect_audit_agrees(sc, [])
 
 
+def user_opens_dev_tty(sc):
+    """What uid 1000 gets from /dev/tty in a session whose controlling terminal is a new pty."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scenario"))
+    import scenarios
+
+    return scenarios.user_opens_dev_tty(sc)
+
+
+@case("dev-tty-missing")
+def dev_tty_missing(sc):
+    # A hand-made /dev without /dev/tty: made c 5:0 0666 as root, verified by opening it from a
+    # session of an unprivileged user whose controlling terminal is a new pty.
+    setup(sc)
+    sc.mount_devpts("/dev/pts", HEALTHY)
+    os.unlink("/dev/tty")
+    sc.check.eq(user_opens_dev_tty(sc), "ENOENT", "before: a user opening /dev/tty")
+    report, status, err = run_repair(sc)
+    expect_actions(sc, report, [("dev-tty-broken", "mknod -m 0666 /dev/tty c 5 0", "done")])
+    expect_detail(sc, action(sc, report, "dev-tty-broken"), r"verified: uid \d+ opened its controlling terminal through /dev/tty")
+    st = os.lstat("/dev/tty")
+    sc.check.eq(
+        {"char": stat.S_ISCHR(st.st_mode), "rdev": "%d:%d" % (os.major(st.st_rdev), os.minor(st.st_rdev)),
+         "mode": "%04o" % stat.S_IMODE(st.st_mode), "uid": st.st_uid},
+        {"char": True, "rdev": "5:0", "mode": "0666", "uid": 0},
+        "the /dev/tty that repair created",
+    )
+    expect_findings(sc, report, status, [])
+    expect_outcome_lines(sc, err, done=["dev-tty-broken"])
+    sc.check.eq(user_opens_dev_tty(sc), "tty", "after: a user opening /dev/tty")
+    expect_audit_agrees(sc, [])
+
+
+@case("dev-tty-mode")
+def dev_tty_mode(sc):
+    # /dev/tty root:tty 0620: chmod 0666 through an O_PATH handle of the probed node.
+    setup(sc)
+    sc.mount_devpts("/dev/pts", HEALTHY)
+    os.chown("/dev/tty", 0, 5)
+    os.chmod("/dev/tty", 0o620)
+    sc.check.eq(user_opens_dev_tty(sc), "EACCES", "before: a user opening /dev/tty")
+    report, status, err = run_repair(sc)
+    expect_actions(sc, report, [("dev-tty-broken", "chmod 0666 /dev/tty", "done")])
+    sc.check.eq("%04o" % stat.S_IMODE(os.lstat("/dev/tty").st_mode), "0666", "mode after repair")
+    expect_findings(sc, report, status, [])
+    sc.check.eq(user_opens_dev_tty(sc), "tty", "after: a user opening /dev/tty")
+    expect_audit_agrees(sc, [])
+
+
+@case("dev-tty-not-device")
+def dev_tty_not_device(sc):
+    # A regular file at /dev/tty: never deleted by repair; the remedy is for a person.
+    setup(sc)
+    sc.mount_devpts("/dev/pts", HEALTHY)
+    os.unlink("/dev/tty")
+    with open("/dev/tty", "w") as f:
+        f.write("keep me\n")
+    report, status, err = run_repair(sc)
+    act = action(sc, report, "dev-tty-broken")
+    sc.check.eq(act.get("result"), "refused", "the action on a regular file")
+    with open("/dev/tty") as f:
+        sc.check.eq(f.read(), "keep me\n", "the file is untouched")
+    expect_findings(sc, report, status, ["dev-tty-broken"])
+
+
 def config_file(sc, text):
     """A ptsguard.conf in the case's private work area."""
     path = os.path.join(sc.workdir, "ptsguard.conf")
@@ -635,6 +699,22 @@ def ptmx_missing_symlink_race(sc):
     expect_actions(sc, report, [("ptmx-missing", "ln -s pts/ptmx /dev/ptmx", "refused")])
     expect_detail(sc, action(sc, report, "ptmx-missing"), r"no longer the mode 0666 ptmx")
     sc.check.true(not os.path.lexists("/dev/ptmx"), "nothing was created at /dev/ptmx")
+
+
+@case("ptmx-mode-no-peer")
+def ptmx_mode_no_peer(sc):
+    # A kernel without TIOCGPTPEER (before 4.13; here a seccomp filter answers ENOTTY): the
+    # verification opens the slave by its name instead, and the repair is verified, not failed.
+    python = "/usr/bin/python3"
+    r = subprocess.run([python, "-c", "import seccomp"], stdin=sc.null, capture_output=True, text=True)
+    if r.returncode != 0:
+        raise SetupError("%s has no seccomp module (Debian: python3-seccomp)" % python)
+    setup(sc, ptmx="char", ptmx_mode=0o600)
+    sc.mount_devpts("/dev/pts", HEALTHY)
+    report, status, err = run_repair(sc, wrapper=[python, SECCOMP_EXEC, "ioctl=0x5441:ENOTTY"])
+    expect_actions(sc, report, [("ptmx-mode", "chmod 0666 /dev/ptmx", "done")])
+    expect_detail(sc, action(sc, report, "ptmx-mode"), r"verified")
+    expect_findings(sc, report, status, [])
 
 
 @case("ptmx-mode")

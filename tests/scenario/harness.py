@@ -277,6 +277,8 @@ class Scenario:
         self.mount("tmpfs", "/dev", "mode=755")
         os.mknod("/dev/null", 0o666 | stat.S_IFCHR, os.makedev(1, 3))
         os.chmod("/dev/null", 0o666)
+        os.mknod("/dev/tty", 0o666 | stat.S_IFCHR, os.makedev(5, 0))
+        os.chmod("/dev/tty", 0o666)
         if ptmx == "char":
             self.mknod_ptmx(ptmx_mode)
         elif ptmx == "symlink":

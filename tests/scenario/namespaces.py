@@ -47,6 +47,7 @@ HEALTHY = "gid=5,mode=620"
 OWN_DEV = (
     "mount -t tmpfs -o mode=755 tmpfs /dev; mknod -m 666 /dev/ptmx c 5 2; chmod 666 /dev/ptmx"
     "; mknod -m 666 /dev/null c 1 3; chmod 666 /dev/null; mkdir /dev/pts"
+    "; mknod -m 666 /dev/tty c 5 0; chmod 666 /dev/tty"
     "; mount -t devpts -o %s devpts /dev/pts"
 )
 
@@ -392,6 +393,7 @@ def ns_probe_in_root(sc):
     link_dev = (
         "mount -t tmpfs -o mode=755 tmpfs /dev; ln -s pts/ptmx /dev/ptmx"
         "; mknod -m 666 /dev/null c 1 3; chmod 666 /dev/null; mkdir /dev/pts"
+        "; mknod -m 666 /dev/tty c 5 0; chmod 666 /dev/tty"
         "; mount -t devpts -o newinstance,gid=5,mode=620,ptmxmode=%s devpts /dev/pts"
     )
     for what, setup, failed in (
@@ -587,7 +589,7 @@ def ns_file_reads(sc):
     os.chmod(secret, 0o600)
     null = user_null(sc)
     # A rootless namespace (root is uid 100000 outside) binds the host's root-only file.
-    rootless = userns_target(sc, 65536, USERNS_DEV % null + "; mount --bind %s /etc/fstab" % secret)
+    rootless = userns_target(sc, 65536, USERNS_DEV % (null, null) + "; mount --bind %s /etc/fstab" % secret)
     snap_path = os.path.join(sc.workdir, "rootless.json")
     r = sc.run_ptsguard("snapshot", "--namespace", str(rootless.pid), "--output", snap_path)
     sc.check.eq(r.returncode, 0, "snapshot --namespace: %s" % r.stderr)
@@ -755,6 +757,9 @@ def user_null(sc):
     null = os.path.join(sc.workdir, "null")
     open(null, "w").close()
     os.chmod(null, 0o666)
+    # and a /dev/tty node beside it (NULL.tty), which it binds over its /dev/tty
+    os.mknod(null + ".tty", 0o666 | stat.S_IFCHR, os.makedev(5, 0))
+    os.chmod(null + ".tty", 0o666)
     return null
 
 
@@ -767,7 +772,7 @@ def userns_target(sc, ids_count, setup, outside=100000):
 
 USERNS_DEV = (
     "mount -t tmpfs -o mode=755 tmpfs /dev; ln -s pts/ptmx /dev/ptmx; mkdir /dev/pts"
-    "; touch /dev/null; mount --bind %s /dev/null"
+    "; touch /dev/null /dev/tty; mount --bind %s /dev/null; mount --bind %s.tty /dev/tty"
     "; mount -t devpts -o gid=5,mode=620,ptmxmode=666 devpts /dev/pts"
 )
 
@@ -780,7 +785,7 @@ def ns_userns_rootless(sc):
     sc.mount_devpts("/dev/pts", HEALTHY)
     null = user_null(sc)
     os.chmod(sc.workdir, 0o755)
-    t = userns_target(sc, 65536, USERNS_DEV % null)
+    t = userns_target(sc, 65536, USERNS_DEV % (null, null))
     host, ns, rc = audit_ns(sc, t)
     inner = ns.get("report") or {}
     sc.check.eq(ids(host), [], "host findings")
@@ -844,8 +849,8 @@ def ns_repair_single_id(sc):
     os.chmod(sc.workdir, 0o755)
     t = userns_target(sc, 1, (
         "mount -t tmpfs -o mode=755 tmpfs /dev; ln -s pts/ptmx /dev/ptmx; mkdir /dev/pts"
-        "; touch /dev/null; mount --bind %s /dev/null"
-        "; mount -t devpts -o mode=620,ptmxmode=000 devpts /dev/pts" % null))
+        "; touch /dev/null /dev/tty; mount --bind %s /dev/null; mount --bind %s.tty /dev/tty"
+        "; mount -t devpts -o mode=620,ptmxmode=000 devpts /dev/pts" % (null, null)))
     before = host_state()
     pts_before = [line for line in open("/proc/%d/mountinfo" % t.pid).read().splitlines() if " - devpts " in line]
     r = sc.run_ptsguard("repair", "--namespace", str(t.pid), "--format", "json")

@@ -608,6 +608,8 @@ def dev_covered(sc):
     sc.mount("tmpfs", "/dev", "mode=755")
     os.mknod("/dev/null", 0o666 | stat.S_IFCHR, os.makedev(1, 3))
     os.chmod("/dev/null", 0o666)
+    os.mknod("/dev/tty", 0o666 | stat.S_IFCHR, os.makedev(5, 0))
+    os.chmod("/dev/tty", 0o666)
     sc.mknod_ptmx()
     os.mkdir("/dev/pts", 0o755)
     report = sc.audit()
@@ -634,6 +636,109 @@ def ptmx_missing(sc):
     sc.check.eq((report.get("ptmx") or {}).get("kind"), "missing", "ptmx.kind")
     res = sc.probe()
     sc.expect_probe(res, ok=False, step="open", errno=2, error="ENOENT")
+
+
+# What a user gets from /dev/tty in a session of their own whose controlling terminal is a new
+# pty (as after an ssh login): "tty" (it opened, and is a terminal), "not-a-tty" (it opened
+# something else), or the errno name of the open.
+OPEN_DEV_TTY = r"""
+import errno, os, pty
+r, w = os.pipe()
+pid, master = pty.fork()
+if pid == 0:
+    os.close(r)
+    try:
+        fd = os.open("/dev/tty", os.O_RDWR | os.O_NOCTTY | os.O_NONBLOCK)
+        msg = "tty" if os.isatty(fd) else "not-a-tty"
+    except OSError as e:
+        msg = errno.errorcode.get(e.errno, str(e.errno))
+    os.write(w, msg.encode())
+    os._exit(0)
+os.close(w)
+print(os.read(r, 64).decode())
+os.waitpid(pid, 0)
+"""
+
+
+def user_opens_dev_tty(sc):
+    r = sc.sh("setpriv", "--reuid=%d" % UNPRIVILEGED_UID, "--regid=%d" % UNPRIVILEGED_GID,
+              "--clear-groups", sys.executable, "-c", OPEN_DEV_TTY)
+    return r.stdout.strip()
+
+
+@case("dev-tty-healthy")
+def dev_tty_healthy(sc):
+    """/dev/tty c 5:0 mode 0666 (what setup_base makes): nothing to say, and a user opens it."""
+    sc.setup_base()
+    sc.mount_devpts("/dev/pts", HEALTHY)
+    report = sc.audit()
+    sc.expect(report, [])
+    sc.check.eq(user_opens_dev_tty(sc), "tty", "a user opens their terminal through /dev/tty")
+
+
+@case("dev-tty-missing")
+def dev_tty_missing(sc):
+    """A hand-made /dev without /dev/tty (WSL1, a chroot): ptys allocate, /dev/tty is ENOENT."""
+    sc.setup_base()
+    sc.mount_devpts("/dev/pts", HEALTHY)
+    os.unlink("/dev/tty")
+    report = sc.audit()
+    sc.expect(report, ["dev-tty-broken"])
+    f = sc.finding(report, "dev-tty-broken")
+    sc.check.eq(f.get("evidence", {}).get("problem"), "missing", "evidence.problem")
+    sc.check.eq(f.get("remedy"), "mknod -m 0666 /dev/tty c 5 0", "remedy")
+    sc.check.eq(f.get("repairable"), True, "repairable")
+    sc.check.eq(sc.probe().get("ok"), True, "ptys still allocate")
+    sc.check.eq(user_opens_dev_tty(sc), "ENOENT", "a user opening /dev/tty")
+
+
+@case("dev-tty-mode")
+def dev_tty_mode(sc):
+    """/dev/tty root:tty 0620, as for a slave: users outside group tty get EACCES."""
+    sc.setup_base()
+    sc.mount_devpts("/dev/pts", HEALTHY)
+    os.chown("/dev/tty", 0, TTY_GID)
+    os.chmod("/dev/tty", 0o620)
+    report = sc.audit()
+    sc.expect(report, ["dev-tty-broken"])
+    f = sc.finding(report, "dev-tty-broken")
+    sc.check.eq(f.get("evidence", {}).get("problem"), "mode", "evidence.problem")
+    sc.check.eq(f.get("remedy"), "chmod 0666 /dev/tty", "remedy")
+    sc.check.eq(user_opens_dev_tty(sc), "EACCES", "a user opening /dev/tty")
+
+
+@case("dev-tty-not-device")
+def dev_tty_not_device(sc):
+    """/dev/tty a regular file (a /dev copied as files): it opens, but is no terminal."""
+    sc.setup_base()
+    sc.mount_devpts("/dev/pts", HEALTHY)
+    os.unlink("/dev/tty")
+    with open("/dev/tty", "w"):
+        pass
+    os.chmod("/dev/tty", 0o666)
+    report = sc.audit()
+    sc.expect(report, ["dev-tty-broken"])
+    f = sc.finding(report, "dev-tty-broken")
+    sc.check.eq(f.get("evidence", {}).get("problem"), "not-device", "evidence.problem")
+    sc.check.eq(f.get("repairable"), False, "repairable (never deletes a file)")
+    sc.check.eq(user_opens_dev_tty(sc), "not-a-tty", "a user opening /dev/tty")
+
+
+@case("dev-tty-wrong-rdev")
+def dev_tty_wrong_rdev(sc):
+    """/dev/tty made as c 5:1 (the console) by a slip, root's 0600: not the controlling
+    terminal, and users cannot open it."""
+    sc.setup_base()
+    sc.mount_devpts("/dev/pts", HEALTHY)
+    os.unlink("/dev/tty")
+    os.mknod("/dev/tty", 0o666 | stat.S_IFCHR, os.makedev(5, 1))
+    os.chmod("/dev/tty", 0o600)
+    report = sc.audit()
+    sc.expect(report, ["dev-tty-broken"])
+    f = sc.finding(report, "dev-tty-broken")
+    sc.check.eq(f.get("evidence", {}).get("problem"), "not-device", "evidence.problem")
+    sc.check.eq(f.get("evidence", {}).get("rdev"), "5:1", "evidence.rdev")
+    sc.check.eq(user_opens_dev_tty(sc), "EACCES", "a user opening /dev/tty")
 
 
 @case("ptmx-regular-file")
@@ -991,6 +1096,101 @@ def probe_seccomp_unlock(sc):
     sc.expect(report, [])
 
 
+TIOCGPTPEER = 0x5441
+
+
+def audit_without_peer(sc):
+    """The live audit, its snapshot and the snapshot's audit, with TIOCGPTPEER failing ENOTTY
+    as on a kernel before 4.13 (a seccomp filter the probe's child inherits). Returns the live
+    report and exit status; checks the snapshot's audit agrees."""
+    r = subprocess.run(["/usr/bin/python3", "-c", "import seccomp"], stdin=sc.null, capture_output=True, text=True)
+    if r.returncode != 0:
+        raise SetupError("/usr/bin/python3 has no seccomp module (Debian: python3-seccomp): %s" % r.stderr.strip())
+    sc.wrap = ["/usr/bin/python3", SECCOMP_EXEC, "ioctl=0x%x:ENOTTY" % TIOCGPTPEER]
+    live = sc.run_ptsguard("audit", "--json")
+    snap = os.path.join(sc.workdir, "snapshot-no-peer.json")
+    s = sc.run_ptsguard("snapshot", "--output", snap)
+    sc.wrap = []
+    if s.returncode != 0:
+        raise SetupError("ptsguard snapshot under the filter exited %d: %s" % (s.returncode, s.stderr))
+    report = json.loads(live.stdout)
+    sc.reports["live"] = (report, live.returncode)
+    sc.check_schema(report, "audit --json without TIOCGPTPEER")
+    off = sc.run_ptsguard("audit", "--snapshot", snap, "--json")
+    off_report = json.loads(off.stdout)
+    sc.check.eq(off_report.get("findings"), report.get("findings"), "audit --snapshot vs live, no TIOCGPTPEER")
+    sc.check.eq(off.returncode, live.returncode, "exit status of audit --snapshot vs live, no TIOCGPTPEER")
+    probe = report.get("probe") or {}
+    sc.check.eq((probe.get("slave_via"), (probe.get("peer_errno") or {}).get("name")), ("path", "ENOTTY"),
+                "the probe says it checked the slave by its path (%s)" % probe)
+    return report, live.returncode
+
+
+@case("probe-no-peer")
+def probe_no_peer(sc):
+    """A kernel without TIOCGPTPEER (before 4.13: RHEL 7, Debian 9, Ubuntu 16.04) answers ENOTTY:
+    no failure; the probe opens the slave by its path, checks it is the slave of its index on
+    the master's instance, and says so. Without the filter the peer is used."""
+    sc.setup_base()
+    sc.mount_devpts("/dev/pts", HEALTHY)
+    report, status = audit_without_peer(sc)
+    sc.expect(report, [])
+    sc.check.eq(status, 0, "exit status without TIOCGPTPEER")
+    probe = report.get("probe") or {}
+    sc.check.eq((probe.get("failed_step"), len(probe.get("steps") or [])), (None, 7), "every step passed")
+    report = sc.audit()
+    sc.expect(report, [])
+    sc.check.eq((report.get("probe") or {}).get("slave_via"), "peer", "with TIOCGPTPEER: slave_via")
+
+
+@case("probe-no-peer-foreign")
+def probe_no_peer_foreign(sc):
+    """The broken variant beside probe-no-peer: /dev/ptmx leads into another instance, whose
+    /dev/pts/0 names someone else's pty. Without TIOCGPTPEER the path check still finds that
+    the name leads to another pty (not the master's instance): compare fails, as
+    ptmx-foreign-instance predicts."""
+    sc.setup_base(ptmx=None)
+    sc.mount_devpts("/dev/pts", HEALTHY)
+    pts_dev = pts_device()
+    _, theirs = sc.hold(unprivileged=False, ptmx="/dev/pts/ptmx")
+    other = sc.scratch_dir("chroot-pts")
+    sc.mount_devpts(other, HEALTHY + ",ptmxmode=0666")
+    os.symlink(os.path.join(other, "ptmx"), "/dev/ptmx")
+    if theirs["index"] != 0 or theirs["dev"] != pts_dev:
+        raise SetupError("the held pty is not index 0 on /dev/pts: %s" % theirs)
+    # Theirs open to everyone: the name opens, and only the instance tells it is not ours
+    # (the same index, a pty slave: without the instance check it would pass).
+    os.chmod("/dev/pts/0", 0o666)
+    report, status = audit_without_peer(sc)
+    sc.expect(report, ["ptmx-foreign-instance"])
+    probe = report.get("probe") or {}
+    sc.check.eq(probe.get("failed_step"), "compare", "the name leads to another pty")
+    f = sc.finding(report, "ptmx-foreign-instance") or {}
+    sc.check.eq(f.get("evidence", {}).get("confirmed_by_probe"), True, "confirmed_by_probe")
+
+
+@case("probe-pts-nodev")
+def probe_pts_nodev(sc):
+    """devpts mounted nodev: ptys allocate, every slave open fails EACCES. mountinfo says nodev:
+    the remedy names the flag and the remount without it, not an LSM or the device cgroup."""
+    sc.setup_base()
+    sc.mount_devpts("/dev/pts", HEALTHY + ",nodev")
+    sc.wrap = []
+    live = sc.run_ptsguard("audit", "--json")
+    report = json.loads(live.stdout)
+    sc.reports["live"] = (report, live.returncode)
+    sc.expect(report, ["pty-allocation-fails"])
+    f = sc.finding(report, "pty-allocation-fails") or {}
+    sc.check.eq((f.get("evidence", {}).get("step"), f.get("evidence", {}).get("nodev")), ("open_slave", "/dev/pts"),
+                "evidence: the slave open failed, on a nodev devpts")
+    sc.check.true("remount,dev /dev/pts" in (f.get("remedy") or "") and "nodev" in (f.get("remedy") or ""),
+                  "the remedy names nodev and the remount without it: %r" % f.get("remedy"))
+    # The healthy variant beside it: the same mount without nodev.
+    sc.sh("mount", "-o", "remount,dev", "/dev/pts")
+    report = sc.audit()
+    sc.expect(report, [])
+
+
 @case("probe-dev-nodev")
 def probe_dev_nodev(sc):
     """/dev mounted nodev: opening the /dev/ptmx node fails with EACCES for everyone, whatever its
@@ -1083,6 +1283,8 @@ def hidden_stack(sc):
     new_dev = top_mount("/dev")
     os.mknod("/dev/null", 0o666 | stat.S_IFCHR, os.makedev(1, 3))
     os.chmod("/dev/null", 0o666)
+    os.mknod("/dev/tty", 0o666 | stat.S_IFCHR, os.makedev(5, 0))
+    os.chmod("/dev/tty", 0o666)
     os.symlink("pts/ptmx", "/dev/ptmx")
     os.mkdir("/dev/pts", 0o755)
     sc.mount_devpts("/dev/pts", HEALTHY + ",ptmxmode=0666")
@@ -1322,7 +1524,7 @@ def userns_audit(sc, ids, setup, probe_as_user=True):
 
 USERNS_DEV = (
     "mount -t tmpfs -o mode=755 tmpfs /dev; ln -s pts/ptmx /dev/ptmx; mkdir /dev/pts"
-    "; touch /dev/null; mount --bind %s /dev/null"
+    "; touch /dev/null /dev/tty; mount --bind %s /dev/null; mount --bind %s.tty /dev/tty"
 )
 
 
@@ -1335,7 +1537,9 @@ def userns_rootless_healthy(sc):
     null = os.path.join(sc.workdir, "null")
     open(null, "w").close()
     os.chmod(null, 0o666)
-    setup = (USERNS_DEV % null) + "; mount -t devpts -o gid=5,mode=620,ptmxmode=666 devpts /dev/pts"
+    os.mknod(null + ".tty", 0o666 | stat.S_IFCHR, os.makedev(5, 0))
+    os.chmod(null + ".tty", 0o666)
+    setup = (USERNS_DEV % (null, null)) + "; mount -t devpts -o gid=5,mode=620,ptmxmode=666 devpts /dev/pts"
     report, snap, res = userns_audit(sc, 65536, setup)
     sc.expect(report, [])
     sc.check.true("gid=100005" in snap.get("mountinfo", ""), "mountinfo in the namespace prints gid=100005")
@@ -1355,7 +1559,9 @@ def userns_rootless_host_stack(sc):
     null = os.path.join(sc.workdir, "null")
     open(null, "w").close()
     os.chmod(null, 0o666)
-    setup = (USERNS_DEV % null) + "; mount -t devpts -o gid=5,mode=620,ptmxmode=666 devpts /dev/pts"
+    os.mknod(null + ".tty", 0o666 | stat.S_IFCHR, os.makedev(5, 0))
+    os.chmod(null + ".tty", 0o666)
+    setup = (USERNS_DEV % (null, null)) + "; mount -t devpts -o gid=5,mode=620,ptmxmode=666 devpts /dev/pts"
     report, snap, res = userns_audit(sc, 65536, setup)
     sc.expect(report, ["devpts-overmount"], severities={"devpts-overmount": "info"})
     f = sc.finding(report, "devpts-overmount")
@@ -1377,8 +1583,10 @@ def userns_single_id(sc):
     null = os.path.join(sc.workdir, "null")
     open(null, "w").close()
     os.chmod(null, 0o666)
+    os.mknod(null + ".tty", 0o666 | stat.S_IFCHR, os.makedev(5, 0))
+    os.chmod(null + ".tty", 0o666)
     setup = (
-        (USERNS_DEV % null)
+        (USERNS_DEV % (null, null))
         + "; if mount -t devpts -o gid=5,mode=620,ptmxmode=666 devpts /dev/pts 2>/dev/null; then exit 9; fi"
         + "; mount -t devpts -o mode=620,ptmxmode=666 devpts /dev/pts"
     )
