@@ -261,7 +261,8 @@ static unsigned event_reasons(struct dev_watches *w, const struct inotify_event 
 		reasons |= REASON_PTS;
 	else if (e->wd == w->dev_watch.wd && e->len && streq(e->name, "ptmx"))
 		reasons |= REASON_PTMX;
-	else if (e->wd == w->dev_watch.wd && e->len && streq(e->name, "pts"))
+	else if (e->wd == w->dev_watch.wd && e->len &&
+		 (streq(e->name, "pts") || streq(e->name, "tty")))
 		reasons |= REASON_PTS;
 	/* A directory on the way to the ptys changed mode or owner. */
 	else if ((e->wd == w->dev_watch.wd && !e->len && (e->mask & IN_ATTRIB)) ||
