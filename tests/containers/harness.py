@@ -1179,8 +1179,9 @@ class Unshare(Container):
         dev = tree + "/dev"
         run(["mount", "-t", "tmpfs", "-o", "mode=755,uid=%d,gid=%d" % (ROOT_RANGE[0], ROOT_RANGE[0]), "tmpfs", dev])
         os.mkdir(dev + "/pts")
-        open(dev + "/null", "w").close()
-        run(["mount", "--bind", "/dev/null", dev + "/null"])
+        for node in ("null", "tty"):
+            open(dev + "/" + node, "w").close()
+            run(["mount", "--bind", "/dev/" + node, dev + "/" + node])
         os.symlink("pts/ptmx", dev + "/ptmx")
         # No --fork: unshare would stay in the namespace at the old root, a second view of it.
         # The first child of the shell is PID 1 of the new pid namespace.
@@ -1243,8 +1244,9 @@ def container():
     dev = tree + "/dev"
     mount(b"tmpfs", dev, b"tmpfs", 0, b"mode=755")
     os.mkdir(dev + "/pts")
-    open(dev + "/null", "w").close()
-    mount(b"/dev/null", dev + "/null", None, 0x1000, None)  # MS_BIND
+    for node in ("null", "tty"):
+        open(dev + "/" + node, "w").close()
+        mount(("/dev/" + node).encode(), dev + "/" + node, None, 0x1000, None)  # MS_BIND
     os.symlink("pts/ptmx", dev + "/ptmx")
     if devpts:
         mount(b"devpts", dev + "/pts", b"devpts", 0, devpts.encode())

@@ -1997,9 +1997,9 @@ def case_serving_elsewhere(ptsguard, opts):
 
 def locked_container_script(ready):
     """sh for a container's namespace as a runtime leaves it, its devpts locked (ptmxmode=000:
-    ptmx-locked): a tmpfs /dev, a devpts of its own, /dev/ptmx -> pts/ptmx; then it touches
+    ptmx-locked): a tmpfs /dev, /dev/tty, a devpts of its own, /dev/ptmx -> pts/ptmx; then it touches
     ready and sleeps. Has no single quote: it may go inside sh -c '...'."""
-    return ("mount -t tmpfs tmpfs /dev && mkdir /dev/pts && "
+    return ("mount -t tmpfs tmpfs /dev && mkdir /dev/pts && mknod -m 666 /dev/tty c 5 0 && "
             "mount -t devpts -o newinstance,gid=5,mode=620,ptmxmode=000 devpts /dev/pts && "
             "ln -s pts/ptmx /dev/ptmx && touch %s && exec sleep 600" % ready)
 

@@ -230,6 +230,7 @@ mount -t proc -o nosuid,noexec,nodev proc "$R/proc"
 mount -t tmpfs -o mode=0755,nosuid,noexec dev "$R/dev"
 mknod -m 666 "$R/dev/null" c 1 3
 mknod -m 666 "$R/dev/ptmx" c 5 2
+mknod -m 666 "$R/dev/tty" c 5 0
 mkdir -m 755 "$R/dev/pts"
 mount -t devpts -o gid=5,mode=620,noexec,nosuid devpts "$R/dev/pts"
 mount -t tmpfs -o mode=0755,nosuid,nodev tmpfs "$R/run"
@@ -575,6 +576,7 @@ W=$1 FSTAB=$2 KIND=$3
 mount -t tmpfs -o mode=0755 dev /dev
 mknod -m 666 /dev/null c 1 3
 mknod -m 666 /dev/ptmx c 5 2
+mknod -m 666 /dev/tty c 5 0
 mkdir /dev/pts
 mount -t devpts -o gid=5,mode=620,noexec,nosuid devpts /dev/pts
 mkdir -p "$W/newroot"
