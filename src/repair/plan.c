@@ -4,7 +4,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/boot.h"
 #include "repair/action.h"
 #include "util/util.h"
 
@@ -60,10 +59,8 @@ static int plan_remount(struct repair_plan *p, const struct analysis *an, const 
 		return -ENOMEM;
 	a->mount_id = e->id;
 	a->dev = e->dev;
-	a->fix.owner = owner;
-	a->fix.ptmx = ptmx;
-	/* What the daemon or the initramfs recorded for this very instance healthy. */
-	a->fix.last_healthy = healthy_mode_recorded(an->snap, e->dev);
+	/* With what the daemon or the initramfs recorded for this very instance healthy. */
+	a->fix = devpts_fix_for(an->snap, e->dev, o->policy, owner, ptmx);
 	if (!an->reachable[an->serving_mount])
 		return action_outcome(
 		    a, ACTION_REFUSED,
@@ -80,7 +77,7 @@ static int plan_slaves(struct repair_plan *p, const struct analysis *an, const s
 	if (!(e = analysis_serving_mount(an)))
 		return 0;
 	/* The mode the instance gives new ptys once repaired: the one the remedy names too. */
-	mode = instance_wanted_mode(an->snap, an->serving, o->policy);
+	mode = devpts_instance_mode(an->snap, an->serving->dev, &an->serving->options, o->policy);
 	FOREACH_ARRAY (n, an->snap->nodes, an->snap->n_nodes) {
 		bool ok_mode = devpts_mode_healthy(o->policy, n->mode); /* as pty-slave-perms */
 		struct repair_action *a;
