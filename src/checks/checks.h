@@ -54,6 +54,9 @@ struct finding {
 	/* The check's row predicts an allocation probe failure, but this finding does not (a
 	 * devpts mode that still lets the owner open the slave). */
 	bool predicts_nothing;
+	/* pty-allocation-fails: the warning whose finding predicted the failure (its evidence says
+	 * "predicted_by"), or NULL. */
+	const struct check_info *predicted_by;
 	/* Fields its journal entries carry besides the common ones, "KEY=value", NULL-terminated;
 	 * or NULL. One allocation holding the strings too: free() releases it. */
 	char **journal_fields;

@@ -30,18 +30,17 @@ static bool wanted(const struct repair_options *o, const char *id)
 }
 
 /* A failed allocation that another finding predicted (pty-allocation-fails naming a warning in
- * "predicted_by") is repaired with that finding, when this plan repairs it: nothing of its own to
+ * predicted_by) is repaired with that finding, when this plan repairs it: nothing of its own to
  * refuse. */
 static bool repaired_with_another(const struct findings *fs, const struct finding *f,
 				  const struct repair_options *o)
 {
-	json_object *by = json_object_object_get(f->evidence, "predicted_by");
-	const char *id = by ? json_object_get_string(by) : NULL;
+	const struct check_info *by = f->predicted_by;
 
-	if (!id || !wanted(o, id))
+	if (!by || !wanted(o, by->id))
 		return false;
 	FOREACH_ARRAY (g, fs->items, fs->n_items)
-		if (streq(g->check->id, id) && !g->manual && g->check->repair != REPAIR_NONE)
+		if (g->check == by && !g->manual && g->check->repair != REPAIR_NONE)
 			return true;
 	return false;
 }
