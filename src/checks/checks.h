@@ -74,11 +74,14 @@ struct check_context {
 };
 
 /* What a check's findings say the allocation probe (snapshot/allocation.h) meets: a failure at
- * one of steps (ALLOC_STEP_BIT()) with one of errnos (0-terminated; none: any errno). The table
- * of them all is in docs/checks.md, "The allocation probe". */
+ * one of steps (ALLOC_STEP_BIT()) with one of errnos (0-terminated; none: any errno). gen-docs
+ * prints the table of them all for ptsguard(8) and docs/checks.md, "The allocation probe". */
 struct probe_prediction {
 	unsigned steps;
 	int errnos[4];
+	/* When a finding of the check predicts nothing after all (predicts_nothing), in words for
+	 * the docs (Markdown: `code` allowed); NULL when it always predicts. */
+	const char *unless;
 };
 
 typedef int (*check_fn)(const struct check_context *ctx, const struct check_info *info,
