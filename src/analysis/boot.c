@@ -193,21 +193,3 @@ json_object *boot_origin_json(const struct boot_origin *o)
 	free(by);
 	return j;
 }
-
-mode_t healthy_mode_recorded(const struct snapshot *s, dev_t dev)
-{
-	const struct initramfs_instance *rec = initramfs_instance(s, dev);
-
-	if (s->last_healthy.known && s->last_healthy.dev == dev)
-		return s->last_healthy.mode & 0777;
-	if (!rec || !rec->options || !rec->parsed.has_gid ||
-	    !devpts_mode_healthy(NULL, rec->parsed.mode))
-		return 0;
-	return rec->parsed.mode & 0777;
-}
-
-mode_t instance_wanted_mode(const struct snapshot *s, const struct instance *in,
-			    const struct check_policy *policy)
-{
-	return devpts_mode_wanted(policy, &in->options, healthy_mode_recorded(s, in->dev));
-}

@@ -15,17 +15,6 @@
 /* The record's instance with this device, or NULL (also without a record). Borrowed. */
 const struct initramfs_instance *initramfs_instance(const struct snapshot *s, dev_t dev);
 
-/* The slave mode this instance had when it was last seen healthy (gid= set, mode 620 or 600):
- * the daemon's record (its state file) when it has seen this instance so, else what the
- * initramfs record saw on it before something at boot changed it. 0 when neither knows. */
-mode_t healthy_mode_recorded(const struct snapshot *s, dev_t dev);
-
-/* The slave mode the instance should have under policy, by the rule of
- * snapshot/devpts-options.h (devpts_mode_wanted) with the mode it was last seen healthy with. What
- * a remount sets, and what a slave of it is given. */
-mode_t instance_wanted_mode(const struct snapshot *s, const struct instance *in,
-			    const struct check_policy *policy);
-
 /* The record's prediction of what the boot does to the carried devpts (effect other than none),
  * or NULL when it foresaw nothing. Borrowed. */
 const struct initramfs_prediction *initramfs_prediction(const struct snapshot *s);

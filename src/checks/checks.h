@@ -55,6 +55,9 @@ struct finding {
 	/* The check's row predicts an allocation probe failure, but this finding does not (a
 	 * devpts mode that still lets the owner open the slave). */
 	bool predicts_nothing;
+	/* pty-allocation-fails: the warning whose finding predicted the failure (its evidence says
+	 * "predicted_by"), or NULL. */
+	const struct check_info *predicted_by;
 	/* Fields its journal entries carry besides the common ones, "KEY=value", NULL-terminated;
 	 * or NULL. One allocation holding the strings too: free() releases it. */
 	char **journal_fields;
@@ -72,11 +75,14 @@ struct check_context {
 };
 
 /* What a check's findings say the allocation probe (snapshot/allocation.h) meets: a failure at
- * one of steps (ALLOC_STEP_BIT()) with one of errnos (0-terminated; none: any errno). The table
- * of them all is in docs/checks.md, "The allocation probe". */
+ * one of steps (ALLOC_STEP_BIT()) with one of errnos (0-terminated; none: any errno). gen-docs
+ * prints the table of them all for ptsguard(8) and docs/checks.md, "The allocation probe". */
 struct probe_prediction {
 	unsigned steps;
 	int errnos[4];
+	/* When a finding of the check predicts nothing after all (predicts_nothing), in words for
+	 * the docs (Markdown: `code` allowed); NULL when it always predicts. */
+	const char *unless;
 };
 
 typedef int (*check_fn)(const struct check_context *ctx, const struct check_info *info,

@@ -68,5 +68,8 @@ const struct check_info check_devpts_options_lost = {
 	.repair = REPAIR_REMOUNT,
 	.remount_owner = true,
 	.run = devpts_options_lost,
-	.predicts = { .steps = ALLOC_STEP_BIT(ALLOC_STEP_OPEN_SLAVE), .errnos = { EACCES } },
+	.predicts = { .steps = ALLOC_STEP_BIT(ALLOC_STEP_OPEN_SLAVE),
+		      .errnos = { EACCES },
+		      .unless = "the mode gives the owner read and write (a missing `gid=` alone "
+				"stops no allocation)" },
 };

@@ -51,5 +51,7 @@ const struct check_info check_devpts_uid_set = {
 	.remedy = "remove uid= from the devpts mount options, then remount without it: "
 		  "mount -o remount,gid=5,mode=620 /dev/pts",
 	.run = devpts_uid_set,
-	.predicts = { .steps = ALLOC_STEP_BIT(ALLOC_STEP_OPEN_SLAVE), .errnos = { EACCES } },
+	.predicts = { .steps = ALLOC_STEP_BIT(ALLOC_STEP_OPEN_SLAVE),
+		      .errnos = { EACCES },
+		      .unless = "the mode gives everyone read and write" },
 };

@@ -109,13 +109,8 @@ int check_set_remount_remedy(struct finding *f, const struct check_context *ctx,
 			     const struct instance *in, const char *mp,
 			     const struct check_info *info)
 {
-	struct devpts_fix fix = {
-		.owner = info->remount_owner,
-		.ptmx = info->remount_ptmx,
-		.tty_gid = ctx->snap->tty_gid,
-		.policy = ctx->policy,
-		.last_healthy = healthy_mode_recorded(ctx->snap, in->dev),
-	};
+	struct devpts_fix fix = devpts_fix_for(ctx->snap, in->dev, ctx->policy, info->remount_owner,
+					       info->remount_ptmx);
 	unsigned outside;
 
 	/* gid= names a group of the mounter's user namespace: one that maps no such gid (a

@@ -43,5 +43,7 @@ const struct check_info check_ptmx_mode = {
 	.remedy = "chmod 0666 /dev/ptmx",
 	.repair = REPAIR_CHMOD_PTMX,
 	.run = ptmx_mode,
-	.predicts = { .steps = ALLOC_STEP_BIT(ALLOC_STEP_OPEN_PTMX), .errnos = { EACCES } },
+	.predicts = { .steps = ALLOC_STEP_BIT(ALLOC_STEP_OPEN_PTMX),
+		      .errnos = { EACCES },
+		      .unless = "the node still gives others read and write" },
 };

@@ -36,6 +36,7 @@ static int pty_allocation_fails(const struct check_context *ctx, const struct ch
 	bool has_failed, confirmed = false;
 	const char *step, *err, *by_id = NULL, *by_remedy = NULL;
 	const struct mount_entry *e;
+	const struct check_info *by = NULL;
 	struct finding *f;
 	json_object *ev;
 
@@ -59,7 +60,8 @@ static int pty_allocation_fails(const struct check_context *ctx, const struct ch
 		else if (yes && !by_id) {
 			/* Static strings or ones out owns: neither moves when findings_add()
 			 * grows the array. */
-			by_id = i->check->id;
+			by = i->check;
+			by_id = by->id;
 			by_remedy = i->remedy;
 		}
 	}
@@ -80,6 +82,7 @@ static int pty_allocation_fails(const struct check_context *ctx, const struct ch
 	f = findings_add(out, info, info->severity, ev);
 	if (!f || set_printf(&f->mountpoint, "%s", PTMX_PATH) < 0)
 		return -ENOMEM;
+	f->predicted_by = by;
 	if (by_id) {
 		if (set_printf(&f->summary,
 			       "uid %u (gid %u) cannot allocate a pty: %s failed with %s, as %s "

@@ -66,5 +66,7 @@ const struct check_info check_pty_capacity = {
 	.remedy = "sysctl -w kernel.pty.max=<larger> (and persist it in /etc/sysctl.d/), or "
 		  "remount the instance with a larger max=",
 	.run = pty_capacity,
-	.predicts = { .steps = ALLOC_STEP_BIT(ALLOC_STEP_OPEN_PTMX), .errnos = { ENOSPC } },
+	.predicts = { .steps = ALLOC_STEP_BIT(ALLOC_STEP_OPEN_PTMX),
+		      .errnos = { ENOSPC },
+		      .unless = "below the limit (near it is only a warning)" },
 };

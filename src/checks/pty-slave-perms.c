@@ -32,7 +32,7 @@ static int pty_slave_perms(const struct check_context *ctx, const struct check_i
 
 	if (!in || !e)
 		return 0;
-	want = instance_wanted_mode(s, in, ctx->policy);
+	want = devpts_instance_mode(s, in->dev, &in->options, ctx->policy);
 	FOREACH_ARRAY (node, s->nodes, s->n_nodes) {
 		/* The configuration's rule: a pinned Mode= makes a slave at the other mode one to
 		 * fix, as devpts-options-lost does for the instance. */

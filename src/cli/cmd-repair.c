@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * `ptsguard repair`: probe, plan, act, re-probe, verify (repair.h), then
- * report the state after repair with the actions taken, and journal each
- * outcome. Exit status is that of the state after repair.
+ * `ptsguard repair`: audit, then one repair session (repair/session.h: plan, act, audit
+ * again, confirm, journal each outcome), then report the state after repair with the actions
+ * taken. Exit status is that of the state after repair.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -15,32 +15,14 @@
 #include "analysis/analysis.h"
 #include "checks/checks.h"
 #include "cli/cli.h"
-#include "report/journal.h"
-#include "repair/outcomes.h"
 #include "repair/repair.h"
-#include "repair/verify.h"
+#include "repair/session.h"
 #include "report/report.h"
 #include "util/escape.h"
 #include "util/group.h"
 #include "util/json-util.h"
 #include "util/log.h"
 #include "util/util.h"
-
-static void journal_outcomes(const struct repair_plan *p)
-{
-	_cleanup_(transitions_clear) struct transitions outcomes = { 0 };
-	int r = repair_outcomes(p, &outcomes);
-
-	if (r < 0) {
-		log_error_errno(r, "cannot write to the journal");
-		return;
-	}
-	FOREACH_ARRAY (e, outcomes.items, outcomes.n_items) {
-		r = journal_log_transition(e);
-		if (r < 0)
-			log_error_errno(r, "cannot write to the journal");
-	}
-}
 
 static void write_text(const struct repair_plan *p, const struct report *rep, bool dry_run,
 		       bool color)
@@ -277,35 +259,6 @@ static int namespace_meant(const struct namespace_target *ns, const struct repai
 	return 0;
 }
 
-/* Is the process still there, in the namespace judged? Logs why not. */
-static int namespace_still_judged(const struct namespace_target *ns, const char *when)
-{
-	uint64_t now = 0;
-	int r = namespace_target_recheck(ns, &now);
-
-	if (r == -ESRCH)
-		log_error("repair: --namespace %d: process %d exited %s; its mount namespace %llu "
-			  "is not judged again",
-			  (int)ns->pid, (int)ns->pid, when, (unsigned long long)ns->mntns);
-	else if (r == -ESTALE)
-		log_error("repair: --namespace %d: process %d is now in mount namespace %llu, not "
-			  "%llu that was judged (%s)",
-			  (int)ns->pid, (int)ns->pid, (unsigned long long)now,
-			  (unsigned long long)ns->mntns, when);
-	else if (r < 0)
-		log_error_errno(r, "repair: --namespace %d: cannot tell where process %d is now",
-				(int)ns->pid, (int)ns->pid);
-	return r;
-}
-
-/* What was done before the namespace was found changed: said, since no report follows. */
-static void log_actions(const struct repair_plan *p)
-{
-	FOREACH_ARRAY (a, p->actions, p->n_actions)
-		log_error("repair: %s %s: %s", action_result_to_string(a->result),
-			  a->finding->check->id, a->detail ?: "");
-}
-
 static int write_result(const struct repair_plan *plan, const struct audit_result *shown,
 			const struct repair_args *args, uint64_t t0)
 {
@@ -333,70 +286,63 @@ static int write_result(const struct repair_plan *plan, const struct audit_resul
 	return fflush(stdout) != 0 ? -EIO : 0;
 }
 
+struct audit_again {
+	const struct config *config;
+	const struct namespace_target *ns;
+	bool no_probe;
+};
+
+/* The session's audit after acting: the same live audit as the one it repaired from. */
+static int audit_again(void *userdata, struct audit_result *ret)
+{
+	const struct audit_again *x = userdata;
+
+	return audit_live(x->config, x->ns, x->no_probe, ret);
+}
+
 static int repair_run(const struct repair_args *args)
 {
 	_cleanup_(namespace_target_freep) struct namespace_target *ns = NULL;
 	_cleanup_(config_freep) struct config *config = NULL;
-	struct audit_result before = { 0 }, after = { 0 };
-	struct repair_plan plan = { 0 };
-	struct repair_options ro = {
+	struct audit_result before = { 0 };
+	struct audit_again again = { .no_probe = args->no_probe };
+	struct repair_session s = {
 		.dry_run = args->dry_run,
-		.pause_before_act = test_hook_enabled("PTSGUARD_TEST_PAUSE_BEFORE_ACT"),
 		.only = args->only,
+		.pause_before_act = test_hook_enabled("PTSGUARD_TEST_PAUSE_BEFORE_ACT"),
+		.verify_given = args->verify_user != NULL,
+		.audit = audit_again,
+		.userdata = &again,
 	};
 	uint64_t t0 = now_usec(CLOCK_MONOTONIC);
-	int r, status = EXIT_UNKNOWN;
+	int status = EXIT_UNKNOWN;
 
-	if (args->verify_user &&
-	    user_lookup(args->verify_user, &ro.verify_uid, &ro.verify_gid) < 0) {
+	if (args->verify_user && user_lookup(args->verify_user, &s.verify_uid, &s.verify_gid) < 0) {
 		log_error("repair: unknown user '%s' for --verify-user", args->verify_user);
 		return EXIT_UNKNOWN;
 	}
 	if (load_config("repair", args->config_path, &config) < 0)
 		goto out;
-	if (!args->verify_user)
-		config_probe_identity(config, &ro.verify_uid, &ro.verify_gid);
 	if (args->namespace_pid && open_namespace("repair", args->namespace_pid, &ns) < 0)
 		goto out;
 	if (ns && namespace_meant(ns, args) < 0)
 		goto out;
-	ro.target = ns;
-	ro.policy = &config->check_policy;
-	ro.ptmx_symlink = config->ptmx_symlink;
+	s.config = again.config = config;
+	s.ns = again.ns = ns;
 
 	if (audit_live(config, ns, args->no_probe, &before) < 0)
 		goto out;
 	/* What was read is of the namespace meant only if the process was there all along. */
-	if (ns && namespace_still_judged(ns, "during the audit") < 0)
+	if (ns && repair_target_still_judged(ns, "during the audit") < 0)
 		goto out;
-	ro.tty_gid = before.snap->tty_gid;
-	r = repair_plan(before.a, &before.findings, &ro, &plan);
-	if (r >= 0 && !ro.dry_run)
-		r = repair_act_in(&plan, &ro, ns);
-	if (r < 0) {
-		log_error_errno(r, "repair failed");
+	if (repair_session_run(&s, before.a, &before.findings) < 0)
 		goto out;
-	}
-
-	/* Verify by a fresh look at the world, and report that state. */
-	if (!ro.dry_run) {
-		if (ns && namespace_still_judged(ns, "during the repair") < 0) {
-			journal_outcomes(&plan);
-			log_actions(&plan);
-			goto out;
-		}
-		if (audit_live(config, ns, args->no_probe, &after) < 0)
-			goto out;
-		repair_confirm(&plan, &after.findings);
-		journal_outcomes(&plan);
-	}
-	if (write_result(&plan, ro.dry_run ? &before : &after, args, t0) < 0)
+	if (write_result(&s.plan, s.dry_run ? &before : &s.after, args, t0) < 0)
 		goto out;
-	status = report_exit_status(ro.dry_run ? &before.findings : &after.findings);
+	status = report_exit_status(s.dry_run ? &before.findings : &s.after.findings);
 out:
-	repair_plan_clear(&plan);
+	repair_session_done(&s);
 	audit_result_done(&before);
-	audit_result_done(&after);
 	return status;
 }
 

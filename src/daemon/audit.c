@@ -209,11 +209,9 @@ static void daemon_note_healthy(struct daemon *d, const struct audit_result *now
 {
 	const struct instance *in = now->a->serving;
 
-	if (in && !in->gid_unmapped &&
-	    devpts_options_healthy(&d->config->check_policy, &in->options, now->snap->tty_gid))
-		d->last_healthy = (struct devpts_seen_healthy){ .known = true,
-								.dev = in->dev,
-								.mode = in->options.mode & 0777 };
+	if (in && !in->gid_unmapped)
+		devpts_seen_healthy_note(&d->last_healthy, &d->config->check_policy, in->dev,
+					 &in->options, now->snap->tty_gid);
 	now->snap->last_healthy = d->last_healthy;
 }
 

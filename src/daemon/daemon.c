@@ -36,9 +36,7 @@
 #include "daemon/watches.h"
 #include "pipeline/conf.h"
 #include "probe/probe.h"
-#include "repair/outcomes.h"
-#include "repair/repair.h"
-#include "repair/verify.h"
+#include "repair/session.h"
 #include "report/journal-queue.h"
 #include "report/journal.h"
 #include "report/outputs.h"
@@ -161,27 +159,36 @@ static int daemon_prune_tried(struct daemon *d, const struct findings *now)
 	return 0;
 }
 
+/* The repair session's audit after acting: the daemon's own. */
+static int daemon_repair_audit(void *userdata, struct audit_result *ret)
+{
+	return daemon_collect(userdata, ret);
+}
+
+static void daemon_repair_journal_failed(void *userdata, int r)
+{
+	struct daemon *d = userdata;
+
+	daemon_fail(d, FAILURE_JOURNAL, "Failed to log a repair: %s", strerror(-r));
+}
+
 /*
- * Repair the repairable findings of this audit not tried yet in their present appearance,
- * journal each outcome, re-probe, and journal the transitions from what was found to what is
- * left, leaving that in *now. Returns 1 when something was tried (the re-audit may have found
- * what the repair exposed), 0 when there was nothing to try.
+ * Repair the repairable findings of this audit not tried yet in their present appearance (one
+ * repair session, repair/session.h: outcomes journaled, re-audited), and journal the transitions
+ * from what was found to what is left, leaving that in *now. Returns 1 when something was tried
+ * (the re-audit may have found what the repair exposed), 0 when there was nothing to try.
  */
 int daemon_repair(struct daemon *d, struct audit_result *now)
 {
-	_cleanup_(audit_result_done) struct audit_result after = { 0 };
-	struct repair_plan plan = { 0 };
-	struct repair_options ro = {
-		.policy = &d->config->check_policy,
-		.tty_gid = now->snap->tty_gid,
+	struct repair_session s = {
+		.config = d->config,
 		.repairable_only = true,
-		.ptmx_symlink = d->config->ptmx_symlink,
+		.audit = daemon_repair_audit,
+		.journal_failed = daemon_repair_journal_failed,
+		.userdata = d,
 	};
 	struct findings fresh = { 0 };
-	struct transitions outcomes = { 0 };
 	int r;
-
-	config_probe_identity(d->config, &ro.verify_uid, &ro.verify_gid);
 
 	r = daemon_prune_tried(d, &now->findings);
 	if (r < 0)
@@ -211,46 +218,27 @@ int daemon_repair(struct daemon *d, struct audit_result *now)
 		free(fresh.items);
 		return 0;
 	}
-	r = repair_plan(now->a, &fresh, &ro, &plan);
-	if (r >= 0)
-		r = repair_act(&plan, &ro);
-	if (r >= 0)
-		r = daemon_collect(d, &after);
+	r = repair_session_run(&s, now->a, &fresh);
 	if (r < 0)
 		goto out;
-	repair_confirm(&plan, &after.findings);
-
-	r = repair_outcomes(&plan, &outcomes);
-	if (r < 0)
-		goto out;
-	d->repaired_keys = strv_free(d->repaired_keys);
-	FOREACH_ARRAY (e, outcomes.items, outcomes.n_items) {
-		r = journal_log_transition(e);
-		if (r < 0)
-			daemon_fail(d, FAILURE_JOURNAL, "Failed to log a repair: %s", strerror(-r));
-		/* A repaired finding is not journaled again as resolved by the audit after it. */
-		if (e->transition == TRANSITION_REPAIRED &&
-		    strv_push(&d->repaired_keys, finding_key(e->finding)) < 0) {
-			r = -ENOMEM;
-			goto out;
-		}
-	}
+	strv_free(d->repaired_keys);
+	d->repaired_keys = TAKE_PTR(s.repaired_keys);
 
 	/* What the repair left is now the state: log the transitions from this audit to it. */
 	findings_clear(&d->findings);
 	d->findings = now->findings;
 	now->findings = (struct findings){ 0 };
-	r = daemon_log_transitions(d, &after.findings);
+	r = daemon_log_transitions(d, &s.after.findings);
 	if (r >= 0) {
-		struct audit_result tmp = *now;
-		*now = after;
-		after = tmp;
+		struct audit_result before = *now;
+
+		*now = s.after;
+		s.after = before;
 		r = 1;
 	}
 out:
-	transitions_clear(&outcomes);
+	repair_session_done(&s);
 	free(fresh.items);
-	repair_plan_clear(&plan);
 	return r;
 }
 

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <errno.h>
+#include <string.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <unistd.h>
@@ -7,7 +8,9 @@
 #include <sys/stat.h>
 #include <termios.h>
 
+#include "repair/action.h"
 #include "repair/verify.h"
+#include "util/util.h"
 #include "util/macro.h"
 
 #ifndef TIOCGPTPEER
@@ -195,4 +198,41 @@ int tty_check_as(const char *ptmx, const char *tty, uid_t uid, gid_t gid, struct
 		.as_gid = g.as_gid,
 	};
 	return 0;
+}
+
+int action_verify_pty(struct repair_action *a, const struct repair_options *o, bool check_owner,
+		      mode_t want_mode)
+{
+	struct pty_check c;
+	int r = -ECANCELED;
+
+	/* A child that was stopped or killed says nothing about the repair: try again, a few
+	 * times, then say the repair is unverified rather than right or wrong. */
+	for (unsigned i = 0; r == -ECANCELED && i < VERIFY_ATTEMPTS; i++)
+		r = pty_check_as(PTMX_PATH, o->verify_uid, o->verify_gid, &c);
+	if (r == -ECANCELED)
+		return action_outcome(
+		    a, ACTION_INCONCLUSIVE,
+		    "not verified: the verification child was stopped or killed by "
+		    "another process %u times",
+		    VERIFY_ATTEMPTS);
+	if (r < 0)
+		return action_outcome(a, ACTION_INCONCLUSIVE,
+				      "not verified: cannot run the verification child: %s",
+				      strerror(-r));
+	if (c.error)
+		return action_outcome(
+		    a, ACTION_FAILED,
+		    "verification: uid %u cannot allocate a pty: %s failed with %s",
+		    (unsigned)c.as_uid, c.step ?: "?", strerrorname_np(c.error));
+	if (check_owner && (c.gid != o->tty_gid || (c.mode & 0777) != (want_mode & 0777)))
+		return action_outcome(
+		    a, ACTION_FAILED,
+		    "verification: a pty opened by uid %u got group %u and mode %04o, "
+		    "expected group %u and mode %04o",
+		    (unsigned)c.as_uid, (unsigned)c.gid, (unsigned)c.mode, (unsigned)o->tty_gid,
+		    (unsigned)want_mode);
+	return action_outcome(a, ACTION_DONE,
+			      "verified: a pty opened by uid %u got group %u and mode %04o",
+			      (unsigned)c.as_uid, (unsigned)c.gid, (unsigned)c.mode);
 }

@@ -3,7 +3,8 @@
  * What an unprivileged user gets from /dev/ptmx: a child takes that user's
  * effective uid and gid (no supplementary groups, no capabilities), opens the
  * multiplexer, unlocks the pty, opens its slave through TIOCGPTPEER and
- * reports the slave's owner, group and mode. Repair uses it to prove a fix;
+ * reports the slave's owner, group and mode. Repair uses it to prove a fix
+ * (action_verify_pty(), repair/action.h);
  * the allocation probe (probe/allocation.h) runs in a guarded worker, the
  * same kind of process serving many requests.
  *

@@ -538,8 +538,9 @@ def config_probe_bad(ctx):
 
 @case("probe-docs-table")
 def probe_docs_table(ctx):
-    """docs/checks.md's table of what each check predicts of the allocation probe is the
-    catalog's (checks --format json, probe_predicts), row for row."""
+    """docs/checks.md's table of what each check predicts of the allocation probe is what
+    gen-docs prints from the catalog, to the letter; and that table is the catalog's as
+    checks --format json says it (probe_predicts), row for row."""
     r = ctx.run("checks", "--format", "json")
     expect_ok(r)
     want = []
@@ -547,18 +548,30 @@ def probe_docs_table(ctx):
         p = e.get("probe_predicts")
         if p:
             want.append((e["id"], ", ".join("`%s`" % x for x in p["steps"]), ", ".join(p["errnos"]) or "any"))
-    docs = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs", "checks.md")
-    with open(docs) as f:
-        text = f.read()
-    section = text.split("## The allocation probe", 1)[-1].split("\n## ", 1)[0]
+    gen_docs = os.path.join(os.path.dirname(ctx.ptsguard), "gen-docs")
+    g = subprocess.run([gen_docs, "predictions-md"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       text=True, timeout=TIMEOUT)
+    if g.returncode != 0:
+        raise Failed("gen-docs predictions-md failed (%d): %s" % (g.returncode, g.stderr))
     got = []
-    for line in section.splitlines():
+    for line in g.stdout.splitlines():
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
         if len(cells) == 4 and cells[0].startswith("`"):
             got.append((cells[0].strip("`"), cells[1], cells[2]))
     if got != want:
-        raise Failed("docs/checks.md, The allocation probe: the table says\n  %s\nthe catalog says\n  %s"
+        raise Failed("gen-docs predictions-md says\n  %s\nchecks --format json says\n  %s"
                      % ("\n  ".join(map(str, got)), "\n  ".join(map(str, want))))
+    docs = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs", "checks.md")
+    with open(docs) as f:
+        text = f.read()
+    m = re.search(r"<!-- Generated from the catalog by `gen-docs predictions-md`.*?-->\n(.*?)<!-- end of the generated table -->",
+                  text, re.S)
+    if not m:
+        raise Failed("docs/checks.md has no generated prediction table between its markers")
+    if m.group(1) != g.stdout:
+        raise Failed("docs/checks.md, The allocation probe: the table is not gen-docs predictions-md's "
+                     "(paste its output between the markers)\n--- docs:\n%s--- gen-docs:\n%s"
+                     % (m.group(1), g.stdout))
 
 
 @case("config-too-large")

@@ -791,6 +791,10 @@ def ptmx_mode(sc):
     sc.check.eq((mode.get("evidence") or {}).get("confirmed_by_probe"), True, "ptmx-mode confirmed by the probe")
     sc.check.eq(((fails.get("evidence") or {}).get("predicted_by"), (fails.get("evidence") or {}).get("step"), fails.get("remedy")),
                 ("ptmx-mode", "open_ptmx", "chmod 0666 /dev/ptmx, the remedy of ptmx-mode"), "pty-allocation-fails names the warning and takes its remedy")
+    # Repairing the warning repairs both: no action of its own for the failure it predicted.
+    plan = sc._parse_report(sc.run_ptsguard("repair", "--dry-run", "--format", "json"), "repair --dry-run")
+    sc.check.eq([(a.get("check"), a.get("result")) for a in plan.get("actions") or []],
+                [("ptmx-mode", "planned")], "repair --dry-run plans the warning's chmod alone")
     res = sc.probe()
     sc.expect_probe(res, ok=False, step="open", errno=13, error="EACCES")
 

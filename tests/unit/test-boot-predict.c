@@ -159,9 +159,55 @@ static void test_mode_rule(void)
 	EXPECT_INT(wanted(NULL, "mode=666", 0), 0620);
 }
 
+/* The rule for an instance of a snapshot: the daemon's record over the initramfs record, both
+ * only when healthy; what the remedy's fix names and what a slave is given agree. */
+static void test_instance_mode(void)
+{
+	const struct check_policy pin600 = { .pin_mode = true, .mode = 0600 };
+	struct initramfs_instance recorded[] = {
+		{ .dev = 10, .options = (char *)"gid=5,mode=600" },
+		{ .dev = 11, .options = (char *)"mode=620" },
+	};
+	struct initramfs_record rec = { .instances = recorded, .n_instances = 2 };
+	struct snapshot s = { .tty_gid = 5, .initramfs = &rec };
+	struct devpts_options now, healthy;
+	struct devpts_fix fix;
+
+	devpts_options_parse(recorded[0].options, &recorded[0].parsed);
+	devpts_options_parse(recorded[1].options, &recorded[1].parsed);
+	devpts_options_parse("mode=600", &now);
+	/* the initramfs saw 10 healthy; 11 without gid=; 12 not at all */
+	EXPECT_INT(devpts_mode_recorded(&s, 10), 0600);
+	EXPECT_INT(devpts_mode_recorded(&s, 11), 0);
+	EXPECT_INT(devpts_mode_recorded(&s, 12), 0);
+	EXPECT_INT(devpts_instance_mode(&s, 10, &now, NULL), 0600);
+	EXPECT_INT(devpts_instance_mode(&s, 12, &now, NULL), 0600);
+	EXPECT_INT(devpts_instance_mode(&s, 12, &now, &pin600), 0600);
+
+	/* the daemon records 10 at 620 once seen so: that wins over the initramfs record */
+	devpts_options_parse("gid=5,mode=620", &healthy);
+	devpts_seen_healthy_note(&s.last_healthy, NULL, 10, &healthy, 5);
+	EXPECT_INT(s.last_healthy.known, 1);
+	EXPECT_INT(devpts_mode_recorded(&s, 10), 0620);
+	EXPECT_INT(devpts_instance_mode(&s, 10, &now, NULL), 0620);
+	/* not healthy (another group, another mode): the record stays */
+	devpts_options_parse("gid=7,mode=620", &healthy);
+	devpts_seen_healthy_note(&s.last_healthy, NULL, 11, &healthy, 5);
+	devpts_options_parse("gid=5,mode=644", &healthy);
+	devpts_seen_healthy_note(&s.last_healthy, NULL, 11, &healthy, 5);
+	EXPECT_INT(s.last_healthy.dev, 10);
+
+	/* a remedy's remount sets what a slave is given */
+	fix = devpts_fix_for(&s, 10, NULL, true, false);
+	EXPECT_INT(fix.tty_gid, 5);
+	EXPECT_INT(devpts_options_target(&now, &fix).mode,
+		   devpts_instance_mode(&s, 10, &now, NULL));
+}
+
 int main(void)
 {
 	test_prediction();
 	test_mode_rule();
+	test_instance_mode();
 	return test_result("test-boot-predict");
 }
