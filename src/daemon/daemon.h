@@ -9,7 +9,8 @@
  * journaled; then the repair policy is applied, and the state file, the
  * Prometheus textfile and STATUS= are brought up to date. What each of those
  * steps does lives in its own module (report/transitions.h, report/outputs.h,
- * daemon/holder-cache.h, checks/ptmx-replaced.h); this file decides when.
+ * daemon/holder-cache.h, checks/ptmx-replaced.h, repair/repair.h); this file decides when, and
+ * its repair policy (which findings Policy=safe repairs, daemon/repair-tries.h) is here.
  */
 #pragma once
 

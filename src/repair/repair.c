@@ -105,7 +105,7 @@ static struct devpts_fix action_fix(const struct repair_action *a, const struct 
 }
 
 /* The devpts options a remount should set, from the options it has now: the rule every remedy
- * follows too (analysis/devpts-options.h). */
+ * follows too (snapshot/devpts-options.h). */
 static struct devpts_options target_options(const struct repair_action *a,
 					    const struct devpts_options *now,
 					    const struct repair_options *o)
