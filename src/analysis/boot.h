@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Boot-time correlation: what the initramfs hook recorded (snapshot->initramfs,
- * probe/initramfs-record.h) against what the audit sees now. Device numbers and mount ids
+ * snapshot/initramfs-record.h) against what the audit sees now. Device numbers and mount ids
  * survive the move of /dev into the new root, so an instance born in the initramfs is
  * recognised after switch-root.
  */

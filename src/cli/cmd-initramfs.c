@@ -3,7 +3,7 @@
  * `ptsguard initramfs-record`: what the initramfs hooks run just before the switch to the real
  * root (dracut pre-pivot, initramfs-tools init-bottom). One probe of the initramfs, with the new
  * root's /etc/fstab in place of the initramfs's own, the checks, and the record
- * (probe/initramfs-record.h) that analysis/boot-predict.h builds: the devpts instances and where
+ * (snapshot/initramfs-record.h) that analysis/boot-predict.h builds: the devpts instances and where
  * each mount lands after switch-root, the devpts lines of the new root's fstab, the CentOS 6
  * prediction; with the findings and the snapshot. Written atomically to
  * /run/ptsguard/initramfs.json, since /run is carried across switch-root. Exit 0 when the record

@@ -10,7 +10,9 @@
  * the repair policy is applied, and the state file, the Prometheus textfile
  * and STATUS= are brought up to date (daemon/audit.c). When: daemon/schedule.h.
  * What each step does lives in its own module (report/transitions.h,
- * report/outputs.h, daemon/holder-cache.h, checks/ptmx-replaced.h).
+ * report/outputs.h, daemon/holder-cache.h, checks/ptmx-replaced.h,
+ * repair/session.h); its repair policy (which findings Policy=safe repairs,
+ * daemon/repair-tries.h) is the daemon's own.
  */
 #pragma once
 

@@ -125,7 +125,7 @@ struct snapshot {
 	struct setuid_helper *helpers;
 	size_t n_helpers, allocated_helpers;
 
-	/* The initramfs hook's record (probe/initramfs-record.h), or NULL: which devpts instances
+	/* The initramfs record (snapshot/initramfs-record.h), or NULL: which devpts instances
 	 * the initramfs made and what it predicted. Optional. */
 	struct initramfs_record *initramfs;
 	/* The daemon's record of the serving instance last seen healthy. Optional in JSON

@@ -648,7 +648,7 @@ def case_storm(ptsguard, opts):
 
 
 def case_storm_10k_mounts(ptsguard, opts):
-    """The storm again on a 10,000-mount table (the benchmark of issue 4)."""
+    """The storm again on a 10,000-mount table (as tests/bench/scale-bench measures it)."""
     run_storm_case(ptsguard, opts, 10000)
 
 

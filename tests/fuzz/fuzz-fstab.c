@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* /etc/fstab text: the one fstab parser (probe/fstab.h) over the raw bytes, then the whole audit
+/* /etc/fstab text: the one fstab parser (snapshot/fstab.h) over the raw bytes, then the whole audit
  * with it as the snapshot's fstab (the fstab-devpts-options check reads it through the same
  * parser). */
 #include <stdlib.h>

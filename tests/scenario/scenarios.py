@@ -1608,7 +1608,7 @@ def userns_single_id(sc):
     sc.check.true(top and "gid=" not in top[0], "repair left the mount alone: %r" % top)
     sc.check.true("remount" not in sc.userns_repair or "not repaired" in sc.userns_repair,
                   "repair did not try a remount: %s" % sc.userns_repair)
-    # Every action refused there says why (namespace-ns-repair-single-id: from the host).
+    # Every action refused there says why (ns-target-repair-single-id: from the host).
     for a in json.loads(sc.userns_repair or "{}").get("actions") or []:
         sc.check.true(isinstance(a.get("detail"), str) and "single gid" in a["detail"],
                       "the refusal says the namespace maps a single gid: %s" % a)

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* The fstab parser (probe/fstab.h): comments, blank lines, escapes, missing fields, long lines,
+/* The fstab parser (snapshot/fstab.h): comments, blank lines, escapes, missing fields, long lines,
  * the size bound and NUL bytes. */
 #include <errno.h>
 #include <stdlib.h>

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* The initramfs record (probe/initramfs-record.h): a written record reads back to the same
+/* The initramfs record (snapshot/initramfs-record.h): a written record reads back to the same
  * bytes, the typed lookup, and strict reading that names the key. */
 #include <errno.h>
 #include <stdio.h>

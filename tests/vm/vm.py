@@ -30,10 +30,9 @@ the initramfs record, a pty allocated by `nobody` (pty-probe), the journal
 entries of the service as JSON and with `journalctl -x`, the kernel log lines
 of the hook, unit timestamps. The assertions are made here, on that.
 
-Assertions that wait on the boot-model work of issue 13 (items 2-4) are in
-each scenario's `bootmodel` list: with BOOTMODEL = False they run and print
-their verdict but do not fail the test. Set it to True once that work is
-merged.
+Beside its own check, a scenario may list assertions on the boot model
+(`model_checks`: systemd-remount-fs in the prediction, origins on boot-born
+findings, repair restoring the recorded mode); they count like the others.
 
 Exit 0 pass, 1 fail, 77 skip (not root, qemu or a generator missing; never
 with CI=true, where a missing tool is a failure). Standard library only.
@@ -61,10 +60,6 @@ import boot  # noqa: E402
 import package  # noqa: E402
 import testlib  # noqa: E402
 from boot import Failure, Skip, log, run  # noqa: E402
-
-# Issue 13 items 2-4 (the boot model: systemd-remount-fs in the prediction, origins on boot-born
-# findings, repair restoring the recorded mode). True once that work is merged into main.
-BOOTMODEL = True
 
 EXIT_SKIP = 77
 VM_FORMAT = 1  # bump when the way the tree, the images or the initramfs are built changes
@@ -282,7 +277,7 @@ DROPIN_DIR = "/etc/ptsguard/ptsguard.conf.d/"
 
 
 class Scenario:
-    def __init__(self, name, doc, fstab="", files=None, units=(), check=None, bootmodel=(), deb=False):
+    def __init__(self, name, doc, fstab="", files=None, units=(), check=None, model_checks=(), deb=False):
         self.name = name
         self.deb = deb  # the .deb at /root/ptsguard.deb in the image
         self.doc = doc
@@ -290,7 +285,7 @@ class Scenario:
         self.files = dict(files or {})  # path -> (mode, text)
         self.units = list(units)  # (unit, target) to enable
         self.check = check
-        self.bootmodel = list(bootmodel)  # (what, fn(c, r, gen)) waiting on BOOTMODEL
+        self.model_checks = list(model_checks)  # (what, fn(c, r, gen)): the boot model
 
     def all_files(self):
         files = {"/etc/fstab": (0o644, self.fstab)}
@@ -687,15 +682,15 @@ def check_reinstall(c, r, gen):
 
 SCENARIOS = [
     Scenario("healthy", "Debian's default: no devpts line in fstab", check=check_healthy,
-             bootmodel=[("no warning-level prediction", bm_no_warning_prediction)]),
+             model_checks=[("no warning-level prediction", bm_no_warning_prediction)]),
     Scenario("double-mount", "the CentOS 6 double mount: fstab's devpts mounted again on top after switch-root",
              fstab=FSTAB_DEVPTS_DEFAULTS,
              files={"/etc/systemd/system/vmtest-overmount.service": (0o644, OVERMOUNT_UNIT)},
              units=[("vmtest-overmount.service", "sysinit.target")], check=check_double_mount,
-             bootmodel=[("origin: a second mount at fstab line 2", lambda c, r, g: origin_named(c, r, ("devpts-overmount",), ("line", "2")))]),
+             model_checks=[("origin: a second mount at fstab line 2", lambda c, r, g: origin_named(c, r, ("devpts-overmount",), ("line", "2")))]),
     Scenario("remount-fs", "fstab 'devpts /dev/pts devpts defaults' remounted by systemd-remount-fs",
              fstab=FSTAB_DEVPTS_DEFAULTS, check=check_remount_fs,
-             bootmodel=[("prediction and origin name systemd-remount-fs", bm_remount_fs_predicted)]),
+             model_checks=[("prediction and origin name systemd-remount-fs", bm_remount_fs_predicted)]),
     Scenario("ptmx-replaced", "udev replaces /dev/ptmx by a pts/ptmx link while the daemon runs",
              files={
                  "/etc/udev/rules.d/99-vmtest-ptmx.rules": (0o644, PTMX_RULE),
@@ -707,7 +702,7 @@ SCENARIOS = [
     Scenario("repair-safe", "Policy=safe repairs the fstab defaults remount during the boot",
              fstab=FSTAB_DEVPTS_DEFAULTS,
              files={DROPIN_DIR + "50-vmtest.conf": (0o644, SAFE_DROPIN)}, check=check_repair,
-             bootmodel=[("repair restores mode 620", bm_repair_restores_mode)]),
+             model_checks=[("repair restores mode 620", bm_repair_restores_mode)]),
     Scenario("reinstall", "the package removed and installed again in the booted system, udevd running",
              files={
                  "/etc/systemd/system/vmtest-reinstall.service": (0o644, REINSTALL_UNIT % {"libexec": LIBEXEC}),
@@ -994,16 +989,8 @@ def main(argv):
         log("boot to power-off: %.1fs" % took)
         check_common(c, r, args.generator, sc)
         sc.check(c, r, args.generator)
-        pending = []
-        for what, fn in sc.bootmodel:
-            bc = testlib.Checker()
-            fn(bc, r, args.generator)
-            if BOOTMODEL:
-                c.failures += bc.failures
-            else:
-                pending.append((what, bc.failures))
-        for what, fails in pending:
-            log("waiting on the boot model (BOOTMODEL=False, not counted): %s: %s" % (what, "would pass" if not fails else "would fail:\n    " + "\n    ".join(fails)))
+        for what, fn in sc.model_checks:
+            fn(c, r, args.generator)
     except Failure as e:
         c.fail(str(e))
     finally:

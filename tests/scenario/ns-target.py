@@ -2,9 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 """ptsguard judging another mount namespace from the host, on the real kernel.
 
-    namespaces.py --ptsguard PATH --pty-probe PATH CASE [CASE...|all]
-    namespaces.py --list
-    namespaces.py --check-registered CASE...
+    ns-target.py --ptsguard PATH --pty-probe PATH CASE [CASE...|all]
+    ns-target.py --list
+    ns-target.py --check-registered CASE...
 
 Each case runs as root in a private mount namespace of its own (harness.py), which plays the
 host: a healthy /dev of its own. In it, each case starts a process in a further mount namespace
@@ -173,7 +173,7 @@ def host_state():
     return mounts, nodes
 
 
-@case("ns-healthy")
+@case("healthy")
 def ns_healthy(sc):
     """A namespace with its own tmpfs /dev and devpts, healthy: clean, from the host."""
     sc.setup_base()
@@ -194,7 +194,7 @@ def ns_healthy(sc):
                   "text output has the namespace's block: %s" % text.stdout)
 
 
-@case("ns-broken-options")
+@case("broken-options")
 def ns_broken_options(sc):
     """A namespace whose devpts lost gid= and whose /dev/ptmx is 0600: found there, not on the
     healthy host."""
@@ -231,7 +231,7 @@ def own_root_setup(sc, name):
     )
 
 
-@case("ns-host-dev-bind")
+@case("host-dev-bind")
 def ns_host_dev_bind(sc):
     """A container given the host's /dev by bind (-v /dev:/dev, bwrap --dev-bind /dev /dev):
     devpts-host-instance, with the instance and the host's mount. The same bind where the
@@ -277,7 +277,7 @@ def ns_host_dev_bind(sc):
     sc.check.eq(ids(json.loads(plain.stdout)), [], "a plain host audit has no devpts-host-instance")
 
 
-@case("ns-symlink-escape")
+@case("symlink-escape")
 def ns_symlink_escape(sc):
     """A chrooted namespace whose /dev/ptmx, /etc/group and /etc/fstab are absolute symlinks to
     host paths: each is resolved inside its root, never to the host's file."""
@@ -379,7 +379,7 @@ def ns_symlink_escape(sc):
     sc.check.true("not a regular file" in r.stderr, "and says what is wrong with it: %r" % r.stderr)
 
 
-@case("ns-probe-in-root")
+@case("probe-in-root")
 def ns_probe_in_root(sc):
     """The allocation probe of another namespace resolves its paths under the namespace's root
     (never entering it), in a lone child (--namespace) and on the worker (--all-namespaces): it
@@ -472,7 +472,7 @@ def unified_root():
     raise SetupError("no cgroup v2 hierarchy on this machine")
 
 
-@case("ns-device-cgroup")
+@case("device-cgroup")
 def ns_device_cgroup(sc):
     """A namespace whose device cgroup denies the pty multiplexer (c 5:2 rw, as a container's
     device rules can): nobody there can open /dev/ptmx. The probe from the host joins the
@@ -523,7 +523,7 @@ while True:
 """
 
 
-@case("ns-lease-stall")
+@case("lease-stall")
 def ns_lease_stall(sc):
     """Namespaces whose /dev/ptmx is a regular file holding a read lease: an open for writing
     would wait for the lease to be broken (the lease-break time, 45 s by default) and tell its
@@ -550,7 +550,7 @@ def ns_lease_stall(sc):
         sc.check.true("ptmx-not-device" in ids(inner), "namespace %d: ptmx-not-device: %s" % (t.mntns, ids(inner)))
 
 
-@case("ns-probe-budget")
+@case("probe-budget")
 def ns_probe_budget(sc):
     """Paused containers (a frozen cgroup v2, as `docker pause` leaves one): a probe child that
     joins such a cgroup is frozen with it and killed at its deadline. Six of them in one
@@ -574,7 +574,7 @@ def ns_probe_budget(sc):
         cg.remove(targets)
 
 
-@case("ns-file-reads")
+@case("file-reads")
 def ns_file_reads(sc):
     """What a namespace binds over the files ptsguard reads there (/etc/group, /etc/fstab) is
     read with the namespace's identity, never root's, and never from a kernel pseudo file
@@ -646,7 +646,7 @@ def kernel_stacks(pid):
     return "\n".join(out)
 
 
-@case("ns-file-hung-fuse")
+@case("file-hung-fuse")
 def ns_file_hung_fuse(sc):
     """A FUSE file whose daemon stopped answering (a hung sshfs, a stopped fuse-overlayfs),
     bound over a namespace's /etc/group: every request on it waits until the daemon answers.
@@ -701,7 +701,7 @@ def ns_file_hung_fuse(sc):
         fuse.stop()
 
 
-@case("ns-root-elsewhere")
+@case("root-elsewhere")
 def ns_root_elsewhere(sc):
     """A process in a mount namespace of its own whose root is a tree of another namespace
     (chroot through /proc/PID/root of a process there): its own mountinfo, printed relative to
@@ -724,7 +724,7 @@ def ns_root_elsewhere(sc):
     sc.check.true(isinstance((every.get(other.mntns) or {}).get("report"), dict), "the other namespace is judged as usual")
 
 
-@case("ns-target-exits")
+@case("exits")
 def ns_target_exits(sc):
     """The target exits between opening and reading its namespace: exit 3 naming the PID. A
     PID that does not exist: exit 3 too."""
@@ -777,7 +777,7 @@ USERNS_DEV = (
 )
 
 
-@case("ns-userns-rootless")
+@case("userns-rootless")
 def ns_userns_rootless(sc):
     """A rootless container (ids 0-65535 as 100000-165535, its own /dev, devpts gid=5), judged
     from the host: clean, its gid translated through its gid_map, its nodes in its own ids."""
@@ -800,7 +800,7 @@ def ns_userns_rootless(sc):
     sc.check.eq([(n.get("uid"), n.get("gid")) for n in dev], [(0, 0)], "/dev is root's in its own ids")
 
 
-@case("ns-userns-host-dev")
+@case("userns-host-dev")
 def ns_userns_host_dev(sc):
     """A container in a user namespace of its own (65,536 ids from 100000) that kept the host's
     /dev, as toolbox and distrobox containers bind it: its ptys are in the host's tty group,
@@ -837,7 +837,7 @@ def ns_userns_host_dev(sc):
                   "inside: the host's remount, and when not to run it: %r" % remedy)
 
 
-@case("ns-repair-single-id")
+@case("repair-single-id")
 def ns_repair_single_id(sc):
     """repair --namespace of a user namespace that maps a single id (unshare -r, unprivileged
     bubblewrap) whose own devpts is locked (ptmxmode=000): its tty group has no id outside it, so
@@ -874,7 +874,7 @@ def ns_repair_single_id(sc):
     sc.check.eq(r.returncode, 2, "exit status: still broken (ptmx-locked)")
 
 
-@case("ns-repair")
+@case("repair")
 def ns_repair(sc):
     """repair --namespace of a broken namespace: fixed there, verified by a pty allocated there,
     and nothing on the host changes."""
@@ -918,7 +918,7 @@ def own_mntns():
     return os.stat("/proc/self/ns/mnt").st_ino
 
 
-@case("ns-repair-own-namespace")
+@case("repair-own-namespace")
 def ns_repair_own_namespace(sc):
     """repair --namespace PID where PID is a process of ptsguard's own mount namespace (the
     case's, playing the host), as when a container's pid, listed by audit --all-namespaces,
@@ -960,7 +960,7 @@ def ns_repair_own_namespace(sc):
     sc.check.true("ptmxmode=666" in devpts_lines(os.getpid())[-1], "the host's devpts is now ptmxmode=666")
 
 
-@case("ns-repair-mntns")
+@case("repair-mntns")
 def ns_repair_mntns(sc):
     """repair --namespace PID --mntns ID (or --namespace PID:ID) acts only when PID's mount
     namespace is ID: given another (the namespace of a process that is not PID's), refused with
@@ -1000,7 +1000,7 @@ def ns_repair_mntns(sc):
     sc.check.eq(stat.S_IMODE(os.stat("/proc/%d/root/dev/ptmx" % t.pid).st_mode), 0o666, "its /dev/ptmx is 0666")
 
 
-@case("ns-repair-target-moves")
+@case("repair-target-moves")
 def ns_repair_target_moves(sc):
     """The process judged by repair --namespace enters another mount namespace between the plan
     and the act (the test hook pauses repair there): each action, checked right before it is
@@ -1047,7 +1047,7 @@ def ns_repair_target_moves(sc):
         t.stop()
 
 
-@case("ns-repair-host-instance")
+@case("repair-host-instance")
 def ns_repair_host_instance(sc):
     """A namespace bound to the host's /dev, whose instance lost gid=: repair --namespace refuses
     what belongs to the host, and the host is unchanged."""
