@@ -6,6 +6,7 @@
 #include <sys/sysmacros.h>
 
 #include "analysis/analysis.h"
+#include "snapshot/idmap.h"
 #include "util/hashindex.h"
 #include "util/util.h"
 

@@ -14,6 +14,7 @@
 #include "pipeline/conf.h"
 #include "probe/namespace.h"
 #include "probe/probe.h"
+#include "snapshot/snapshot-json.h"
 #include "util/limits.h"
 #include "util/output-file.h"
 #include "util/log.h"

@@ -26,6 +26,7 @@
 #include "snapshot/initramfs-record.h"
 #include "probe/newroot-init.h"
 #include "probe/probe.h"
+#include "snapshot/snapshot-json.h"
 #include "snapshot/snapshot.h"
 #include "report/report.h"
 #include "util/json-util.h"

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 
 #include "cli/cli.h"
+#include "snapshot/snapshot-json.h"
 #include "util/json-util.h"
 #include "util/log.h"
 #include "util/util.h"

@@ -17,6 +17,7 @@
 
 #include "probe/namespace.h"
 #include "probe/statmount-abi.h"
+#include "snapshot/idmap.h"
 #include "snapshot/snapshot.h"
 #include "util/caps.h"
 #include "util/guarded-child.h"

@@ -20,6 +20,7 @@
 #include "probe/slaves.h"
 #include "probe/statmount.h"
 #include "snapshot/initramfs-record.h"
+#include "snapshot/snapshot-json.h"
 #include "util/caps.h"
 #include "util/group.h"
 #include "util/limits.h"

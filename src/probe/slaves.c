@@ -8,6 +8,7 @@
 #include "probe/namespace.h"
 #include "probe/ptmx-route.h"
 #include "probe/slaves.h"
+#include "snapshot/idmap.h"
 #include "util/group.h"
 #include "util/util.h"
 

@@ -12,6 +12,7 @@
 
 #include "probe/namespace.h"
 #include "repair/repair.h"
+#include "snapshot/idmap.h"
 #include "snapshot/mountinfo.h"
 #include "util/limits.h"
 #include "util/procfs.h"

@@ -5,6 +5,7 @@
 
 #include "analysis/boot.h"
 #include "report/report.h"
+#include "snapshot/snapshot-json.h"
 #include "util/json-util.h"
 #include "util/util.h"
 #include "util/version.h"

@@ -15,6 +15,7 @@
 #include "analysis/analysis.h"
 #include "checks/checks.h"
 #include "report/report.h"
+#include "snapshot/snapshot-json.h"
 #include "snapshot/snapshot.h"
 #include "test.h"
 #include "util/json-util.h"

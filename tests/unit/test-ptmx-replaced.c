@@ -8,6 +8,7 @@
 #include "analysis/analysis.h"
 #include "checks/checks.h"
 #include "checks/ptmx-replaced.h"
+#include "snapshot/snapshot-json.h"
 #include "snapshot/snapshot.h"
 #include "report/transitions.h"
 #include "test.h"

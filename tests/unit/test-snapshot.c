@@ -9,6 +9,8 @@
 
 #include "analysis/analysis.h"
 #include "checks/checks.h"
+#include "snapshot/idmap.h"
+#include "snapshot/snapshot-json.h"
 #include "snapshot/snapshot.h"
 #include "test.h"
 #include "util/util.h"
