@@ -11,7 +11,7 @@
 
 #include "analysis/analysis.h"
 #include "cli/cli.h"
-#include "pipeline/conf.h"
+#include "config/conf.h"
 #include "probe/namespace.h"
 #include "probe/probe.h"
 #include "snapshot/snapshot-json.h"

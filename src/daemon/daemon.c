@@ -24,7 +24,7 @@
 #include "analysis/analysis.h"
 #include "checks/checks.h"
 #include "checks/ptmx-replaced.h"
-#include "pipeline/conf.h"
+#include "config/conf.h"
 #include "pipeline/pipeline.h"
 #include "daemon/daemon.h"
 #include "daemon/holder-cache.h"
@@ -32,7 +32,7 @@
 #include "daemon/privileges.h"
 #include "daemon/repair-tries.h"
 #include "daemon/startup-guard.h"
-#include "pipeline/conf.h"
+#include "config/conf.h"
 #include "probe/mounttrack.h"
 #include "probe/probe.h"
 #include "repair/outcomes.h"
@@ -232,46 +232,13 @@ static void log_config_error(const struct config_error *err, int r, const char *
 		     config_error_format(err, text), what);
 }
 
+/* Every key of the table with the value in effect (config_format_loaded()). */
 static void log_config_loaded(const struct config *c, const char *verb)
 {
-	_cleanup_free_ char *files = NULL, *ignored = NULL;
-	char *p;
-	size_t size;
-	FILE *f;
+	_cleanup_free_ char *line = NULL;
 
-	f = open_memstream(&files, &size);
-	if (!f)
-		return;
-	for (char **s = c->sources; s && *s; s++)
-		fprintf(f, "%s%s", s == c->sources ? "" : ", ", *s);
-	if (fclose(f) != 0)
-		return;
-	f = open_memstream(&ignored, &size);
-	if (!f)
-		return;
-	for (char **s = c->ignore_checks; s && *s; s++)
-		fprintf(f, " %s", *s);
-	for (char **s = c->ignore_mountpoints; s && *s; s++)
-		fprintf(f, " %s", *s);
-	if (fclose(f) != 0)
-		return;
-	p = ignored[0] ? ignored + 1 : ignored;
-	log_info("%s configuration from %s: TTYGroup=%s Mode=%s Policy=%s CreatePtmx=%s "
-		 "Probe=%s ProbeUser=%s MountEvents=%s CoalesceMSec=%llu AuditCPUPercent=%u "
-		 "HolderRescanSec=%llu StateFile=%s PrometheusFile=%s Ignore=%s "
-		 "Namespaces.Audit=%s ScanSec=%llu",
-		 verb, files[0] ? files : "built-in defaults", c->tty_group ?: "tty",
-		 !c->check_policy.pin_mode		 ? "620|600"
-		 : (c->check_policy.mode & 0777) == 0600 ? "600"
-							 : "620",
-		 repair_policy_to_string(c->repair_policy), c->ptmx_symlink ? "symlink" : "node",
-		 c->probe_enabled ? "yes" : "no", c->probe_user ?: PROBE_USER_DEFAULT,
-		 mount_events_to_string(c->mount_events),
-		 (unsigned long long)(c->coalesce_usec / USEC_PER_MSEC), c->audit_cpu_percent,
-		 (unsigned long long)(c->holder_rescan_usec / USEC_PER_SEC),
-		 c->state_file ?: "(none)", c->prometheus_file ?: "(none)", p[0] ? p : "(none)",
-		 namespaces_audit_to_string(c->namespaces_audit),
-		 (unsigned long long)(c->namespaces_scan_usec / USEC_PER_SEC));
+	if (config_format_loaded(c, verb, &line) >= 0)
+		log_info("%s", line);
 }
 
 /* ---- one audit ---- */

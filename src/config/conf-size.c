@@ -7,7 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "pipeline/conf-size.h"
+#include "config/conf-size.h"
 #include "util/limits.h"
 #include "util/util.h"
 
