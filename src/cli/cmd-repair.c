@@ -24,7 +24,7 @@
 #include "util/group.h"
 #include "util/json-util.h"
 #include "util/log.h"
-#include "util/util.h"
+#include "util/macro.h"
 
 static void journal_outcomes(const struct repair_plan *p)
 {

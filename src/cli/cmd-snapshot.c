@@ -18,7 +18,7 @@
 #include "snapshot/snapshot-json.h"
 #include "util/json-util.h"
 #include "util/log.h"
-#include "util/util.h"
+#include "util/macro.h"
 
 struct snapshot_args {
 	const char *output;  /* NULL or "-": standard output */

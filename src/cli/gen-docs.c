@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "checks/checks.h"
-#include "util/util.h"
+#include "util/string-util.h"
 
 /* scdoc treats * _ and a leading \ specially; escape them in catalog text. */
 static void scd(const char *s)

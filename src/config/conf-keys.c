@@ -10,39 +10,29 @@
 #include "config/conf.h"
 #include "util/group.h"
 #include "util/limits.h"
+#include "util/parse.h"
+#include "util/string-table.h"
+#include "util/string-util.h"
 #include "util/strv.h"
-#include "util/util.h"
 
-static const char *const repair_policy_names[_REPAIR_POLICY_MAX] = {
+static const char *const repair_policy_table[_REPAIR_POLICY_MAX] = {
 	[REPAIR_POLICY_OFF] = "off",
 	[REPAIR_POLICY_SAFE] = "safe",
 };
+DEFINE_STRING_TABLE_LOOKUP_TO_STRING(repair_policy, enum repair_policy);
 
-static const char *const mount_events_names[_MOUNT_EVENTS_MAX] = {
+static const char *const mount_events_table[_MOUNT_EVENTS_MAX] = {
 	[MOUNT_EVENTS_AUTO] = "auto",
 	[MOUNT_EVENTS_FANOTIFY] = "fanotify",
 	[MOUNT_EVENTS_MOUNTINFO] = "mountinfo",
 };
+DEFINE_STRING_TABLE_LOOKUP_TO_STRING(mount_events, enum mount_events);
 
-static const char *const namespaces_audit_names[_NAMESPACES_AUDIT_MAX] = {
+static const char *const namespaces_audit_table[_NAMESPACES_AUDIT_MAX] = {
 	[NAMESPACES_AUDIT_NONE] = "none",
 	[NAMESPACES_AUDIT_ALL] = "all",
 };
-
-const char *namespaces_audit_to_string(enum namespaces_audit a)
-{
-	return a < _NAMESPACES_AUDIT_MAX ? namespaces_audit_names[a] : NULL;
-}
-
-const char *repair_policy_to_string(enum repair_policy p)
-{
-	return p < _REPAIR_POLICY_MAX ? repair_policy_names[p] : NULL;
-}
-
-const char *mount_events_to_string(enum mount_events m)
-{
-	return m < _MOUNT_EVENTS_MAX ? mount_events_names[m] : NULL;
-}
+DEFINE_STRING_TABLE_LOOKUP_TO_STRING(namespaces_audit, enum namespaces_audit);
 
 /* ---- value parsers: 0, or -EINVAL with a message for a person ---- */
 
@@ -133,7 +123,7 @@ static int parse_choice(const char *key, const char *const *names, int n, const 
 
 static int parse_repair_policy(struct config *c, const char *v, char msg[static 512])
 {
-	int p, r = parse_choice("Policy", repair_policy_names, _REPAIR_POLICY_MAX, v, &p, msg);
+	int p, r = parse_choice("Policy", repair_policy_table, _REPAIR_POLICY_MAX, v, &p, msg);
 
 	if (r >= 0)
 		c->repair_policy = p;
@@ -152,7 +142,7 @@ static int parse_create_ptmx(struct config *c, const char *v, char msg[static 51
 
 static int parse_mount_events(struct config *c, const char *v, char msg[static 512])
 {
-	int m, r = parse_choice("MountEvents", mount_events_names, _MOUNT_EVENTS_MAX, v, &m, msg);
+	int m, r = parse_choice("MountEvents", mount_events_table, _MOUNT_EVENTS_MAX, v, &m, msg);
 
 	if (r >= 0)
 		c->mount_events = m;
@@ -261,7 +251,7 @@ static int parse_holder_rescan(struct config *c, const char *v, char msg[static 
 
 static int parse_namespaces_audit(struct config *c, const char *v, char msg[static 512])
 {
-	int a, r = parse_choice("Audit", namespaces_audit_names, _NAMESPACES_AUDIT_MAX, v, &a, msg);
+	int a, r = parse_choice("Audit", namespaces_audit_table, _NAMESPACES_AUDIT_MAX, v, &a, msg);
 
 	if (r >= 0)
 		c->namespaces_audit = a;

@@ -12,10 +12,13 @@
 #include "config/conf-keys.h"
 #include "config/conf-size.h"
 #include "config/conf.h"
+#include "util/alloc.h"
+#include "util/fileio.h"
 #include "util/group.h"
 #include "util/limits.h"
+#include "util/path.h"
+#include "util/string-util.h"
 #include "util/strv.h"
-#include "util/util.h"
 
 const char config_vendor_dir[] = PTSGUARD_VENDOR_CONFIG_DIR;
 const char config_admin_dir[] = PTSGUARD_ADMIN_CONFIG_DIR;

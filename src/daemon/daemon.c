@@ -44,12 +44,14 @@
 #include "report/report.h"
 #include "report/transitions.h"
 #include "snapshot/snapshot.h"
+#include "util/alloc.h"
 #include "util/output-file.h"
 #include "util/clock.h"
 #include "util/group.h"
 #include "util/json-util.h"
+#include "util/parse.h"
+#include "util/string-util.h"
 #include "util/strv.h"
-#include "util/util.h"
 
 /* The audit timer may fire this late; the coalescing window is counted in milliseconds. */
 #define AUDIT_TIMER_ACCURACY_USEC (1 * USEC_PER_MSEC)

@@ -21,9 +21,10 @@
 #include "probe/probe.h"
 #include "report/journal.h"
 #include "report/report.h"
+#include "util/alloc.h"
 #include "util/clock.h"
 #include "util/escape.h"
-#include "util/util.h"
+#include "util/string-util.h"
 
 #define MACHINES_DIR "/run/systemd/machines"
 /* A namespace just found is audited once it is this old: a runtime builds a container's /dev

@@ -10,9 +10,12 @@
 
 #include "probe/holder-scan.h"
 #include "probe/namespace.h"
+#include "util/alloc.h"
 #include "util/clock.h"
+#include "util/fileio.h"
+#include "util/parse.h"
 #include "util/procfs.h"
-#include "util/util.h"
+#include "util/string-util.h"
 
 /* How many fds are looked at between two looks at the clock (about 0.3 ms of work). */
 #define FDS_PER_CLOCK_CHECK 64

@@ -8,7 +8,8 @@
 
 #include "probe/kernel-facts.h"
 #include "probe/namespace.h"
-#include "util/util.h"
+#include "util/fileio.h"
+#include "util/string-util.h"
 
 /* Is pid a kernel thread (PF_KTHREAD in the flags, field 9 of stat)? Kernel threads share
  * the initial namespaces; /proc shows them only when it belongs to the initial pid namespace.

@@ -22,9 +22,10 @@
 #include "snapshot/initramfs-record.h"
 #include "snapshot/snapshot-json.h"
 #include "util/caps.h"
+#include "util/fileio.h"
 #include "util/group.h"
 #include "util/limits.h"
-#include "util/util.h"
+#include "util/string-util.h"
 
 /* The initramfs hook's record, if this boot has one (its embedded snapshot is not read). A
  * record that is not JSON or not a valid ptsguard.initramfs/1 is ignored: it must never stop

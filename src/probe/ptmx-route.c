@@ -7,7 +7,9 @@
 #include "analysis/analysis.h"
 #include "probe/namespace.h"
 #include "probe/ptmx-route.h"
-#include "util/util.h"
+#include "util/alloc.h"
+#include "util/path.h"
+#include "util/string-util.h"
 
 static enum node_type type_of(mode_t m)
 {

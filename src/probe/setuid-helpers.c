@@ -12,8 +12,11 @@
 
 #include "probe/namespace.h"
 #include "probe/setuid-helpers.h"
+#include "util/alloc.h"
+#include "util/fileio.h"
+#include "util/path.h"
+#include "util/string-util.h"
 #include "util/strv.h"
-#include "util/util.h"
 
 const char *const pt_chown_paths[] = {
 	"/usr/lib/pt_chown",

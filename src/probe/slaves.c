@@ -9,8 +9,11 @@
 #include "probe/ptmx-route.h"
 #include "probe/slaves.h"
 #include "snapshot/idmap.h"
+#include "util/fileio.h"
 #include "util/group.h"
-#include "util/util.h"
+#include "util/macro.h"
+#include "util/parse.h"
+#include "util/path.h"
 
 /* The default probe user where our user namespace does not map it (a container given 1,024
  * ids, as podman --userns=auto does, or a nested one given fewer than 65,535): the highest id

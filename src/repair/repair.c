@@ -16,12 +16,15 @@
 #include "probe/namespace.h"
 #include "snapshot/mountinfo.h"
 #include "repair/repair.h"
+#include "util/alloc.h"
 #include "util/caps.h"
+#include "util/fileio.h"
 #include "util/json-util.h"
 #include "util/limits.h"
+#include "util/path.h"
 #include "util/procfs.h"
-#include "util/util.h"
 #include "repair/verify.h"
+#include "util/string-util.h"
 
 static const char *const result_names[_ACTION_RESULT_MAX] = {
 	[ACTION_PLANNED] = "planned",		[ACTION_DONE] = "done",

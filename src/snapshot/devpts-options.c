@@ -6,7 +6,8 @@
 
 #include "snapshot/devpts-options.h"
 #include "snapshot/mountinfo.h"
-#include "util/util.h"
+#include "util/macro.h"
+#include "util/parse.h"
 
 void devpts_options_parse(const char *opts, struct devpts_options *ret)
 {

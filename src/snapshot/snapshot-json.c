@@ -9,8 +9,9 @@
 #include "snapshot/devpts-options.h"
 #include "snapshot/initramfs-record.h"
 #include "snapshot/snapshot-json.h"
+#include "util/alloc.h"
 #include "util/json-util.h"
-#include "util/util.h"
+#include "util/macro.h"
 
 #define SNAPSHOT_SCHEMA "ptsguard.snapshot/1"
 

@@ -8,23 +8,18 @@
 #include "snapshot/idmap.h"
 #include "snapshot/initramfs-record.h"
 #include "snapshot/snapshot.h"
+#include "util/alloc.h"
 #include "util/group.h"
-#include "util/util.h"
+#include "util/parse.h"
+#include "util/path.h"
+#include "util/string-table.h"
+#include "util/string-util.h"
 
-static const char *const node_type_names[_NODE_TYPE_MAX] = {
+static const char *const node_type_table[_NODE_TYPE_MAX] = {
 	[NODE_MISSING] = "missing", [NODE_CHAR] = "char", [NODE_SYMLINK] = "symlink",
 	[NODE_DIR] = "dir",	    [NODE_FILE] = "file", [NODE_OTHER] = "other",
 };
-
-const char *node_type_to_string(enum node_type t)
-{
-	return t < _NODE_TYPE_MAX ? node_type_names[t] : NULL;
-}
-
-int node_type_from_string(const char *s)
-{
-	return string_table_index(node_type_names, _NODE_TYPE_MAX, s);
-}
+DEFINE_STRING_TABLE_LOOKUP(node_type, enum node_type);
 
 struct snapshot *snapshot_new(void)
 {

@@ -10,7 +10,7 @@
 #include "config/conf-keys.h"
 #include "config/conf.h"
 #include "test.h"
-#include "util/util.h"
+#include "util/string-util.h"
 
 /* A value for every key of the table, each other than its default. A key added to the table
  * without a value here fails the test. */

@@ -13,7 +13,7 @@
 #include "report/transitions.h"
 #include "test.h"
 #include "util/json-util.h"
-#include "util/util.h"
+#include "util/macro.h"
 
 #define HEAD                                                                                       \
 	"{\"schema\":\"ptsguard.snapshot/1\",\"hostname\":\"h\","                                  \
