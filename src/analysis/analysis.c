@@ -6,8 +6,13 @@
 #include <sys/sysmacros.h>
 
 #include "analysis/analysis.h"
+#include "snapshot/idmap.h"
+#include "util/alloc.h"
 #include "util/hashindex.h"
-#include "util/util.h"
+#include "util/parse.h"
+#include "util/path.h"
+#include "util/string-table.h"
+#include "util/string-util.h"
 
 /*
  * Index of the mount table by (parent id, mountpoint): "is something mounted at P inside mount
@@ -581,11 +586,8 @@ struct analysis *analysis_free(struct analysis *a)
 	return NULL;
 }
 
-const char *ptmx_kind_to_string(enum ptmx_kind k)
-{
-	static const char *const names[] = {
-		[PTMX_CHAR] = "char",	    [PTMX_SYMLINK] = "symlink", [PTMX_BIND] = "bind",
-		[PTMX_MISSING] = "missing", [PTMX_OTHER] = "other",
-	};
-	return names[k];
-}
+static const char *const ptmx_kind_table[] = {
+	[PTMX_CHAR] = "char",	    [PTMX_SYMLINK] = "symlink", [PTMX_BIND] = "bind",
+	[PTMX_MISSING] = "missing", [PTMX_OTHER] = "other",
+};
+DEFINE_STRING_TABLE_LOOKUP_TO_STRING(ptmx_kind, enum ptmx_kind);

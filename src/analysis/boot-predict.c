@@ -8,7 +8,9 @@
 
 #include "analysis/boot-predict.h"
 #include "snapshot/fstab.h"
-#include "util/util.h"
+#include "util/alloc.h"
+#include "util/path.h"
+#include "util/string-util.h"
 
 /* What switch-root will do with the mounts of the initramfs. */
 struct switch_root {

@@ -4,7 +4,8 @@
 
 #include "analysis/boot.h"
 #include "util/json-util.h"
-#include "util/util.h"
+#include "util/string-table.h"
+#include "util/string-util.h"
 
 const struct initramfs_instance *initramfs_instance(const struct snapshot *s, dev_t dev)
 {
@@ -97,12 +98,13 @@ static const struct initramfs_fstab_line *fstab_line_at(const struct initramfs_r
 	return NULL;
 }
 
-static const char *const origin_change_names[_ORIGIN_CHANGE_MAX] = {
+static const char *const origin_change_table[_ORIGIN_CHANGE_MAX] = {
 	[ORIGIN_UNCHANGED] = "unchanged",
 	[ORIGIN_REMOUNT] = "remount",
 	[ORIGIN_SECOND_MOUNT] = "second-mount",
 	[ORIGIN_UNKNOWN] = "unknown",
 };
+DEFINE_STRING_TABLE_LOOKUP_TO_STRING(origin_change, enum origin_change);
 
 int boot_origin(const struct analysis *a, size_t idx, struct boot_origin *ret)
 {
@@ -186,7 +188,8 @@ json_object *boot_origin_json(const struct boot_origin *o)
 	json_object_object_add(j, "initramfs_mount_id", json_object_new_int64(o->mount->id));
 	json_object_object_add(j, "before_switch_root", json_new_string_or_null(o->rec->options));
 	json_object_object_add(j, "now", json_object_new_string(o->now));
-	json_object_object_add(j, "change", json_object_new_string(origin_change_names[o->change]));
+	json_object_object_add(j, "change",
+			       json_object_new_string(origin_change_to_string(o->change)));
 	json_object_object_add(j, "changed_by", json_new_string_or_null(by));
 	json_object_object_add(j, "fstab_line",
 			       o->line ? json_object_new_int64(o->line->line) : NULL);

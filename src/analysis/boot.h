@@ -51,6 +51,7 @@ int boot_origin(const struct analysis *a, size_t idx, struct boot_origin *ret);
 /* "fstab line 3 through systemd-remount-fs", "a second mount at fstab line 3", "unknown";
  * NULL when unchanged (or out of memory). malloc'ed. */
 char *boot_origin_changed_by(const struct boot_origin *o);
+const char *origin_change_to_string(enum origin_change c);
 /* The evidence's "origin" object: initramfs_device, initramfs_mount_id, before_switch_root, now,
  * change, changed_by, fstab_line. */
 json_object *boot_origin_json(const struct boot_origin *o);

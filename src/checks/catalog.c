@@ -5,6 +5,7 @@
  * one module with its row, listed here.
  */
 #include "checks/check.h"
+#include "util/string-util.h"
 
 const struct check_info *const check_catalog[] = {
 	&check_ptmx_missing,

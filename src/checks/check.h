@@ -15,7 +15,6 @@
 #include "checks/checks.h"
 #include "util/json-util.h"
 #include "util/limits.h"
-#include "util/util.h"
 
 /* The catalog rows, one per module. */
 extern const struct check_info check_ptmx_missing, check_ptmx_not_device, check_ptmx_mode,

@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "checks/check.h"
+#include "util/path.h"
+#include "util/string-util.h"
+#include "util/parse.h"
 
 /*
  * /dev/tty, the node through which a process opens its own controlling terminal (ssh's password

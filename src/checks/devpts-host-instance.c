@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "checks/check.h"
+#include "util/parse.h"
+#include "util/string-util.h"
 
 /*
  * A namespace audit only (the snapshot names the namespace and the host's serving instance): a

@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "checks/check.h"
+#include "util/parse.h"
+#include "util/string-util.h"
 
 /* The instance reachable at the top of mountpoint mp, if any. */
 static const struct instance *visible_instance_at(const struct analysis *a, const char *mp)

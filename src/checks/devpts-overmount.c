@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "checks/check.h"
+#include "util/string-util.h"
 
 /* Mount propagation around a stack (chain runs from its top down; the bottom was there first,
  * whatever made it a peer). The kernel numbers the mount it was asked for before the copies it

@@ -2,6 +2,8 @@
 #include <ctype.h>
 
 #include "checks/check.h"
+#include "snapshot/idmap.h"
+#include "util/string-util.h"
 
 json_object *check_json_mount(const struct analysis *a, size_t i)
 {

@@ -5,23 +5,15 @@
 #include <string.h>
 
 #include "checks/checks.h"
-#include "util/util.h"
+#include "util/alloc.h"
+#include "util/string-table.h"
 
-static const char *const severity_names[_SEVERITY_MAX] = {
+static const char *const severity_table[_SEVERITY_MAX] = {
 	[SEVERITY_INFO] = "info",
 	[SEVERITY_WARNING] = "warning",
 	[SEVERITY_CRITICAL] = "critical",
 };
-
-const char *severity_to_string(enum severity s)
-{
-	return s < _SEVERITY_MAX ? severity_names[s] : NULL;
-}
-
-int severity_from_string(const char *s)
-{
-	return string_table_index(severity_names, _SEVERITY_MAX, s);
-}
+DEFINE_STRING_TABLE_LOOKUP(severity, enum severity);
 
 static void finding_done(struct finding *f)
 {

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "checks/check.h"
 #include "snapshot/fstab.h"
+#include "util/parse.h"
+#include "util/string-util.h"
 
 static int fstab_devpts_options(const struct check_context *ctx, const struct check_info *info,
 				struct findings *out)

@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "checks/check.h"
+#include "util/path.h"
+#include "util/string-util.h"
 
 /*
  * ptsname() always answers "/dev/pts/N": it knows the index, not the instance. A /dev/ptmx that

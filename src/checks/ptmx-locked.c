@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "checks/check.h"
+#include "util/parse.h"
+#include "util/string-util.h"
 
 /* /dev/ptmx is a symlink on the host's devtmpfs, where the kernel itself made a char node 5:2:
  * something replaced it (runc#80: a container given the host's /dev made its pts/ptmx link). */

@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "checks/check.h"
+#include "util/parse.h"
+#include "util/string-util.h"
 
 static int ptmx_not_device(const struct check_context *ctx, const struct check_info *info,
 			   struct findings *out)

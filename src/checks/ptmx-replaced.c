@@ -8,7 +8,8 @@
 #include "checks/check.h"
 #include "checks/ptmx-replaced.h"
 #include "util/json-util.h"
-#include "util/util.h"
+#include "util/parse.h"
+#include "util/string-util.h"
 
 static void ptmx_state_done(struct ptmx_state *s)
 {

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "checks/check.h"
+#include "util/string-util.h"
 
 /*
  * The allocation probe's result (snapshot/allocation.h) judged against the other findings. Each

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "checks/check.h"
+#include "util/string-util.h"
 
 static int pty_capacity(const struct check_context *ctx, const struct check_info *info,
 			struct findings *out)

@@ -2,6 +2,10 @@
 #include <stdarg.h>
 
 #include "checks/check.h"
+#include "util/alloc.h"
+#include "util/parse.h"
+#include "util/path.h"
+#include "util/string-util.h"
 
 /* Does path (or an ancestor) already appear in the list? */
 static bool listed(char **dirs, size_t n, const char *path)

@@ -11,13 +11,16 @@
 
 #include "analysis/analysis.h"
 #include "cli/cli.h"
-#include "pipeline/conf.h"
+#include "config/conf.h"
 #include "probe/namespace.h"
 #include "probe/probe.h"
+#include "snapshot/snapshot-json.h"
+#include "util/fileio.h"
 #include "util/limits.h"
 #include "util/output-file.h"
 #include "util/log.h"
-#include "util/util.h"
+#include "util/parse.h"
+#include "util/string-util.h"
 
 /* getopt_long with our own messages: every usage error exits 3 naming the option. */
 int bad_option(const char *cmd, int c, char **argv)

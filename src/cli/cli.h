@@ -11,7 +11,7 @@
 
 #include "analysis/analysis.h"
 #include "checks/checks.h"
-#include "pipeline/conf.h"
+#include "config/conf.h"
 #include "pipeline/pipeline.h"
 #include "probe/namespace.h"
 #include "probe/probe.h"

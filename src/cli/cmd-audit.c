@@ -22,8 +22,8 @@
 #include "util/escape.h"
 #include "util/json-util.h"
 #include "util/log.h"
+#include "util/macro.h"
 #include "util/procfs.h"
-#include "util/util.h"
 
 struct audit_args {
 	enum format format;

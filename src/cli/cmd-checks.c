@@ -12,7 +12,7 @@
 #include "cli/cli.h"
 #include "util/json-util.h"
 #include "util/log.h"
-#include "util/util.h"
+#include "util/macro.h"
 
 struct checks_args {
 	enum format format;

@@ -11,7 +11,7 @@
 
 #include "cli/cli.h"
 #include "util/log.h"
-#include "util/util.h"
+#include "util/string-util.h"
 
 struct explain_args {
 	const char *id;

@@ -26,12 +26,15 @@
 #include "snapshot/initramfs-record.h"
 #include "probe/newroot-init.h"
 #include "probe/probe.h"
+#include "snapshot/snapshot-json.h"
 #include "snapshot/snapshot.h"
 #include "report/report.h"
+#include "util/fileio.h"
 #include "util/json-util.h"
 #include "util/limits.h"
 #include "util/log.h"
-#include "util/util.h"
+#include "util/path.h"
+#include "util/string-util.h"
 
 static void help(void)
 {

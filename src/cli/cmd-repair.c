@@ -22,7 +22,7 @@
 #include "util/group.h"
 #include "util/json-util.h"
 #include "util/log.h"
-#include "util/util.h"
+#include "util/macro.h"
 
 static void write_text(const struct repair_plan *p, const struct report *rep, bool dry_run,
 		       bool color)

@@ -15,9 +15,10 @@
 #include <stdlib.h>
 
 #include "cli/cli.h"
+#include "snapshot/snapshot-json.h"
 #include "util/json-util.h"
 #include "util/log.h"
-#include "util/util.h"
+#include "util/macro.h"
 
 struct snapshot_args {
 	const char *output;  /* NULL or "-": standard output */

@@ -16,7 +16,8 @@
 
 #include "checks/checks.h"
 #include "snapshot/allocation.h"
-#include "util/util.h"
+#include "util/string-util.h"
+#include "util/fileio.h"
 
 /* scdoc treats * _ and a leading \ specially; escape them in catalog text. */
 static void scd(const char *s)

@@ -12,7 +12,7 @@
 
 #include "cli/cli.h"
 #include "util/log.h"
-#include "util/util.h"
+#include "util/string-util.h"
 #include "util/version.h"
 
 static const struct command {

@@ -15,7 +15,7 @@
 #include "report/report.h"
 #include "util/output-file.h"
 #include "util/strv.h"
-#include "util/util.h"
+#include "util/string-util.h"
 
 /* A failed write of the state file or the textfile (a full or read-only /run) is retried by
  * auditing again: first after OUTPUT_RETRY_MIN_USEC, doubling up to OUTPUT_RETRY_MAX_USEC, until

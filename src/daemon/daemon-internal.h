@@ -16,7 +16,7 @@
 #include "daemon/log-once.h"
 #include "daemon/schedule.h"
 #include "daemon/startup-guard.h"
-#include "pipeline/conf.h"
+#include "config/conf.h"
 #include "pipeline/pipeline.h"
 #include "report/journal.h"
 #include "report/outputs.h"

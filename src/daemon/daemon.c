@@ -22,7 +22,7 @@
 #include "analysis/analysis.h"
 #include "checks/checks.h"
 #include "checks/ptmx-replaced.h"
-#include "pipeline/conf.h"
+#include "config/conf.h"
 #include "pipeline/pipeline.h"
 #include "daemon/daemon-internal.h"
 #include "daemon/holder-cache.h"
@@ -33,8 +33,8 @@
 #include "daemon/repair-tries.h"
 #include "daemon/schedule.h"
 #include "daemon/startup-guard.h"
+#include "config/conf.h"
 #include "daemon/watches.h"
-#include "pipeline/conf.h"
 #include "probe/probe.h"
 #include "repair/session.h"
 #include "report/journal-queue.h"
@@ -43,12 +43,14 @@
 #include "report/report.h"
 #include "report/transitions.h"
 #include "snapshot/snapshot.h"
+#include "util/alloc.h"
 #include "util/output-file.h"
 #include "util/clock.h"
 #include "util/group.h"
 #include "util/json-util.h"
+#include "util/parse.h"
+#include "util/string-util.h"
 #include "util/strv.h"
-#include "util/util.h"
 
 /* The audit timer may fire this late; the coalescing window is counted in milliseconds. */
 #define AUDIT_TIMER_ACCURACY_USEC (1 * USEC_PER_MSEC)
@@ -69,46 +71,13 @@ static void log_config_error(const struct config_error *err, int r, const char *
 		     config_error_format(err, text), what);
 }
 
+/* Every key of the table with the value in effect (config_format_loaded()). */
 static void log_config_loaded(const struct config *c, const char *verb)
 {
-	_cleanup_free_ char *files = NULL, *ignored = NULL;
-	char *p;
-	size_t size;
-	FILE *f;
+	_cleanup_free_ char *line = NULL;
 
-	f = open_memstream(&files, &size);
-	if (!f)
-		return;
-	for (char **s = c->sources; s && *s; s++)
-		fprintf(f, "%s%s", s == c->sources ? "" : ", ", *s);
-	if (fclose(f) != 0)
-		return;
-	f = open_memstream(&ignored, &size);
-	if (!f)
-		return;
-	for (char **s = c->ignore_checks; s && *s; s++)
-		fprintf(f, " %s", *s);
-	for (char **s = c->ignore_mountpoints; s && *s; s++)
-		fprintf(f, " %s", *s);
-	if (fclose(f) != 0)
-		return;
-	p = ignored[0] ? ignored + 1 : ignored;
-	log_info("%s configuration from %s: TTYGroup=%s Mode=%s Policy=%s CreatePtmx=%s "
-		 "Probe=%s ProbeUser=%s MountEvents=%s CoalesceMSec=%llu AuditCPUPercent=%u "
-		 "HolderRescanSec=%llu StateFile=%s PrometheusFile=%s Ignore=%s "
-		 "Namespaces.Audit=%s ScanSec=%llu",
-		 verb, files[0] ? files : "built-in defaults", c->tty_group ?: "tty",
-		 !c->check_policy.pin_mode		 ? "620|600"
-		 : (c->check_policy.mode & 0777) == 0600 ? "600"
-							 : "620",
-		 repair_policy_to_string(c->repair_policy), c->ptmx_symlink ? "symlink" : "node",
-		 c->probe_enabled ? "yes" : "no", c->probe_user ?: PROBE_USER_DEFAULT,
-		 mount_events_to_string(c->mount_events),
-		 (unsigned long long)(c->coalesce_usec / USEC_PER_MSEC), c->audit_cpu_percent,
-		 (unsigned long long)(c->holder_rescan_usec / USEC_PER_SEC),
-		 c->state_file ?: "(none)", c->prometheus_file ?: "(none)", p[0] ? p : "(none)",
-		 namespaces_audit_to_string(c->namespaces_audit),
-		 (unsigned long long)(c->namespaces_scan_usec / USEC_PER_SEC));
+	if (config_format_loaded(c, verb, &line) >= 0)
+		log_info("%s", line);
 }
 
 static void on_namespace_transition(void *userdata, const struct transition_event *e)

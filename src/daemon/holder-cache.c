@@ -2,7 +2,7 @@
 #include <errno.h>
 
 #include "daemon/holder-cache.h"
-#include "util/util.h"
+#include "util/macro.h"
 
 void holder_cache_clear(struct holder_cache *c)
 {

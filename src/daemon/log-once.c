@@ -5,7 +5,7 @@
 
 #include "daemon/log-once.h"
 #include "report/journal.h"
-#include "util/util.h"
+#include "util/string-util.h"
 
 void log_once_fail(struct log_once *l, const char *fmt, ...)
 {

@@ -10,7 +10,6 @@
 #include "daemon/schedule.h"
 #include "report/journal.h"
 #include "util/clock.h"
-#include "util/util.h"
 
 /* The refresh timer may fire this late; the coalescing window is counted in milliseconds. */
 #define REFRESH_TIMER_ACCURACY_USEC (1 * USEC_PER_MSEC)

@@ -16,7 +16,7 @@
 #include <systemd/sd-event.h>
 
 #include "analysis/analysis.h"
-#include "pipeline/conf.h"
+#include "config/conf.h"
 #include "probe/mounttrack.h"
 #include "snapshot/mountinfo.h"
 #include "util/macro.h"

@@ -22,9 +22,10 @@
 #include "probe/probe.h"
 #include "report/journal.h"
 #include "report/report.h"
+#include "util/alloc.h"
 #include "util/clock.h"
 #include "util/escape.h"
-#include "util/util.h"
+#include "util/string-util.h"
 
 /* A namespace just found is audited once it is this old: a runtime builds a container's /dev
  * after creating its namespace, and the half-built state is nothing to report. */

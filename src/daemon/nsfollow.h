@@ -27,7 +27,7 @@
 #include <stdint.h>
 #include <systemd/sd-event.h>
 
-#include "pipeline/conf.h"
+#include "config/conf.h"
 #include "snapshot/snapshot.h"
 #include "report/transitions.h"
 

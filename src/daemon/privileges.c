@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "daemon/privileges.h"
-#include "util/util.h"
+#include "util/macro.h"
 
 #define CAP(c) (UINT64_C(1) << (c))
 

@@ -27,7 +27,7 @@
 
 #include <stdint.h>
 
-#include "pipeline/conf.h"
+#include "config/conf.h"
 
 /* The capabilities (bit n = capability n) that c needs. */
 uint64_t privileges_needed(const struct config *c);

@@ -6,7 +6,7 @@
 #include "daemon/repair-tries.h"
 #include "report/transitions.h"
 #include "util/json-util.h"
-#include "util/util.h"
+#include "util/macro.h"
 
 char *finding_try_key(const struct finding *f)
 {

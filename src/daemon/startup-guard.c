@@ -12,7 +12,7 @@
 
 #include "daemon/startup-guard.h"
 #include "util/clock.h"
-#include "util/util.h"
+#include "util/string-util.h"
 
 static struct timespec monotonic_at(uint64_t usec)
 {

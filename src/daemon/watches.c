@@ -13,7 +13,9 @@
 #include "probe/probe.h"
 #include "report/journal.h"
 #include "util/strv.h"
-#include "util/util.h"
+#include "util/string-util.h"
+#include "util/parse.h"
+#include "util/string-table.h"
 
 /* Entries of /dev that matter: the multiplexer, and the directory its devpts is found in. (The
  * /dev of another mount namespace is watched otherwise: daemon/nsfollow.c.) */

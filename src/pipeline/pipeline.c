@@ -5,7 +5,7 @@
 
 #include "pipeline/pipeline.h"
 #include "probe/namespace.h"
-#include "util/util.h"
+#include "util/macro.h"
 
 void host_serving_done(struct host_serving *h)
 {

@@ -17,7 +17,7 @@
 #pragma once
 
 #include "checks/checks.h"
-#include "pipeline/conf.h"
+#include "config/conf.h"
 #include "probe/probe.h"
 
 struct audit_target {

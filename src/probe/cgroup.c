@@ -13,7 +13,7 @@
 #include "probe/cgroup.h"
 #include "probe/namespace.h"
 #include "util/macro.h"
-#include "util/util.h"
+#include "util/string-util.h"
 
 #define CGROUP_FILE_MAX (64u << 10)
 

@@ -39,6 +39,7 @@
 #include <limits.h>
 #include <linux/magic.h>
 #include <linux/openat2.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -47,7 +48,8 @@
 #include <unistd.h>
 
 #include "probe/container.h"
-#include "util/util.h"
+#include "util/fileio.h"
+#include "util/string-util.h"
 
 #define CONTAINER_ID_LEN 64
 #define CGROUP_DEPTH_MAX 64

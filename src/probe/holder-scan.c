@@ -10,9 +10,12 @@
 
 #include "probe/holder-scan.h"
 #include "probe/namespace.h"
+#include "util/alloc.h"
 #include "util/clock.h"
+#include "util/fileio.h"
+#include "util/parse.h"
 #include "util/procfs.h"
-#include "util/util.h"
+#include "util/string-util.h"
 
 /* How many fds are looked at between two looks at the clock (about 0.3 ms of work). */
 #define FDS_PER_CLOCK_CHECK 64
@@ -345,4 +348,26 @@ int holder_scan_once(struct snapshot *s, const struct analysis *a, const char *p
 	if (r < 0)
 		return r;
 	return holder_scan_into(&hs, s);
+}
+
+int probe_holders(struct snapshot *s, const struct analysis *a, const char *proc)
+{
+	return probe_holders_in(s, a, proc, 0);
+}
+
+int probe_holders_pids(struct snapshot *s, const struct analysis *a, const char *proc,
+		       const pid_t *pids, size_t n_pids, uint64_t mntns)
+{
+	static const pid_t none[1];
+
+	/* NULL would mean every process proc lists. */
+	return holder_scan_once(s, a, proc, pids ?: none, pids ? n_pids : 0, mntns,
+				now_usec(CLOCK_MONOTONIC) + HOLDER_SCAN_ONESHOT_USEC);
+}
+
+/* Only when a covered instance exists (the common case stays cheap). */
+int probe_holders_in(struct snapshot *s, const struct analysis *a, const char *proc, uint64_t mntns)
+{
+	return holder_scan_once(s, a, proc, NULL, 0, mntns,
+				now_usec(CLOCK_MONOTONIC) + HOLDER_SCAN_ONESHOT_USEC);
 }

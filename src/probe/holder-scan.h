@@ -60,3 +60,16 @@ void holder_scan_done(struct holder_scan *hs);
 /* Start, run until deadline and put into s in one go: the one-shot commands. */
 int holder_scan_once(struct snapshot *s, const struct analysis *a, const char *proc,
 		     const pid_t *pids, size_t n, uint64_t mntns, uint64_t deadline);
+
+/* Scan proc (normally "/proc") for processes holding ptys of the covered instances of a, into
+ * s->holders; nothing when no instance is covered. About 4-10 us an open fd, whatever it is:
+ * a second on a host with 100,000 open fds. Bounded by HOLDER_SCAN_ONESHOT_USEC
+ * (above): past it, s->holders_progress says the scan was partial. */
+int probe_holders(struct snapshot *s, const struct analysis *a, const char *proc);
+/* The same, counting only processes of mount namespace mntns (0: every process). */
+int probe_holders_in(struct snapshot *s, const struct analysis *a, const char *proc,
+		     uint64_t mntns);
+/* The same over the processes pids only (those of mount namespace mntns that a walk of proc
+ * listed: audit --all-namespaces walks /proc once for every namespace). */
+int probe_holders_pids(struct snapshot *s, const struct analysis *a, const char *proc,
+		       const pid_t *pids, size_t n_pids, uint64_t mntns);

@@ -9,7 +9,9 @@
 
 #include "probe/mntns.h"
 #include "probe/statmount-abi.h"
-#include "util/util.h"
+#include "util/alloc.h"
+#include "util/macro.h"
+#include "util/parse.h"
 
 #define PF_KTHREAD 0x00200000UL
 

@@ -10,9 +10,11 @@
 
 #include "probe/mounttrack.h"
 #include "probe/statmount.h"
+#include "util/alloc.h"
 #include "util/hashindex.h"
 #include "util/limits.h"
-#include "util/util.h"
+#include "util/path.h"
+#include "util/string-util.h"
 
 /* Linux 6.15's fanotify mount events; Debian 12's headers predate them. Our own names, so that
  * newer headers do not clash. */

@@ -17,11 +17,16 @@
 
 #include "probe/namespace.h"
 #include "probe/statmount-abi.h"
+#include "snapshot/idmap.h"
 #include "snapshot/snapshot.h"
+#include "util/alloc.h"
 #include "util/caps.h"
+#include "util/fileio.h"
 #include "util/guarded-child.h"
 #include "util/limits.h"
-#include "util/util.h"
+#include "util/parse.h"
+#include "util/path.h"
+#include "util/string-util.h"
 
 /* A directory ns_lstat() resolved, by path; fd -errno when it could not be. */
 struct ns_dir {

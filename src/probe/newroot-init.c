@@ -8,7 +8,8 @@
 #include <unistd.h>
 
 #include "probe/newroot-init.h"
-#include "util/util.h"
+#include "util/path.h"
+#include "util/string-util.h"
 
 #define LINKS_MAX 40
 

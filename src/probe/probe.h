@@ -3,28 +3,21 @@
  * probe: the only code that reads the live system (docs/architecture.md). It fills a
  * struct snapshot and nothing else: mountinfo, the ptmx nodes, the serving
  * instance's slaves, sysctls, the tty group, fstab, pt_chown helpers, and the
- * holders of covered devpts instances (only when one exists).
+ * holders of covered devpts instances (only when one exists). This file orders the two passes
+ * and the allocation probe; each subject is read by a file of its own: ptmx-route.h (the ptmx
+ * nodes and the directories to them), slaves.h, holder-scan.h, setuid-helpers.h, kernel-facts.h.
  */
 #pragma once
 
 #include "analysis/analysis.h"
 #include "probe/allocation.h"
+#include "probe/holder-scan.h"
+#include "probe/kernel-facts.h"
+#include "probe/setuid-helpers.h"
 #include "snapshot/mountinfo.h"
 #include "snapshot/snapshot.h"
 
 struct namespace_target;
-
-/* What the kernel says alike to every mount namespace: the host's name and release (uname(2) of
- * our own UTS namespace) and the sysctls the probe reads (always the caller's /proc/sys). An
- * audit of many namespaces takes them once, from the host's snapshot, and hands them to each
- * (probe_options.kernel) instead of asking the kernel again for every namespace. */
-struct probe_kernel_facts {
-	char *hostname, *kernel_release;
-	long pty_max, pty_reserve, pty_nr, user_namespaces_max;
-};
-/* A copy of s's; 0 or -ENOMEM. */
-int probe_kernel_facts_from_snapshot(const struct snapshot *s, struct probe_kernel_facts *ret);
-void probe_kernel_facts_done(struct probe_kernel_facts *k);
 
 struct probe_options {
 	bool skip_holders;	  /* never scan /proc/<pid>/fd */
@@ -106,28 +99,8 @@ void probe_allocation_start(const struct probe_options *opts, struct guarded_wor
  * -ENOMEM is returned). */
 int probe_allocation_into(struct alloc_pending *p, struct snapshot *s);
 
-/* Scan proc (normally "/proc") for processes holding ptys of the covered instances of a, into
- * s->holders; nothing when no instance is covered. About 4-10 us an open fd, whatever it is:
- * a second on a host with 100,000 open fds. Bounded by HOLDER_SCAN_ONESHOT_USEC
- * (probe/holder-scan.h): past it, s->holders_progress says the scan was partial. */
-int probe_holders(struct snapshot *s, const struct analysis *a, const char *proc);
-/* The same, counting only processes of mount namespace mntns (0: every process). */
-int probe_holders_in(struct snapshot *s, const struct analysis *a, const char *proc,
-		     uint64_t mntns);
-/* The same over the processes pids only (those of mount namespace mntns that a walk of proc
- * listed: audit --all-namespaces walks /proc once for every namespace). */
-int probe_holders_pids(struct snapshot *s, const struct analysis *a, const char *proc,
-		       const pid_t *pids, size_t n_pids, uint64_t mntns);
-
 /* Where the initramfs hook leaves its record; /run survives switch-root. */
 #define INITRAMFS_RECORD_PATH "/run/ptsguard/initramfs.json"
 /* The most of the daemon's state file read for its last_healthy: a report of a host with a
  * few thousand findings. */
 #define STATE_FILE_READ_MAX (16u << 20)
-
-/* Known places of glibc's setuid grantpt helper (glob patterns), and the directories they
- * name that exist now, as a NULL-terminated list (NULL when there are none): what the daemon
- * watches for a helper being installed or made setuid. */
-extern const char *const pt_chown_paths[];
-#define PT_CHOWN_NAME "pt_chown"
-int setuid_helper_dirs(char ***ret);

@@ -19,9 +19,10 @@
 
 #include "probe/statmount-abi.h"
 #include "probe/statmount.h"
+#include "util/alloc.h"
 #include "util/hashindex.h"
 #include "util/limits.h"
-#include "util/util.h"
+#include "util/string-util.h"
 
 /* Everything mountinfo prints but propagate_from and unbindable among its optional fields (the
  * peer groups come with STATMOUNT_MNT_BASIC); STATMOUNT_PROPAGATE_FROM is what makes mountinfo

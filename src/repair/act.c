@@ -22,7 +22,10 @@
 #include "util/caps.h"
 #include "util/limits.h"
 #include "util/procfs.h"
-#include "util/util.h"
+#include "util/string-util.h"
+#include "util/path.h"
+#include "util/fileio.h"
+#include "util/string-table.h"
 
 /* Open path as an O_PATH handle without following any symlink on the way (a mountpoint may be
  * a file: /dev/ptmx bind-mounted from pts/ptmx). */

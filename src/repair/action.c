@@ -6,7 +6,7 @@
 
 #include "repair/action.h"
 #include "util/json-util.h"
-#include "util/util.h"
+#include "util/string-util.h"
 
 static const char *const result_names[_ACTION_RESULT_MAX] = {
 	[ACTION_PLANNED] = "planned",		[ACTION_DONE] = "done",

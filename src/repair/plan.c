@@ -6,7 +6,9 @@
 #include <sys/sysmacros.h>
 
 #include "repair/action.h"
-#include "util/util.h"
+#include "util/string-util.h"
+#include "util/path.h"
+#include "util/alloc.h"
 
 static struct repair_action *add_action(struct repair_plan *p, const struct finding *f,
 					enum action_kind kind)

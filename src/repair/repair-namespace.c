@@ -12,10 +12,13 @@
 
 #include "probe/namespace.h"
 #include "repair/repair.h"
+#include "snapshot/idmap.h"
 #include "snapshot/mountinfo.h"
+#include "util/fileio.h"
 #include "util/limits.h"
+#include "util/path.h"
 #include "util/procfs.h"
-#include "util/util.h"
+#include "util/string-util.h"
 
 /* The outcomes of the child, one record per action in plan order: result, then the detail and
  * the command as length-prefixed strings (length -1 for NULL). */

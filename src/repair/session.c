@@ -8,7 +8,6 @@
 #include "repair/session.h"
 #include "util/log.h"
 #include "util/strv.h"
-#include "util/util.h"
 
 int repair_target_still_judged(const struct namespace_target *ns, const char *when)
 {

@@ -10,7 +10,7 @@
 
 #include "repair/action.h"
 #include "repair/verify.h"
-#include "util/util.h"
+#include "util/string-table.h"
 #include "util/macro.h"
 
 #ifndef TIOCGPTPEER

@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "report/journal-queue.h"
-#include "util/util.h"
+#include "util/macro.h"
 
 struct entry {
 	char *data;

@@ -12,7 +12,8 @@
 #include "report/journal.h"
 #include "util/escape.h"
 #include "util/json-util.h"
-#include "util/util.h"
+#include "util/parse.h"
+#include "util/string-util.h"
 
 #define JOURNAL_SOCKET "/run/systemd/journal/socket"
 

@@ -8,7 +8,7 @@
 #include "util/clock.h"
 #include "util/json-util.h"
 #include "util/output-file.h"
-#include "util/util.h"
+#include "util/string-util.h"
 
 int state_file_write(const char *path, const struct report *rep)
 {

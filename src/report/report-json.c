@@ -5,8 +5,9 @@
 
 #include "analysis/boot.h"
 #include "report/report.h"
+#include "snapshot/snapshot-json.h"
 #include "util/json-util.h"
-#include "util/util.h"
+#include "util/macro.h"
 #include "util/version.h"
 
 int report_exit_status(const struct findings *f)

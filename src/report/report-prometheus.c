@@ -3,7 +3,7 @@
 #include <stdio.h>
 
 #include "report/report.h"
-#include "util/util.h"
+#include "util/macro.h"
 
 /*
  * One ptsguard_finding series per check of the catalog, 0 or 1, so alert rules

@@ -5,7 +5,8 @@
 #include "analysis/boot.h"
 #include "report/report.h"
 #include "util/escape.h"
-#include "util/util.h"
+#include "util/macro.h"
+#include "util/parse.h"
 
 #define ANSI_RED    "\033[1;31m"
 #define ANSI_YELLOW "\033[1;33m"

@@ -5,20 +5,18 @@
 #include <string.h>
 
 #include "report/transitions.h"
+#include "util/alloc.h"
+#include "util/string-table.h"
+#include "util/string-util.h"
 #include "util/strv.h"
-#include "util/util.h"
 
-static const char *const transition_names[_TRANSITION_MAX] = {
+static const char *const transition_table[_TRANSITION_MAX] = {
 	[TRANSITION_DETECTED] = "detected",
 	[TRANSITION_RESOLVED] = "resolved",
 	[TRANSITION_REPAIRED] = "repaired",
 	[TRANSITION_REPAIR_FAILED] = "repair-failed",
 };
-
-const char *transition_to_string(enum transition t)
-{
-	return t < _TRANSITION_MAX ? transition_names[t] : NULL;
-}
+DEFINE_STRING_TABLE_LOOKUP_TO_STRING(transition, enum transition);
 
 char *finding_key(const struct finding *f)
 {

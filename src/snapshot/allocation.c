@@ -7,21 +7,24 @@
 #include "snapshot/allocation.h"
 #include "util/json-util.h"
 #include "util/macro.h"
-#include "util/util.h"
+#include "util/string-table.h"
+#include "util/string-util.h"
 
-static const char *const step_names[_ALLOC_STEP_MAX] = {
+static const char *const alloc_step_table[_ALLOC_STEP_MAX] = {
 	[ALLOC_STEP_OPEN_PTMX] = "open_ptmx",	[ALLOC_STEP_GRANTPT] = "grantpt",
 	[ALLOC_STEP_UNLOCKPT] = "unlockpt",	[ALLOC_STEP_PTSNAME] = "ptsname",
 	[ALLOC_STEP_OPEN_SLAVE] = "open_slave", [ALLOC_STEP_PEER] = "peer",
 	[ALLOC_STEP_COMPARE] = "compare",
 };
+DEFINE_STRING_TABLE_LOOKUP(alloc_step, enum alloc_step);
 
-static const char *const status_names[_ALLOC_STATUS_MAX] = {
+static const char *const alloc_status_table[_ALLOC_STATUS_MAX] = {
 	[ALLOC_PERFORMED] = NULL,	   [ALLOC_NOT_ROOT] = "not-root",
 	[ALLOC_DISABLED] = "disabled",	   [ALLOC_NOT_RECORDED] = "not-in-snapshot",
 	[ALLOC_INTERFERED] = "interfered", [ALLOC_SETUP_FAILED] = "setup-failed",
 	[ALLOC_NOT_PTMX] = "not-ptmx",	   [ALLOC_SKIPPED] = "skipped",
 };
+DEFINE_STRING_TABLE_LOOKUP_TO_STRING(alloc_status, enum alloc_status);
 
 /* A child was started (or was to be): its ids are known. */
 static bool alloc_status_has_ids(enum alloc_status s)
@@ -34,24 +37,6 @@ static bool setup_step_known(const char *s)
 {
 	return streq(s, "start") || streq(s, "cgroup") || streq(s, "namespace") ||
 	       streq(s, "root") || streq(s, "privileges");
-}
-
-const char *alloc_step_to_string(enum alloc_step s)
-{
-	return s < _ALLOC_STEP_MAX ? step_names[s] : NULL;
-}
-
-int alloc_step_from_string(const char *s)
-{
-	for (int i = 0; i < _ALLOC_STEP_MAX; i++)
-		if (streq(s, step_names[i]))
-			return i;
-	return -EINVAL;
-}
-
-const char *alloc_status_to_string(enum alloc_status s)
-{
-	return s < _ALLOC_STATUS_MAX ? status_names[s] : NULL;
 }
 
 bool alloc_probe_failed(const struct alloc_probe *p, enum alloc_step *step)
@@ -111,7 +96,7 @@ const char *alloc_probe_describe(const struct alloc_probe *p, char *buf, size_t 
 	else if (alloc_probe_failed(p, &failed))
 		snprintf(buf, size,
 			 "uid %u gid %u failed to allocate a pty: %s%s%s%s failed with %s",
-			 (unsigned)p->uid, (unsigned)p->gid, step_names[failed],
+			 (unsigned)p->uid, (unsigned)p->gid, alloc_step_table[failed],
 			 p->ptsname[0] ? " (" : "", p->ptsname, p->ptsname[0] ? ")" : "",
 			 errno_name(p->error) ?: "an unknown error");
 	else
@@ -149,14 +134,14 @@ json_object *alloc_probe_to_json(const struct alloc_probe *p)
 	for (unsigned i = 0; p->status == ALLOC_PERFORMED && i < p->n_steps; i++) {
 		json_object *s = json_object_new_object();
 
-		json_object_object_add(s, "step", json_object_new_string(step_names[i]));
+		json_object_object_add(s, "step", json_object_new_string(alloc_step_table[i]));
 		json_object_object_add(
 		    s, "ok", json_object_new_boolean(!(has_failed && i == (unsigned)failed)));
 		json_object_array_add(steps, s);
 	}
 	json_object_object_add(o, "steps", steps);
-	json_object_object_add(o, "failed_step",
-			       has_failed ? json_object_new_string(step_names[failed]) : NULL);
+	json_object_object_add(
+	    o, "failed_step", has_failed ? json_object_new_string(alloc_step_table[failed]) : NULL);
 	json_object_object_add(o, "errno", errno_to_json(p->error));
 	json_object_object_add(o, "ptsname",
 			       p->ptsname[0] ? json_object_new_string(p->ptsname) : NULL);
@@ -264,7 +249,7 @@ int alloc_probe_from_json(json_object *o, const char *where, struct alloc_probe 
 	if (reason) {
 		p.status = _ALLOC_STATUS_MAX;
 		for (int i = 1; i < _ALLOC_STATUS_MAX; i++)
-			if (i != ALLOC_NOT_RECORDED && streq(reason, status_names[i]))
+			if (i != ALLOC_NOT_RECORDED && streq(reason, alloc_status_table[i]))
 				p.status = i;
 		if (p.status == _ALLOC_STATUS_MAX)
 			return load_fail(
@@ -333,7 +318,7 @@ int alloc_probe_from_json(json_object *o, const char *where, struct alloc_probe 
 			return r;
 		if (alloc_step_from_string(name) != (int)i)
 			return load_fail(err, "key '%s.step': expected \"%s\" here, not \"%s\"", w,
-					 step_names[i], name);
+					 alloc_step_table[i], name);
 		if (!ok && i + 1 != p.n_steps)
 			return load_fail(err, "key '%s.ok': only the last step may fail", w);
 		if (!ok)

@@ -8,7 +8,8 @@
 #include "snapshot/initramfs-record.h"
 #include "snapshot/mountinfo.h"
 #include "snapshot/snapshot.h"
-#include "util/util.h"
+#include "util/macro.h"
+#include "util/parse.h"
 
 void devpts_options_parse(const char *opts, struct devpts_options *ret)
 {

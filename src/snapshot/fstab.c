@@ -8,7 +8,11 @@
 #include <unistd.h>
 
 #include "snapshot/fstab.h"
-#include "util/util.h"
+#include "util/alloc.h"
+#include "util/escape.h"
+#include "util/fileio.h"
+#include "util/macro.h"
+#include "util/path.h"
 
 void fstab_iter_init(struct fstab_iter *it, const char *text, size_t size)
 {

@@ -6,46 +6,31 @@
 #include <string.h>
 
 #include "snapshot/initramfs-record.h"
+#include "util/alloc.h"
 #include "util/json-util.h"
-#include "util/util.h"
+#include "util/string-table.h"
+#include "util/string-util.h"
 
-static const char *const dev_move_names[_DEV_MOVE_MAX] = {
+static const char *const dev_move_table[_DEV_MOVE_MAX] = {
 	[DEV_MOVE_NONE] = "none",
 	[DEV_MOVE_PENDING] = "pending",
 	[DEV_MOVE_DONE] = "done",
 };
+DEFINE_STRING_TABLE_LOOKUP(dev_move, enum dev_move);
 
-const char *dev_move_to_string(enum dev_move m)
-{
-	return m < _DEV_MOVE_MAX ? dev_move_names[m] : NULL;
-}
-
-static const char *const init_kind_names[_INIT_KIND_MAX] = {
+static const char *const init_kind_table[_INIT_KIND_MAX] = {
 	[INIT_UNKNOWN] = "unknown",   [INIT_SYSTEMD] = "systemd", [INIT_UPSTART] = "upstart",
 	[INIT_SYSVINIT] = "sysvinit", [INIT_OPENRC] = "openrc",
 };
+DEFINE_STRING_TABLE_LOOKUP(init_kind, enum init_kind);
 
-static const char *const boot_effect_names[_EFFECT_MAX] = {
+static const char *const boot_effect_table[_EFFECT_MAX] = {
 	[EFFECT_NONE] = "none",
 	[EFFECT_REMOUNT] = "remount",
 	[EFFECT_DOUBLE_MOUNT] = "double-mount",
 	[EFFECT_KEPT] = "kept",
 };
-
-const char *init_kind_to_string(enum init_kind k)
-{
-	return k < _INIT_KIND_MAX ? init_kind_names[k] : NULL;
-}
-
-const char *boot_effect_to_string(enum boot_effect e)
-{
-	return e < _EFFECT_MAX ? boot_effect_names[e] : NULL;
-}
-
-int dev_move_from_string(const char *s)
-{
-	return string_table_index(dev_move_names, _DEV_MOVE_MAX, s);
-}
+DEFINE_STRING_TABLE_LOOKUP(boot_effect, enum boot_effect);
 
 bool initramfs_prediction_warns(const struct initramfs_prediction *p)
 {
@@ -413,7 +398,7 @@ static int load_effect(json_object *o, const char *at, struct initramfs_predicti
 	p->healthy_after = v ? json_object_get_boolean(v) : -1;
 	if (!effect)
 		return 0;
-	e = string_table_index(boot_effect_names, _EFFECT_MAX, effect);
+	e = boot_effect_from_string(effect);
 	if (e < 0)
 		return load_fail(
 		    err,
@@ -446,7 +431,7 @@ static int load_init(json_object *root, const char *where, struct initramfs_reco
 	    (r = json_get(o, at, "remount_fs", json_type_boolean, maybe, &v, err)) < 0 ||
 	    (r = json_get_string(o, at, "remount_fs_off", maybe, &off, err)) < 0)
 		return r;
-	k = string_table_index(init_kind_names, _INIT_KIND_MAX, kind);
+	k = init_kind_from_string(kind);
 	if (k < 0)
 		return load_fail(err,
 				 "key '%s.kind': \"%s\" is not one of unknown, systemd, upstart, "

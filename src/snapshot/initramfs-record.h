@@ -150,7 +150,9 @@ const struct initramfs_instance *initramfs_record_instance(const struct initramf
 const char *dev_move_to_string(enum dev_move m);
 int dev_move_from_string(const char *s);
 const char *init_kind_to_string(enum init_kind k);
+int init_kind_from_string(const char *s);
 const char *boot_effect_to_string(enum boot_effect e);
+int boot_effect_from_string(const char *s);
 /* Does the prediction say the boot leaves the carried instance with options other users can
  * misuse (a second instance or a remount without gid= or a healthy mode): a warning for the
  * kernel log. Otherwise the prediction is a note (info). */

@@ -16,7 +16,9 @@
 #include <sys/sysmacros.h>
 
 #include "snapshot/mountinfo.h"
-#include "util/util.h"
+#include "util/alloc.h"
+#include "util/escape.h"
+#include "util/string-util.h"
 
 struct mount_table *mount_table_free(struct mount_table *t)
 {

@@ -1,12 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * struct snapshot: everything the checks read, as plain data (docs/architecture.md).
- * probe.c fills one from the live system; snapshot_load() reads the JSON form
- * of docs/snapshot.md and validates it; snapshot_to_json() writes it.
+ * probe.c fills one from the live system; snapshot-json.h reads the JSON form of
+ * docs/snapshot.md and validates it, and writes it; idmap.h reads the user namespace's id maps.
  */
 #pragma once
 
-#include <json-c/json.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -15,7 +14,6 @@
 
 #include "snapshot/allocation.h"
 #include "snapshot/mountinfo.h"
-#include "util/json-load.h"
 #include "util/macro.h"
 
 struct initramfs_record;
@@ -141,15 +139,8 @@ struct snapshot {
 	struct alloc_probe probe;
 };
 
-json_object *devpts_seen_healthy_to_json(const struct devpts_seen_healthy *h);
-/* {"device": "M:m", "mode": "0620"} at where (for messages); -EINVAL with err set when it is not
- * that, or the mode is not a healthy one. */
-int devpts_seen_healthy_from_json(json_object *o, const char *where,
-				  struct devpts_seen_healthy *ret, struct load_error *err);
-
 struct snapshot *snapshot_new(void);
 struct snapshot_namespace *snapshot_namespace_free(struct snapshot_namespace *ns);
-json_object *snapshot_namespace_to_json(const struct snapshot_namespace *ns);
 struct snapshot *snapshot_free(struct snapshot *s);
 DEFINE_POINTER_CLEANUP(struct snapshot, snapshot_free)
 
@@ -168,20 +159,6 @@ bool node_is_slave(const struct node *n, const char *mp, dev_t dev, unsigned *in
 /* Append a copy of h (comm copied). */
 int snapshot_add_holder(struct snapshot *s, const struct holder *h);
 
-/* An id of the initial user namespace (what mountinfo prints) as the namespace of map (a
- * uid_map or gid_map text, NULL for the identity) numbers it: 0, or -ENOENT when unmapped. */
-int idmap_from_initial(const char *map, unsigned id, unsigned *ret);
-/* The other way: an id of the namespace as the initial user namespace numbers it, or -ENOENT. */
-int idmap_to_initial(const char *map, unsigned id, unsigned *ret);
-/* idmap_from_initial(), or the overflow id for an unmapped id, as stat() in the namespace shows
- * it. */
-#define IDMAP_OVERFLOW_ID 65534u
-unsigned idmap_from_initial_or_overflow(const char *map, unsigned id);
-/* The highest id of the namespace that map gives a number to, when it is not 0: -ENOENT when
- * only 0 is mapped, -EINVAL for the identity (NULL). */
-int idmap_highest_inside(const char *map, unsigned *ret);
-/* Does map give a number to the namespace's own id? (Can gid=id be mounted there?) */
-bool idmap_has_inside(const char *map, unsigned id);
 /* Inside a user namespace nested in another, /proc/self/uid_map and gid_map number their outside
  * ids as the parent namespace does, while mountinfo prints gid= and uid= as the initial one does,
  * and nothing a process there can read tells how the parent numbers them. The allocation probe's
@@ -193,8 +170,6 @@ bool idmap_has_inside(const char *map, unsigned id);
  * maps were alike. Only for a snapshot of the auditing process's own namespaces. Returns 1 when
  * a map changed, 0 when not, -ENOMEM. */
 int snapshot_calibrate_idmaps(struct snapshot *s);
-/* How many ids map gives a number to (2^32 for the initial namespace's identity, NULL). */
-unsigned long long idmap_size(const char *map);
 
 /* "initial", "other" or "unknown": the mount namespace the snapshot was taken in. */
 const char *snapshot_mount_ns_kind(const struct snapshot *s);
@@ -207,9 +182,3 @@ bool snapshot_in_host_userns(const struct snapshot *s);
 
 const char *node_type_to_string(enum node_type t);
 int node_type_from_string(const char *s);
-
-/* Errors while loading name the key (or the line of the embedded mountinfo). */
-int snapshot_from_json(json_object *root, struct snapshot **ret, struct load_error *err);
-/* Parse text (a whole file) into a snapshot; JSON syntax errors name line and column. */
-int snapshot_parse(const char *text, size_t size, struct snapshot **ret, struct load_error *err);
-json_object *snapshot_to_json(const struct snapshot *s);

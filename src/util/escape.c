@@ -67,3 +67,18 @@ int fputs_escaped(const char *s, FILE *f)
 	}
 	return 0;
 }
+
+void unescape_octal(char *s)
+{
+	char *w = s;
+
+	for (char *p = s; *p;) {
+		if (p[0] == '\\' && p[1] >= '0' && p[1] <= '3' && p[2] >= '0' && p[2] <= '7' &&
+		    p[3] >= '0' && p[3] <= '7') {
+			*w++ = (char)(((p[1] - '0') << 6) | ((p[2] - '0') << 3) | (p[3] - '0'));
+			p += 4;
+		} else
+			*w++ = *p++;
+	}
+	*w = 0;
+}

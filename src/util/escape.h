@@ -14,3 +14,6 @@
 char *cescape(const char *s);
 /* Write s escaped to f; 0, or -EIO. */
 int fputs_escaped(const char *s, FILE *f);
+
+/* Decode the octal escapes of mountinfo and fstab (\040, \011, \012, \134) in place. */
+void unescape_octal(char *s);

@@ -6,7 +6,8 @@
 
 #include "util/group.h"
 #include "util/limits.h"
-#include "util/util.h"
+#include "util/parse.h"
+#include "util/string-util.h"
 
 int group_lookup(const char *name, gid_t *ret)
 {

@@ -4,7 +4,7 @@
 #include <stdio.h>
 
 #include "util/json-load.h"
-#include "util/util.h"
+#include "util/parse.h"
 
 int load_fail(struct load_error *err, const char *fmt, ...)
 {

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 
 #include "util/json-util.h"
-#include "util/util.h"
+#include "util/parse.h"
 
 json_object *json_new_mode(mode_t mode)
 {

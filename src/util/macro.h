@@ -67,8 +67,3 @@ static inline void fclosep(FILE **f)
 		if (*p)                                                                            \
 			func(*p);                                                                  \
 	}
-
-/* Grow *array so that it can hold at least need elements. Returns 0 or -ENOMEM. */
-int grow_array(void **array, size_t *allocated, size_t need, size_t elem_size);
-#define GROW(array, allocated, need)                                                               \
-	grow_array((void **)&(array), &(allocated), (need), sizeof(*(array)))

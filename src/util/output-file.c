@@ -11,8 +11,9 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "util/macro.h"
 #include "util/output-file.h"
-#include "util/util.h"
+#include "util/path.h"
 
 #define DIR_FLAGS (O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
 

@@ -3,8 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/string-util.h"
 #include "util/strv.h"
-#include "util/util.h"
 
 char **strv_free(char **l)
 {

@@ -50,7 +50,9 @@
 #include "snapshot/mountinfo.h"
 #include "probe/statmount-abi.h"
 #include "probe/statmount.h"
-#include "util/util.h"
+#include "util/alloc.h"
+#include "util/fileio.h"
+#include "util/string-util.h"
 
 #define SM_STRINGS                                                                                 \
 	(SM_MNT_ROOT | SM_MNT_POINT | SM_FS_TYPE | SM_MNT_OPTS | SM_FS_SUBTYPE | SM_SB_SOURCE)

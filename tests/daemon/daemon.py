@@ -776,7 +776,7 @@ def case_config_dirs(ptsguard, opts):
     p.send_signal(signal.SIGTERM)
     out = p.communicate(timeout=10)[0]
     c.eq(p.returncode, 0, "vendor only: exit status")
-    want = "ptsguard: Loaded configuration from %s/ptsguard.conf, %s/ptsguard.conf.d/10-vendor.conf, %s/ptsguard.conf.d/30-vendor.conf: TTYGroup=tty Mode=600 Policy=off CreatePtmx=node Probe=yes ProbeUser=nobody MountEvents=auto CoalesceMSec=30 AuditCPUPercent=40 HolderRescanSec=30 StateFile=/run/ptsguard/report.json PrometheusFile=(none) Ignore=pty-capacity Namespaces.Audit=none ScanSec=5" % (vendor, vendor, vendor)
+    want = "ptsguard: Loaded configuration from %s/ptsguard.conf, %s/ptsguard.conf.d/10-vendor.conf, %s/ptsguard.conf.d/30-vendor.conf: TTYGroup=tty Mode=600 Policy=off CreatePtmx=node Probe=yes ProbeUser=nobody MountEvents=auto CoalesceMSec=30 AuditCPUPercent=40 HolderRescanSec=30 StateFile=/run/ptsguard/report.json PrometheusFile=(none) PrometheusHeartbeatSec=60 Ignore=pty-capacity Namespaces.Audit=none ScanSec=5" % (vendor, vendor, vendor)
     c.eq(out.splitlines()[0] if out else "", want, "vendor file and vendor drop-ins")
 
     # /etc's file replaces the vendor file; /etc's drop-ins come after the vendor's.
@@ -797,7 +797,7 @@ def case_config_dirs(ptsguard, opts):
             admin + "/ptsguard.conf.d/20-admin.conf",
         ]
     )
-    want = "ptsguard: Loaded configuration from %s: TTYGroup=tty Mode=620|600 Policy=safe CreatePtmx=node Probe=yes ProbeUser=nobody MountEvents=auto CoalesceMSec=70 AuditCPUPercent=50 HolderRescanSec=30 StateFile=/run/ptsguard/report.json PrometheusFile=(none) Ignore=pty-capacity Namespaces.Audit=none ScanSec=5" % order
+    want = "ptsguard: Loaded configuration from %s: TTYGroup=tty Mode=620|600 Policy=safe CreatePtmx=node Probe=yes ProbeUser=nobody MountEvents=auto CoalesceMSec=70 AuditCPUPercent=50 HolderRescanSec=30 StateFile=/run/ptsguard/report.json PrometheusFile=(none) PrometheusHeartbeatSec=60 Ignore=pty-capacity Namespaces.Audit=none ScanSec=5" % order
     c.eq(out.splitlines()[0] if out else "", want, "admin file replaces the vendor file; drop-ins vendor then admin")
 
     # An error in a drop-in names the drop-in.

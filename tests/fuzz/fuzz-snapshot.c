@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "fuzz-common.h"
+#include "snapshot/snapshot-json.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -10,7 +10,9 @@
 #include <sys/stat.h>
 
 #include "fuzz-common.h"
-#include "util/util.h"
+#include "util/fileio.h"
+#include "util/macro.h"
+#include "util/path.h"
 
 static int replay_file(const char *path)
 {

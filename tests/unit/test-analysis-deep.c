@@ -13,7 +13,7 @@
 #include "analysis/analysis.h"
 #include "snapshot/snapshot.h"
 #include "test.h"
-#include "util/util.h"
+#include "util/macro.h"
 
 #define DEPTH	 2000
 #define N_MOUNTS 1000

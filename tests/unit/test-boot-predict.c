@@ -13,7 +13,7 @@
 #include "analysis/boot-predict.h"
 #include "snapshot/snapshot.h"
 #include "test.h"
-#include "util/util.h"
+#include "util/string-util.h"
 
 /* The initramfs at the switch: /dev (a mount of its own) with its devpts; the new root is "/"
  * here, so nothing moves and the devpts lands on /dev/pts. */

@@ -14,7 +14,8 @@
 #include "probe/container.h"
 #include "probe/mntns.h"
 #include "test.h"
-#include "util/util.h"
+#include "util/fileio.h"
+#include "util/string-util.h"
 
 #define ID1 "d6701ec289c56e4391acb11d07474b3139466857a305490575508a8b7a9fcf22"
 #define ID2 "0ba8ac17e4e7a31fb82279503552fe94e64bab4745bf6fd2ff231e7c8ca8bed0"

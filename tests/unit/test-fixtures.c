@@ -15,10 +15,13 @@
 #include "analysis/analysis.h"
 #include "checks/checks.h"
 #include "report/report.h"
+#include "snapshot/snapshot-json.h"
 #include "snapshot/snapshot.h"
 #include "test.h"
+#include "util/fileio.h"
 #include "util/json-util.h"
-#include "util/util.h"
+#include "util/path.h"
+#include "util/string-util.h"
 
 /* Is every key of `want` in `have` with a matching value (arrays: same length, element-wise)? */
 static bool json_subset(json_object *want, json_object *have, const char *where, const char *file)

@@ -10,7 +10,6 @@
 #include "snapshot/initramfs-record.h"
 #include "test.h"
 #include "util/json-util.h"
-#include "util/util.h"
 
 static const char record[] =
     "{\"schema\": \"ptsguard.initramfs/1\", \"generated_at\": \"2024-01-01T00:00:00Z\","

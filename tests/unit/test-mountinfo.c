@@ -11,7 +11,9 @@
 
 #include "snapshot/mountinfo.h"
 #include "test.h"
-#include "util/util.h"
+#include "util/fileio.h"
+#include "util/path.h"
+#include "util/string-util.h"
 
 static struct mount_table *parse_ok(const char *text)
 {

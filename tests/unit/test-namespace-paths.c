@@ -21,7 +21,7 @@
 
 #include "probe/namespace.h"
 #include "test.h"
-#include "util/util.h"
+#include "util/macro.h"
 
 static char base[] = "/tmp/ptsguard-nspaths-XXXXXX";
 

@@ -8,11 +8,12 @@
 #include "analysis/analysis.h"
 #include "checks/checks.h"
 #include "checks/ptmx-replaced.h"
+#include "snapshot/snapshot-json.h"
 #include "snapshot/snapshot.h"
 #include "report/transitions.h"
 #include "test.h"
 #include "util/json-util.h"
-#include "util/util.h"
+#include "util/macro.h"
 
 #define HEAD                                                                                       \
 	"{\"schema\":\"ptsguard.snapshot/1\",\"hostname\":\"h\","                                  \

@@ -9,9 +9,13 @@
 
 #include "analysis/analysis.h"
 #include "checks/checks.h"
+#include "snapshot/idmap.h"
+#include "snapshot/snapshot-json.h"
 #include "snapshot/snapshot.h"
 #include "test.h"
-#include "util/util.h"
+#include "util/escape.h"
+#include "util/parse.h"
+#include "util/path.h"
 
 #define GOOD_HEAD                                                                                  \
 	"{\"schema\":\"ptsguard.snapshot/1\",\"hostname\":\"h\","                                  \

@@ -36,7 +36,8 @@
 #include "probe/statmount-abi.h"
 #include "probe/statmount.h"
 #include "test.h"
-#include "util/util.h"
+#include "util/fileio.h"
+#include "util/string-util.h"
 
 #define EXIT_SKIP 77
 

@@ -8,7 +8,7 @@
 #include "repair/outcomes.h"
 #include "report/transitions.h"
 #include "test.h"
-#include "util/util.h"
+#include "util/string-util.h"
 
 /* A finding of check id at mountpoint, first mount mount_id (0: none), evidence as JSON text. */
 static struct finding *add(struct findings *f, const char *id, enum severity sev,

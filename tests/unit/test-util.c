@@ -13,10 +13,13 @@
 
 #include "test.h"
 #include "util/escape.h"
+#include "util/fileio.h"
 #include "util/group.h"
 #include "util/hashindex.h"
+#include "util/path.h"
+#include "util/string-table.h"
+#include "util/string-util.h"
 #include "util/strv.h"
-#include "util/util.h"
 
 /* Every position added under hash, in the order the index walks them. */
 static size_t walk(const struct hash_index *x, uint64_t hash, size_t *out, size_t max)
@@ -317,9 +320,33 @@ static void test_dir_reader(void)
 	close(fd);
 }
 
+enum fruit { FRUIT_APPLE, FRUIT_NONE, FRUIT_PEAR, _FRUIT_MAX };
+static const char *const fruit_table[_FRUIT_MAX] = {
+	[FRUIT_APPLE] = "apple", [FRUIT_PEAR] = "pear", /* FRUIT_NONE: a hole, no name */
+};
+static const char *fruit_to_string(enum fruit i);
+static int fruit_from_string(const char *s);
+DEFINE_STRING_TABLE_LOOKUP(fruit, enum fruit);
+
+/* Both ways, a hole in the table, and values beyond it. */
+static void test_string_table(void)
+{
+	EXPECT_STR(fruit_to_string(FRUIT_APPLE), "apple");
+	EXPECT_STR(fruit_to_string(FRUIT_PEAR), "pear");
+	EXPECT(fruit_to_string(FRUIT_NONE) == NULL);
+	EXPECT(fruit_to_string(_FRUIT_MAX) == NULL);
+	EXPECT(fruit_to_string((enum fruit) - 1) == NULL);
+	EXPECT_INT(fruit_from_string("apple"), FRUIT_APPLE);
+	EXPECT_INT(fruit_from_string("pear"), FRUIT_PEAR);
+	EXPECT_INT(fruit_from_string("plum"), -EINVAL);
+	EXPECT_INT(fruit_from_string(""), -EINVAL);
+	EXPECT_INT(fruit_from_string(NULL), -EINVAL);
+}
+
 int main(void)
 {
 	test_dir_reader();
+	test_string_table();
 	test_cescape();
 	test_hash_index_basic();
 	test_hash_index_collisions();

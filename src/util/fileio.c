@@ -1,42 +1,19 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <inttypes.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "util/fileio.h"
 #include "util/limits.h"
-#include "util/util.h"
-
-int grow_array(void **array, size_t *allocated, size_t need, size_t elem_size)
-{
-	size_t n;
-	void *p;
-
-	if (need <= *allocated)
-		return 0;
-	n = *allocated ? *allocated : 8;
-	while (n < need) {
-		if (n > SIZE_MAX / 2 / elem_size)
-			return -ENOMEM;
-		n *= 2;
-	}
-	p = realloc(*array, n * elem_size);
-	if (!p)
-		return -ENOMEM;
-	memset((char *)p + *allocated * elem_size, 0, (n - *allocated) * elem_size);
-	*array = p;
-	*allocated = n;
-	return 0;
-}
+#include "util/macro.h"
 
 /* st: fd's stat when the caller has it (NULL: fstat() here). */
 static int read_fd_stat(int fd, const struct stat *st, size_t max_size, char **ret,
@@ -227,219 +204,6 @@ int read_long_fd(int fd, long *ret)
 		return -EFBIG; /* no number of a long is that long */
 	buf[n] = 0;
 	return parse_long_text(buf, ret);
-}
-
-void unescape_octal(char *s)
-{
-	char *w = s;
-
-	for (char *p = s; *p;) {
-		if (p[0] == '\\' && p[1] >= '0' && p[1] <= '3' && p[2] >= '0' && p[2] <= '7' &&
-		    p[3] >= '0' && p[3] <= '7') {
-			*w++ = (char)(((p[1] - '0') << 6) | ((p[2] - '0') << 3) | (p[3] - '0'));
-			p += 4;
-		} else
-			*w++ = *p++;
-	}
-	*w = 0;
-}
-
-int parse_mode(const char *s, mode_t *ret)
-{
-	unsigned long v = 0;
-	size_t n = 0;
-
-	if (!s || !*s)
-		return -EINVAL;
-	for (const char *p = s; *p; p++, n++) {
-		if (*p < '0' || *p > '7' || n >= 6)
-			return -EINVAL;
-		v = v * 8 + (unsigned long)(*p - '0');
-	}
-	if (v > 07777)
-		return -EINVAL;
-	*ret = (mode_t)v;
-	return 0;
-}
-
-const char *format_mode(mode_t mode, char buf[static 8])
-{
-	snprintf(buf, 8, "%04o", (unsigned)(mode & 07777));
-	return buf;
-}
-
-int parse_uint(const char *s, unsigned *ret)
-{
-	unsigned long v;
-	char *end;
-
-	if (!s || !isdigit((unsigned char)*s))
-		return -EINVAL;
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (errno != 0 || *end || v > UINT_MAX)
-		return -EINVAL;
-	*ret = (unsigned)v;
-	return 0;
-}
-
-int parse_devnum(const char *s, dev_t *ret)
-{
-	unsigned ma, mi;
-	const char *colon;
-	char buf[16];
-	size_t n;
-
-	if (!s)
-		return -EINVAL;
-	colon = strchr(s, ':');
-	if (!colon)
-		return -EINVAL;
-	n = (size_t)(colon - s);
-	if (n == 0 || n >= sizeof(buf))
-		return -EINVAL;
-	memcpy(buf, s, n);
-	buf[n] = 0;
-	if (parse_uint(buf, &ma) < 0 || parse_uint(colon + 1, &mi) < 0)
-		return -EINVAL;
-	*ret = makedev(ma, mi);
-	return 0;
-}
-
-const char *format_devnum(dev_t dev, char buf[static 24])
-{
-	snprintf(buf, 24, "%u:%u", major(dev), minor(dev));
-	return buf;
-}
-
-bool kernel_at_least(const char *release, unsigned want_major, unsigned want_minor)
-{
-	unsigned ma, mi;
-
-	if (!release || sscanf(release, "%u.%u", &ma, &mi) != 2)
-		return true;
-	return ma > want_major || (ma == want_major && mi >= want_minor);
-}
-
-char *path_join(const char *dir, const char *name)
-{
-	char *p;
-	size_t l = strlen(dir);
-
-	while (l > 0 && dir[l - 1] == '/')
-		l--;
-	while (*name == '/')
-		name++;
-	if (asprintf(&p, "%.*s/%s", (int)l, dir, name) < 0)
-		return NULL;
-	return p;
-}
-
-const char *path_startswith(const char *path, const char *prefix)
-{
-	size_t n = strlen(prefix);
-
-	if (streq(prefix, "/"))
-		return path;
-	if (strncmp(path, prefix, n) != 0 || (path[n] != 0 && path[n] != '/'))
-		return NULL;
-	return path + n;
-}
-
-void path_strip_trailing_slashes(char *path)
-{
-	size_t n = strlen(path);
-
-	while (n > 1 && path[n - 1] == '/')
-		path[--n] = 0;
-}
-
-char *path_dirname(const char *path)
-{
-	const char *slash = strrchr(path, '/');
-
-	if (!slash)
-		return strdup(".");
-	if (slash == path)
-		return strdup("/");
-	return strndup(path, (size_t)(slash - path));
-}
-
-char *path_resolve_lexical(const char *link_path, const char *target)
-{
-	_cleanup_free_ char *joined = NULL, *dir = NULL;
-	char *out, *w;
-	size_t n;
-
-	if (target[0] == '/')
-		joined = strdup(target);
-	else {
-		dir = path_dirname(link_path);
-		if (!dir)
-			return NULL;
-		joined = path_join(dir, target);
-	}
-	if (!joined)
-		return NULL;
-
-	n = strlen(joined);
-	out = malloc(n + 2);
-	if (!out)
-		return NULL;
-	w = out;
-	for (const char *p = joined; *p;) {
-		const char *e;
-		size_t len;
-
-		while (*p == '/')
-			p++;
-		if (!*p)
-			break;
-		e = strchrnul(p, '/');
-		len = (size_t)(e - p);
-		if (len == 1 && p[0] == '.') {
-			/* skip */
-		} else if (len == 2 && p[0] == '.' && p[1] == '.') {
-			while (w > out && *--w != '/')
-				;
-		} else {
-			*w++ = '/';
-			memcpy(w, p, len);
-			w += len;
-		}
-		p = e;
-	}
-	if (w == out)
-		*w++ = '/';
-	*w = 0;
-	return out;
-}
-
-char *vformat(const char *fmt, va_list ap)
-{
-	char *s;
-
-	return vasprintf(&s, fmt, ap) < 0 ? NULL : s;
-}
-
-int set_printf(char **field, const char *fmt, ...)
-{
-	free(*field);
-	FORMAT_VA(*field, fmt);
-	return *field ? 0 : -ENOMEM;
-}
-
-char *strdup_or_null(const char *s)
-{
-	return s ? strdup(s) : NULL;
-}
-
-int string_table_index(const char *const *names, int n, const char *s)
-{
-	for (int i = 0; i < n; i++)
-		if (names[i] && streq(s, names[i]))
-			return i;
-	return -EINVAL;
 }
 
 int stat_nosync(int dirfd, const char *path, int flags, struct stat *ret)

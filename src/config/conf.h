@@ -116,6 +116,10 @@ bool config_ignores(const struct config *c, const struct finding *f);
 void config_probe_identity(const struct config *c, uid_t *uid, gid_t *gid);
 /* Remove (and free) the findings config_ignores(). */
 int config_drop_ignored(const struct config *c, struct findings *f);
+/* "VERB configuration from FILES: KEY=VALUE ...": every key of the table (config/conf-keys.h)
+ * with the value in effect, for the daemon's journal when it loads or reloads c. 0 and *ret
+ * (malloc'ed), or -ENOMEM. */
+int config_format_loaded(const struct config *c, const char *verb, char **ret);
 const char *repair_policy_to_string(enum repair_policy p);
 const char *mount_events_to_string(enum mount_events m);
 const char *namespaces_audit_to_string(enum namespaces_audit a);

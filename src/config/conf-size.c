@@ -7,9 +7,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "pipeline/conf-size.h"
+#include "config/conf-size.h"
 #include "util/limits.h"
-#include "util/util.h"
+#include "util/string-util.h"
 
 #define MAIN_FILE  "ptsguard.conf"
 #define DROPIN_DIR "ptsguard.conf.d"
