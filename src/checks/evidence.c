@@ -2,6 +2,7 @@
 #include <ctype.h>
 
 #include "checks/check.h"
+#include "snapshot/devpts-mode.h"
 #include "snapshot/idmap.h"
 #include "util/string-util.h"
 

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "checks/check.h"
+#include "snapshot/devpts-mode.h"
 #include "util/string-util.h"
 
 /* Slave idx of instance in is bound somewhere itself (one of the instance's mounts has root

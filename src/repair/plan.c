@@ -6,6 +6,7 @@
 #include <sys/sysmacros.h>
 
 #include "repair/action.h"
+#include "snapshot/devpts-mode.h"
 #include "util/string-util.h"
 #include "util/path.h"
 #include "util/alloc.h"

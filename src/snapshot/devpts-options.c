@@ -5,7 +5,6 @@
 #include <string.h>
 
 #include "snapshot/devpts-options.h"
-#include "snapshot/initramfs-record.h"
 #include "snapshot/mountinfo.h"
 #include "snapshot/snapshot.h"
 #include "util/macro.h"
@@ -119,18 +118,6 @@ struct devpts_options devpts_options_target(const struct devpts_options *now,
 	return t;
 }
 
-mode_t devpts_mode_recorded(const struct snapshot *s, dev_t dev)
-{
-	const struct initramfs_instance *rec = initramfs_record_instance(s->initramfs, dev);
-
-	if (s->last_healthy.known && s->last_healthy.dev == dev)
-		return s->last_healthy.mode & 0777;
-	if (!rec || !rec->options || !rec->parsed.has_gid ||
-	    !devpts_mode_healthy(NULL, rec->parsed.mode))
-		return 0;
-	return rec->parsed.mode & 0777;
-}
-
 void devpts_seen_healthy_note(struct devpts_seen_healthy *seen, const struct check_policy *policy,
 			      dev_t dev, const struct devpts_options *o, gid_t tty_gid)
 {
@@ -138,26 +125,6 @@ void devpts_seen_healthy_note(struct devpts_seen_healthy *seen, const struct che
 		*seen = (struct devpts_seen_healthy){ .known = true,
 						      .dev = dev,
 						      .mode = o->mode & 0777 };
-}
-
-struct devpts_fix devpts_fix_for(const struct snapshot *s, dev_t dev,
-				 const struct check_policy *policy, bool owner, bool ptmx)
-{
-	return (struct devpts_fix){
-		.owner = owner,
-		.ptmx = ptmx,
-		.tty_gid = s->tty_gid,
-		.policy = policy,
-		.last_healthy = devpts_mode_recorded(s, dev),
-	};
-}
-
-mode_t devpts_instance_mode(const struct snapshot *s, dev_t dev, const struct devpts_options *now,
-			    const struct check_policy *policy)
-{
-	struct devpts_fix fix = devpts_fix_for(s, dev, policy, true, false);
-
-	return devpts_options_target(now, &fix).mode;
 }
 
 char *devpts_remount_command(const struct devpts_options *now, const struct devpts_fix *fix,

@@ -63,12 +63,6 @@ mode_t devpts_mode_wanted(const struct check_policy *policy, const struct devpts
 struct snapshot;
 struct devpts_seen_healthy;
 
-/* The mode instance dev of s was last seen healthy with: the daemon's record (its state file,
- * s->last_healthy) when it has seen this instance so, else what the initramfs record saw on it
- * (gid= set, a healthy mode) before something at boot changed it; 0 when neither knows. The
- * last_healthy of devpts_mode_wanted() for an instance of a snapshot. */
-mode_t devpts_mode_recorded(const struct snapshot *s, dev_t dev);
-
 /* The daemon's record: an instance seen now with healthy options (gid= the tty group, a healthy
  * mode under policy) is what a later repair of it restores. Updates *seen when so. */
 void devpts_seen_healthy_note(struct devpts_seen_healthy *seen, const struct check_policy *policy,
@@ -86,15 +80,6 @@ struct devpts_fix {
 /* The options after a remount of an instance that has now: what fix asks, the rest kept. */
 struct devpts_options devpts_options_target(const struct devpts_options *now,
 					    const struct devpts_fix *fix);
-/* The fix of instance dev of s (its tty group, the mode recorded for it): what a remedy names and
- * repair plans. */
-struct devpts_fix devpts_fix_for(const struct snapshot *s, dev_t dev,
-				 const struct check_policy *policy, bool owner, bool ptmx);
-/* The slave mode instance dev of s, with the options now, is to have: what a remount fixing its
- * owner sets (devpts_mode_wanted() with devpts_mode_recorded()), so what repair gives its slaves
- * and what pty-slave-perms names. */
-mode_t devpts_instance_mode(const struct snapshot *s, dev_t dev, const struct devpts_options *now,
-			    const struct check_policy *policy);
 /* "mount -o remount,OPTIONS MOUNTPOINT" for those target options, malloc'ed, or NULL. */
 char *devpts_remount_command(const struct devpts_options *now, const struct devpts_fix *fix,
 			     const char *mountpoint);

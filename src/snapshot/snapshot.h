@@ -79,7 +79,7 @@ struct snapshot_namespace {
 
 /* A devpts instance as the daemon last saw it healthy (gid= the tty group, a healthy slave mode),
  * kept in its state file: the mode a repair of that instance restores when nothing says
- * better (snapshot/devpts-options.h, devpts_mode_recorded). */
+ * better (snapshot/devpts-mode.h, devpts_mode_recorded). */
 struct devpts_seen_healthy {
 	bool known;
 	dev_t dev;

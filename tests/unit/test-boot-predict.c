@@ -11,6 +11,7 @@
 
 #include "analysis/analysis.h"
 #include "analysis/boot-predict.h"
+#include "snapshot/devpts-mode.h"
 #include "snapshot/snapshot.h"
 #include "test.h"
 #include "util/string-util.h"
