@@ -4,6 +4,7 @@
 
 #include "analysis/boot.h"
 #include "report/report.h"
+#include "report/stack-picture.h"
 #include "util/escape.h"
 #include "util/macro.h"
 #include "util/parse.h"
@@ -95,10 +96,13 @@ static void write_origin_line(FILE *f, const struct finding *i, const char *dim,
 	fputc('\n', f);
 }
 
-/* The findings by severity, each with its remedy; counts[] gets how many of each. */
-static void write_findings(FILE *f, const struct findings *fs, bool color,
+/* The findings by severity, each with its remedy and the picture of the stack it is about;
+ * counts[] gets how many of each. */
+static void write_findings(FILE *f, const struct report *r, bool color,
 			   size_t counts[static _SEVERITY_MAX])
 {
+	const struct findings *fs = r->findings;
+	struct stack_pictures drawn = { 0 };
 	static const enum severity order[] = { SEVERITY_CRITICAL, SEVERITY_WARNING, SEVERITY_INFO };
 	static const char *const heading[] = {
 		[SEVERITY_CRITICAL] = "Critical",
@@ -129,6 +133,7 @@ static void write_findings(FILE *f, const struct findings *fs, bool color,
 				fputc('\n', f);
 			}
 			write_origin_line(f, i, dim, reset);
+			(void)stack_picture_write(f, r->a, i, &drawn, color);
 		}
 	}
 }
@@ -151,7 +156,7 @@ static int write_one(FILE *f, const struct report *r, bool color)
 			(unsigned long long)r->snap->ns->mntns, (int)r->snap->ns->pid);
 	write_ptmx_line(f, r->a);
 	write_probe_line(f, r->snap);
-	write_findings(f, r->findings, color, counts);
+	write_findings(f, r, color, counts);
 	if (r->snap->initramfs) {
 		const struct initramfs_prediction *p = initramfs_prediction(r->snap);
 		int came = initramfs_prediction_came_true(r->a);
@@ -276,7 +281,7 @@ int report_write_namespace_text(FILE *f, const struct report_namespace *n, bool 
 	fprintf(f, ") ==%s\n", reset);
 	write_ptmx_line(f, r->a);
 	write_probe_line(f, r->snap);
-	write_findings(f, r->findings, color, counts);
+	write_findings(f, r, color, counts);
 	write_namespace_hint(f, n);
 	fprintf(f, "\n%zu critical, %zu warning, %zu info\n", counts[SEVERITY_CRITICAL],
 		counts[SEVERITY_WARNING], counts[SEVERITY_INFO]);

@@ -420,6 +420,44 @@ def snapshot_unknown_keys(ctx):
     expect_healthy_snapshot_report(ctx.run("audit", "--snapshot", path, "--json"))
 
 
+@case("snapshot-stack-picture")
+def snapshot_stack_picture(ctx):
+    # The text report draws the stack a finding is about from the snapshot alone: the CentOS 6
+    # fixture (a covered instance with two holders under the serving one), once as it is and
+    # once with a holder that named itself with terminal controls.
+    with open(os.path.join(FIXTURES, "centos6-stack.json")) as f:
+        snap = json.load(f)
+    picture = (
+        "    stack at /dev/pts, bottom to top:\n"
+        "      1 mount 29 devpts 0:26 rw,gid=5,mode=620,ptmxmode=000 [covered]\n"
+        "          held by pid 812 (sshd) pts/0, pid 901 (%s) pts/3\n"
+        "      2 mount 41 devpts 0:41 rw,gid=5,mode=620,ptmxmode=000 [reachable] <- /dev/ptmx\n"
+    )
+    for comm, shown in (("bash", "bash"), ("\x1b]0;pwn\x07\x1b[2J", "\\x1b]0;pwn\\x07\\x1b[2J")):
+        snap["holders"][1]["comm"] = comm
+        path = ctx.snapshot_file("stack.json", snap)
+        r = ctx.run("audit", "--snapshot", path, "--no-color")
+        if r.returncode != 2:
+            raise Failed("exit status %s, expected 2\n%s" % (r.returncode, describe(r)))
+        try:
+            out = r.stdout.decode("ascii")
+        except UnicodeDecodeError as e:
+            raise Failed("the text report is not ASCII: %s\n%s" % (e, describe(r)))
+        if picture % shown not in out:
+            raise Failed("no picture of the stack, or not this one:\n%s" % out)
+        # Under the first finding about the stack only (the critical orphan), not again under
+        # devpts-overmount.
+        if out.count("stack at /dev/pts") != 1:
+            raise Failed("the stack is drawn %d times:\n%s" % (out.count("stack at /dev/pts"), out))
+        if out.index("stack at") < out.index("devpts-orphan-in-use:") or out.index(
+            "stack at"
+        ) > out.index("devpts-overmount:"):
+            raise Failed("the picture is not under devpts-orphan-in-use:\n%s" % out)
+        bad = [c for c in out if c != "\n" and not (" " <= c <= "~")]
+        if bad:
+            raise Failed("characters a terminal or a mail may mangle: %r\n%s" % (bad[:5], out))
+
+
 @case("snapshot-output-unwritable")
 def snapshot_output_unwritable(ctx):
     where = os.path.join(ctx.tmpdir, "no-such-dir", "snapshot.json")

@@ -332,6 +332,30 @@ def tty_group_large(sc):
 # Stacks
 
 
+def check_stack_picture(sc, stack, holders):
+    """The text report's picture of the stack at /dev/pts (stack bottom to top, its top serving;
+    holders: the lines under each layer, or None), live and from the snapshot sc.audit() took,
+    the same, in printable ASCII."""
+    lines = ["    stack at /dev/pts, bottom to top:"]
+    for i, m in enumerate(stack):
+        top = i == len(stack) - 1
+        lines.append(
+            "      %d mount %d %s %s %s [%s]%s"
+            % (i + 1, m["mount_id"], m["fstype"], m["device"], m["super_options"],
+               "reachable" if top else "covered", " <- /dev/ptmx" if top else "")
+        )
+        if holders[i]:
+            lines.append("          " + holders[i])
+    want = "\n".join(lines) + "\n"
+    live = sc.run_ptsguard("audit", "--no-color")
+    offline = sc.run_ptsguard("audit", "--snapshot", os.path.join(sc.workdir, "snapshot.json"), "--no-color")
+    for what, r in (("live", live), ("audit --snapshot", offline)):
+        sc.check.true(want in r.stdout, "the %s text report draws the stack:\n%s\nwanted:\n%s" % (what, r.stdout, want))
+        sc.check.eq(r.stdout.count("stack at "), 1, "pictures in the %s text report" % what)
+        sc.check.true(all(c == "\n" or " " <= c <= "~" for c in r.stdout),
+                      "the %s text report is printable ASCII:\n%r" % (what, r.stdout))
+
+
 @case("centos6-stack")
 def centos6_stack(sc):
     sc.setup_base()
@@ -383,6 +407,7 @@ def centos6_stack(sc):
             % (lower_holder.pid, lower.get("holders")),
         )
     check_instance(sc, report, upper_dev, mounts=[instance_mount(stack[1])])
+    check_stack_picture(sc, stack, ["held by pid %d (pty-probe) pts/0" % lower_holder.pid, None])
 
 
 @case("boot-centos6-recipe")
