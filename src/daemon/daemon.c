@@ -24,26 +24,22 @@
 #include "checks/ptmx-replaced.h"
 #include "config/conf.h"
 #include "pipeline/pipeline.h"
-#include "daemon/daemon-internal.h"
+#include "daemon/state.h"
 #include "daemon/holder-cache.h"
 #include "daemon/log-once.h"
 #include "daemon/mount-source.h"
 #include "daemon/nsfollow.h"
 #include "daemon/privileges.h"
-#include "daemon/repair-tries.h"
 #include "daemon/schedule.h"
 #include "daemon/startup-guard.h"
-#include "config/conf.h"
 #include "daemon/watches.h"
 #include "probe/probe.h"
-#include "repair/session.h"
 #include "report/journal-queue.h"
 #include "report/journal.h"
 #include "report/outputs.h"
 #include "report/report.h"
 #include "report/transitions.h"
 #include "snapshot/snapshot.h"
-#include "util/alloc.h"
 #include "util/output-file.h"
 #include "util/clock.h"
 #include "util/group.h"
@@ -104,111 +100,11 @@ static void daemon_apply_namespaces(struct daemon *d)
 		log_warning("Cannot follow the other mount namespaces: %s", strerror(-r));
 }
 
-/* Forget the tries of the findings now has no more: one that comes back is tried again (and one
- * that changes, daemon/repair-tries.h). */
-static int daemon_prune_tried(struct daemon *d, const struct findings *now)
+/* An audit now; Policy=safe's repair may want one more after it (its rounds ran out). */
+static void daemon_audit_now(struct daemon *d)
 {
-	_cleanup_strv_free_ char **keep = NULL;
-
-	for (char **t = d->tried_keys; t && *t; t++) {
-		bool present = false;
-
-		FOREACH_ARRAY (f, now->items, now->n_items) {
-			_cleanup_free_ char *key = finding_key(f);
-
-			if (!key)
-				return -ENOMEM;
-			present = present || try_key_has_key(*t, key);
-		}
-		if (present && strv_extend(&keep, *t) < 0)
-			return -ENOMEM;
-	}
-	strv_free(d->tried_keys);
-	d->tried_keys = TAKE_PTR(keep);
-	return 0;
-}
-
-/* The repair session's audit after acting: the daemon's own. */
-static int daemon_repair_audit(void *userdata, struct audit_result *ret)
-{
-	return daemon_collect(userdata, ret);
-}
-
-static void daemon_repair_journal_failed(void *userdata, int r)
-{
-	struct daemon *d = userdata;
-
-	daemon_fail(d, FAILURE_JOURNAL, "Failed to log a repair: %s", strerror(-r));
-}
-
-/*
- * Repair the repairable findings of this audit not tried yet in their present appearance (one
- * repair session, repair/session.h: outcomes journaled, re-audited), and journal the transitions
- * from what was found to what is left, leaving that in *now. Returns 1 when something was tried
- * (the re-audit may have found what the repair exposed), 0 when there was nothing to try.
- */
-int daemon_repair(struct daemon *d, struct audit_result *now)
-{
-	struct repair_session s = {
-		.config = d->config,
-		.repairable_only = true,
-		.audit = daemon_repair_audit,
-		.journal_failed = daemon_repair_journal_failed,
-		.userdata = d,
-	};
-	struct findings fresh = { 0 };
-	int r;
-
-	r = daemon_prune_tried(d, &now->findings);
-	if (r < 0)
-		return r;
-	/* Only the repairable findings not tried yet; each is tried from here on. */
-	FOREACH_ARRAY (f, now->findings.items, now->findings.n_items) {
-		char *key;
-
-		if (!finding_repairable(f))
-			continue;
-		key = finding_try_key(f);
-		if (!key)
-			r = -ENOMEM;
-		else if (strv_contains(d->tried_keys, key))
-			free(key);
-		else if (strv_push(&d->tried_keys, key) < 0 ||
-			 GROW(fresh.items, fresh.allocated, fresh.n_items + 1) < 0)
-			r = -ENOMEM;
-		else
-			fresh.items[fresh.n_items++] = *f; /* borrowed: freed with now */
-		if (r < 0) {
-			free(fresh.items);
-			return r;
-		}
-	}
-	if (fresh.n_items == 0) {
-		free(fresh.items);
-		return 0;
-	}
-	r = repair_session_run(&s, now->a, &fresh);
-	if (r < 0)
-		goto out;
-	strv_free(d->repaired_keys);
-	d->repaired_keys = TAKE_PTR(s.repaired_keys);
-
-	/* What the repair left is now the state: log the transitions from this audit to it. */
-	findings_clear(&d->findings);
-	d->findings = now->findings;
-	now->findings = (struct findings){ 0 };
-	r = daemon_log_transitions(d, &s.after.findings);
-	if (r >= 0) {
-		struct audit_result before = *now;
-
-		*now = s.after;
-		s.after = before;
-		r = 1;
-	}
-out:
-	repair_session_done(&s);
-	free(fresh.items);
-	return r;
+	if (daemon_audit(d) > 0)
+		daemon_schedule_audit(d, REASON_REPAIR);
 }
 
 static struct schedule_rule daemon_rule(const struct daemon *d)
@@ -235,7 +131,7 @@ void daemon_schedule_audit(struct daemon *d, unsigned reason)
 	if (r < 0) {
 		/* Never lose an audit: do it now rather than not at all. */
 		daemon_fail(d, FAILURE_TIMER, "Failed to arm the audit timer: %s", strerror(-r));
-		(void)daemon_audit(d);
+		daemon_audit_now(d);
 		return;
 	}
 	daemon_ok(d, FAILURE_TIMER);
@@ -280,7 +176,7 @@ static int on_heartbeat_timer(sd_event_source *s, uint64_t usec, void *userdata)
 
 static int on_audit_timer(sd_event_source *s, uint64_t usec, void *userdata)
 {
-	(void)daemon_audit(userdata);
+	daemon_audit_now(userdata);
 	return 0;
 }
 
@@ -621,7 +517,7 @@ int daemon_run(struct daemon *d)
 {
 	int r;
 
-	(void)daemon_audit(d);
+	daemon_audit_now(d);
 	daemon_apply_namespaces(d);
 	if (startup_guard_stop(&d->startup))
 		log_warning(

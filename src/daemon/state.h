@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * What the daemon's files share: struct daemon and the steps one file calls in another.
- * daemon.c sets the loop and its sources up, schedules audits, applies the repair policy and
- * reloads; audit.c is one audit (the pipeline, its transitions journaled, the sinks).
+ * The state every part of the daemon shares (struct daemon) and the steps one part calls in
+ * another. daemon.c sets the loop and its sources up, schedules audits and reloads; audit.c is
+ * one audit: the pipeline, its transitions journaled, Policy=safe's repair of what it found (the
+ * daemon's memory of what it tried, daemon/repair-tries.h), the sinks.
  */
 #pragma once
 
@@ -108,8 +109,9 @@ void log_transition(struct daemon *d, const struct transition_event *e);
 int daemon_log_transitions(struct daemon *d, const struct findings *now);
 void daemon_notify_status(struct daemon *d, bool ready);
 int daemon_collect(struct daemon *d, struct audit_result *ret);
+/* One audit, its transitions journaled, Policy=safe applied, the outputs written: 1 when another
+ * audit is wanted (repair's rounds ran out while each still changed something), 0, or -errno. */
 int daemon_audit(struct daemon *d);
 
 /* daemon.c */
 void daemon_schedule_audit(struct daemon *d, unsigned reason);
-int daemon_repair(struct daemon *d, struct audit_result *now);
