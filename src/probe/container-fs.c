@@ -1,0 +1,233 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * What attribution reads of the system (container.c is the rule, on text alone): the owners of
+ * the cgroup directories a path runs through (cgroup_trust_fs()), containerd's state
+ * (containerd_task_fs()), machined's registry, and a process's /proc/PID/cgroup
+ * (container_probe()). Every name here is the cgroup tree's, which a delegated user or a
+ * container partly chooses: opened beneath /sys/fs/cgroup or the state directory, never followed
+ * out of it.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/magic.h>
+#include <linux/openat2.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "probe/container.h"
+#include "util/fileio.h"
+#include "util/string-util.h"
+
+#define CGROUP_FS "/sys/fs/cgroup"
+
+/* Whether names below a cgroup directory are someone else's than root's: it is not root's, or
+ * others than root may create directories in it. */
+static bool cgroup_dir_delegated(const struct stat *st)
+{
+	return st->st_uid != 0 || (st->st_mode & S_IWOTH) ||
+	       ((st->st_mode & S_IWGRP) && st->st_gid != 0);
+}
+
+static int open_beneath(int dir_fd, const char *name, uint64_t resolve)
+{
+	struct open_how how = {
+		.flags = O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC,
+		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | resolve,
+	};
+	int fd = (int)syscall(SYS_openat2, dir_fd, name, &how, sizeof(how));
+
+	return fd >= 0 ? fd : -errno;
+}
+
+/* The root of a hierarchy, checked to be a cgroup file system of its kind: cgroup v2 is
+ * /sys/fs/cgroup itself or, on a hybrid host, its unified/; a v1 hierarchy is the directory its
+ * controllers name ("cpu,cpuacct", "name=systemd" -> systemd/). */
+static int open_hierarchy(int cgroup_fd, const struct cgroup_component *controllers)
+{
+	_cleanup_close_ int fd = -EBADF;
+	char name[NAME_MAX + 1];
+	unsigned long magic = controllers->n ? CGROUP_SUPER_MAGIC : CGROUP2_SUPER_MAGIC;
+	const char *ctl = controllers->s;
+	size_t n = controllers->n;
+	struct statfs sfs;
+
+	if (n == 0 && fstatfs(cgroup_fd, &sfs) == 0 && (unsigned long)sfs.f_type == magic)
+		fd = open_beneath(cgroup_fd, ".", 0);
+	else {
+		if (n == 0) {
+			ctl = "unified";
+			n = strlen(ctl);
+		} else if ((n >= 5 && memcmp(ctl, "name=", 5) == 0)) {
+			ctl += strlen("name=");
+			n -= strlen("name=");
+		}
+		if (n == 0 || n >= sizeof(name) || memchr(ctl, '/', n))
+			return -EINVAL;
+		memcpy(name, ctl, n);
+		name[n] = 0;
+		/* Its own mount, under /sys/fs/cgroup: RESOLVE_NO_XDEV would refuse it. */
+		fd = open_beneath(cgroup_fd, name, 0);
+	}
+	if (fd < 0)
+		return fd;
+	if (fstatfs(fd, &sfs) < 0)
+		return -errno;
+	if ((unsigned long)sfs.f_type != magic)
+		return -EMEDIUMTYPE;
+	return TAKE_FD(fd);
+}
+
+int cgroup_trust_fs(void *userdata, const struct cgroup_component *controllers,
+		    const struct cgroup_component *comps, size_t n, bool *delegated)
+{
+	_cleanup_close_ int fd = -EBADF;
+	struct stat st;
+
+	*delegated = false;
+	const struct cgroup_sources *src = userdata;
+
+	if (src->cgroup_fd < 0)
+		return -EBADF;
+	fd = open_hierarchy(src->cgroup_fd, controllers);
+	if (fd < 0)
+		return fd;
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	if (cgroup_dir_delegated(&st)) {
+		*delegated = true;
+		return 0;
+	}
+	for (size_t i = 0; i < n; i++) {
+		char name[NAME_MAX + 1];
+		int next;
+
+		/* A name that is no directory's (the process moved, or a line forged): the path
+		 * counts down to here. */
+		if (comps[i].n >= sizeof(name))
+			return (int)i;
+		memcpy(name, comps[i].s, comps[i].n);
+		name[comps[i].n] = 0;
+		if (streq(name, ".") || streq(name, ".."))
+			return (int)i;
+		next = open_beneath(fd, name, RESOLVE_NO_XDEV);
+		if (next < 0)
+			return (int)i;
+		close(fd);
+		fd = next;
+		if (fstat(fd, &st) < 0)
+			return (int)i;
+		if (cgroup_dir_delegated(&st)) {
+			*delegated = true;
+			return (int)(i + 1);
+		}
+	}
+	return (int)n;
+}
+
+/* containerd's task state directory, when root alone may make directories in it. */
+static int open_tasks_dir(void)
+{
+	_cleanup_close_ int fd = open(CONTAINERD_TASKS_DIR, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	struct stat st;
+
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	if (cgroup_dir_delegated(&st))
+		return -EPERM;
+	return TAKE_FD(fd);
+}
+
+bool containerd_task_fs(void *userdata, const struct cgroup_component *ns,
+			const struct cgroup_component *id)
+{
+	struct cgroup_sources *src = userdata;
+	_cleanup_close_ int fd = -EBADF;
+	char name[2 * 76 + 2];
+	struct stat st;
+
+	/* Opened at the first path that looks like a task's: most hosts never ask. */
+	if (src->tasks_fd == -EBADF)
+		src->tasks_fd = open_tasks_dir();
+	/* Names is_containerd_name() took: no '/', no "..", short. */
+	if (src->tasks_fd < 0 || ns->n + id->n + 2 > sizeof(name))
+		return false;
+	snprintf(name, sizeof(name), "%.*s/%.*s", (int)ns->n, ns->s, (int)id->n, id->s);
+	fd = open_beneath(src->tasks_fd, name, RESOLVE_NO_XDEV);
+	return fd >= 0 && fstat(fd, &st) == 0 && st.st_uid == 0;
+}
+
+/* machined's name for a unit: /run/systemd/machines/unit:<unit> is a symlink to it. */
+static char *machine_for_unit(const char *machines, const char *unit)
+{
+	_cleanup_free_ char *link = NULL;
+	char target[256];
+	ssize_t n;
+
+	if (!machines || !unit || strchr(unit, '/'))
+		return NULL;
+	if (asprintf(&link, "%s/unit:%s", machines, unit) < 0) {
+		link = NULL;
+		return NULL;
+	}
+	n = readlink(link, target, sizeof(target) - 1);
+	if (n <= 0)
+		return NULL;
+	target[n] = 0;
+	if (strchr(target, '/'))
+		return NULL;
+	return strdup(target);
+}
+
+int container_probe(const char *proc, pid_t pid, const char *machines, struct container *ret)
+{
+	_cleanup_free_ char *path = NULL, *text = NULL, *machine = NULL;
+	_cleanup_close_ int cgroup_fd = -EBADF;
+	struct cgroup_sources src;
+	int r;
+
+	*ret = (struct container){ 0 };
+	if (asprintf(&path, "%s/%d/cgroup", proc, (int)pid) < 0) {
+		path = NULL;
+		return -ENOMEM;
+	}
+	if (streq(proc, "/proc")) {
+		/* The kernel's file: no regular-file check (one fstat(2) per namespace). */
+		_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+
+		r = fd < 0 ? -errno : read_kernel_fd(fd, CGROUP_FILE_SIZE_MAX, &text, NULL);
+	} else
+		r = read_full_file(path, CGROUP_FILE_SIZE_MAX, &text, NULL);
+	if (r < 0)
+		return r;
+	/* Which names root chose is read from the cgroup file systems themselves. */
+	cgroup_fd = open(CGROUP_FS, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (cgroup_fd < 0)
+		cgroup_fd = -errno;
+	/* containerd's tasks only when the host's registries are asked. */
+	src = (struct cgroup_sources){ cgroup_fd, machines ? -EBADF : -ENOENT };
+	r = container_from_cgroup(text, cgroup_trust_fs, containerd_task_fs, &src, ret);
+	if (src.tasks_fd >= 0)
+		close(src.tasks_fd);
+	if (r < 0)
+		return r;
+	machine = machine_for_unit(machines, ret->unit);
+	if (machine) {
+		if (!ret->manager)
+			ret->manager = "unknown";
+		if (!ret->name || streq(ret->manager, "nspawn")) {
+			free(ret->name);
+			ret->name = TAKE_PTR(machine);
+		}
+		r = 1;
+	}
+	return r;
+}
