@@ -892,6 +892,131 @@ def slave_perms(sc):
     sc.expect_probe(res, ok=True, uid=UNPRIVILEGED_UID, gid=TTY_GID, mode="0620")
 
 
+# A helper running as root allocates a pty and hands its slave to a session: the session's
+# leader is a user (podman exec -t, sudo-rs -i: "user"), or the slave was given to that user
+# first (login, sshd: "owned"), or root's own shell leads the session and runs a user's shell
+# inside it (su - user from root's terminal: "su"). The helper keeps the master and prints the
+# index once the session is set up; it ends when its stdin closes.
+SESSION_PTY = r"""
+import os, sys, fcntl, termios, time
+kind, uid, gid = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+master, first = os.openpty()
+name = os.ttyname(first)
+index = int(name.rsplit("/", 1)[1])
+os.close(first)
+if kind == "owned":
+    os.chown(name, uid, -1)
+r, w = os.pipe()
+pid = os.fork()
+if pid == 0:
+    os.close(r)
+    os.setsid()
+    slave = os.open(name, os.O_RDWR | os.O_NOCTTY)
+    fcntl.ioctl(slave, termios.TIOCSCTTY, 0)
+    for fd in (0, 1, 2):
+        os.dup2(slave, fd)
+    os.close(master)
+    if kind == "su":
+        if os.fork() == 0:
+            os.setgroups([])
+            os.setresgid(gid, gid, gid)
+            os.setresuid(uid, uid, uid)
+            os.write(w, b"x")
+            while True:
+                time.sleep(60)
+    else:
+        os.setgroups([])
+        os.setresgid(gid, gid, gid)
+        os.setresuid(uid, uid, uid)
+        os.write(w, b"x")
+    while True:
+        time.sleep(60)
+os.close(w)
+os.read(r, 1)
+print(index, flush=True)
+sys.stdin.readline()
+"""
+
+REOPEN_BY_NAME = r"""
+import errno, os, sys
+try:
+    os.close(os.open(sys.argv[1], os.O_RDWR | os.O_NOCTTY))
+    print("ok")
+except OSError as e:
+    print(errno.errorcode[e.errno])
+"""
+
+
+def session_pty(sc, kind):
+    """Start the helper of SESSION_PTY; return the slave's path once its session is set up."""
+    p = subprocess.Popen(
+        [sys.executable, "-c", SESSION_PTY, kind, str(UNPRIVILEGED_UID), str(UNPRIVILEGED_GID)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    sc.helpers.append(p)
+    line = p.stdout.readline().strip()
+    if not line.isdigit():
+        raise SetupError("the session's pty was not set up: %r" % line)
+    return p, "/dev/pts/" + line
+
+
+def user_reopens(sc, path):
+    r = sc.sh("setpriv", "--reuid=%d" % UNPRIVILEGED_UID, "--regid=%d" % UNPRIVILEGED_GID,
+              "--clear-groups", sys.executable, "-c", REOPEN_BY_NAME, path)
+    return r.stdout.strip()
+
+
+@case("session-owner-root")
+def session_owner_root(sc):
+    """podman exec -t, sudo-rs -i: root holds the master, the session is the user's, the slave
+    stays root:tty 0620, and the user cannot reopen their own terminal by name."""
+    sc.setup_base()
+    sc.mount_devpts("/dev/pts", HEALTHY)
+    helper, path = session_pty(sc, "user")
+    st = os.stat(path)
+    if (st.st_uid, st.st_gid, st.st_mode & 0o777) != (0, TTY_GID, 0o620):
+        raise SetupError("the session's slave is not root:tty 0620: %s" % st)
+    sc.check.eq(user_reopens(sc, path), "EACCES", "the user reopening their terminal %s by name" % path)
+    report = sc.audit()
+    sc.expect(report, ["pty-owner-not-session-user"])
+    f = sc.finding(report, "pty-owner-not-session-user")
+    if f is not None:
+        ev = f.get("evidence", {})
+        sc.check.eq((ev.get("path"), ev.get("uid")), (path, 0), "evidence: the slave and its owner")
+        session = ev.get("session") or {}
+        sc.check.eq((session.get("uid"), session.get("leader_comm")), (UNPRIVILEGED_UID, "python3"),
+                    "evidence.session: its uid and leader")
+        sc.check.eq(session.get("sid"), session.get("leader_pid"), "evidence.session: the leader leads it")
+        sc.check.eq(((ev.get("holder") or {}).get("pid"), (ev.get("holder") or {}).get("uid")),
+                    (helper.pid, 0), "evidence.holder: the helper holding the master")
+        sc.check.eq(f.get("remedy"), "chown %d %s" % (UNPRIVILEGED_UID, path), "remedy")
+        sc.check.eq(f.get("repairable"), True, "repairable")
+
+
+@case("session-owner-user")
+def session_owner_user(sc):
+    """login, sshd: the slave given to the session's user: quiet, and the user reopens it."""
+    sc.setup_base()
+    sc.mount_devpts("/dev/pts", HEALTHY)
+    _, path = session_pty(sc, "owned")
+    report = sc.audit()
+    sc.expect(report, [])
+    sc.check.eq(user_reopens(sc, path), "ok", "the user reopening their terminal %s by name" % path)
+
+
+@case("session-owner-su")
+def session_owner_su(sc):
+    """su - user from root's terminal: root's shell leads the session, a user's shell runs in
+    it; the terminal is root's, rightly root's: quiet."""
+    sc.setup_base()
+    sc.mount_devpts("/dev/pts", HEALTHY)
+    _, path = session_pty(sc, "su")
+    report = sc.audit()
+    sc.expect(report, [])
+
+
 @case("pt-chown")
 def pt_chown(sc):
     sc.setup_base()
