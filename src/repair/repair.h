@@ -5,7 +5,7 @@
  * moved since the probe), act through file descriptors, and verify what an
  * unprivileged user now gets. Never unmounts, never touches a covered
  * instance, never follows a symlink it did not expect, never changes a slave
- * owned by root.
+ * owned by root (but to give it to the non-root user whose session runs on it).
  */
 #pragma once
 
