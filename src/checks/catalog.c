@@ -31,6 +31,7 @@ const struct check_info *const check_catalog[] = {
 	&check_pty_path_blocked,
 	&check_devpts_host_instance,
 	&check_dev_tty_broken,
+	&check_pty_owner_not_session_user,
 	&check_pty_allocation_fails,
 };
 

@@ -29,12 +29,13 @@ int severity_from_string(const char *s);
 /* What repair may do about a check's findings (docs/checks.md, Repair). The repair module
  * carries each kind out; a check names its kind in its row. */
 enum repair_kind {
-	REPAIR_NONE,	    /* the remedy is for a person */
-	REPAIR_REMOUNT,	    /* remount the serving instance: owner (gid, mode) and ptmxmode */
-	REPAIR_CREATE_PTMX, /* create the missing /dev/ptmx (node, or pts/ptmx link) */
-	REPAIR_CHMOD_PTMX,  /* /dev/ptmx to 0666 */
-	REPAIR_SLAVES,	    /* group tty and a healthy mode on slaves a user owns */
-	REPAIR_DEV_TTY,	    /* create a missing /dev/tty (c 5:0, 0666), or chmod it 0666 */
+	REPAIR_NONE,	      /* the remedy is for a person */
+	REPAIR_REMOUNT,	      /* remount the serving instance: owner (gid, mode) and ptmxmode */
+	REPAIR_CREATE_PTMX,   /* create the missing /dev/ptmx (node, or pts/ptmx link) */
+	REPAIR_CHMOD_PTMX,    /* /dev/ptmx to 0666 */
+	REPAIR_SLAVES,	      /* group tty and a healthy mode on slaves a user owns */
+	REPAIR_DEV_TTY,	      /* create a missing /dev/tty (c 5:0, 0666), or chmod it 0666 */
+	REPAIR_SESSION_OWNER, /* chown a root-owned slave to the user of its session */
 	_REPAIR_KIND_MAX,
 };
 

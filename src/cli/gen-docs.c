@@ -168,6 +168,11 @@ static const struct repair_doc {
 	  "mode rule below (0600 with *Mode=600*, say), on each slave node with the\n"
 	  "wrong group or mode that is not owned by root. Under a pinned *Mode=*, a\n"
 	  "slave at the other of 620 and 600 has the wrong mode." },
+	{ REPAIR_SESSION_OWNER, false, false,
+	  "*chown* the root-owned slave to the real uid of the session it is the\n"
+	  "controlling terminal of (group and mode stay), through a handle that\n"
+	  "follows no link, only while it is still the slave probed (same inode,\n"
+	  "owner and change time). Verified by opening it by name as that uid." },
 };
 
 static bool repair_doc_of(const struct repair_doc *d, const struct check_info *c)

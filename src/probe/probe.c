@@ -19,6 +19,7 @@
 #include "probe/setuid-helpers.h"
 #include "probe/slaves.h"
 #include "probe/statmount.h"
+#include "probe/tty-sessions.h"
 #include "snapshot/initramfs-record.h"
 #include "snapshot/snapshot-json.h"
 #include "util/caps.h"
@@ -250,6 +251,9 @@ static int probe_details_in(const struct probe_options *opts, struct snapshot *s
 	if (a->pts_path && (r = probe_add_node(ns, s, a->pts_path)) < 0)
 		return r;
 	r = probe_slaves(ns, opts && opts->has_alloc_user ? &opts->alloc_uid : NULL, s, a);
+	if (r < 0)
+		return r;
+	r = probe_tty_sessions(ns, s, a);
 	if (r < 0)
 		return r;
 	if (!opts || !opts->skip_holders) {

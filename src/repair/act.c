@@ -441,6 +441,42 @@ static int act_slave(struct repair_action *a, const struct repair_options *o)
 			      (unsigned)o->tty_gid, (unsigned)a->mode);
 }
 
+/* The root-owned slave of a user's session, given to that user (its group and mode stay), then
+ * opened by name as that user: what the user could not do. */
+static int act_slave_owner(struct repair_action *a, const struct repair_options *o)
+{
+	_cleanup_close_ int fd = -EBADF;
+	const char *why = NULL;
+	struct slave_open c;
+	struct stat st;
+	int r = -ECANCELED;
+
+	fd = open_same_node(a, true, &st, &why);
+	if (fd < 0)
+		return action_outcome(a, ACTION_REFUSED, "refused: %s: %s", a->path, why);
+	if (st.st_uid != 0 || a->owner == 0)
+		return action_outcome(a, ACTION_REFUSED, "refused: %s is not root's any more",
+				      a->path);
+	if (fchownat(fd, "", a->owner, (gid_t)-1, AT_EMPTY_PATH) < 0)
+		return action_outcome(a, ACTION_FAILED, "chown %s: %s", a->path, strerror(errno));
+	for (unsigned i = 0; r == -ECANCELED && i < VERIFY_ATTEMPTS; i++)
+		r = slave_open_as(a->path, a->owner, a->owner_gid, &c);
+	if (r == -ECANCELED)
+		return action_outcome(a, ACTION_INCONCLUSIVE,
+				      "not verified: the verification child was stopped or killed "
+				      "by another process %u times",
+				      VERIFY_ATTEMPTS);
+	if (r < 0)
+		return action_outcome(a, ACTION_INCONCLUSIVE,
+				      "not verified: cannot run the verification child: %s",
+				      strerror(-r));
+	if (c.error)
+		return action_outcome(a, ACTION_FAILED, "verification: uid %u cannot open %s: %s",
+				      (unsigned)c.as_uid, a->path, strerrorname_np(c.error));
+	return action_outcome(a, ACTION_DONE, "verified: uid %u opened %s by name",
+			      (unsigned)c.as_uid, a->path);
+}
+
 /* repair --namespace: is the process judged still there, in the namespace judged? 0, or the
  * action refused saying why (and < 0 returned); -ENOMEM. */
 static int recheck_target(struct repair_action *a, const struct repair_options *o)
@@ -526,6 +562,9 @@ int repair_act(struct repair_plan *p, const struct repair_options *o)
 				break;
 			case ACTION_SLAVE:
 				r = act_slave(a, o);
+				break;
+			case ACTION_SLAVE_OWNER:
+				r = act_slave_owner(a, o);
 				break;
 			case ACTION_MANUAL:
 				break;

@@ -71,7 +71,7 @@ void repair_confirm(struct repair_plan *p, const struct findings *after)
 {
 	FOREACH_ARRAY (a, p->actions, p->n_actions) {
 		if ((a->result != ACTION_DONE && a->result != ACTION_INCONCLUSIVE) ||
-		    a->kind == ACTION_SLAVE)
+		    a->kind == ACTION_SLAVE || a->kind == ACTION_SLAVE_OWNER)
 			continue;
 		FOREACH_ARRAY (f, after->items, after->n_items)
 			if (f->check == a->finding->check &&

@@ -108,6 +108,37 @@ static int plan_slaves(struct repair_plan *p, const struct analysis *an, const s
 	return 0;
 }
 
+/* pty-owner-not-session-user: the slave its evidence names, given to the session's uid. */
+static int plan_session_owner(struct repair_plan *p, const struct analysis *an,
+			      const struct finding *f)
+{
+	json_object *path = json_object_object_get(f->evidence, "path"),
+		    *session = json_object_object_get(f->evidence, "session");
+	json_object *uid = session ? json_object_object_get(session, "uid") : NULL,
+		    *gid = session ? json_object_object_get(session, "gid") : NULL;
+	const struct node *n;
+	struct repair_action *a;
+
+	if (!path || !uid || !gid ||
+	    !(n = snapshot_find_node(an->snap, json_object_get_string(path))))
+		return 0;
+	a = add_action(p, f, ACTION_SLAVE_OWNER);
+	if (!a || !(a->path = strdup(n->path)))
+		return -ENOMEM;
+	a->dev = n->dev;
+	a->ino = n->ino;
+	a->uid = n->uid;
+	a->ctime = n->ctime;
+	a->owner = (uid_t)json_object_get_int64(uid);
+	a->owner_gid = (gid_t)json_object_get_int64(gid);
+	if (set_printf(&a->command, "chown %u %s", (unsigned)a->owner, n->path) < 0)
+		return -ENOMEM;
+	if (a->owner == 0 || n->uid != 0)
+		action_outcome(a, ACTION_REFUSED,
+			       "refused: %s is no longer root's, or its session is", n->path);
+	return 0;
+}
+
 /* The devpts at the pts directory beside /dev/ptmx, reachable, at its root. */
 static const struct instance *instance_beside_ptmx(const struct analysis *an, size_t *ret_mount)
 {
@@ -211,6 +242,9 @@ int repair_plan(const struct analysis *an, const struct findings *fs,
 			break;
 		case REPAIR_DEV_TTY:
 			r = plan_dev_tty(p, an, f);
+			break;
+		case REPAIR_SESSION_OWNER:
+			r = plan_session_owner(p, an, f);
 			break;
 		case REPAIR_CHMOD_PTMX:
 			if (!an->ptmx_final)

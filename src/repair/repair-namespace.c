@@ -169,6 +169,7 @@ static int refuse_host_objects(struct repair_plan *p, const struct namespace_tar
 			break;
 		case ACTION_CHMOD:
 		case ACTION_SLAVE:
+		case ACTION_SLAVE_OWNER:
 			if (same_on_host(ns, a->path))
 				why = "the node is the host's own";
 			break;
@@ -248,6 +249,24 @@ static int to_initial(const struct namespace_target *ns, struct repair_plan *p,
 			} else
 				a->uid = v;
 		}
+	FOREACH_ARRAY (a, p->actions, p->n_actions) {
+		unsigned u, g, r0;
+
+		if (a->kind != ACTION_SLAVE_OWNER || a->result != ACTION_PLANNED)
+			continue;
+		if (idmap_to_initial(ns->uid_map, a->uid, &r0) < 0 ||
+		    idmap_to_initial(ns->uid_map, a->owner, &u) < 0 ||
+		    idmap_to_initial(ns->gid_map, a->owner_gid, &g) < 0) {
+			a->result = ACTION_REFUSED;
+			free(a->detail);
+			a->detail = strdup("refused: its owner or the session's user has no id "
+					   "outside the namespace");
+			continue;
+		}
+		a->uid = r0;
+		a->owner = u;
+		a->owner_gid = g;
+	}
 	return 0;
 }
 

@@ -5,7 +5,7 @@
  * moved since the probe), act through file descriptors, and verify what an
  * unprivileged user now gets. Never unmounts, never touches a covered
  * instance, never follows a symlink it did not expect, never changes a slave
- * owned by root.
+ * owned by root (but to give it to the non-root user whose session runs on it).
  */
 #pragma once
 
@@ -28,12 +28,13 @@ enum action_result {
 };
 
 enum action_kind {
-	ACTION_MANUAL,	/* not repairable: the finding's remedy is for a person */
-	ACTION_REMOUNT, /* devpts options: gid/mode and/or ptmxmode */
-	ACTION_MKNOD,	/* create /dev/ptmx, or /dev/tty (rdev says which) */
-	ACTION_SYMLINK, /* create /dev/ptmx -> pts/ptmx */
-	ACTION_CHMOD,	/* /dev/ptmx, or /dev/tty (rdev), to 0666 */
-	ACTION_SLAVE,	/* one slave: group tty, mode 620 */
+	ACTION_MANUAL,	    /* not repairable: the finding's remedy is for a person */
+	ACTION_REMOUNT,	    /* devpts options: gid/mode and/or ptmxmode */
+	ACTION_MKNOD,	    /* create /dev/ptmx, or /dev/tty (rdev says which) */
+	ACTION_SYMLINK,	    /* create /dev/ptmx -> pts/ptmx */
+	ACTION_CHMOD,	    /* /dev/ptmx, or /dev/tty (rdev), to 0666 */
+	ACTION_SLAVE,	    /* one slave: group tty, mode 620 */
+	ACTION_SLAVE_OWNER, /* one root-owned slave: to the uid of its session */
 };
 
 struct repair_action {
@@ -57,6 +58,10 @@ struct repair_action {
 	 * reused by another user's new pty between plan and act; the new one differs in these. */
 	uid_t uid;
 	struct timespec ctime; /* zero: not known, not compared */
+	/* slave owner: the session's uid it is given, and its gid (verification opens the slave
+	 * by name as them) */
+	uid_t owner;
+	gid_t owner_gid;
 };
 
 /* Verification children started per action before it is reported inconclusive. */

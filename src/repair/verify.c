@@ -200,6 +200,48 @@ int tty_check_as(const char *ptmx, const char *tty, uid_t uid, gid_t gid, struct
 	return 0;
 }
 
+struct open_wire {
+	int error;
+};
+
+static void open_by_name(void *userdata, void *answer)
+{
+	struct open_wire *w = answer;
+	int fd = open(userdata, O_RDWR | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+
+	if (fd < 0)
+		w->error = errno;
+	else
+		close(fd);
+}
+
+int slave_open_as(const char *path, uid_t uid, gid_t gid, struct slave_open *ret)
+{
+	struct guarded_child c = {
+		.uid = uid,
+		.gid = gid,
+		.mntns_fd = -1,
+		.root_fd = -1,
+		.deadline_usec = VERIFY_DEADLINE_USEC,
+		.work = open_by_name,
+		.userdata = (void *)path,
+		.answer_size = sizeof(struct open_wire),
+	};
+	struct guarded_result g;
+	struct open_wire w = { 0 };
+	int r;
+
+	r = guarded_child_run(&c, &w, &g);
+	if (r < 0)
+		return r;
+	*ret = (struct slave_open){
+		.error = g.setup_error ?: w.error,
+		.as_uid = g.as_uid,
+		.as_gid = g.as_gid,
+	};
+	return 0;
+}
+
 int action_verify_pty(struct repair_action *a, const struct repair_options *o, bool check_owner,
 		      mode_t want_mode)
 {

@@ -47,6 +47,17 @@ struct tty_check {
 	gid_t as_gid;
 };
 
+struct slave_open {
+	int error; /* 0, or the errno of the open */
+	uid_t as_uid;
+	gid_t as_gid;
+};
+
+/* As uid/gid, open the slave at path by its name for reading and writing (no controlling
+ * terminal taken): what gpg's pinentry or screen do with the user's terminal. Returns as
+ * pty_check_as(). */
+int slave_open_as(const char *path, uid_t uid, gid_t gid, struct slave_open *ret);
+
 /* As uid/gid, in a session of its own whose controlling terminal is a pty allocated through
  * ptmx, open tty (the /dev/tty node) for reading and writing: what ssh or sudo do to ask for a
  * password. Returns as pty_check_as(). */

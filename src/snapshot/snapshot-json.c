@@ -212,6 +212,33 @@ json_object *snapshot_to_json(const struct snapshot *s)
 				       json_object_new_int64((int64_t)p->fds_scanned));
 	}
 
+	if (s->n_tty_sessions) {
+		json_object *sessions = json_object_new_array();
+
+		FOREACH_ARRAY (t, s->tty_sessions, s->n_tty_sessions) {
+			json_object *o = json_object_new_object();
+
+			json_object_object_add(o, "dev", json_new_devnum(t->dev));
+			json_object_object_add(o, "index", json_object_new_int64(t->index));
+			json_object_object_add(o, "sid", json_object_new_int64(t->sid));
+			json_object_object_add(o, "leader_pid",
+					       t->leader ? json_object_new_int64(t->leader) : NULL);
+			json_object_object_add(o, "leader_comm",
+					       json_new_string_or_null(t->leader_comm));
+			json_object_object_add(o, "uid", json_object_new_int64(t->uid));
+			json_object_object_add(o, "gid", json_object_new_int64(t->gid));
+			json_object_object_add(o, "holder_pid",
+					       t->holder ? json_object_new_int64(t->holder) : NULL);
+			json_object_object_add(o, "holder_comm",
+					       json_new_string_or_null(t->holder_comm));
+			json_object_object_add(o, "holder_uid",
+					       t->holder ? json_object_new_int64(t->holder_uid)
+							 : NULL);
+			json_object_array_add(sessions, o);
+		}
+		json_object_object_add(root, "tty_sessions", sessions);
+	}
+
 	FOREACH_ARRAY (h, s->helpers, s->n_helpers) {
 		json_object *o = json_object_new_object();
 
@@ -335,6 +362,46 @@ static int load_holder(json_object *o, const char *where, struct snapshot *s,
 	return snapshot_add_holder(s, &h);
 }
 
+static int load_tty_session(json_object *o, const char *where, struct snapshot *s,
+			    struct load_error *err)
+{
+	const char *leader_comm = NULL, *holder_comm = NULL;
+	long index = 0, sid = 0, leader = 0, uid = 0, gid = 0, holder = 0, holder_uid = 0;
+	dev_t dev = 0;
+	int r;
+
+	if (!json_object_is_type(o, json_type_object))
+		return load_fail(err, "key '%s': expected an object", where);
+	if ((r = json_get_dev(o, where, "dev", JSON_REQUIRED, &dev, err)) < 0 ||
+	    (r = json_get_long(o, where, "index", 0, UINT32_MAX, JSON_REQUIRED, &index, err)) < 0 ||
+	    (r = json_get_long(o, where, "sid", 1, INT32_MAX, JSON_REQUIRED, &sid, err)) < 0 ||
+	    (r = json_get_long(o, where, "leader_pid", 1, INT32_MAX, JSON_OPTIONAL | JSON_NULLABLE,
+			       &leader, err)) < 0 ||
+	    (r = json_get_string(o, where, "leader_comm", JSON_OPTIONAL | JSON_NULLABLE,
+				 &leader_comm, err)) < 0 ||
+	    (r = json_get_long(o, where, "uid", 0, UINT32_MAX, JSON_REQUIRED, &uid, err)) < 0 ||
+	    (r = json_get_long(o, where, "gid", 0, UINT32_MAX, JSON_REQUIRED, &gid, err)) < 0 ||
+	    (r = json_get_long(o, where, "holder_pid", 1, INT32_MAX, JSON_OPTIONAL | JSON_NULLABLE,
+			       &holder, err)) < 0 ||
+	    (r = json_get_string(o, where, "holder_comm", JSON_OPTIONAL | JSON_NULLABLE,
+				 &holder_comm, err)) < 0 ||
+	    (r = json_get_long(o, where, "holder_uid", 0, UINT32_MAX, JSON_OPTIONAL | JSON_NULLABLE,
+			       &holder_uid, err)) < 0)
+		return r;
+	return snapshot_add_tty_session(s, &(struct tty_session){
+					       .dev = dev,
+					       .index = (unsigned)index,
+					       .sid = (pid_t)sid,
+					       .leader = (pid_t)leader,
+					       .leader_comm = (char *)leader_comm, /* copied */
+					       .uid = (uid_t)uid,
+					       .gid = (gid_t)gid,
+					       .holder = (pid_t)holder,
+					       .holder_comm = (char *)holder_comm,
+					       .holder_uid = (uid_t)holder_uid,
+					   });
+}
+
 static int load_helper(json_object *o, const char *where, struct snapshot *s,
 		       struct load_error *err)
 {
@@ -452,6 +519,8 @@ int snapshot_from_json(json_object *root, struct snapshot **ret, struct load_err
 	if ((r = load_array(root, "nodes", load_node, s, err)) < 0 ||
 	    (r = load_array(root, "holders", load_holder, s, err)) < 0 ||
 	    (r = load_array(root, "setuid_helpers", load_helper, s, err)) < 0 ||
+	    (r = json_get(root, "", "tty_sessions", json_type_array, JSON_OPTIONAL, &v, err)) < 0 ||
+	    (v && (r = load_array(root, "tty_sessions", load_tty_session, s, err)) < 0) ||
 	    (r = json_get(root, "", "holders_skipped", json_type_int, JSON_OPTIONAL, &v, err)) < 0)
 		return r;
 	if (v)

@@ -54,6 +54,11 @@ struct snapshot *snapshot_free(struct snapshot *s)
 	FOREACH_ARRAY (h, s->helpers, s->n_helpers)
 		free(h->path);
 	free(s->helpers);
+	FOREACH_ARRAY (t, s->tty_sessions, s->n_tty_sessions) {
+		free(t->leader_comm);
+		free(t->holder_comm);
+	}
+	free(s->tty_sessions);
 	initramfs_record_free(s->initramfs);
 	snapshot_namespace_free(s->ns);
 	free(s);
@@ -191,6 +196,23 @@ int snapshot_add_holder(struct snapshot *s, const struct holder *h)
 	}
 	s->holders[s->n_holders] = *h;
 	s->holders[s->n_holders++].comm = comm;
+	return 0;
+}
+
+int snapshot_add_tty_session(struct snapshot *s, const struct tty_session *t)
+{
+	char *leader = t->leader_comm ? strdup(t->leader_comm) : NULL,
+	     *holder = t->holder_comm ? strdup(t->holder_comm) : NULL;
+
+	if ((t->leader_comm && !leader) || (t->holder_comm && !holder) ||
+	    GROW(s->tty_sessions, s->allocated_tty_sessions, s->n_tty_sessions + 1) < 0) {
+		free(leader);
+		free(holder);
+		return -ENOMEM;
+	}
+	s->tty_sessions[s->n_tty_sessions] = *t;
+	s->tty_sessions[s->n_tty_sessions].leader_comm = leader;
+	s->tty_sessions[s->n_tty_sessions++].holder_comm = holder;
 	return 0;
 }
 

@@ -50,6 +50,24 @@ struct holder {
 	unsigned index;
 };
 
+/* A session whose controlling terminal is a slave of the serving instance owned by root (the
+ * probe looks for them only when such a slave exists): who runs in it, and who holds the master.
+ * Ids are the judged namespace's; pids are those of the auditing process's /proc. */
+struct tty_session {
+	dev_t dev;	/* the devpts instance */
+	unsigned index; /* the slave's pty number */
+	pid_t sid;	/* the session's id */
+	pid_t leader;	/* the session leader (sid), or 0 when it is not seen */
+	char *leader_comm;
+	/* The session's real uid and gid: its leader's, or, with no leader seen, those of its
+	 * foreground process group's leader. */
+	uid_t uid;
+	gid_t gid;
+	pid_t holder; /* a process holding the pty's master, or 0 when none was found */
+	char *holder_comm;
+	uid_t holder_uid;
+};
+
 struct setuid_helper {
 	char *path;
 	mode_t mode;
@@ -122,6 +140,9 @@ struct snapshot {
 	struct holders_progress holders_progress;
 	struct setuid_helper *helpers;
 	size_t n_helpers, allocated_helpers;
+	/* Sessions on root-owned slaves (above). Optional in JSON ("tty_sessions"). */
+	struct tty_session *tty_sessions;
+	size_t n_tty_sessions, allocated_tty_sessions;
 
 	/* The initramfs record (snapshot/initramfs-record.h), or NULL: which devpts instances
 	 * the initramfs made and what it predicted. Optional. */
@@ -158,6 +179,8 @@ const struct node *snapshot_find_node(const struct snapshot *s, const char *path
 bool node_is_slave(const struct node *n, const char *mp, dev_t dev, unsigned *index);
 /* Append a copy of h (comm copied). */
 int snapshot_add_holder(struct snapshot *s, const struct holder *h);
+/* Append a copy of t (its strings copied; NULL ones stay NULL). */
+int snapshot_add_tty_session(struct snapshot *s, const struct tty_session *t);
 
 /* Inside a user namespace nested in another, /proc/self/uid_map and gid_map number their outside
  * ids as the parent namespace does, while mountinfo prints gid= and uid= as the initial one does,

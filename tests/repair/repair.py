@@ -47,6 +47,8 @@ from harness import (  # noqa: E402
     exit_status_for,
     log,
     mount_stack,
+    session_pty,
+    user_reopens,
 )
 
 CASES, case = case_registry()
@@ -761,6 +763,29 @@ def options_lost_and_ptmx_mode(sc):
 
 # ---------------------------------------------------------------------------
 # Slaves
+
+
+@case("session-owner")
+def session_owner(sc):
+    """A user's session on a slave root still owns (podman exec -t): repair gives the slave to
+    the session's uid, group and mode kept, and the user then reopens it by name; a slave of
+    root's own session (su - user from root's terminal) is left root's."""
+    setup(sc)
+    sc.mount_devpts("/dev/pts", HEALTHY)
+    _, path = session_pty(sc, "user")
+    _, su_path = session_pty(sc, "su")
+    su_before = lstat_tuple(su_path)
+    if user_reopens(sc, path) != "EACCES":
+        raise SetupError("the user can reopen %s before the repair" % path)
+    report, status, err = run_repair(sc)
+    expect_actions(sc, report, [("pty-owner-not-session-user", "chown %d %s" % (UNPRIVILEGED_UID, path), "done")])
+    expect_detail(sc, action(sc, report, "pty-owner-not-session-user"), r"verified: uid %d opened %s by name" % (UNPRIVILEGED_UID, re.escape(path)))
+    sc.check.eq(owner_mode(path), {"uid": UNPRIVILEGED_UID, "gid": TTY_GID, "mode": "0620"}, "%s after repair" % path)
+    sc.check.eq(user_reopens(sc, path), "ok", "the user reopening %s by name after repair" % path)
+    sc.check.eq(lstat_tuple(su_path), su_before, "root's own session's slave is untouched")
+    expect_findings(sc, report, status, [])
+    expect_outcome_lines(sc, err, done=["pty-owner-not-session-user"])
+    expect_audit_agrees(sc, [])
 
 
 @case("slave-perms")

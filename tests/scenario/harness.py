@@ -222,6 +222,82 @@ def mount_stack(mountpoint):
 # A running scenario
 
 
+# A helper running as root allocates a pty and hands its slave to a session: the session's
+# leader is a user (podman exec -t, sudo-rs -i: "user"), or the slave was given to that user
+# first (login, sshd: "owned"), or root's own shell leads the session and runs a user's shell
+# inside it (su - user from root's terminal: "su"). The helper keeps the master and prints the
+# index once the session is set up; it ends when its stdin closes.
+SESSION_PTY = r"""
+import os, sys, fcntl, termios, time
+kind, uid, gid = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+master, first = os.openpty()
+name = os.ttyname(first)
+index = int(name.rsplit("/", 1)[1])
+os.close(first)
+if kind == "owned":
+    os.chown(name, uid, -1)
+r, w = os.pipe()
+pid = os.fork()
+if pid == 0:
+    os.close(r)
+    os.setsid()
+    slave = os.open(name, os.O_RDWR | os.O_NOCTTY)
+    fcntl.ioctl(slave, termios.TIOCSCTTY, 0)
+    for fd in (0, 1, 2):
+        os.dup2(slave, fd)
+    os.close(master)
+    if kind == "su":
+        if os.fork() == 0:
+            os.setgroups([])
+            os.setresgid(gid, gid, gid)
+            os.setresuid(uid, uid, uid)
+            os.write(w, b"x")
+            while True:
+                time.sleep(60)
+    else:
+        os.setgroups([])
+        os.setresgid(gid, gid, gid)
+        os.setresuid(uid, uid, uid)
+        os.write(w, b"x")
+    while True:
+        time.sleep(60)
+os.close(w)
+os.read(r, 1)
+print(index, flush=True)
+sys.stdin.readline()
+"""
+
+REOPEN_BY_NAME = r"""
+import errno, os, sys
+try:
+    os.close(os.open(sys.argv[1], os.O_RDWR | os.O_NOCTTY))
+    print("ok")
+except OSError as e:
+    print(errno.errorcode[e.errno])
+"""
+
+
+def session_pty(sc, kind):
+    """Start the helper of SESSION_PTY; return the slave's path once its session is set up."""
+    p = subprocess.Popen(
+        [sys.executable, "-c", SESSION_PTY, kind, str(UNPRIVILEGED_UID), str(UNPRIVILEGED_GID)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    sc.helpers.append(p)
+    line = p.stdout.readline().strip()
+    if not line.isdigit():
+        raise SetupError("the session's pty was not set up: %r" % line)
+    return p, "/dev/pts/" + line
+
+
+def user_reopens(sc, path):
+    r = sc.sh("setpriv", "--reuid=%d" % UNPRIVILEGED_UID, "--regid=%d" % UNPRIVILEGED_GID,
+              "--clear-groups", sys.executable, "-c", REOPEN_BY_NAME, path)
+    return r.stdout.strip()
+
+
 class Scenario:
     def __init__(self, name, ptsguard, pty_probe, daemon_mode=None):
         self.name = name

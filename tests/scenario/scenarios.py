@@ -34,6 +34,8 @@ from harness import (  # noqa: E402
     expected_severity,
     log,
     mount_stack,
+    session_pty,
+    user_reopens,
     case_registry,
     cli_main,
 )
@@ -915,6 +917,55 @@ def slave_perms(sc):
     # The remount itself took: new ptys are right.
     res = sc.probe()
     sc.expect_probe(res, ok=True, uid=UNPRIVILEGED_UID, gid=TTY_GID, mode="0620")
+
+
+@case("session-owner-root")
+def session_owner_root(sc):
+    """podman exec -t, sudo-rs -i: root holds the master, the session is the user's, the slave
+    stays root:tty 0620, and the user cannot reopen their own terminal by name."""
+    sc.setup_base()
+    sc.mount_devpts("/dev/pts", HEALTHY)
+    helper, path = session_pty(sc, "user")
+    st = os.stat(path)
+    if (st.st_uid, st.st_gid, st.st_mode & 0o777) != (0, TTY_GID, 0o620):
+        raise SetupError("the session's slave is not root:tty 0620: %s" % st)
+    sc.check.eq(user_reopens(sc, path), "EACCES", "the user reopening their terminal %s by name" % path)
+    report = sc.audit()
+    sc.expect(report, ["pty-owner-not-session-user"])
+    f = sc.finding(report, "pty-owner-not-session-user")
+    if f is not None:
+        ev = f.get("evidence", {})
+        sc.check.eq((ev.get("path"), ev.get("uid")), (path, 0), "evidence: the slave and its owner")
+        session = ev.get("session") or {}
+        sc.check.eq((session.get("uid"), session.get("leader_comm")), (UNPRIVILEGED_UID, "python3"),
+                    "evidence.session: its uid and leader")
+        sc.check.eq(session.get("sid"), session.get("leader_pid"), "evidence.session: the leader leads it")
+        sc.check.eq(((ev.get("holder") or {}).get("pid"), (ev.get("holder") or {}).get("uid")),
+                    (helper.pid, 0), "evidence.holder: the helper holding the master")
+        sc.check.eq(f.get("remedy"), "chown %d %s" % (UNPRIVILEGED_UID, path), "remedy")
+        sc.check.eq(f.get("repairable"), True, "repairable")
+
+
+@case("session-owner-user")
+def session_owner_user(sc):
+    """login, sshd: the slave given to the session's user: quiet, and the user reopens it."""
+    sc.setup_base()
+    sc.mount_devpts("/dev/pts", HEALTHY)
+    _, path = session_pty(sc, "owned")
+    report = sc.audit()
+    sc.expect(report, [])
+    sc.check.eq(user_reopens(sc, path), "ok", "the user reopening their terminal %s by name" % path)
+
+
+@case("session-owner-su")
+def session_owner_su(sc):
+    """su - user from root's terminal: root's shell leads the session, a user's shell runs in
+    it; the terminal is root's, rightly root's: quiet."""
+    sc.setup_base()
+    sc.mount_devpts("/dev/pts", HEALTHY)
+    _, path = session_pty(sc, "su")
+    report = sc.audit()
+    sc.expect(report, [])
 
 
 @case("pt-chown")
