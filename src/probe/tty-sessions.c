@@ -133,40 +133,56 @@ static int master_index(int pid_dir, const char *name)
 	return (int)index;
 }
 
-/* A process among pids holding the master of pty index of the serving instance: one opened
- * through the instance's own ptmx, or through a ptmx node outside every devpts (/dev/ptmx of
- * devtmpfs: its instance cannot be told from outside, the pty number is what there is). */
-static pid_t find_master(const struct analysis *a, int proc_fd, const pid_t *pids, size_t n,
-			 unsigned index, uint64_t deadline)
+/* Does process pid_dir hold the master of pty index of the serving instance? exact: only a
+ * master opened through the instance's own ptmx (its st_dev is the instance's); otherwise also
+ * one opened through a ptmx node outside every devpts (/dev/ptmx of devtmpfs), whose instance
+ * cannot be told from outside: the pty number is what there is. */
+static bool holds_master(const struct analysis *a, int pid_dir, unsigned index, bool exact)
 {
-	FOREACH_ARRAY (pid, pids, n) {
-		_cleanup_close_ int pid_dir = -EBADF, fd_dir = -EBADF;
-		_cleanup_(dir_reader_done) struct dir_reader d = { 0 };
-		char path[32];
-		const char *name;
+	_cleanup_close_ int fd_dir = openat(pid_dir, "fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	_cleanup_(dir_reader_done) struct dir_reader d = { .fd = fd_dir };
+	const char *name;
 
-		if (now_usec(CLOCK_MONOTONIC) >= deadline)
-			return 0;
-		snprintf(path, sizeof(path), "%d", (int)*pid);
-		pid_dir = openat(proc_fd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		if (pid_dir < 0)
-			continue;
-		fd_dir = openat(pid_dir, "fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		if (fd_dir < 0)
-			continue;
-		d.fd = fd_dir;
-		while (dir_reader_next(&d, &name) > 0) {
-			struct stat st;
+	if (fd_dir < 0)
+		return false;
+	while (dir_reader_next(&d, &name) > 0) {
+		struct stat st;
 
-			if (name[0] == '.' || stat_nosync(fd_dir, name, 0, &st) < 0 ||
-			    !S_ISCHR(st.st_mode) ||
-			    st.st_rdev != makedev(PTMX_RDEV_MAJOR, PTMX_RDEV_MINOR) ||
-			    dev_is_other_instance(a, st.st_dev, a->serving->dev))
+		if (name[0] == '.' || stat_nosync(d.fd, name, 0, &st) < 0 || !S_ISCHR(st.st_mode) ||
+		    st.st_rdev != makedev(PTMX_RDEV_MAJOR, PTMX_RDEV_MINOR))
+			continue;
+		if (exact ? st.st_dev != a->serving->dev
+			  : dev_is_other_instance(a, st.st_dev, a->serving->dev))
+			continue;
+		if (master_index(pid_dir, name) == (int)index)
+			return true;
+	}
+	return false;
+}
+
+/* A process among pids holding the master of pty index of the serving instance. One that
+ * opened it through the instance's own ptmx is certain, wherever it runs (conmon holds the
+ * master a runtime opened inside its container). One that opened it through a ptmx outside
+ * every devpts is taken only from the session's own mount namespace (mntns, 0 for unknown):
+ * elsewhere that node leads to another instance, whose pty of the same number is another
+ * terminal (the host's, that a CI runner or an ssh login holds). */
+static pid_t find_master(const struct analysis *a, int proc_fd, const pid_t *pids, size_t n,
+			 unsigned index, uint64_t mntns, uint64_t deadline)
+{
+	for (int pass = 0; pass < 2; pass++)
+		FOREACH_ARRAY (pid, pids, n) {
+			_cleanup_close_ int pid_dir = -EBADF;
+			char path[32];
+
+			if (now_usec(CLOCK_MONOTONIC) >= deadline)
+				return 0;
+			snprintf(path, sizeof(path), "%d", (int)*pid);
+			if (pass == 1 && (mntns == 0 || ns_process_in(proc_fd, path, mntns) <= 0))
 				continue;
-			if (master_index(pid_dir, name) == (int)index)
+			pid_dir = openat(proc_fd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+			if (pid_dir >= 0 && holds_master(a, pid_dir, index, pass == 0))
 				return *pid;
 		}
-	}
 	return 0;
 }
 
@@ -246,7 +262,12 @@ static int add_session(const struct namespace_target *ns, struct snapshot *s,
 		t.leader_comm = comm;
 	}
 	if (t.uid != 0) {
-		t.holder = find_master(a, proc_fd, pids, n_pids, sl->index, *deadline);
+		struct stat ns_st;
+
+		snprintf(path, sizeof(path), "%d/ns/mnt", (int)who->pid);
+		t.holder = find_master(a, proc_fd, pids, n_pids, sl->index,
+				       fstatat(proc_fd, path, &ns_st, 0) == 0 ? ns_st.st_ino : 0,
+				       *deadline);
 		if (t.holder) {
 			struct stat h = { 0 };
 

@@ -292,6 +292,42 @@ def session_pty(sc, kind):
     return p, "/dev/pts/" + line
 
 
+# Another mount namespace's terminals, as a CI runner or an ssh login on the host has them:
+# a devpts of its own, and a ptmx node outside it (devtmpfs's /dev/ptmx, here on a tmpfs),
+# through which it holds the masters of ptys 0-3. Those numbers are the scenario's too, and
+# the ptmx node cannot tell from outside which instance it leads to.
+OTHER_NAMESPACE_MASTERS = r"""
+import os, sys
+d = sys.argv[1]
+masters = [os.open(d + "/ptmx", os.O_RDWR | os.O_NOCTTY) for _ in range(4)]
+print("ready", flush=True)
+sys.stdin.readline()
+"""
+
+
+def other_namespace_masters(sc):
+    """Start a holder of ptys 0-3 of another namespace's instance, reached through a ptmx
+    node outside every devpts; return its process."""
+    d = os.path.join(sc.workdir, "other-ns-dev")
+    os.makedirs(d, exist_ok=True)
+    script = (
+        "mount -t tmpfs tmpfs \"$1\" && mkdir \"$1/pts\" && mknod \"$1/ptmx\" c 5 2 && "
+        "mount -t devpts -o newinstance,ptmxmode=666 devpts \"$1/pts\" && "
+        "exec \"$2\" -c \"$3\" \"$1\""
+    )
+    p = subprocess.Popen(
+        ["unshare", "-m", "--propagation", "private", "sh", "-c", script, "sh", d,
+         sys.executable, OTHER_NAMESPACE_MASTERS],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    sc.helpers.append(p)
+    if p.stdout.readline().strip() != "ready":
+        raise SetupError("the other namespace's masters were not opened")
+    return p
+
+
 def user_reopens(sc, path):
     r = sc.sh("setpriv", "--reuid=%d" % UNPRIVILEGED_UID, "--regid=%d" % UNPRIVILEGED_GID,
               "--clear-groups", sys.executable, "-c", REOPEN_BY_NAME, path)
