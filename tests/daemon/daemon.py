@@ -1919,6 +1919,57 @@ def case_no_systemd(ptsguard, opts):
     c.done()
 
 
+def case_init_script(ptsguard, opts):
+    """debian/ptsguard.init, run as sysvinit runs it (no /run/systemd/system): start makes
+    /run/ptsguard the user's and the daemon runs as that user from a root-owned pid file, status
+    says so, reload reaches it (its "Reloaded" line in syslog), stop ends it and removes the pid
+    file."""
+    c = Checker()
+    source = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "debian", "ptsguard.init")
+    with open(source) as f:
+        text = f.read()
+    for old, new in (("DAEMON=/usr/bin/ptsguard\n", "DAEMON=%s\n" % ptsguard), ("DAEMON_OPTS=\n", "DAEMON_OPTS='--config %s/ptsguard.conf'\n" % TEST_DIR)):
+        if old not in text:
+            raise Failure("debian/ptsguard.init has no line %r" % old)
+        text = text.replace(old, new)
+    script = TEST_DIR + "/ptsguard.init"
+    with open(script, "w") as f:
+        f.write(text)
+    os.chmod(script, 0o755)
+    with open(TEST_DIR + "/ptsguard.conf", "w") as f:
+        f.write(default_config())
+    os.chown("/run/ptsguard", 0, 0)
+    os.rmdir("/run/ptsguard")
+    syslog = SyslogReader()
+    pid = None
+    try:
+        r = run([script, "start"], check=False, timeout=30)
+        c.eq(r.returncode, 0, "start: exit status (%s%s)" % (r.stdout, r.stderr))
+        pid = int(wait_for("the pid file", lambda: open("/run/ptsguard.pid").read().strip() if os.path.exists("/run/ptsguard.pid") else None))
+        st = os.stat("/run/ptsguard.pid")
+        c.eq(st.st_uid, 0, "the pid file is root's")
+        st = os.stat("/run/ptsguard")
+        c.eq((st.st_uid, st.st_gid, st.st_mode & 0o777), (SERVICE["uid"], SERVICE["gid"], 0o755), "/run/ptsguard made for the user")
+        wait_state("the first audit", lambda r: finding_ids(r) == [])
+        c.eq(status_ids(pid)[0], [SERVICE["uid"]] * 4, "the daemon runs as the user")
+        c.eq(status_caps(pid).get("NoNewPrivs"), 1, "with no new privileges")
+        r = run([script, "status"], check=False, timeout=30)
+        c.eq(r.returncode, 0, "status while running: %s%s" % (r.stdout, r.stderr))
+        r = run([script, "reload"], check=False, timeout=30)
+        c.eq(r.returncode, 0, "reload: %s%s" % (r.stdout, r.stderr))
+        syslog.wait("the reload", lambda l: "Reloaded configuration" in l and "ptsguard[%d]" % pid in l)
+        r = run([script, "stop"], check=False, timeout=30)
+        c.eq(r.returncode, 0, "stop: %s%s" % (r.stdout, r.stderr))
+        c.true(not os.path.exists("/proc/%d" % pid) or "zombie" in open("/proc/%d/status" % pid).read(), "the daemon is gone after stop")
+        c.true(not os.path.exists("/run/ptsguard.pid"), "the pid file is removed")
+        r = run([script, "status"], check=False, timeout=30)
+        c.eq(r.returncode, 3, "status once stopped: not running (3)")
+    finally:
+        if pid and os.path.exists("/proc/%d" % pid):
+            os.kill(pid, signal.SIGKILL)
+    c.done()
+
+
 def case_service_user(ptsguard, opts):
     """The daemon as the unit runs it (User=ptsguard, the unit's ambient capabilities, no
     CAP_DAC_OVERRIDE) with Policy=safe: it reads the initramfs record root wrote in its
@@ -2522,6 +2573,7 @@ CASES = {
     "capabilities": (case_capabilities, True),
     "service-user": (case_service_user, True),
     "no-systemd": (case_no_systemd, True),
+    "init-script": (case_init_script, True),
     "output-symlink-swap": (case_output_symlink_swap, True),
     "transitions": (case_transitions, True),
     "repair-safe": (case_repair_safe, True),
