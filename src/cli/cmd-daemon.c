@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* `ptsguard daemon [--config FILE] [--no-probe]`: the command line of the service. */
+/* `ptsguard daemon [--config FILE] [--no-probe] [--user USER]`: the command line of the service. */
 #include <errno.h>
 #include <getopt.h>
 #include <signal.h>
@@ -12,7 +12,7 @@
 
 static void daemon_help(void)
 {
-	printf("Usage: ptsguard daemon [--config FILE] [--no-probe]\n"
+	printf("Usage: ptsguard daemon [--config FILE] [--no-probe] [--user USER]\n"
 	       "\n"
 	       "Watch devpts and /dev/ptmx: audit at start, then on every mount table change,\n"
 	       "udev event for ptmx and change of /dev/ptmx or /dev/pts; journal each\n"
@@ -23,6 +23,9 @@ static void daemon_help(void)
 	       "                     file, /etc/ptsguard/ptsguard.conf and the drop-ins)\n"
 	       "     --no-probe      do not allocate a pty as an unprivileged user in each\n"
 	       "                     audit (the allocation probe)\n"
+	       "  -u --user USER     started as root without systemd: become USER, keeping only\n"
+	       "                     the capabilities ptsguard.service gives, with no new\n"
+	       "                     privileges\n"
 	       "  -h --help          show this help\n"
 	       "\n"
 	       "SIGHUP reloads the configuration; SIGTERM stops. See ptsguard.conf(5).\n");
@@ -35,19 +38,23 @@ static int daemon_parse(int argc, char **argv, struct daemon_options *ret)
 	static const struct option options[] = {
 		{ "config", required_argument, NULL, 'c' },
 		{ "no-probe", no_argument, NULL, 'P' },
+		{ "user", required_argument, NULL, 'u' },
 		{ "help", no_argument, NULL, 'h' },
 		{},
 	};
 	int c;
 
 	*ret = (struct daemon_options){ 0 };
-	while ((c = getopt_long(argc, argv, ":hc:", options, NULL)) >= 0) {
+	while ((c = getopt_long(argc, argv, ":hc:u:", options, NULL)) >= 0) {
 		switch (c) {
 		case 'c':
 			ret->config_path = optarg;
 			break;
 		case 'P':
 			ret->no_probe = true;
+			break;
+		case 'u':
+			ret->user = optarg;
 			break;
 		case 'h':
 			daemon_help();

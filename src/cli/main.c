@@ -36,7 +36,7 @@ static const struct command {
 	{ "explain", cmd_explain,
 	  "  explain  ID                what a check means and how to fix it\n" },
 	{ "daemon", cmd_daemon,
-	  "  daemon   [--config FILE] [--no-probe]\n"
+	  "  daemon   [--config FILE] [--no-probe] [--user USER]\n"
 	  "                             watch and report transitions (the service)\n" },
 	{ "initramfs-record", cmd_initramfs,
 	  "  initramfs-record --newroot DIR [--phase NAME] [--output FILE|-]\n"

@@ -425,6 +425,30 @@ static void raise_open_file_limit(void)
 	}
 }
 
+/* --user: what the unit's User=, capability sets and NoNewPrivileges= give, for a start by an
+ * init script (daemon/privileges.h). */
+static int daemon_become_user(const char *name)
+{
+	char names[256];
+	uid_t uid = 0;
+	gid_t gid = 0;
+	int r = privileges_become_user(name, &uid, &gid);
+
+	if (r == -ESRCH)
+		log_err("--user %s: no such user", name);
+	else if (r == -EINVAL)
+		log_err("--user %s: the daemon does not run as root", name);
+	else if (r == -EPERM)
+		log_err("--user %s: only root may become another user", name);
+	else if (r < 0)
+		log_err("--user %s: cannot become that user: %s", name, strerror(-r));
+	else if (r > 0)
+		log_info("Running as %s (uid %u, gid %u) with no new privileges, permitted %s",
+			 name, (unsigned)uid, (unsigned)gid,
+			 privileges_to_string(privileges_service_set, names));
+	return r;
+}
+
 int daemon_new(const struct daemon_options *opts, struct daemon **ret)
 {
 	_cleanup_(daemon_freep) struct daemon *d = calloc(1, sizeof(*d));
@@ -433,6 +457,13 @@ int daemon_new(const struct daemon_options *opts, struct daemon **ret)
 
 	if (!d)
 		return log_err("Out of memory"), -ENOMEM;
+	/* No journal at start (a host without systemd): syslog too, for every message. */
+	journal_use_syslog(!journal_available());
+	if (opts->user) {
+		r = daemon_become_user(opts->user);
+		if (r < 0)
+			return r;
+	}
 	raise_open_file_limit();
 	if (opts->config_path) {
 		d->config_path = strdup(opts->config_path);

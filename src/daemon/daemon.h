@@ -23,6 +23,7 @@ struct daemon;
 struct daemon_options {
 	const char *config_path; /* NULL: the standard locations */
 	bool no_probe;		 /* no allocation probe, whatever [Probe] Enabled= says */
+	const char *user;	 /* NULL, or become this user as the unit would (privileges.h) */
 };
 
 /* Load the configuration and set up the loop and its sources. Logs what went wrong. */

@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <errno.h>
+#include <grp.h>
 #include <linux/capability.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -27,6 +30,12 @@ static const struct {
 	{ CAP_SYS_ADMIN, "CAP_SYS_ADMIN" },
 	{ CAP_MKNOD, "CAP_MKNOD" },
 };
+
+/* CapabilityBoundingSet= and AmbientCapabilities= of units/ptsguard.service.in: the daemon
+ * suite's `no-systemd` case compares the two. */
+const uint64_t privileges_service_set =
+    CAP(CAP_SYS_ADMIN) | CAP(CAP_MKNOD) | CAP(CAP_CHOWN) | CAP(CAP_FOWNER) | CAP(CAP_SYS_PTRACE) |
+    CAP(CAP_DAC_READ_SEARCH) | CAP(CAP_SETUID) | CAP(CAP_SETGID);
 
 uint64_t privileges_needed(const struct config *c)
 {
@@ -76,6 +85,85 @@ int privileges_limit(uint64_t keep, uint64_t *ret_dropped, uint64_t *ret_missing
 	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
 		return -errno;
 	return 0;
+}
+
+static int caps_get(struct __user_cap_data_struct d[2])
+{
+	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+
+	return syscall(SYS_capget, &h, d) < 0 ? -errno : 0;
+}
+
+static int caps_set(uint64_t permitted, uint64_t effective)
+{
+	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct d[2] = { 0 };
+
+	for (int i = 0; i < 2; i++) {
+		d[i].permitted = (uint32_t)(permitted >> (32 * i));
+		d[i].effective = (uint32_t)(effective >> (32 * i));
+	}
+	return syscall(SYS_capset, &h, d) < 0 ? -errno : 0;
+}
+
+int privileges_become_user(const char *name, uid_t *ret_uid, gid_t *ret_gid)
+{
+	struct __user_cap_data_struct d[2] = { 0 };
+	uint64_t permitted;
+	struct passwd *pw;
+	uid_t uid;
+	gid_t gid;
+	int r;
+
+	errno = 0;
+	pw = getpwnam(name);
+	if (!pw)
+		return errno > 0 ? -errno : -ESRCH;
+	uid = pw->pw_uid;
+	gid = pw->pw_gid;
+	*ret_uid = uid;
+	*ret_gid = gid;
+	if (uid == 0)
+		return -EINVAL; /* root keeps everything: not what the option is for */
+	if (getuid() != 0 || geteuid() != 0) {
+		if (getuid() != uid || geteuid() != uid)
+			return -EPERM;
+		/* Started as that user already (by systemd, or su): no new privileges all the same.
+		 */
+		return prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ? -errno : 0;
+	}
+
+	/* The bounding set first (dropping needs CAP_SETPCAP, which the switch takes away): what
+	 * is not in it can never come back, not through a reload nor an exec. */
+	for (unsigned c = 0; c < 64; c++) {
+		if (privileges_service_set & CAP(c))
+			continue;
+		if (prctl(PR_CAPBSET_READ, c, 0, 0, 0) < 0)
+			break; /* past the kernel's last capability */
+		if (prctl(PR_CAPBSET_DROP, c, 0, 0, 0) < 0)
+			return -errno;
+	}
+	/* Keep the permitted set across the change of uid; the effective set is emptied by it. */
+	if (prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0) < 0)
+		return -errno;
+	if (setgroups(0, NULL) < 0 || setresgid(gid, gid, gid) < 0 || setresuid(uid, uid, uid) < 0)
+		return -errno;
+	if (prctl(PR_SET_KEEPCAPS, 0, 0, 0, 0) < 0)
+		return -errno;
+	r = caps_get(d);
+	if (r < 0)
+		return r;
+	permitted =
+	    ((uint64_t)d[0].permitted | ((uint64_t)d[1].permitted << 32)) & privileges_service_set;
+	r = caps_set(permitted, permitted);
+	if (r < 0)
+		return r;
+	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
+		return -errno;
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		return -errno;
+	umask(0077);
+	return 1;
 }
 
 const char *privileges_to_string(uint64_t caps, char buf[static 256])

@@ -26,6 +26,7 @@
 #pragma once
 
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "config/conf.h"
 
@@ -39,3 +40,17 @@ int privileges_limit(uint64_t keep, uint64_t *ret_dropped, uint64_t *ret_missing
 
 /* "CAP_SYS_ADMIN CAP_MKNOD" for a set, in buf; "none" for the empty set. */
 const char *privileges_to_string(uint64_t caps, char buf[static 256]);
+
+/* The capabilities units/ptsguard.service gives the daemon (its bounding set and ambient set). */
+extern const uint64_t privileges_service_set;
+
+/*
+ * What ptsguard.service sets up, done by the daemon itself for a start without systemd (an init
+ * script): as root, drop every capability outside privileges_service_set from the bounding set,
+ * become the user name (its uid and primary gid, no supplementary groups) keeping those
+ * capabilities permitted and effective, set no_new_privs and the unit's UMask=0077. 1 when
+ * switched; 0 when the process already runs as that user (then only no_new_privs is set); -ESRCH
+ * for an unknown user, -EINVAL for root, -EPERM when neither root nor that user, or -errno.
+ * *ret_uid and *ret_gid are the user's once it was found. Call before anything else is set up.
+ */
+int privileges_become_user(const char *name, uid_t *ret_uid, gid_t *ret_gid);

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
+#include <syslog.h>
 #include <systemd/sd-journal.h>
 #include <unistd.h>
 
@@ -52,6 +53,18 @@ static int journal_sendv(const struct iovec *iov, size_t n)
 	return sd_journal_sendv(iov, (int)n);
 }
 
+/* journal_use_syslog(): entries of a moment without a journal socket go to syslog too. */
+static bool to_syslog;
+
+void journal_use_syslog(bool on)
+{
+	if (on && !to_syslog)
+		openlog("ptsguard", LOG_PID, LOG_DAEMON);
+	else if (!on && to_syslog)
+		closelog();
+	to_syslog = on;
+}
+
 bool journal_available(void)
 {
 	return access(JOURNAL_SOCKET, W_OK) == 0;
@@ -82,7 +95,7 @@ int journal_log_transition(const struct transition_event *e)
 	 * container's name is what the namespace chose); fields stay exact */
 	_cleanup_free_ char *evidence = NULL, *summary = cescape(f->summary ?: f->check->summary),
 			    *detail_text = detail ? cescape(detail) : NULL,
-			    *context = e->context ? cescape(e->context) : NULL;
+			    *context = e->context ? cescape(e->context) : NULL, *message = NULL;
 	struct iovec iov[32];
 	size_t n = 0;
 	char dev[24];
@@ -93,16 +106,26 @@ int journal_log_transition(const struct transition_event *e)
 		return -ENOMEM;
 	evidence[strcspn(evidence, "\n")] = 0;
 
+	if (asprintf(&message, "%s%s%s%s: %s%s%s", context ? "[" : "", context ?: "",
+		     context ? "] " : "", t == TRANSITION_DETECTED ? f->check->id : state, summary,
+		     detail ? "; " : "", detail_text ?: "") < 0) {
+		message = NULL;
+		return -ENOMEM;
+	}
+
 	if (!journal_available()) {
+		/* syslog: the journal's MESSAGE= words, then a tag of fixed form to match on */
+		if (to_syslog)
+			syslog(transition_priority(t, f->severity),
+			       "%s [ptsguard check=%s state=%s severity=%s message_id=%s]", message,
+			       f->check->id, state, sev, f->check->message_id);
 		fprintf(stderr, "ptsguard: %s%s%s[%s] %s (%s): %s%s%s\n", context ? "[" : "",
 			context ?: "", context ? "] " : "", state, f->check->id, sev, summary,
 			detail ? ": " : "", detail_text ?: "");
 		return 0;
 	}
 
-	if (add_field(iov, &n, "MESSAGE=%s%s%s%s: %s%s%s", context ? "[" : "", context ?: "",
-		      context ? "] " : "", t == TRANSITION_DETECTED ? f->check->id : state, summary,
-		      detail ? "; " : "", detail_text ?: "") < 0 ||
+	if (add_field(iov, &n, "MESSAGE=%s", message) < 0 ||
 	    add_field(iov, &n, "MESSAGE_ID=%s", f->check->message_id) < 0 ||
 	    add_field(iov, &n, "PRIORITY=%d", transition_priority(t, f->severity)) < 0 ||
 	    add_field(iov, &n, "PTSGUARD_CHECK=%s", f->check->id) < 0 ||
@@ -139,6 +162,8 @@ void journal_logf(int priority, const char *const *fields, const char *fmt, ...)
 	/* A person running it in a terminal reads the terminal; a service's stderr is the journal
 	 * anyway, but through sd_journal the entry carries its fields. */
 	if (!journal_available() || isatty(STDERR_FILENO)) {
+		if (to_syslog && !journal_available())
+			syslog(priority, "%s", msg);
 		fprintf(stderr, "ptsguard: %s\n", msg);
 		return;
 	}

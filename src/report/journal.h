@@ -3,7 +3,7 @@
  * Journal sink: one structured entry per transition of a finding, with the
  * catalog's MESSAGE_ID so that `journalctl -x` explains it, and PTSGUARD_*
  * fields (check, state, severity, evidence, where) to filter on. Without a journal socket the same
- * line goes to standard error.
+ * line goes to standard error, and to syslog when journal_use_syslog() said so.
  */
 #pragma once
 
@@ -31,6 +31,12 @@ struct journal_queue;
 void journal_use_queue(struct journal_queue *q);
 /* A queue to the journal's socket (report/journal-queue.h). */
 int journal_open_queue(struct journal_queue **ret);
+
+/* With on, whatever would go to the journal while its socket is absent also goes to syslog
+ * (openlog("ptsguard", LOG_PID, LOG_DAEMON)): a transition as its MESSAGE= words followed by
+ * "[ptsguard check=ID state=STATE severity=SEV message_id=ID]" at its PRIORITY=, any other
+ * message as it is. The daemon's choice, made once at start; the one-shot commands do not. */
+void journal_use_syslog(bool on);
 
 /* Where entries go: the journal if its socket exists, else standard error. libsystemd always
  * uses /run/systemd/journal/socket, so tests run journald in a mount namespace with its own /run.

@@ -12,6 +12,7 @@ import json
 import os
 import re
 import signal
+import socket
 import stat
 import statistics
 import subprocess
@@ -1816,6 +1817,159 @@ def status_ids(pid):
     return out["Uid"], out["Gid"], out["Groups"]
 
 
+# setpriv's capability names (the unit's, lower case without cap_) to their numbers.
+CAP_NUMBERS = {"chown": CAP_CHOWN, "dac_override": CAP_DAC_OVERRIDE, "dac_read_search": CAP_DAC_READ_SEARCH,
+               "fowner": CAP_FOWNER, "kill": CAP_KILL, "setgid": CAP_SETGID, "setuid": CAP_SETUID,
+               "sys_ptrace": CAP_SYS_PTRACE, "sys_admin": CAP_SYS_ADMIN, "mknod": CAP_MKNOD}
+
+
+def status_caps(pid):
+    """The CapPrm, CapEff, CapBnd, CapAmb and NoNewPrivs lines of /proc/PID/status."""
+    out = {}
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            key, _, value = line.partition(":")
+            if key.startswith("Cap"):
+                v = int(value, 16)
+                out[key] = {n for n in range(64) if v >> n & 1}
+            elif key == "NoNewPrivs":
+                out[key] = int(value)
+    return out
+
+
+class SyslogReader:
+    """A socket of ours at /dev/log (the case's own /dev, a tmpfs), as a syslog daemon listens:
+    the lines the daemon sends there, as received."""
+
+    def __init__(self, path="/dev/log"):
+        if os.path.lexists(path):
+            os.unlink(path)
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        self.sock.bind(path)
+        os.chmod(path, 0o666)
+        self.sock.setblocking(False)
+        self.lines = []
+
+    def read(self):
+        while True:
+            try:
+                self.lines.append(self.sock.recv(65536).decode("utf-8", "replace"))
+            except BlockingIOError:
+                return self.lines
+
+    def wait(self, what, predicate):
+        return wait_for("syslog: " + what, lambda: next((l for l in self.read() if predicate(l)), None))
+
+
+def case_no_systemd(ptsguard, opts):
+    """The daemon as an init script starts it: as root, with no journal and no service manager,
+    `--user` makes it the unit's User= with the unit's capability sets and no new privileges
+    (/proc/PID/status); each transition reaches syslog (LOG_DAEMON, the journal's MESSAGE= words,
+    a fixed tag) read back from a socket bound at the case's own /dev/log, and standard error;
+    the state file is written as that user."""
+    c = Checker()
+    uid, gid = SERVICE["uid"], SERVICE["gid"]
+    if os.path.exists("/run/systemd/journal/socket"):
+        raise Failure("the case's /run has a journal socket")
+    unknown = [n for n in SERVICE["caps"] + SERVICE["bounding"] if n not in CAP_NUMBERS]
+    if unknown:
+        raise Failure("capabilities of the unit this case does not know: %s" % unknown)
+    unit_caps = {CAP_NUMBERS[n] for n in SERVICE["caps"]}
+    unit_bounding = {CAP_NUMBERS[n] for n in SERVICE["bounding"]}
+    cat = catalog(ptsguard)
+    syslog = SyslogReader()
+
+    daemon = Daemon(ptsguard, as_root=True, args=["--user", SERVICE["name"]], systemd=False)
+    wait_state("the first audit", lambda r: finding_ids(r) == [])
+    c.eq(status_ids(daemon.pid), ([uid] * 4, [gid] * 4, []), "the daemon's uids, gids and groups")
+    caps = status_caps(daemon.pid)
+    c.eq(caps.get("CapBnd"), unit_bounding, "CapBnd is the unit's CapabilityBoundingSet=")
+    c.eq(caps.get("CapPrm"), unit_caps, "CapPrm is the unit's AmbientCapabilities=")
+    c.eq(caps.get("CapEff"), {CAP_SYS_PTRACE, CAP_DAC_READ_SEARCH, CAP_SETUID, CAP_SETGID}, "CapEff with Policy=off, as under the unit")
+    c.eq((caps.get("CapInh"), caps.get("CapAmb")), (set(), set()), "nothing inheritable or ambient")
+    c.eq(caps.get("NoNewPrivs"), 1, "NoNewPrivs")
+    st = os.stat(STATE_FILE)
+    c.eq((st.st_uid, st.st_mode & 0o777), (uid, 0o644), "the state file is the user's, mode 0644")
+
+    remount_devpts("mode=620")
+    report = wait_state("gid= lost", lambda r: finding_ids(r) == ["devpts-options-lost"])
+    finding = report["findings"][0]
+    tag = "[ptsguard check=devpts-options-lost state=detected severity=critical message_id=%s]" % cat["devpts-options-lost"]["message_id"]
+    line = syslog.wait("the detected line", lambda l: "check=devpts-options-lost state=detected" in l)
+    # <PRI> is facility * 8 + priority: LOG_DAEMON (3), LOG_CRIT (2); the tag ptsguard[PID].
+    m = re.match(r"<(\d+)>(.*?)ptsguard\[(\d+)\]: (.*)$", line)
+    c.true(m is not None, "a syslog line with the tag ptsguard[PID]: %r" % line)
+    if m:
+        c.eq((int(m.group(1)), int(m.group(3))), (3 * 8 + 2, daemon.pid), "LOG_DAEMON|LOG_CRIT, the daemon's pid")
+        c.eq(m.group(4), "devpts-options-lost: %s %s" % (finding["summary"], tag), "the journal's MESSAGE= words, then the tag")
+    remount_devpts("gid=%d,mode=620" % TTY_GID)
+    wait_state("healthy again", lambda r: finding_ids(r) == [])
+    line = syslog.wait("the resolved line", lambda l: "check=devpts-options-lost state=resolved" in l)
+    c.true(line.startswith("<%d>" % (3 * 8 + 5)), "resolved at LOG_NOTICE: %r" % line)
+    c.true(any("Loaded configuration" in l for l in syslog.read()), "the daemon's own messages reach syslog too")
+    c.true("[detected] devpts-options-lost (critical)" in daemon.stderr_text(), "standard error has the transition too")
+
+    rc, _ = daemon.stop()
+    c.eq(rc, 0, "SIGTERM: exit status")
+
+    # Who may not: an unknown user, and a user other than root asking for another one.
+    r = run([ptsguard, "daemon", "--config", daemon.config_path, "--user", "no-such-user-ptsguard"], check=False, timeout=20)
+    c.eq(r.returncode, 1, "--user with an unknown user exits 1: %s" % r.stderr)
+    c.true("no such user" in r.stderr, "and says so: %r" % r.stderr)
+    c.done()
+
+
+def case_init_script(ptsguard, opts):
+    """debian/ptsguard.init, run as sysvinit runs it (no /run/systemd/system): start makes
+    /run/ptsguard the user's and the daemon runs as that user from a root-owned pid file, status
+    says so, reload reaches it (its "Reloaded" line in syslog), stop ends it and removes the pid
+    file."""
+    c = Checker()
+    source = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "debian", "ptsguard.init")
+    with open(source) as f:
+        text = f.read()
+    for old, new in (("DAEMON=/usr/bin/ptsguard\n", "DAEMON=%s\n" % ptsguard), ("DAEMON_OPTS=\n", "DAEMON_OPTS='--config %s/ptsguard.conf'\n" % TEST_DIR)):
+        if old not in text:
+            raise Failure("debian/ptsguard.init has no line %r" % old)
+        text = text.replace(old, new)
+    script = TEST_DIR + "/ptsguard.init"
+    with open(script, "w") as f:
+        f.write(text)
+    os.chmod(script, 0o755)
+    with open(TEST_DIR + "/ptsguard.conf", "w") as f:
+        f.write(default_config())
+    os.chown("/run/ptsguard", 0, 0)
+    os.rmdir("/run/ptsguard")
+    syslog = SyslogReader()
+    pid = None
+    try:
+        r = run([script, "start"], check=False, timeout=30)
+        c.eq(r.returncode, 0, "start: exit status (%s%s)" % (r.stdout, r.stderr))
+        pid = int(wait_for("the pid file", lambda: open("/run/ptsguard.pid").read().strip() if os.path.exists("/run/ptsguard.pid") else None))
+        st = os.stat("/run/ptsguard.pid")
+        c.eq(st.st_uid, 0, "the pid file is root's")
+        st = os.stat("/run/ptsguard")
+        c.eq((st.st_uid, st.st_gid, st.st_mode & 0o777), (SERVICE["uid"], SERVICE["gid"], 0o755), "/run/ptsguard made for the user")
+        wait_state("the first audit", lambda r: finding_ids(r) == [])
+        c.eq(status_ids(pid)[0], [SERVICE["uid"]] * 4, "the daemon runs as the user")
+        c.eq(status_caps(pid).get("NoNewPrivs"), 1, "with no new privileges")
+        r = run([script, "status"], check=False, timeout=30)
+        c.eq(r.returncode, 0, "status while running: %s%s" % (r.stdout, r.stderr))
+        r = run([script, "reload"], check=False, timeout=30)
+        c.eq(r.returncode, 0, "reload: %s%s" % (r.stdout, r.stderr))
+        syslog.wait("the reload", lambda l: "Reloaded configuration" in l and "ptsguard[%d]" % pid in l)
+        r = run([script, "stop"], check=False, timeout=30)
+        c.eq(r.returncode, 0, "stop: %s%s" % (r.stdout, r.stderr))
+        c.true(not os.path.exists("/proc/%d" % pid) or "zombie" in open("/proc/%d/status" % pid).read(), "the daemon is gone after stop")
+        c.true(not os.path.exists("/run/ptsguard.pid"), "the pid file is removed")
+        r = run([script, "status"], check=False, timeout=30)
+        c.eq(r.returncode, 3, "status once stopped: not running (3)")
+    finally:
+        if pid and os.path.exists("/proc/%d" % pid):
+            os.kill(pid, signal.SIGKILL)
+    c.done()
+
+
 def case_service_user(ptsguard, opts):
     """The daemon as the unit runs it (User=ptsguard, the unit's ambient capabilities, no
     CAP_DAC_OVERRIDE) with Policy=safe: it reads the initramfs record root wrote in its
@@ -2418,6 +2572,8 @@ CASES = {
     "serving-elsewhere": (case_serving_elsewhere, True),
     "capabilities": (case_capabilities, True),
     "service-user": (case_service_user, True),
+    "no-systemd": (case_no_systemd, True),
+    "init-script": (case_init_script, True),
     "output-symlink-swap": (case_output_symlink_swap, True),
     "transitions": (case_transitions, True),
     "repair-safe": (case_repair_safe, True),

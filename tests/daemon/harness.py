@@ -383,13 +383,15 @@ DAEMONS = []  # every daemon a case started, for their output when it fails
 
 
 class Daemon:
-    def __init__(self, ptsguard, config_text=None, config_path=TEST_DIR + "/ptsguard.conf", notify=None, watchdog_usec=None, wrapper=(), as_root=False):
+    def __init__(self, ptsguard, config_text=None, config_path=TEST_DIR + "/ptsguard.conf", notify=None, watchdog_usec=None, wrapper=(), as_root=False, args=(), systemd=True):
         self.ptsguard = ptsguard
         self.config_path = config_path
         self.write_config(config_text if config_text is not None else default_config())
         self.notify = notify or NotifySocket()
         env = dict(os.environ)
         env["NOTIFY_SOCKET"] = self.notify.path
+        if not systemd:  # as an init script starts it: no service manager to notify
+            env.pop("NOTIFY_SOCKET")
         env.pop("WATCHDOG_USEC", None)
         env.pop("WATCHDOG_PID", None)
         if watchdog_usec:
@@ -397,7 +399,7 @@ class Daemon:
         self.stderr_path = TEST_DIR + "/daemon-%d.stderr" % (len(DAEMONS) + 1)
         self.stderr = open(self.stderr_path, "w")
         self.proc = register(
-            subprocess.Popen(([] if as_root else as_service()) + list(wrapper) + [ptsguard, "daemon", "--config", config_path], stdin=subprocess.DEVNULL, stdout=self.stderr, stderr=self.stderr, env=env)
+            subprocess.Popen(([] if as_root else as_service()) + list(wrapper) + [ptsguard, "daemon", "--config", config_path] + list(args), stdin=subprocess.DEVNULL, stdout=self.stderr, stderr=self.stderr, env=env)
         )
         self.pid = self.proc.pid
         DAEMONS.append(self)

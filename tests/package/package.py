@@ -194,6 +194,12 @@ def test_inside(c, ct, deb_name):
     c.ok("/etc/ptsguard/ptsguard.conf" in conffiles, "/etc/ptsguard/ptsguard.conf is a conffile", conffiles)
     for path in ("/usr/lib/sysusers.d/ptsguard.conf", "/usr/lib/dracut/modules.d/95ptsguard/module-setup.sh", "/lib/udev/rules.d/70-ptsguard.rules", "/usr/share/bash-completion/completions/ptsguard"):
         c.ok(ct.sh(["test", "-f", path]).returncode == 0, "%s is installed" % path)
+    # The LSB script for hosts without systemd, beside the unit: registered, and the unit wins.
+    c.ok(ct.sh(["test", "-x", "/etc/init.d/ptsguard"]).returncode == 0, "/etc/init.d/ptsguard is installed, executable")
+    r = ct.sh(["sh", "-c", "ls /etc/rc2.d/S*ptsguard /etc/rc0.d/K*ptsguard"])
+    c.ok(r.returncode == 0, "update-rc.d registered the script for runlevels 2 and 0", r.stdout + r.stderr)
+    c.ok(ct.show("ptsguard.service", "FragmentPath")["FragmentPath"].endswith("/ptsguard.service") and "init.d" not in ct.show("ptsguard.service", "SourcePath").get("SourcePath", ""),
+         "systemd runs the native unit, not the script")
     listing = initrd_listing(ct)
     c.ok(hooked(listing) == [True, True], "lsinitramfs: the initrd holds ptsguard and its init-bottom script", listing[-1500:])
     c.ok(hooked(initrd_before) == [False, False], "the initrd had no ptsguard before the install")
