@@ -212,7 +212,7 @@ static int write_namespace(struct namespaces_output *out, const struct report_na
 	}
 }
 
-/* Holders of a listed namespace: its own processes, as the walk found them. */
+/* Holders of a listed namespace (or chroot): its own processes, as the walk found them. */
 static int listed_holders(void *userdata, struct snapshot *s, const struct analysis *a)
 {
 	const struct mntns *ns = userdata;
@@ -277,12 +277,16 @@ static void write_namespace_error(struct namespaces_output *out, struct namespac
 	}
 	case FORMAT_PROMETHEUS:
 		break; /* counted in the exit status only */
-	default:
+	default: {
+		_cleanup_free_ char *root = n.root ? cescape(n.root) : NULL;
+
 		escaped = cescape(error);
-		if (printf("\nmount namespace %llu (pid %d): not judged: %s\n",
-			   (unsigned long long)n.mntns, (int)n.pid, escaped ?: "?") < 0)
+		if (printf("\nmount namespace %llu%s%s (pid %d): not judged: %s\n",
+			   (unsigned long long)n.mntns, n.root ? ", root " : "",
+			   n.root ? root ?: "?" : "", (int)n.pid, escaped ?: "?") < 0)
 			r = -EIO;
 		break;
+	}
 	}
 	if (r < 0)
 		out->write_error = true;
@@ -299,15 +303,20 @@ static int audit_listed(struct namespaces_output *out, const struct mntns *ns)
 		int r;
 
 		/* Gone, or its pid taken by a process elsewhere since the walk: the next. */
-		r = namespace_audit_open(&a, ns->pids[k], ns->ino, -1);
+		struct namespace_root root = { .dev = ns->root_dev,
+					       .ino = ns->root_ino,
+					       .chroot = ns->chroot };
+
+		r = namespace_audit_open(&a, ns->pids[k], ns->ino, &root, -1);
 		if (r >= 0)
 			r = audit_listed_ns(out, &a, ns);
 		if (r == -ESRCH)
 			continue;
 		if (r < 0) {
 			namespace_audit_why(&a, r, why, sizeof(why));
-			log_error("audit: mount namespace %llu (pid %d): %s",
-				  (unsigned long long)ns->ino, (int)ns->pids[k], why);
+			log_error("audit: mount namespace %llu%s (pid %d): %s",
+				  (unsigned long long)ns->ino, ns->chroot ? ", a chroot in it" : "",
+				  (int)ns->pids[k], why);
 			if (a.target)
 				write_namespace_error(out, &a, ns->pids_total, why);
 		}

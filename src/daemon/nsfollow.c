@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/openat2.h>
 #include <poll.h>
 #include <stdio.h>
@@ -50,7 +51,13 @@
 struct followed {
 	struct ns_follower *owner;
 	uint64_t ino;
-	pid_t pid; /* 0: its process exited, and no other of it is followed yet */
+	/* The root its processes share; chroot: not the namespace's own (a chroot inside it,
+	 * followed apart, probe/mntns.h). */
+	dev_t root_dev;
+	ino_t root_ino;
+	bool chroot;
+	char *root_field; /* "PTSGUARD_ROOT=<path>", from its first audit; NULL: none */
+	pid_t pid;	  /* 0: its process exited, and no other of it is followed yet */
 	unsigned pids_total;
 	pid_t *pids; /* its processes at the last walk: where its holders are looked for */
 	pid_t candidates[MNTNS_CANDIDATES]; /* of those, the ones it may be followed through */
@@ -122,6 +129,7 @@ static void followed_free(struct followed *x)
 	findings_clear(&x->findings);
 	holder_cache_clear(&x->holders);
 	free(x->pids);
+	free(x->root_field);
 	free(x);
 }
 
@@ -252,6 +260,40 @@ static int watch_dev(struct ns_follower *f, struct followed *x)
 	return x->dev_wd < 0 ? -errno : 0;
 }
 
+/* Is pid's root still x's (a chroot's process may chroot again, a pid be reused)? */
+static bool has_root(struct ns_follower *f, const struct followed *x, pid_t pid)
+{
+	struct stat st;
+
+	return mntns_root_of_pid(f->proc_fd, pid, &st) == 0 && st.st_dev == x->root_dev &&
+	       st.st_ino == x->root_ino;
+}
+
+/* Its journal fields: PTSGUARD_MNTNS=, then PTSGUARD_CONTAINER= and PTSGUARD_ROOT= when it
+ * has them; fields has room for four. */
+static const char *const *followed_fields(const struct followed *x, const char *fields[4])
+{
+	size_t n = 0;
+
+	fields[n++] = x->mntns_field;
+	if (x->label[0])
+		fields[n++] = x->container_field;
+	if (x->root_field)
+		fields[n++] = x->root_field;
+	fields[n] = NULL;
+	return fields;
+}
+
+/* How a person is told which it is: "mount namespace N", ", root PATH" for a chroot in it
+ * (the path as the kernel gives it: journal.c escapes the whole context for MESSAGE=). */
+static void followed_name(const struct followed *x, char *buf, size_t size)
+{
+	const char *root = x->root_field ? x->root_field + strlen("PTSGUARD_ROOT=") : NULL;
+
+	snprintf(buf, size, "mount namespace %llu%s%s", (unsigned long long)x->ino,
+		 root ? ", root " : "", root ?: "");
+}
+
 /* Follow x through pid: its exit, its mount table, its /dev. */
 static int followed_watch(struct ns_follower *f, struct followed *x, pid_t pid)
 {
@@ -274,7 +316,7 @@ static int followed_watch(struct ns_follower *f, struct followed *x, pid_t pid)
 	 * namespace's (not a process that took the number of one that exited). */
 	if (poll(&(struct pollfd){ .fd = x->pidfd, .events = POLLIN }, 1, 0) != 0 ||
 	    (ns_ino == -ENOTTY ? mntns_of_pid(f->proc_fd, pid) : ns_ino) != (int64_t)x->ino ||
-	    (ns_ino >= 0 && x->ns_id != 0 && ns_id != x->ns_id)) {
+	    (ns_ino >= 0 && x->ns_id != 0 && ns_id != x->ns_id) || !has_root(f, x, pid)) {
 		/* Gone, or in another namespace: one with the same inode, reused, is another. */
 		errno = ESRCH;
 		goto fail;
@@ -304,6 +346,10 @@ static void followed_set_container(struct followed *x, struct namespace_audit *a
 	struct report_namespace n;
 
 	x->labelled = true;
+	/* A chroot's path, once: what its entries say it was at when found. */
+	if (x->chroot && a->chroot &&
+	    asprintf(&x->root_field, "PTSGUARD_ROOT=%s", a->target->root_path ?: "?") < 0)
+		x->root_field = NULL;
 	namespace_audit_attribute(a);
 	n = namespace_audit_report(a, 0);
 	report_container_label(&n, x->label, sizeof(x->label));
@@ -314,15 +360,15 @@ static void journal_transitions(struct ns_follower *f, struct followed *x,
 				const struct findings *before, const struct findings *now)
 {
 	_cleanup_(transitions_clear) struct transitions t = { 0 };
-	const char *fields[] = { x->mntns_field, x->label[0] ? x->container_field : NULL, NULL };
-	char context[CONTAINER_LABEL_MAX + 64];
+	const char *buf[4];
+	const char *const *fields = followed_fields(x, buf);
+	char name[PATH_MAX + 64], context[CONTAINER_LABEL_MAX + PATH_MAX + 128];
 
+	followed_name(x, name, sizeof(name));
 	if (x->label[0])
-		snprintf(context, sizeof(context), "%s, mount namespace %llu", x->label,
-			 (unsigned long long)x->ino);
+		snprintf(context, sizeof(context), "%s, %s", x->label, name);
 	else
-		snprintf(context, sizeof(context), "mount namespace %llu",
-			 (unsigned long long)x->ino);
+		snprintf(context, sizeof(context), "%s", name);
 	if (transitions_diff(before, now, NULL, &t) < 0)
 		return;
 	FOREACH_ARRAY (e, t.items, t.n_items) {
@@ -364,7 +410,10 @@ static void followed_audit(struct ns_follower *f, struct followed *x)
 	x->dirty = false;
 	if (x->pid == 0)
 		return;
-	r = namespace_audit_open(&a, x->pid, x->ino, x->pidfd);
+	r = namespace_audit_open(
+	    &a, x->pid, x->ino,
+	    &(struct namespace_root){ .dev = x->root_dev, .ino = x->root_ino, .chroot = x->chroot },
+	    x->pidfd);
 	if (r >= 0 && !x->labelled)
 		followed_set_container(x, &a);
 	/* The allocation probe too: its pty comes and goes in the namespace's /dev/pts, which
@@ -372,11 +421,17 @@ static void followed_audit(struct ns_follower *f, struct followed *x)
 	if (r >= 0)
 		r = namespace_audit_run(&a, &target, f->config);
 	if (r < 0) {
-		if (r != -ESRCH)
-			journal_logf(LOG_WARNING, (const char *const[]){ x->mntns_field, NULL },
-				     "Cannot audit mount namespace %llu (pid %d): %s",
-				     (unsigned long long)x->ino, (int)x->pid,
+		if (r != -ESRCH) {
+			const char *buf[4];
+			char name[PATH_MAX + 64];
+			_cleanup_free_ char *escaped = NULL;
+
+			followed_name(x, name, sizeof(name));
+			escaped = cescape(name);
+			journal_logf(LOG_WARNING, followed_fields(x, buf),
+				     "Cannot audit %s (pid %d): %s", escaped ?: "?", (int)x->pid,
 				     namespace_audit_why(&a, r, why, sizeof(why)));
+		}
 		return;
 	}
 	f->stats.audits++;
@@ -427,10 +482,13 @@ static int on_audit_timer(sd_event_source *s, uint64_t usec, void *userdata)
 	return 0;
 }
 
-static struct followed *find(struct ns_follower *f, uint64_t ino)
+/* The one followed for namespace ino at root (dev, rino); any of namespace ino when root is
+ * NULL. */
+static struct followed *find(struct ns_follower *f, uint64_t ino, const struct mntns *root)
 {
 	for (size_t i = 0; i < f->n; i++)
-		if (f->items[i]->ino == ino)
+		if (f->items[i]->ino == ino && (!root || (f->items[i]->root_dev == root->root_dev &&
+							  f->items[i]->root_ino == root->root_ino)))
 			return f->items[i];
 	return NULL;
 }
@@ -445,16 +503,19 @@ static void forget(struct ns_follower *f, size_t i, bool gone)
 	if (gone)
 		f->stats.gone++;
 	if (gone && x->findings.n_items > 0) {
-		const char *fields[] = { x->mntns_field, x->label[0] ? x->container_field : NULL,
-					 NULL };
-		/* The label is what the namespace's cgroup says: escaped for the message, exact in
-		 * PTSGUARD_CONTAINER= */
-		_cleanup_free_ char *label = cescape(x->label);
+		const char *buf[4];
+		char name[PATH_MAX + 64];
+		/* The label is what the namespace's cgroup says, the root what its tree's maker
+		 * named: escaped for the message, exact in PTSGUARD_CONTAINER= and PTSGUARD_ROOT=
+		 */
+		_cleanup_free_ char *label = cescape(x->label), *escaped = NULL;
 
-		journal_logf(LOG_INFO, fields,
-			     "Mount namespace %llu%s%s is gone, with its %zu finding(s)",
-			     (unsigned long long)x->ino, x->label[0] ? " of " : "", label ?: "?",
-			     x->findings.n_items);
+		followed_name(x, name, sizeof(name));
+		name[0] = 'M';
+		escaped = cescape(name);
+		journal_logf(LOG_INFO, followed_fields(x, buf),
+			     "%s%s%s is gone, with its %zu finding(s)", escaped ?: "?",
+			     x->label[0] ? " of " : "", label ?: "?", x->findings.n_items);
 	}
 	followed_free(x);
 	f->items[i] = f->items[--f->n];
@@ -488,7 +549,7 @@ static bool same_namespace(struct ns_follower *f, const struct followed *x, cons
  * inode reused meanwhile is a container's too, kdevtmpfs's namespace being made at boot). */
 static bool followed_known(void *userdata, uint64_t ino)
 {
-	return find(userdata, ino) != NULL;
+	return find(userdata, ino, NULL) != NULL;
 }
 
 /* Whether pid is in our user namespace: then the mount namespace it is in was made by a process
@@ -538,7 +599,7 @@ static void scan(struct ns_follower *f)
 		f->items[i]->seen = f->items[i]->unwatchable = false;
 	f->stats.unfollowed = 0;
 	FOREACH_ARRAY (ns, l.items, l.n) {
-		struct followed *x = find(f, ns->ino);
+		struct followed *x = find(f, ns->ino, ns);
 		bool fresh, privileged;
 
 		if (ns->n_pids == 0)
@@ -562,6 +623,9 @@ static void scan(struct ns_follower *f)
 			*x = (struct followed){ .owner = f,
 						.privileged = privileged,
 						.ino = ns->ino,
+						.root_dev = ns->root_dev,
+						.root_ino = ns->root_ino,
+						.chroot = ns->chroot,
 						.found = f->last_scan,
 						.pidfd = -1,
 						.mountinfo_fd = -1,

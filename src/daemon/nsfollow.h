@@ -3,11 +3,13 @@
  * The daemon following the host's other mount namespaces ([Namespaces] Audit=all).
  *
  * How each is found and watched:
- *   - new namespaces: a walk of /proc every ScanSec= seconds (probe/mntns.h: one stat(2) of
- *     /proc/PID/ns/mnt a process), and sooner, one coalescing window after a followed process
- *     exits. The kernel tells nothing when a namespace is created: fanotify's mount events
- *     (FAN_MARK_MNTNS) need a namespace to mark, and the proc connector's fork and exec events
- *     come for every process of the host, not for unshare(2) or setns(2);
+ *   - new namespaces: a walk of /proc every ScanSec= seconds (probe/mntns.h: a stat(2) of
+ *     /proc/PID/ns/mnt and one of /proc/PID/root a process), and sooner, one coalescing window
+ *     after a followed process exits. The kernel tells nothing when a namespace is created:
+ *     fanotify's mount events (FAN_MARK_MNTNS) need a namespace to mark, and the proc
+ *     connector's fork and exec events come for every process of the host, not for unshare(2)
+ *     or setns(2). A chroot inside a namespace (a root of its own, probe/mntns.h) is followed
+ *     apart from it, like one;
  *   - its mounts: POLLPRI on its /proc/PID/mountinfo, which the kernel raises on every change
  *     of that namespace's mount table (as libmount's monitor does for the daemon's own);
  *   - its /dev/ptmx: inotify on its /dev, resolved inside its root;

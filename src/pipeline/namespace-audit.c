@@ -7,7 +7,14 @@
 #include "pipeline/namespace-audit.h"
 #include "util/clock.h"
 
-int namespace_audit_open(struct namespace_audit *a, pid_t pid, uint64_t mntns, int pidfd)
+/* Told without a listing: a process of our own namespace below another root. */
+static bool chroot_of_ours(const struct namespace_target *t)
+{
+	return t->mntns_ours && !t->root_is_ours;
+}
+
+int namespace_audit_open(struct namespace_audit *a, pid_t pid, uint64_t mntns,
+			 const struct namespace_root *root, int pidfd)
 {
 	int r;
 
@@ -17,6 +24,12 @@ int namespace_audit_open(struct namespace_audit *a, pid_t pid, uint64_t mntns, i
 		r = -ESRCH;
 	if (r >= 0 && mntns && a->target->mntns != mntns)
 		r = -ESRCH;
+	/* Chrooted elsewhere since the walk (or its pid reused): not the item listed. */
+	if (r >= 0 && root &&
+	    (a->target->root_dev != root->dev || a->target->root_ino != root->ino))
+		r = -ESRCH;
+	if (r >= 0)
+		a->chroot = root ? root->chroot : chroot_of_ours(a->target);
 	if (r >= 0 && pidfd >= 0 &&
 	    poll(&(struct pollfd){ .fd = pidfd, .events = POLLIN }, 1, 0) != 0)
 		r = -ESRCH;
@@ -27,7 +40,7 @@ int namespace_audit_open(struct namespace_audit *a, pid_t pid, uint64_t mntns, i
 
 void namespace_audit_borrow(struct namespace_audit *a, struct namespace_target *t)
 {
-	*a = (struct namespace_audit){ .target = t, .borrowed = true };
+	*a = (struct namespace_audit){ .target = t, .borrowed = true, .chroot = chroot_of_ours(t) };
 }
 
 void namespace_audit_attribute(struct namespace_audit *a)
@@ -70,6 +83,9 @@ struct report_namespace namespace_audit_report(struct namespace_audit *a, unsign
 		.mntns = a->target->mntns,
 		.pid = a->target->pid,
 		.pids_total = pids_total,
+		/* Unknown (unreadable): named by its process alone. */
+		.root = a->chroot ? (a->target->root_path ?: "?") : NULL,
+		.mntns_ours = a->target->mntns_ours,
 		.container_manager = a->container.manager,
 		.container_id = a->container.id,
 		.container_name = a->container.name,

@@ -4,7 +4,9 @@
  * `audit --all-namespaces` and the daemon's follower open another namespace, attribute its
  * container, run the pipeline on it, and tell a namespace that is gone (its process exited, or
  * its pid now names a process elsewhere: nothing to say) from one that cannot be judged (an
- * error of its own, said in its report item or journal entry).
+ * error of its own, said in its report item or journal entry). A chroot inside a namespace (a
+ * process whose root is not its namespace's, probe/mntns.h) is audited the same way, through
+ * one of its processes: the target is then judged on that root.
  *
  * Every read of the namespace's files goes through its target (probe/namespace.h), which reads
  * them with the namespace's own identity; this module adds no read of its own.
@@ -24,15 +26,27 @@ struct namespace_audit {
 	bool borrowed; /* the target is the caller's (namespace_audit_borrow()) */
 	struct container container;
 	bool attributed;
+	/* Its process's root is not its namespace's: the report item names that root. */
+	bool chroot;
 	struct audit_result result;
 	struct parse_error err;
 	uint64_t started; /* CLOCK_MONOTONIC, when the pipeline began */
 };
 
-/* Open the namespace of pid. mntns: the namespace it must still be in (0: whichever); pidfd
- * (or -1): the process followed, readable once it exited. 0; -ESRCH when it is gone (exited,
- * moved, its pid reused elsewhere); another -errno when it cannot be opened. */
-int namespace_audit_open(struct namespace_audit *a, pid_t pid, uint64_t mntns, int pidfd);
+/* The root a listed item was found at (probe/mntns.h): its process must still have it. */
+struct namespace_root {
+	dev_t dev;
+	ino_t ino;
+	bool chroot; /* not the namespace's own root */
+};
+
+/* Open the namespace of pid. mntns: the namespace it must still be in (0: whichever); root:
+ * the root directory it must still have (NULL: whichever; a chroot's then is told only within
+ * our own namespace); pidfd (or -1): the process followed, readable once it exited. 0; -ESRCH
+ * when it is gone (exited, moved, its pid reused elsewhere); another -errno when it cannot be
+ * opened. */
+int namespace_audit_open(struct namespace_audit *a, pid_t pid, uint64_t mntns,
+			 const struct namespace_root *root, int pidfd);
 /* Audit a target the caller opened and keeps. */
 void namespace_audit_borrow(struct namespace_audit *a, struct namespace_target *t);
 /* Its container, from its process's cgroups (looked for once). */

@@ -51,13 +51,34 @@ static bool is_kernel_thread(int proc_fd, pid_t pid)
 	       (flags & PF_KTHREAD);
 }
 
+int mntns_root_of_pid(int proc_fd, pid_t pid, struct stat *ret)
+{
+	char path[48];
+
+	snprintf(path, sizeof(path), "%d/root", (int)pid);
+	return fstatat(proc_fd, path, ret, 0) < 0 ? -errno : 0;
+}
+
+/* Every item of a namespace (its own and its chroots') is indexed under its inode. */
 const struct mntns *mntns_find(const struct mntns_list *l, uint64_t ino)
 {
 	struct hash_cursor c = { 0 };
 	size_t i;
 
 	while ((i = hash_index_next(&l->index, hash_u64(ino), &c)) != HASH_INDEX_NONE)
-		if (l->items[i].ino == ino)
+		if (l->items[i].ino == ino && !l->items[i].chroot)
+			return &l->items[i];
+	return NULL;
+}
+
+const struct mntns *mntns_find_root(const struct mntns_list *l, uint64_t ino, dev_t dev, ino_t rino)
+{
+	struct hash_cursor c = { 0 };
+	size_t i;
+
+	while ((i = hash_index_next(&l->index, hash_u64(ino), &c)) != HASH_INDEX_NONE)
+		if (l->items[i].ino == ino && l->items[i].root_dev == dev &&
+		    l->items[i].root_ino == rino)
 			return &l->items[i];
 	return NULL;
 }
@@ -68,7 +89,7 @@ int mntns_enumerate(const char *proc, mntns_known_fn known, void *userdata, stru
 	struct mntns_list l = { 0 };
 	size_t last = SIZE_MAX; /* a position: the array moves as it grows */
 	struct dirent *de;
-	struct stat self;
+	struct stat self, self_root;
 	int64_t kthread_ino;
 	DIR *d;
 	int r = 0;
@@ -80,6 +101,8 @@ int mntns_enumerate(const char *proc, mntns_known_fn known, void *userdata, stru
 	if (fstatat(proc_fd, "self/ns/mnt", &self, 0) < 0)
 		return -errno;
 	l.self_ino = self.st_ino;
+	if (fstatat(proc_fd, "self/root", &self_root, 0) < 0)
+		return -errno;
 	/* Kernel threads are all in the namespace of kthreadd (pid 2, when /proc shows them at
 	 * all): only that namespace's processes need their stat read to tell. */
 	kthread_ino = mntns_of_pid(proc_fd, 2);
@@ -90,25 +113,39 @@ int mntns_enumerate(const char *proc, mntns_known_fn known, void *userdata, stru
 		unsigned pid_u;
 		int64_t ino;
 		struct mntns *ns;
+		struct stat root;
 
 		if (de->d_name[0] < '1' || de->d_name[0] > '9' ||
 		    parse_uint(de->d_name, &pid_u) < 0)
 			continue;
 		ino = mntns_of_pid(proc_fd, (pid_t)pid_u);
+		if (ino >= 0) {
+			int k = mntns_root_of_pid(proc_fd, (pid_t)pid_u, &root);
+
+			ino = k < 0 ? k : ino;
+		}
 		if (ino < 0) {
 			if (ino != -ENOENT && ino != -ESRCH && l.skipped++ < MNTNS_SKIPPED_NAMED)
 				l.skipped_pids[l.skipped - 1] = (pid_t)pid_u;
 			continue;
 		}
-		if ((uint64_t)ino == l.self_ino) {
+		if ((uint64_t)ino == l.self_ino && root.st_dev == self_root.st_dev &&
+		    root.st_ino == self_root.st_ino) {
 			l.pids_self++;
 			continue;
 		}
 		/* Processes of one namespace are mostly neighbours in pid order. */
-		ns = last != SIZE_MAX && l.items[last].ino == (uint64_t)ino
+		ns = last != SIZE_MAX && l.items[last].ino == (uint64_t)ino &&
+			     l.items[last].root_dev == root.st_dev &&
+			     l.items[last].root_ino == root.st_ino
 			 ? &l.items[last]
-			 : (struct mntns *)mntns_find(&l, (uint64_t)ino);
+			 : (struct mntns *)mntns_find_root(&l, (uint64_t)ino, root.st_dev,
+							   root.st_ino);
 		if (!ns) {
+			/* The first process of a namespace gives its root (its init's; ours for
+			 * our own): a later one of another root is a chroot in it. */
+			bool chroot = (uint64_t)ino == l.self_ino || mntns_find(&l, (uint64_t)ino);
+
 			if (GROW(l.items, l.allocated, l.n + 1) < 0 ||
 			    hash_index_add(&l.index, hash_u64((uint64_t)ino), l.n) < 0) {
 				r = -ENOMEM;
@@ -122,6 +159,9 @@ int mntns_enumerate(const char *proc, mntns_known_fn known, void *userdata, stru
 			 * these reads were a tenth of the daemon's CPU. */
 			*ns =
 			    (struct mntns){ .ino = (uint64_t)ino,
+					    .root_dev = root.st_dev,
+					    .root_ino = root.st_ino,
+					    .chroot = chroot,
 					    .kernel = ino != kthread_ino &&
 						      !(known && known(userdata, (uint64_t)ino)) &&
 						      is_kernel_thread(proc_fd, (pid_t)pid_u) };

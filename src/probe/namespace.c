@@ -2,6 +2,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/openat2.h>
 #include <poll.h>
 #include <sched.h>
@@ -79,6 +80,7 @@ struct namespace_target *namespace_target_free(struct namespace_target *t)
 	closep(&t->root_fd);
 	free(t->uid_map);
 	free(t->gid_map);
+	free(t->root_path);
 	free(t);
 	return NULL;
 }
@@ -231,6 +233,23 @@ static int root_outside_mntns(const struct namespace_target *t)
 	return r == -ENOENT ? 1 : r;
 }
 
+/* readlink of /proc/PID/root (proc_fd: /proc/PID), bounded: 0 and *ret, or -errno. */
+static int read_root_path(int proc_fd, char **ret)
+{
+	_cleanup_free_ char *buf = malloc(PATH_MAX);
+	ssize_t n;
+
+	*ret = NULL;
+	if (!buf)
+		return -ENOMEM;
+	n = readlinkat(proc_fd, "root", buf, PATH_MAX - 1);
+	if (n < 0)
+		return -errno;
+	buf[n] = 0;
+	*ret = strdup(buf);
+	return *ret ? 0 : -ENOMEM;
+}
+
 int namespace_target_open(pid_t pid, struct namespace_target **ret)
 {
 	_cleanup_(namespace_target_freep) struct namespace_target *t = NULL;
@@ -282,6 +301,13 @@ int namespace_target_open(pid_t pid, struct namespace_target **ret)
 	if (fstat(t->root_fd, &st) < 0)
 		return gone(errno);
 	t->root_is_ours = st.st_dev == root->st_dev && st.st_ino == root->st_ino;
+	t->root_dev = st.st_dev;
+	t->root_ino = st.st_ino;
+	if (!t->root_is_ours) {
+		r = read_root_path(t->proc_fd, &t->root_path);
+		if (r == -ENOMEM)
+			return r;
+	}
 	/* A process in our namespace but below another root (a chroot) is judged under its root,
 	 * as an audit run inside it would be: mountinfo already shows only what is under it. */
 	if (ioctl(t->mntns_fd, NSFS_GET_MNTNS_ID, &t->mntns_id) < 0)

@@ -40,6 +40,13 @@ struct namespace_target {
 	bool mntns_ours;
 	/* Its root directory is the caller's (the same inode), in whatever mount namespace. */
 	bool root_is_ours;
+	/* That root directory (fstat of root_fd), and its path as the kernel prints it
+	 * (readlink of /proc/PID/root: from the root of the mount namespace it lies in; NULL when
+	 * unreadable). The path is made of names whoever built the tree chose: untrusted text,
+	 * escaped wherever printed. */
+	dev_t root_dev;
+	ino_t root_ino;
+	char *root_path;
 	/* Its root directory lies on a mount of another mount namespace (a chroot through
 	 * /proc/PID/root of a process elsewhere): its mount table says nothing of what it sees,
 	 * and it is not judged (probe_base() refuses it). False where the kernel cannot tell. */

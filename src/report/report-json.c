@@ -251,6 +251,9 @@ json_object *report_namespace_to_json(const struct report_namespace *n)
 	struct report inner = n->report;
 
 	json_object_object_add(o, "mntns", json_object_new_int64((int64_t)n->mntns));
+	/* Only for a chroot inside the namespace: an item of a namespace keeps its shape. */
+	if (n->root)
+		json_object_object_add(o, "root", json_object_new_string(n->root));
 	json_object_object_add(o, "pid", json_object_new_int64(n->pid));
 	json_object_object_add(o, "pids_total", json_object_new_int64(n->pids_total));
 	if (n->container_manager) {

@@ -124,6 +124,12 @@ static void namespace_labels(FILE *f, const struct report_namespace *n)
 	fprintf(f, "mntns=\"%llu\",container=\"", (unsigned long long)n->mntns);
 	fputs_label(label, f);
 	fputc('"', f);
+	/* A chroot inside the namespace: its series apart from the namespace's. */
+	if (n->root) {
+		fputs(",root=\"", f);
+		fputs_label(n->root, f);
+		fputc('"', f);
+	}
 	/* Only when known: an empty label is no label to PromQL, and the series keep their
 	 * names. */
 	if (n->container_pod_uid) {

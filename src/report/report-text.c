@@ -242,8 +242,9 @@ static void write_namespace_hint(FILE *f, const struct report_namespace *n)
 		"otherwise",
 		(int)n->pid);
 	if (repairable > 0)
-		fprintf(f, "; ptsguard repair --namespace %d --mntns %llu applies %s", (int)n->pid,
-			(unsigned long long)n->mntns,
+		fprintf(f, "; ptsguard repair --namespace %d --mntns %llu%s applies %s",
+			(int)n->pid, (unsigned long long)n->mntns,
+			n->mntns_ours ? " --allow-own-namespace" : "",
 			repairable == 1 ? "the repairable one" : "the repairable ones");
 	fputc('\n', f);
 }
@@ -256,8 +257,12 @@ int report_write_namespace_text(FILE *f, const struct report_namespace *n, bool 
 	char label[CONTAINER_LABEL_MAX];
 
 	report_container_label(n, label, sizeof(label));
-	fprintf(f, "\n%s== mount namespace %llu (pid %d", bold, (unsigned long long)n->mntns,
-		(int)n->pid);
+	fprintf(f, "\n%s== mount namespace %llu", bold, (unsigned long long)n->mntns);
+	if (n->root) {
+		fputs(", root ", f);
+		fputs_escaped(n->root, f);
+	}
+	fprintf(f, " (pid %d", (int)n->pid);
 	if (n->comm && n->comm[0]) {
 		fputc(' ', f);
 		fputs_escaped(n->comm, f);

@@ -43,6 +43,10 @@ struct report_namespace {
 	uint64_t mntns;
 	pid_t pid;
 	unsigned pids_total;
+	/* A chroot inside the namespace, judged on its own root: that root's path as seen in the
+	 * namespace (untrusted text, escaped where printed); NULL: the namespace's own root. */
+	const char *root;
+	bool mntns_ours; /* the namespace is the auditor's own (a chroot of its host) */
 	const char *container_manager, *container_id, *container_name;
 	const char *container_pod_uid; /* its Kubernetes pod's uid, or NULL */
 	const char *comm;	       /* the process's name, for the text header; may be NULL */
@@ -56,7 +60,7 @@ struct report_namespace {
 int report_exit_status_all(const struct report *r);
 
 json_object *report_to_json(const struct report *r);
-/* { mntns, pid, pids_total, container, report }: one item of a report's namespaces[]. */
+/* { mntns, [root,] pid, pids_total, container, report }: one item of a report's namespaces[]. */
 json_object *report_namespace_to_json(const struct report_namespace *n);
 /* The container as one label: "<manager>/<name>", else "<manager>/<id>" (a 64-digit id cut to
  * 12), else "<manager>"; "" when none. The pod is not in it. */

@@ -324,6 +324,123 @@ def text_control_bytes(ptsguard):
     return c
 
 
+def chroot_tree(name, dev):
+    """A root directory below the caller's namespace (a tmpfs of the case's own) with the
+    machine's /usr bound read-only, as sbuild and pbuilder roots hold a system; dev: "bind" for
+    the caller's /dev bound recursively, as chroot recipes do, else a hand-made /dev with
+    null and tty but no ptmx and no devpts."""
+    tree = os.path.join(harness.TEST_DIR, "chroots", name)
+    os.makedirs(tree)
+    harness.sys_mount("tmpfs", tree, "tmpfs", 0, "mode=755")
+    for d in ("usr", "dev", "etc", "proc", "tmp"):
+        os.mkdir(os.path.join(tree, d))
+    harness.sys_mount("/usr", os.path.join(tree, "usr"), None, 4096)  # MS_BIND
+    subprocess.run(["mount", "-o", "remount,bind,ro", os.path.join(tree, "usr")], check=True)
+    for link in ("bin", "sbin", "lib", "lib32", "lib64", "libx32"):
+        if os.path.islink("/" + link):
+            os.symlink(os.readlink("/" + link), os.path.join(tree, link))
+    with open("/etc/group") as f, open(os.path.join(tree, "etc", "group"), "w") as g:
+        g.write(f.read())
+    if dev == "bind":
+        subprocess.run(["mount", "--rbind", "/dev", os.path.join(tree, "dev")], check=True)
+    else:
+        for node, minor in (("null", (1, 3)), ("tty", (5, 0))):
+            path = os.path.join(tree, "dev", node)
+            os.mknod(path, 0o666 | 0o020000, os.makedev(*minor))
+            os.chmod(path, 0o666)
+    return tree
+
+
+def chrooted(tree):
+    """`chroot TREE sleep`, once its root is the tree."""
+    p = harness.register(subprocess.Popen(["chroot", tree, "sleep", "600"], stdin=subprocess.DEVNULL))
+
+    def there():
+        try:
+            return os.readlink("/proc/%d/root" % p.pid) == tree and open("/proc/%d/comm" % p.pid).read().strip() == "sleep"
+        except OSError:
+            return p.poll() is not None
+
+    harness.wait_for("the chroot's sleep in %r" % tree, there)
+    if p.poll() is not None:
+        raise Failure("chroot %r exited with %d" % (tree, p.returncode))
+    return p
+
+
+# A chroot's path is named by whoever made the tree: a newline, a terminal title sequence and a
+# forged line of ptsguard's.
+HOSTILE_ROOT = "sid\n\x1b]0;pwned\x07ptsguard: [resolved] ptmx-missing (critical)"
+HOSTILE_ROOT_ESCAPED = "sid\\x0a\\x1b]0;pwned\\x07ptsguard: [resolved] ptmx-missing (critical)"
+
+
+@case("chroots")
+def chroots(ptsguard):
+    """Chroots in the caller's own mount namespace (sbuild, pbuilder, mock, arch-chroot roots in
+    the host's): each distinct root is an item of its own, judged on its own root. A healthy one
+    (the caller's /dev bound recursively) beside a broken one (a hand-made /dev without ptmx) with
+    two processes and a path of control bytes: the broken one is named (its root, exact in JSON,
+    escaped in text), ptmx-missing, exit 2; gone, exit 0."""
+    c = testlib.Checker()
+    procs = []
+    try:
+        good_tree = chroot_tree("good", "bind")
+        bad_tree = chroot_tree(HOSTILE_ROOT, "hand-made")
+        good = chrooted(good_tree)
+        bad = [chrooted(bad_tree), chrooted(bad_tree)]
+        procs = [good] + bad
+        own = mntns(os.getpid())
+
+        r = audit(ptsguard, "--json")
+        c.eq(r.returncode, 2, "exit status: the broken chroot's critical finding (stderr %r)" % r.stderr)
+        doc = json.loads(r.stdout)
+        testlib.validate_report(doc, error=Failure)
+        c.eq([f["id"] for f in doc["findings"] if f["severity"] != "info"], [], "the host (the caller) is healthy")
+        ours = [n for n in doc["namespaces"] if n["mntns"] == own]
+        by_root = {n.get("root"): n for n in ours}
+        c.eq(sorted(by_root, key=str), sorted([good_tree, bad_tree]), "the caller's namespace: one item for each chroot, named by its root, none for itself")
+        g, b = by_root.get(good_tree), by_root.get(bad_tree)
+        if g:
+            c.eq((g["pid"], g["pids_total"]), (good.pid, 1), "the healthy chroot: its process")
+            c.eq([f["id"] for f in g["report"]["findings"] if f["severity"] != "info"], [], "the healthy chroot (the caller's /dev bound): nothing above info")
+            c.eq((g["report"]["probe"]["performed"], g["report"]["probe"]["failed_step"]), (True, None), "the healthy chroot: a user allocates a pty there")
+        if b:
+            c.eq((b["pid"], b["pids_total"]), (min(p.pid for p in bad), 2), "the broken chroot: judged through its lowest pid, both processes counted")
+            c.eq([f["id"] for f in b["report"]["findings"] if f["severity"] != "info"], ["ptmx-missing"], "the broken chroot: its own /dev judged, not the host's")
+            c.eq(b["report"]["probe"]["failed_step"], "open_ptmx", "the broken chroot: the allocation probe fails there too, opening its /dev/ptmx")
+
+        # --namespace PID of a chrooted process: the same judgement, the same root named.
+        r = subprocess.run([ptsguard, "audit", "--json", "--namespace", str(bad[0].pid)], stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60)
+        n = json.loads(r.stdout)["namespaces"][0]
+        c.eq((r.returncode, n.get("root"), sorted(f["id"] for f in n["report"]["findings"] if f["severity"] != "info")), (2, bad_tree, ["ptmx-missing"]), "--namespace PID of the chroot")
+
+        r = audit(ptsguard)
+        c.eq(r.returncode, 2, "text: exit status")
+        header = "== mount namespace %d, root %s (pid %d sleep, 2 processes) ==" % (own, os.path.join(os.path.dirname(bad_tree), HOSTILE_ROOT_ESCAPED), min(p.pid for p in bad))
+        c.true(header in r.stdout, "text: the chroot's block names its root, escaped: %r in\n%s" % (header, r.stdout))
+        for what, text in (("stdout", r.stdout), ("stderr", r.stderr)):
+            c.true("\x1b" not in text and "\x07" not in text, "%s: no raw ESC or BEL" % what)
+            c.true(not any(line.startswith("ptsguard: [resolved]") for line in text.splitlines()), "%s: no forged line" % what)
+        c.true("--allow-own-namespace" in r.stdout, "text: repairing a chroot of the caller's namespace takes --allow-own-namespace")
+        c.true(r.stdout.rstrip().endswith("1 other namespace: no findings"), "the healthy chroot: one line:\n%s" % r.stdout)
+
+        r = audit(ptsguard, "--format", "prometheus")
+        line = 'ptsguard_finding{check="ptmx-missing",severity="critical",mntns="%d",container="",root="%s"} 1' % (own, bad_tree.replace("\\", "\\\\").replace("\n", "\\n"))
+        c.true(line in r.stdout, "prometheus: the chroot's series carry root: %r" % line)
+        c.true('ptsguard_findings{severity="critical",mntns="%d",container="",root="%s"} 0' % (own, good_tree) in r.stdout, "prometheus: the healthy chroot's count")
+
+        for p in bad:
+            p.kill()
+            p.wait()
+        r = audit(ptsguard, "--json")
+        c.eq(r.returncode, 0, "the broken chroot gone: 0 (stderr %r)" % r.stderr)
+        c.eq([n.get("root") for n in json.loads(r.stdout)["namespaces"] if n["mntns"] == own], [good_tree], "only the healthy chroot left")
+    finally:
+        for p in procs:
+            p.kill()
+            p.wait()
+    return c
+
+
 @case("exiting-processes")
 def exiting_processes(ptsguard):
     """Namespaces whose processes come and go during the walk: never an error."""

@@ -53,7 +53,8 @@ def expect(ct, inside=(), host=None, pty=None, disputed=(), listed=True):
     """What ct must show: inside, the ids of an audit run in it; host, the ids of its
     namespace audited from the host (default: the same); pty, pty-probe's fields as an
     unprivileged user; disputed, DISPUTED keys behind some of those ids; listed, whether
-    --all-namespaces lists it apart from the host (a chroot shares the host's namespace)."""
+    --all-namespaces lists it apart from the host (a chroot shares the host's namespace, and is
+    listed as one of its chroots, named by its root)."""
     ct.expect = {
         "inside": sorted(inside),
         "host": sorted(inside if host is None else host),
@@ -220,7 +221,7 @@ def verify_all_namespaces(h, host_expect):
         by_ns.setdefault(n.get("mntns"), []).append(n)
     ours = harness.mntns(os.getpid())
     check_ids(h, "audit --all-namespaces: the host", whole, sorted(host_expect))
-    h.check.true(ours not in by_ns, "audit --all-namespaces: the host's own namespace (%d) is the report itself, not an entry" % ours)
+    h.check.eq([n.get("pid") for n in by_ns.get(ours, []) if "root" not in n], [], "audit --all-namespaces: the host's own namespace (%d) is the report itself, not an entry (only its chroots are, with root)" % ours)
     # This case's processes share the machine's pid namespace: kernel threads are listed in
     # /proc, kdevtmpfs in a mount namespace of its own (devtmpfs at its root, no /dev/ptmx).
     # None of them is a container.
@@ -232,6 +233,14 @@ def verify_all_namespaces(h, host_expect):
         if e is None:
             continue
         got = by_ns.get(ct.mntns, [])
+        if ct.mntns == ours:
+            # A chroot of the host: its item is the one of its root, as the kernel names it.
+            try:
+                root = os.readlink("/proc/%d/root" % ct.pid)
+            except OSError:
+                root = None
+            got = [n for n in got if n.get("root") == root]
+            h.check.true(root is not None and root != "/", "%s: its process's root (%s) is a chroot's" % (ct.label, root))
         if not e["listed"]:
             h.check.eq(len(got), 0, "%s shares the host's mount namespace: no entry of its own" % ct.label)
             continue
@@ -257,9 +266,6 @@ def verify_all_namespaces(h, host_expect):
 
 # --------------------------------------------------------------------------
 # The cases: healthy ones first, then the known-broken setups
-
-NOT_LISTED = dict(listed=False)
-
 
 def report_inside(h, ct):
     """The report of `ptsguard audit --json` run inside ct."""
@@ -403,15 +409,16 @@ def bwrap_case(h):
 
 @case("schroot")
 def schroot_case(h):
-    """schroot's default profile: /dev and /dev/pts bound from the host, no namespace of its own."""
-    expect(h.start(harness.Schroot(h, "schroot")), **NOT_LISTED)
+    """schroot's default profile: /dev and /dev/pts bound from the host, no namespace of its own:
+    listed by --all-namespaces as a chroot of the host's, named by its root."""
+    expect(h.start(harness.Schroot(h, "schroot")))
     verify(h)
 
 
 @case("chroot")
 def chroot_case(h):
-    """A plain chroot: --rbind /dev, --make-rslave, /proc."""
-    expect(h.start(harness.Chroot(h, "chroot")), **NOT_LISTED)
+    """A plain chroot: --rbind /dev, --make-rslave, /proc; listed as a chroot of the host's."""
+    expect(h.start(harness.Chroot(h, "chroot")))
     verify(h)
 
 
@@ -631,7 +638,7 @@ def chroot_shared_dev_case(h):
     # table; `--namespace PID` of the chroot's process judges what is under its root, as the
     # audit inside does.
     on_host = broken + ["devpts-overmount"]
-    expect(ct, inside=broken, pty=dict(ok=True, uid=harness.USER_UID, gid=harness.USER_UID, mode="0600", by_name="same"), **NOT_LISTED)
+    expect(ct, inside=broken, pty=dict(ok=True, uid=harness.USER_UID, gid=harness.USER_UID, mode="0600", by_name="same"))
     verify(h, host_expect=on_host)
     report = json.loads(ptsguard(h, "audit", "--json").stdout)
     for f in report.get("findings", []):

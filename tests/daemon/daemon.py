@@ -2258,6 +2258,84 @@ def case_namespaces(ptsguard, opts):
                 pass
     c.done()
 
+def case_namespaces_chroot(ptsguard, opts):
+    """[Namespaces] Audit=all: a chroot in the daemon's own mount namespace (an sbuild or
+    pbuilder root: the machine's /usr bound read-only, a hand-made /dev without /dev/ptmx) is
+    followed apart and judged on its own root: ptmx-missing detected, resolved when the
+    daemon's /dev is bound over its /dev, detected again when that bind goes, and its going
+    said; every entry carries PTSGUARD_MNTNS= (the daemon's own namespace) and PTSGUARD_ROOT=
+    (the chroot's path), and the message names the root. A chroot sharing the daemon's /dev
+    stays quiet."""
+    c = Checker()
+    journal = Journald()
+    ino = str(os.stat("/proc/self/ns/mnt").st_ino)
+    trees = {}
+    for name in ("sid", "bound"):
+        tree = os.path.join(TEST_DIR, "chroots", name)
+        os.makedirs(tree)
+        sys_mount("tmpfs", tree, "tmpfs", 0, "mode=755")
+        for d in ("usr", "dev", "etc"):
+            os.mkdir(os.path.join(tree, d))
+        sys_mount("/usr", os.path.join(tree, "usr"), None, 4096)  # MS_BIND
+        for link in ("bin", "sbin", "lib", "lib32", "lib64", "libx32"):
+            if os.path.islink("/" + link):
+                os.symlink(os.readlink("/" + link), os.path.join(tree, link))
+        trees[name] = tree
+    for node, dev in (("null", (1, 3)), ("tty", (5, 0))):
+        os.mknod(os.path.join(trees["sid"], "dev", node), 0o666 | stat.S_IFCHR, os.makedev(*dev))
+        os.chmod(os.path.join(trees["sid"], "dev", node), 0o666)
+    run(["mount", "--rbind", "/dev", os.path.join(trees["bound"], "dev")])
+    procs = []
+    try:
+        daemon = Daemon(ptsguard, default_config() + "\n[Namespaces]\nAudit=all\nScanSec=1\n")
+        daemon.wait_ready()
+        for name in ("sid", "bound"):
+            p = register(subprocess.Popen(["chroot", trees[name], "sleep", "600"], stdin=subprocess.DEVNULL))
+            procs.append(p)
+            wait_for("the chroot's sleep in %s" % trees[name], lambda: os.readlink("/proc/%d/root" % p.pid) == trees[name] or p.poll() is not None)
+        tree = trees["sid"]
+
+        def entries(**m):
+            return journal.entries(PTSGUARD_MNTNS=ino, PTSGUARD_ROOT=tree, **m)
+
+        def wait_entries(what, n, **m):
+            wait_for(what, lambda: len(entries(**m)) >= n)
+            return entries(**m)
+
+        found = wait_entries("ptmx-missing detected in the chroot", 1, PTSGUARD_CHECK="ptmx-missing", PTSGUARD_STATE="detected")
+        e = found[0]
+        c.eq(e.get("PRIORITY"), "2", "critical priority")
+        c.true(e.get("MESSAGE", "").startswith("[mount namespace %s, root %s] ptmx-missing: " % (ino, tree)), "the message names the chroot's root: %r" % e.get("MESSAGE"))
+        try:
+            evidence = json.loads(e.get("PTSGUARD_EVIDENCE", ""))
+        except ValueError:
+            evidence = {}
+        c.eq(evidence.get("confirmed_by_probe"), True, "ptmx-missing confirmed by the probe under the chroot's root: %s" % e.get("PTSGUARD_EVIDENCE"))
+        c.eq([x.get("PTSGUARD_CHECK") for x in entries() if x.get("PTSGUARD_STATE") == "detected" and x.get("PRIORITY") != "6"], ["ptmx-missing"], "nothing else detected above info")
+
+        run(["mount", "--rbind", "/dev", os.path.join(tree, "dev")])
+        wait_entries("ptmx-missing resolved once the daemon's /dev is bound there", 1, PTSGUARD_CHECK="ptmx-missing", PTSGUARD_STATE="resolved")
+        run(["umount", "-R", "-l", os.path.join(tree, "dev")])
+        wait_entries("detected again once the bind is gone", 2, PTSGUARD_CHECK="ptmx-missing", PTSGUARD_STATE="detected")
+        bound = [x for x in journal.entries(PTSGUARD_MNTNS=ino) if x.get("PTSGUARD_ROOT") == trees["bound"] and x.get("PTSGUARD_STATE") == "detected" and x.get("PRIORITY") != "6"]
+        c.eq(bound, [], "the chroot bound to the daemon's /dev: nothing above info")
+
+        procs[0].kill()
+        procs[0].wait()
+        prefix = "Mount namespace %s, root %s is gone, with its " % (ino, tree)
+        wait_for("the chroot is forgotten", lambda: [x for x in entries() if x.get("MESSAGE", "").startswith(prefix)])
+        c.eq(len([x for x in entries() if x.get("MESSAGE", "").startswith(prefix)]), 1, "one entry for its going")
+        c.eq(len(entries(PTSGUARD_CHECK="ptmx-missing", PTSGUARD_STATE="resolved")), 1, "its going resolves nothing")
+        rc, _ = daemon.stop()
+        c.eq(rc, 0, "daemon exit status")
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+    c.done()
+
+
 # A machine scope as nspawn names it, systemd-escaped: unescaped, its name holds a newline, a
 # terminal title sequence and a forged line of ptsguard's.
 HOSTILE_SCOPE = r"machine-x\x0a\x1b]0;pwned\x07ptsguard: [resolved] ptmx-locked (critical).scope"
@@ -2603,6 +2681,7 @@ CASES = {
     "namespaces-joined": (case_namespaces_joined, True, True),
     "namespaces-limit": (case_namespaces_limit, True, True),
     "namespaces-control-bytes": (case_namespaces_control_bytes, True, True),
+    "namespaces-chroot": (case_namespaces_chroot, True, True),
 }
 
 if __name__ == "__main__":

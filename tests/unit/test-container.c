@@ -70,6 +70,27 @@ static pid_t child_in_own_mntns(void)
 	return child;
 }
 
+/* A child of our mount namespace chrooted into dir, once it is there; it waits to be killed. */
+static pid_t child_chrooted(const char *dir)
+{
+	int ready[2];
+	pid_t child;
+	char c;
+
+	EXPECT_INT(pipe2(ready, O_CLOEXEC), 0);
+	child = fork();
+	if (child == 0) {
+		if (chroot(dir) < 0 || chdir("/") < 0 || write(ready[1], "x", 1) != 1)
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	close(ready[1]);
+	EXPECT_INT(read(ready[0], &c, 1), 1);
+	close(ready[0]);
+	return child;
+}
+
 /* What the cgroup file systems would say, told by names: the directory named userdata is
  * delegated (a user's); "gone" is no directory; the hierarchy "unmounted" cannot be checked. */
 static int fake_trust(void *userdata, const struct cgroup_component *controllers,
@@ -337,9 +358,13 @@ int main(void)
 		EXPECT(l.pids_self >= 1);
 		EXPECT(mntns_find(&l, l.self_ino) == NULL);
 		for (size_t i = 0; i < l.n; i++) {
-			EXPECT(l.items[i].ino != l.self_ino);
+			/* Of our own namespace only its chroots are listed. */
+			EXPECT(l.items[i].ino != l.self_ino || l.items[i].chroot);
 			EXPECT(l.items[i].n_pids <= l.items[i].pids_total);
-			EXPECT(mntns_find(&l, l.items[i].ino) == &l.items[i]);
+			EXPECT(mntns_find_root(&l, l.items[i].ino, l.items[i].root_dev,
+					       l.items[i].root_ino) == &l.items[i]);
+			if (!l.items[i].chroot)
+				EXPECT(mntns_find(&l, l.items[i].ino) == &l.items[i]);
 		}
 		mntns_list_done(&l);
 		EXPECT_INT(mntns_enumerate("/nonexistent", NULL, NULL, &l), -ENOENT);
@@ -418,6 +443,44 @@ int main(void)
 		mntns_list_done(&plain);
 		kill(child, SIGKILL);
 		EXPECT_INT(waitpid(child, NULL, 0), child);
+	}
+	/* Chroots in our own namespace are listed, one item for each distinct root, with the
+	 * processes below it; our namespace at its own root is not. */
+	if (geteuid() == 0) {
+		char one[] = "/tmp/ptsguard-test-chroot-XXXXXX",
+		     two[] = "/tmp/ptsguard-test-chroot-XXXXXX";
+		const struct mntns *a, *b;
+		struct mntns_list l;
+		struct stat s1, s2;
+		pid_t kids[3] = { 0 };
+
+		EXPECT(mkdtemp(one) != NULL);
+		EXPECT(mkdtemp(two) != NULL);
+		EXPECT_INT(stat(one, &s1), 0);
+		EXPECT_INT(stat(two, &s2), 0);
+		kids[0] = child_chrooted(one);
+		kids[1] = child_chrooted(one);
+		kids[2] = child_chrooted(two);
+		EXPECT_INT(mntns_enumerate("/proc", NULL, NULL, &l), 0);
+		a = mntns_find_root(&l, l.self_ino, s1.st_dev, s1.st_ino);
+		b = mntns_find_root(&l, l.self_ino, s2.st_dev, s2.st_ino);
+		CHECK_MSG(a != NULL && b != NULL, "the chroots of our namespace not listed");
+		if (a && b) {
+			EXPECT(a->chroot && b->chroot);
+			EXPECT_INT(a->pids_total, 2);
+			EXPECT_INT(a->n_pids, 2);
+			EXPECT(a->pids[0] == kids[0] && a->pids[1] == kids[1]);
+			EXPECT_INT(b->pids_total, 1);
+			EXPECT_INT(b->pids[0], kids[2]);
+		}
+		EXPECT(mntns_find(&l, l.self_ino) == NULL);
+		mntns_list_done(&l);
+		for (int i = 0; i < 3; i++) {
+			kill(kids[i], SIGKILL);
+			EXPECT_INT(waitpid(kids[i], NULL, 0), kids[i]);
+		}
+		EXPECT_INT(rmdir(one), 0);
+		EXPECT_INT(rmdir(two), 0);
 	}
 	/* Seen from a mount namespace of our own, the kernel threads are another namespace's
 	 * processes (kthreadd's): none of them may be a candidate to audit it through. */
