@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include "probe/mntns.h"
+#include "util/fileio.h"
 #include "probe/statmount-abi.h"
 #include "util/alloc.h"
 #include "util/macro.h"
@@ -55,8 +56,10 @@ int mntns_root_of_pid(int proc_fd, pid_t pid, struct stat *ret)
 {
 	char path[48];
 
+	/* From what the kernel cached: a root on a FUSE whose daemon stopped answering (a user
+	 * may chroot into one in a user namespace) must not stop the listing. */
 	snprintf(path, sizeof(path), "%d/root", (int)pid);
-	return fstatat(proc_fd, path, ret, 0) < 0 ? -errno : 0;
+	return stat_nosync(proc_fd, path, 0, ret);
 }
 
 /* Every item of a namespace (its own and its chroots') is indexed under its inode. */
@@ -101,8 +104,8 @@ int mntns_enumerate(const char *proc, mntns_known_fn known, void *userdata, stru
 	if (fstatat(proc_fd, "self/ns/mnt", &self, 0) < 0)
 		return -errno;
 	l.self_ino = self.st_ino;
-	if (fstatat(proc_fd, "self/root", &self_root, 0) < 0)
-		return -errno;
+	if ((r = stat_nosync(proc_fd, "self/root", 0, &self_root)) < 0)
+		return r;
 	/* Kernel threads are all in the namespace of kthreadd (pid 2, when /proc shows them at
 	 * all): only that namespace's processes need their stat read to tell. */
 	kthread_ino = mntns_of_pid(proc_fd, 2);

@@ -298,8 +298,8 @@ int namespace_target_open(pid_t pid, struct namespace_target **ret)
 	root = self_root_cached();
 	if (!root)
 		return -errno;
-	if (fstat(t->root_fd, &st) < 0)
-		return gone(errno);
+	if ((r = stat_nosync(t->root_fd, "", AT_EMPTY_PATH, &st)) < 0)
+		return gone(-r);
 	t->root_is_ours = st.st_dev == root->st_dev && st.st_ino == root->st_ino;
 	t->root_dev = st.st_dev;
 	t->root_ino = st.st_ino;
