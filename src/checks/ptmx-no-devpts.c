@@ -22,15 +22,35 @@ static int ptmx_no_devpts(const struct check_context *ctx, const struct check_in
 	json_object_object_add(ev, "ptmx", json_object_new_string(a->ptmx_final->path));
 	json_object_object_add(ev, "pts", json_object_new_string(a->pts_path));
 	json_object_object_add(ev, "pts_state", json_object_new_string(state));
+	if (pts && pts->type == NODE_SYMLINK)
+		json_object_object_add(ev, "pts_target", json_new_string_or_null(pts->target));
 	f = findings_add(out, info, info->severity, ev);
 	if (!f ||
 	    set_printf(&f->summary,
 		       "nothing devpts is mounted at %s (%s): every open of %s fails with ENODEV",
 		       a->pts_path, state, a->ptmx_final->path) < 0 ||
-	    set_printf(&f->remedy,
-		       "mkdir -p %s && mount -t devpts -o gid=%u,mode=620,ptmxmode=000 devpts %s",
-		       a->pts_path, (unsigned)ctx->snap->tty_gid, a->pts_path) < 0 ||
 	    set_printf(&f->mountpoint, "%s", a->pts_path) < 0)
+		return -ENOMEM;
+	/* The kernel looks for a mount on the name pts itself and never follows a link there;
+	 * mkdir -p and mount would follow it, mount on its target (over a devpts already there,
+	 * if any) and leave /dev/ptmx failing as before. */
+	if (pts && pts->type == NODE_SYMLINK) {
+		if (set_printf(&f->remedy,
+			       "%s is a symlink (to %s): mkdir -p and mount would follow it and "
+			       "mount on its target (stacking a second devpts if one is there), "
+			       "where %s never looks; remove the link first: rm %s && mkdir %s && "
+			       "mount -t devpts -o gid=%u,mode=620,ptmxmode=000 devpts %s (or, to "
+			       "keep the link, mount on its target deliberately with ptmxmode=0666 "
+			       "and make %s a symlink to pts/ptmx)",
+			       a->pts_path, pts->target ?: "?", a->ptmx_final->path, a->pts_path,
+			       a->pts_path, (unsigned)ctx->snap->tty_gid, a->pts_path,
+			       a->ptmx_final->path) < 0)
+			return -ENOMEM;
+		return 0;
+	}
+	if (set_printf(&f->remedy,
+		       "mkdir -p %s && mount -t devpts -o gid=%u,mode=620,ptmxmode=000 devpts %s",
+		       a->pts_path, (unsigned)ctx->snap->tty_gid, a->pts_path) < 0)
 		return -ENOMEM;
 	return 0;
 }
@@ -43,7 +63,9 @@ const struct check_info check_ptmx_no_devpts = {
 	.explanation = "Since Linux 4.7 a /dev/ptmx character node finds its devpts instance by "
 		       "looking up \"pts\" in its own directory. Nothing devpts is mounted there "
 		       "(or the directory is missing), so every open of /dev/ptmx fails with "
-		       "ENODEV.",
+		       "ENODEV. The kernel looks for a mount on the name pts itself: when pts is a "
+		       "symlink, it never follows it, and the remedy says to remove the link "
+		       "rather than mount through it.",
 	.remedy = "mkdir -p /dev/pts && mount -t devpts -o gid=5,mode=620,ptmxmode=000 devpts "
 		  "/dev/pts",
 	.run = ptmx_no_devpts,
