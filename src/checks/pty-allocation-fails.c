@@ -1,4 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "checks/check.h"
 #include "util/string-util.h"
 
@@ -27,6 +31,141 @@ static bool errno_predicted(const struct probe_prediction *p, int e)
 		if (p->errnos[i] == e)
 			return true;
 	return false;
+}
+
+/* Does a devices.list line ("c 5:2 rwm", "a *:* rwm", "c 136:* rw") allow rw on c major:minor
+ * (minor < 0: any minor of it)? */
+static bool devices_rule_allows(const char *line, size_t n, unsigned major, int minor)
+{
+	char type, maj[16], min[16], acc[8];
+	char buf[64];
+
+	if (n >= sizeof(buf))
+		return false;
+	memcpy(buf, line, n);
+	buf[n] = 0;
+	if (sscanf(buf, "%c %15[^:]:%15s %7s", &type, maj, min, acc) != 4)
+		return false;
+	if (type != 'a' && type != 'c')
+		return false;
+	if (!streq(maj, "*") && strtoul(maj, NULL, 10) != major)
+		return false;
+	if (!streq(min, "*") && (minor < 0 || strtol(min, NULL, 10) != minor))
+		return false;
+	return strchr(acc, 'r') && strchr(acc, 'w');
+}
+
+/* devices.list allows c major:minor rw: 1; does not: 0; lists "a *:* rwm", the whole list of a
+ * cgroup whose default is allow, which hides its deny rules: -1. */
+static int devices_list_allows(const char *list, unsigned major, int minor)
+{
+	int allowed = 0;
+
+	for (const char *p = list; p && *p;) {
+		const char *nl = strchr(p, '\n');
+		size_t n = nl ? (size_t)(nl - p) : strlen(p);
+
+		if (n == 9 && memcmp(p, "a *:* rwm", 9) == 0)
+			return -1;
+		if (devices_rule_allows(p, n, major, minor))
+			allowed = 1;
+		p += n + (nl ? 1 : 0);
+	}
+	return allowed;
+}
+
+/* The systemd unit of a cgroup path: its last component that ends in .service or .scope, as a
+ * pointer into path with *len, or NULL. */
+static const char *cgroup_unit(const char *path, size_t *len)
+{
+	const char *unit = NULL;
+
+	for (const char *p = path; *p;) {
+		const char *slash = strchr(p, '/');
+		size_t n = slash ? (size_t)(slash - p) : strlen(p);
+
+		if ((n > 8 && memcmp(p + n - 8, ".service", 8) == 0) ||
+		    (n > 6 && memcmp(p + n - 6, ".scope", 6) == 0)) {
+			unit = p;
+			*len = n;
+		}
+		p += n + (slash ? 1 : 0);
+	}
+	return unit;
+}
+
+/* An open that failed with EPERM where the probe's device cgroup was read (probe/cgroup.h): the
+ * remedy names that cgroup and what it belongs to. 1 when it did, 0 when the cgroup is not to
+ * blame (its list allows the node), -ENOMEM. */
+static int device_cgroup_remedy(const struct check_context *ctx, enum alloc_step failed,
+				json_object *ev, struct finding *f)
+{
+	const struct device_cgroup *d = ctx->snap->device_cgroup;
+	bool slave = failed == ALLOC_STEP_OPEN_SLAVE;
+	const char *node = slave ? "c 136:*" : "c 5:2", *unit;
+	_cleanup_free_ char *owner = NULL;
+	json_object *o;
+	size_t unit_len = 0;
+	int allows = -1;
+
+	if (!d || ctx->snap->probe.error != EPERM)
+		return 0;
+	if (d->version == 1 && d->list) {
+		allows = devices_list_allows(d->list, slave ? 136 : 5, slave ? -1 : 2);
+		if (allows == 1)
+			return 0;
+	}
+	unit = cgroup_unit(d->path, &unit_len);
+	if (d->container_manager) {
+		if (set_printf(&owner, "container %s %s", d->container_manager,
+			       d->container_name ?: "?") < 0)
+			return -ENOMEM;
+	} else if (unit && set_printf(&owner, "unit %.*s", (int)unit_len, unit) < 0)
+		return -ENOMEM;
+	o = json_object_new_object();
+	json_object_object_add(o, "version", json_object_new_int64(d->version));
+	json_object_object_add(o, "path", json_object_new_string(d->path));
+	json_object_object_add(o, "unit",
+			       unit ? json_object_new_string_len(unit, (int)unit_len) : NULL);
+	json_object_object_add(o, "container",
+			       d->container_manager ? json_object_new_string(owner) : NULL);
+	json_object_object_add(o, "device", json_object_new_string(node));
+	json_object_object_add(o, "listed",
+			       allows < 0 ? NULL : json_object_new_boolean(allows == 1));
+	json_object_object_add(ev, "device_cgroup", o);
+	if (d->version == 2)
+		return set_printf(
+			   &f->remedy,
+			   "a device cgroup program (cgroup v2 BPF, e.g. systemd "
+			   "DevicePolicy=closed without DeviceAllow=char-pts) denies %s rw to "
+			   "the processes of cgroup %s%s%s%s: allow it where that program comes "
+			   "from (DeviceAllow=char-pts rw and DeviceAllow=/dev/ptmx rw for a "
+			   "unit, the runtime's device rules for a container); a seccomp filter "
+			   "returning EPERM does the same (Seccomp: in /proc/PID/status)",
+			   node, d->path, owner ? " (" : "", owner ?: "", owner ? ")" : "") < 0
+			   ? -ENOMEM
+			   : 1;
+	if (allows == 0)
+		return set_printf(
+			   &f->remedy,
+			   "the device cgroup %s%s%s%s (cgroup v1) does not allow %s rw: its "
+			   "devices.list has no rule for it; allow it (echo '%s rwm' > "
+			   "/sys/fs/cgroup/devices%s/devices.allow, and lastingly in the unit's "
+			   "DeviceAllow=char-pts or the container's device rules)",
+			   d->path, owner ? " (" : "", owner ?: "", owner ? ")" : "", node, node,
+			   d->path) < 0
+			   ? -ENOMEM
+			   : 1;
+	return set_printf(&f->remedy,
+			  "the device cgroup %s%s%s%s (cgroup v1) denies %s rw: its devices.list "
+			  "shows only \"a *:* rwm\", which is all a cgroup whose default is allow "
+			  "shows, its deny rules hidden; allow it (echo '%s rwm' > "
+			  "/sys/fs/cgroup/devices%s/devices.allow, and lastingly in the unit's or "
+			  "the container's device rules)",
+			  d->path, owner ? " (" : "", owner ?: "", owner ? ")" : "", node, node,
+			  d->path) < 0
+		   ? -ENOMEM
+		   : 1;
 }
 
 static int pty_allocation_fails(const struct check_context *ctx, const struct check_info *info,
@@ -120,6 +259,13 @@ static int pty_allocation_fails(const struct check_context *ctx, const struct ch
 			return -ENOMEM;
 		return 0;
 	}
+	/* EPERM opening a node: the device cgroup the probe met, when its rules do not clear it. */
+	if (failed == ALLOC_STEP_OPEN_PTMX || failed == ALLOC_STEP_OPEN_SLAVE) {
+		int r = device_cgroup_remedy(ctx, failed, ev, f);
+
+		if (r != 0)
+			return r < 0 ? r : 0;
+	}
 	if (set_printf(&f->remedy,
 		       "find what denies %s to uid %u beyond the mount table: an LSM (journalctl "
 		       "-k | grep -i -e apparmor -e avc), the device cgroup (c 5:2 and c 136:* "
@@ -142,7 +288,12 @@ const struct check_info check_pty_allocation_fails = {
 	    "TIOCGPTPEER gives. That allocation failed. When no other finding predicts the step "
 	    "it failed at, what denies it is outside what ptsguard reads statically: a Linux "
 	    "security module (AppArmor, SELinux), the device cgroup, a seccomp filter, or a "
-	    "kernel quirk. When a critical finding predicts it, that finding says "
+	    "kernel quirk. An open of /dev/ptmx or of the slave failing with EPERM names the "
+	    "device cgroup of the judged process (ptsguard's own for its own namespace): on "
+	    "cgroup v1 its path, and whether its devices.list allows c 5:2 or c 136:*; on cgroup "
+	    "v2, where the rules are a BPF program nothing lists, the cgroup that carries it; "
+	    "with the systemd unit (the path's last .service or .scope) or the container it "
+	    "belongs to. When a critical finding predicts it, that finding says "
 	    "\"confirmed_by_probe\": true instead, and this one is not reported. When only a "
 	    "warning predicts it (/dev/ptmx of mode 0600, no pty left), it is reported here all "
 	    "the same, naming that warning (\"predicted_by\") and taking its remedy: users are "

@@ -11,11 +11,15 @@
 #include <unistd.h>
 
 #include "probe/cgroup.h"
+#include "probe/container.h"
 #include "probe/namespace.h"
+#include "util/fileio.h"
 #include "util/macro.h"
 #include "util/string-util.h"
 
 #define CGROUP_FILE_MAX (64u << 10)
+/* A devices.list has a line per rule: a container's few dozen, far below this. */
+#define DEVICES_LIST_MAX (64u << 10)
 
 enum { HIER_UNIFIED, HIER_DEVICES };
 
@@ -119,8 +123,9 @@ void probe_cgroup_fds_close(int fds[ALLOC_CGROUP_FDS])
 		closep(&fds[i]);
 }
 
-/* cgroup.procs of path (absolute, as /proc/PID/cgroup says) beneath hierarchy mount fd. */
-static int open_procs(int mount_fd, const char *path, unsigned long magic)
+/* The directory of path (absolute, as /proc/PID/cgroup says) beneath hierarchy mount fd, an
+ * O_PATH descriptor, checked to be of the file system magic. */
+static int open_cgroup_dir(int mount_fd, const char *path, unsigned long magic)
 {
 	struct open_how how = {
 		.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
@@ -129,7 +134,6 @@ static int open_procs(int mount_fd, const char *path, unsigned long magic)
 	};
 	_cleanup_close_ int dir = -EBADF;
 	struct statfs sfs;
-	int fd;
 
 	if (path[0] != '/')
 		return -EBADMSG;
@@ -142,6 +146,17 @@ static int open_procs(int mount_fd, const char *path, unsigned long magic)
 		return -errno;
 	if ((unsigned long)sfs.f_type != magic)
 		return -EXDEV;
+	return TAKE_FD(dir);
+}
+
+/* cgroup.procs of path beneath hierarchy mount fd. */
+static int open_procs(int mount_fd, const char *path, unsigned long magic)
+{
+	_cleanup_close_ int dir = open_cgroup_dir(mount_fd, path, magic);
+	int fd;
+
+	if (dir < 0)
+		return dir;
 	fd = openat(dir, "cgroup.procs", O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
 	return fd >= 0 ? fd : -errno;
 }
@@ -176,5 +191,74 @@ int probe_cgroup_procs_of(const struct namespace_target *t, int fds[ALLOC_CGROUP
 		}
 		fds[i] = r;
 	}
+	return 0;
+}
+
+/* devices.list of the v1 cgroup path, read only (a kernel file: no FIFO can be put there). */
+static int read_devices_list(const char *path, char **ret)
+{
+	_cleanup_close_ int dir = -EBADF, fd = -EBADF;
+	int mount_fd = hierarchy_fd(HIER_DEVICES);
+
+	if (mount_fd < 0)
+		return mount_fd;
+	dir = open_cgroup_dir(mount_fd, path, CGROUP_SUPER_MAGIC);
+	if (dir < 0)
+		return dir;
+	fd = openat(dir, "devices.list", O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	if (fd < 0)
+		return -errno;
+	return read_kernel_fd(fd, DEVICES_LIST_MAX, ret, NULL);
+}
+
+int probe_device_cgroup(const struct namespace_target *t, struct device_cgroup **ret)
+{
+	_cleanup_(device_cgroup_freep) struct device_cgroup *d = NULL;
+	_cleanup_free_ char *text = NULL;
+	char *paths[ALLOC_CGROUP_FDS];
+	bool other = t && !t->own;
+	int r;
+
+	*ret = NULL;
+	r = ns_read_proc(other ? t : NULL, "cgroup", CGROUP_FILE_MAX, &text, NULL);
+	if (r < 0)
+		return r;
+	r = parse_cgroups(text, paths);
+	if (r < 0)
+		return r;
+	d = calloc(1, sizeof(*d));
+	if (!d)
+		return -ENOMEM;
+	/* Where the v1 controller is mounted and the process is in it, its rules are the ones
+	 * met (a hybrid host may have BPF programs on the unified side too, which nothing lists).
+	 */
+	if (paths[HIER_DEVICES] && hierarchy_fd(HIER_DEVICES) >= 0) {
+		d->version = 1;
+		d->path = strdup(paths[HIER_DEVICES]);
+		if (!d->path)
+			return -ENOMEM;
+		r = read_devices_list(d->path, &d->list);
+		if (r == -ENOMEM)
+			return r;
+	} else if (paths[HIER_UNIFIED] && hierarchy_fd(HIER_UNIFIED) >= 0) {
+		d->version = 2;
+		d->path = strdup(paths[HIER_UNIFIED]);
+		if (!d->path)
+			return -ENOMEM;
+	} else
+		return -ENOENT;
+	if (other) {
+		struct container c = { 0 };
+
+		r = container_probe("/proc", t->pid, MACHINES_DIR, &c);
+		if (r > 0 && c.manager &&
+		    (!(d->container_manager = strdup(c.manager)) ||
+		     ((c.name || c.id) && !(d->container_name = strdup(c.name ?: c.id))))) {
+			container_done(&c);
+			return -ENOMEM;
+		}
+		container_done(&c);
+	}
+	*ret = TAKE_PTR(d);
 	return 0;
 }

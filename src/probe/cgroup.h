@@ -14,6 +14,7 @@
 #pragma once
 
 #include "probe/allocation.h"
+#include "snapshot/snapshot.h"
 
 struct namespace_target;
 
@@ -23,3 +24,10 @@ struct namespace_target;
  * runs in our cgroup); -EBADMSG when /proc/PID/cgroup is ambiguous; another -errno. */
 int probe_cgroup_procs_of(const struct namespace_target *t, int fds[ALLOC_CGROUP_FDS]);
 void probe_cgroup_fds_close(int fds[ALLOC_CGROUP_FDS]);
+
+/* The device cgroup of t's process (t NULL or our own: ours), for a probe whose open failed
+ * with EPERM: the v1 devices cgroup and its devices.list where that controller is mounted and
+ * the process is in it, else the unified cgroup (version 2, no list); for another namespace, the
+ * container it belongs to. The directory is opened as the cgroup.procs files above are, the list
+ * read only. 0 and *ret; -ENOENT when neither hierarchy is there; another -errno. */
+int probe_device_cgroup(const struct namespace_target *t, struct device_cgroup **ret);

@@ -279,9 +279,26 @@ static int probe_details_in(const struct probe_options *opts, struct snapshot *s
 	return 0;
 }
 
+/* An open that failed with EPERM for the probe: the device cgroup its user met, for the check to
+ * name. Nothing is read otherwise: a healthy host pays nothing. */
+static int probe_denied_open(const struct probe_options *opts, struct snapshot *s)
+{
+	enum alloc_step step;
+	int r;
+
+	if (!alloc_probe_failed(&s->probe, &step) || s->probe.error != EPERM ||
+	    (step != ALLOC_STEP_OPEN_PTMX && step != ALLOC_STEP_OPEN_SLAVE))
+		return 0;
+	r = probe_device_cgroup(opts ? opts->ns : NULL, &s->device_cgroup);
+	return r == -ENOMEM ? r : 0;
+}
+
 int probe_details(const struct probe_options *opts, struct snapshot *s, const struct analysis *a)
 {
 	int r = probe_details_in(opts, s, a);
+
+	if (r >= 0)
+		r = probe_denied_open(opts, s);
 
 	ns_dirs_end(opts ? opts->ns : NULL);
 	return r;

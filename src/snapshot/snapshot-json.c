@@ -138,6 +138,22 @@ json_object *snapshot_namespace_to_json(const struct snapshot_namespace *ns)
 
 /* ---- writing ---- */
 
+static json_object *device_cgroup_to_json(const struct device_cgroup *d)
+{
+	json_object *o = json_object_new_object(), *c = NULL;
+
+	json_object_object_add(o, "version", json_object_new_int64(d->version));
+	json_object_object_add(o, "path", json_object_new_string(d->path));
+	json_object_object_add(o, "list", json_new_string_or_null(d->list));
+	if (d->container_manager) {
+		c = json_object_new_object();
+		json_object_object_add(c, "manager", json_object_new_string(d->container_manager));
+		json_object_object_add(c, "name", json_new_string_or_null(d->container_name));
+	}
+	json_object_object_add(o, "container", c);
+	return o;
+}
+
 json_object *snapshot_to_json(const struct snapshot *s)
 {
 	json_object *root = json_object_new_object(), *k = json_object_new_object();
@@ -257,6 +273,9 @@ json_object *snapshot_to_json(const struct snapshot *s)
 		json_object_object_add(root, "namespace", snapshot_namespace_to_json(s->ns));
 	if (s->probe.status != ALLOC_NOT_RECORDED)
 		json_object_object_add(root, "probe", alloc_probe_to_json(&s->probe));
+	if (s->device_cgroup)
+		json_object_object_add(root, "device_cgroup",
+				       device_cgroup_to_json(s->device_cgroup));
 	return root;
 }
 
@@ -449,6 +468,47 @@ static int load_array(json_object *root, const char *key, load_item_fn fn, struc
 	return 0;
 }
 
+/* The optional "device_cgroup": a version 1 has a list or null, a version 2 none. */
+static int load_device_cgroup(json_object *root, struct snapshot *s, struct load_error *err)
+{
+	_cleanup_(device_cgroup_freep) struct device_cgroup *d = NULL;
+	const char *path, *list, *manager = NULL, *name = NULL;
+	json_object *o, *c;
+	long version;
+	int r;
+
+	r = json_get(root, "", "device_cgroup", json_type_object, JSON_OPTIONAL, &o, err);
+	if (r < 0 || !o)
+		return r;
+	if ((r = json_get_long(o, "device_cgroup", "version", 1, 2, JSON_REQUIRED, &version, err)) <
+		0 ||
+	    (r = json_get_string(o, "device_cgroup", "path", JSON_REQUIRED, &path, err)) < 0 ||
+	    (r = json_get_string(o, "device_cgroup", "list", JSON_NULLABLE | JSON_OPTIONAL, &list,
+				 err)) < 0 ||
+	    (r = json_get(o, "device_cgroup", "container", json_type_object,
+			  JSON_NULLABLE | JSON_OPTIONAL, &c, err)) < 0)
+		return r;
+	if (path[0] != '/')
+		return load_fail(err, "key 'device_cgroup.path': \"%s\" is not absolute", path);
+	if (version == 2 && list)
+		return load_fail(err, "key 'device_cgroup.list': cgroup v2 has no devices.list");
+	if (c && ((r = json_get_string(c, "device_cgroup.container", "manager", JSON_REQUIRED,
+				       &manager, err)) < 0 ||
+		  (r = json_get_string(c, "device_cgroup.container", "name", JSON_NULLABLE, &name,
+				       err)) < 0))
+		return r;
+	d = calloc(1, sizeof(*d));
+	if (!d)
+		return -ENOMEM;
+	d->version = (unsigned)version;
+	if (!(d->path = strdup(path)) || (list && !(d->list = strdup(list))) ||
+	    (manager && !(d->container_manager = strdup(manager))) ||
+	    (name && !(d->container_name = strdup(name))))
+		return -ENOMEM;
+	s->device_cgroup = TAKE_PTR(d);
+	return 0;
+}
+
 int snapshot_from_json(json_object *root, struct snapshot **ret, struct load_error *err)
 {
 	_cleanup_(snapshot_freep) struct snapshot *s = NULL;
@@ -541,7 +601,8 @@ int snapshot_from_json(json_object *root, struct snapshot **ret, struct load_err
 	    (r = load_namespace(root, s, err)) < 0)
 		return r;
 	if ((r = json_get(root, "", "probe", json_type_object, JSON_OPTIONAL, &v, err)) < 0 ||
-	    (v && (r = alloc_probe_from_json(v, "probe", &s->probe, err)) < 0))
+	    (v && (r = alloc_probe_from_json(v, "probe", &s->probe, err)) < 0) ||
+	    (r = load_device_cgroup(root, s, err)) < 0)
 		return r;
 
 	*ret = TAKE_PTR(s);

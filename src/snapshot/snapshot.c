@@ -32,6 +32,18 @@ struct snapshot *snapshot_new(void)
 	return s;
 }
 
+struct device_cgroup *device_cgroup_free(struct device_cgroup *d)
+{
+	if (!d)
+		return NULL;
+	free(d->path);
+	free(d->list);
+	free(d->container_manager);
+	free(d->container_name);
+	free(d);
+	return NULL;
+}
+
 struct snapshot *snapshot_free(struct snapshot *s)
 {
 	if (!s)
@@ -61,6 +73,7 @@ struct snapshot *snapshot_free(struct snapshot *s)
 	free(s->tty_sessions);
 	initramfs_record_free(s->initramfs);
 	snapshot_namespace_free(s->ns);
+	device_cgroup_free(s->device_cgroup);
 	free(s);
 	return NULL;
 }

@@ -112,6 +112,23 @@ struct holders_progress {
 	uint64_t fds_scanned;
 };
 
+/* The device cgroup of the judged namespace's process (ptsguard's own for its own namespace), read
+ * only when the allocation probe's open of /dev/ptmx or of its slave failed with EPERM: what the
+ * check names as the denial's likely source. Optional in JSON ("device_cgroup"). */
+struct device_cgroup {
+	/* 1: the v1 devices controller, whose rules devices.list shows; 2: the unified hierarchy,
+	 * whose device rules are BPF programs nothing lists */
+	unsigned version;
+	char *path; /* the cgroup, as /proc/PID/cgroup names it */
+	char *list; /* version 1: devices.list as read; NULL when not read */
+	/* The container the process belongs to (probe/container.h), or NULL */
+	char *container_manager;
+	char *container_name; /* its name, else its id */
+};
+
+struct device_cgroup *device_cgroup_free(struct device_cgroup *d);
+DEFINE_POINTER_CLEANUP(struct device_cgroup, device_cgroup_free)
+
 struct snapshot {
 	char *hostname;
 	char *kernel_release;
@@ -158,6 +175,8 @@ struct snapshot {
 	/* The allocation probe (snapshot/allocation.h); ALLOC_NOT_RECORDED when the snapshot has
 	 * none. Optional in JSON. */
 	struct alloc_probe probe;
+	/* NULL unless that probe failed an open with EPERM and the cgroup could be read. */
+	struct device_cgroup *device_cgroup;
 };
 
 struct snapshot *snapshot_new(void);

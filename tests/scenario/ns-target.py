@@ -498,6 +498,19 @@ def ns_device_cgroup(sc):
                     "the probe met the namespace's device rule: %s" % json.dumps(probe, sort_keys=True))
         sc.check.true("pty-allocation-fails" in ids(inner), "pty-allocation-fails: %s" % ids(inner))
         sc.check.eq(rc, 2, "exit status: critical")
+        # The remedy names the device cgroup, by the path the namespace's process is in: a
+        # default-allow v1 cgroup lists only "a *:* rwm", its deny rule hidden.
+        cg_path = "/" + os.path.basename(cg.path)
+        f = next((x for x in inner.get("findings", []) if x.get("id") == "pty-allocation-fails"), {})
+        dcg = (f.get("evidence") or {}).get("device_cgroup") or {}
+        sc.check.eq((dcg.get("version"), dcg.get("path"), dcg.get("device"), dcg.get("listed")),
+                    (1, cg_path, "c 5:2", None), "evidence: the device cgroup: %s" % dcg)
+        remedy = f.get("remedy") or ""
+        sc.check.true(("the device cgroup %s" % cg_path) in remedy and "c 5:2" in remedy and "LSM" not in remedy,
+                      "the remedy names the device cgroup and its path: %r" % remedy)
+        snap = sc.run_ptsguard("snapshot", "--namespace", str(t.pid))
+        sc.check.eq((json.loads(snap.stdout).get("device_cgroup") or {}).get("path"), cg_path,
+                    "the snapshot records the device cgroup")
         r = sc.run_ptsguard("audit", "--all-namespaces", "--json")
         every = json.loads(r.stdout).get("namespaces") or []
         got = [((n.get("report") or {}).get("probe") or {}).get("failed_step") for n in every if n.get("mntns") == t.mntns]
@@ -505,6 +518,51 @@ def ns_device_cgroup(sc):
         # The probe's child joined and left: nothing of ours stays in the namespace's cgroup.
         with open(os.path.join(cg.path, "cgroup.procs")) as f:
             sc.check.eq([int(x) for x in f.read().split()], [t.pid], "only the namespace's process is in its cgroup")
+    finally:
+        cg.remove([t] if "t" in locals() else [])
+
+
+@case("device-cgroup-pts")
+def ns_device_cgroup_pts(sc):
+    """A namespace whose v1 device cgroup allows a list of devices, as container runtimes and
+    systemd's DevicePolicy=closed write it, with /dev/ptmx but without the slaves (c 136:*):
+    ptys allocate, and every slave open fails EPERM. The remedy names the device cgroup, its path
+    and the rule missing from its devices.list, not an LSM or seccomp. Beside it, the same cgroup
+    with c 136:* allowed: healthy."""
+    sc.setup_base()
+    sc.mount_devpts("/dev/pts", HEALTHY)
+    cg = Cgroup(sc, "/sys/fs/cgroup/devices", "devices")
+    try:
+        cg.write("devices.deny", "a")
+        for rule in ("c 1:3 rwm", "c 5:0 rwm", "c 5:2 rwm"):
+            cg.write("devices.allow", rule)
+        t = Target(sc, cg.join_argv() + OWN_DEV % "newinstance,gid=5,mode=620,ptmxmode=666")
+        user = subprocess.run(["sh", "-c", cg.join_argv() + "exec nsenter -t %d -m setpriv --reuid=%d --regid=%d --clear-groups %s"
+                               % (t.pid, UNPRIVILEGED_UID, UNPRIVILEGED_GID, sc.pty_probe)],
+                              stdin=sc.null, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=20)
+        res = json.loads(user.stdout.strip().splitlines()[-1] if user.stdout.strip() else "{}")
+        # pty-probe gets its slave by TIOCGPTPEER; the open by name is what programs do.
+        sc.check.eq(res.get("by_name"), "EPERM", "a user in the namespace's cgroup opens the slave by name: %s %s" % (res, user.stderr))
+        host, ns, rc = audit_ns(sc, t)
+        inner = ns.get("report") or {}
+        probe = inner.get("probe") or {}
+        sc.check.eq((probe.get("failed_step"), (probe.get("errno") or {}).get("name")), ("open_slave", "EPERM"),
+                    "the probe met the namespace's device rule: %s" % json.dumps(probe, sort_keys=True))
+        sc.check.eq(ids(inner), ["pty-allocation-fails"], "findings")
+        cg_path = "/" + os.path.basename(cg.path)
+        f = next((x for x in inner.get("findings", []) if x.get("id") == "pty-allocation-fails"), {})
+        dcg = (f.get("evidence") or {}).get("device_cgroup") or {}
+        sc.check.eq((dcg.get("version"), dcg.get("path"), dcg.get("device"), dcg.get("listed")),
+                    (1, cg_path, "c 136:*", False), "evidence: the device cgroup: %s" % dcg)
+        remedy = f.get("remedy") or ""
+        sc.check.true(("the device cgroup %s" % cg_path) in remedy and "c 136:*" in remedy and "devices.list" in remedy
+                      and "LSM" not in remedy, "the remedy names the device cgroup, its path and the rule: %r" % remedy)
+        sc.check.eq(rc, 2, "exit status: critical")
+        # The healthy variant: the slaves allowed too.
+        cg.write("devices.allow", "c 136:* rwm")
+        host, ns, rc = audit_ns(sc, t)
+        inner = ns.get("report") or {}
+        sc.check.eq((ids(inner), (inner.get("probe") or {}).get("failed_step")), ([], None), "c 136:* allowed: healthy")
     finally:
         cg.remove([t] if "t" in locals() else [])
 

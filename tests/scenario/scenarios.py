@@ -35,6 +35,7 @@ from harness import (  # noqa: E402
     log,
     mount_stack,
     other_namespace_masters,
+    read_mountinfo,
     session_pty,
     user_reopens,
     case_registry,
@@ -653,6 +654,41 @@ def no_devpts(sc):
     sc.expect(report, ["ptmx-no-devpts"])
     res = sc.probe()
     sc.expect_probe(res, ok=False, step="open", errno=19, error="ENODEV")
+
+
+@case("pts-symlink")
+def pts_symlink(sc):
+    """/dev/pts a symlink to a directory, nothing devpts mounted. A /dev/ptmx char node finds its
+    instance by a mount on the name pts itself, never through a link: the usual remedy, mkdir -p
+    and mount, follows the link, mounts on its target and leaves every open failing ENODEV. The
+    remedy names the link and removes it first; following it does repair nothing."""
+    sc.setup_base()
+    os.rmdir("/dev/pts")
+    os.mkdir("/dev/pts-real", 0o755)
+    os.symlink("pts-real", "/dev/pts")
+    report = sc.audit()
+    sc.expect(report, ["ptmx-no-devpts"])
+    f = sc.finding(report, "ptmx-no-devpts") or {}
+    ev = f.get("evidence") or {}
+    sc.check.eq((ev.get("pts_state"), ev.get("pts_target")), ("symlink", "pts-real"), "evidence: pts is a link")
+    remedy = f.get("remedy") or ""
+    sc.check.true("symlink" in remedy and "rm /dev/pts && mkdir /dev/pts && mount -t devpts" in remedy,
+                  "the remedy names the link and removes it first: %r" % remedy)
+    sc.check.true(not remedy.startswith("mkdir -p"), "the remedy is not the mkdir -p that follows the link: %r" % remedy)
+    # What the old remedy did: it mounts through the link, and nobody gets a pty all the same.
+    sc.sh("sh", "-c", "mkdir -p /dev/pts && mount -t devpts -o newinstance,gid=5,mode=620,ptmxmode=000 devpts /dev/pts")
+    sc.check.true(any(m["mountpoint"] == "/dev/pts-real" and m["fstype"] == "devpts" for m in read_mountinfo()),
+                  "mount followed the link to /dev/pts-real")
+    res = sc.probe()
+    sc.expect_probe(res, ok=False, step="open", errno=19, error="ENODEV")
+    sc.expect(sc.audit(), ["ptmx-no-devpts"])
+    # The remedy as given: the link removed, a directory and devpts in its place.
+    sc.sh("umount", "/dev/pts-real")
+    sc.sh("sh", "-c", remedy[remedy.index("rm /dev/pts"):].split(" (or")[0])
+    report = sc.audit()
+    sc.expect(report, [])
+    res = sc.probe()
+    sc.expect_probe(res, ok=True)
 
 
 @case("ptmx-missing")
