@@ -53,6 +53,7 @@ static int count_slaves(const struct namespace_target *ns, const struct analysis
 			const struct instance *in, long *ret)
 {
 	_cleanup_(dir_reader_done) struct dir_reader d = { 0 };
+	_cleanup_close_ int fd = -EBADF; /* the reader does not own its fd */
 	const struct mount_entry *e = NULL;
 	const char *name;
 	long n = 0;
@@ -66,9 +67,10 @@ static int count_slaves(const struct namespace_target *ns, const struct analysis
 	}
 	if (!e)
 		return -ENOENT;
-	d.fd = ns_open(ns, e->mountpoint, O_RDONLY | O_DIRECTORY | O_NONBLOCK);
-	if (d.fd < 0)
-		return d.fd;
+	fd = ns_open(ns, e->mountpoint, O_RDONLY | O_DIRECTORY | O_NONBLOCK);
+	if (fd < 0)
+		return fd;
+	d.fd = fd;
 	while ((r = dir_reader_next(&d, &name)) > 0)
 		n += name[0] >= '0' && name[0] <= '9';
 	if (r < 0)
@@ -131,7 +133,9 @@ bool holder_scan_same_devs(const struct holder_scan *hs, const struct analysis *
 {
 	size_t n = 0;
 
-	if (hs->strays_wanted != (a->snap->ptys_unseen > 0))
+	/* A scan that looked for strays serves one that does not: add_holders() leaves its
+	 * strays out then. */
+	if (!hs->strays_wanted && a->snap->ptys_unseen > 0)
 		return false;
 
 	FOREACH_ARRAY (in, a->instances, a->n_instances) {
@@ -474,9 +478,13 @@ int holder_scan_add_holders(const struct holder_scan *hs, struct snapshot *s)
 {
 	if (!hs->found)
 		return 0;
-	FOREACH_ARRAY (h, hs->found->holders, hs->found->n_holders)
+	FOREACH_ARRAY (h, hs->found->holders, hs->found->n_holders) {
+		/* No pty unseen now: a stray found earlier is gone. */
+		if (s->ptys_unseen <= 0 && !dev_in(h->dev, hs->devs, hs->n_devs))
+			continue;
 		if (!holder_seen(s, h->pid, h->dev, h->index) && snapshot_add_holder(s, h) < 0)
 			return -ENOMEM;
+	}
 	return 0;
 }
 

@@ -63,7 +63,7 @@ bool holder_scan_wanted(const struct analysis *a);
  * wanted (hs->started stays false: nothing to scan), 1 started, or negative errno. */
 int holder_scan_start(struct holder_scan *hs, const struct analysis *a, const char *proc,
 		      const pid_t *pids, size_t n, uint64_t mntns);
-/* Whether hs looks for exactly the instances a says are covered, and for strays as a wants. */
+/* Whether hs looks for exactly the instances a says are covered, and for strays if a wants. */
 bool holder_scan_same_devs(const struct holder_scan *hs, const struct analysis *a);
 /* Go on until done or deadline (CLOCK_MONOTONIC, in usec) passes: 1 complete, 0 stopped at
  * the deadline (call again to go on), or negative errno (-ENOMEM; hs may be resumed). */
