@@ -19,6 +19,7 @@ const struct check_info *const check_catalog[] = {
 	&check_devpts_gid_mismatch,
 	&check_devpts_overmount,
 	&check_devpts_orphan_in_use,
+	&check_pty_instance_unreachable,
 	&check_devpts_shared_instance,
 	&check_devpts_foreign_defaults,
 	&check_pty_slave_perms,

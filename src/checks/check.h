@@ -24,7 +24,7 @@ extern const struct check_info check_ptmx_missing, check_ptmx_not_device, check_
     check_pty_slave_perms, check_pt_chown_setuid, check_pty_capacity, check_fstab_devpts_options,
     check_kernel_single_instance, check_ptmx_foreign_instance, check_devpts_uid_set,
     check_pty_path_blocked, check_devpts_host_instance, check_pty_allocation_fails,
-    check_dev_tty_broken, check_pty_owner_not_session_user;
+    check_dev_tty_broken, check_pty_owner_not_session_user, check_pty_instance_unreachable;
 
 /* {mount_id, mountpoint, device, fstype, options} of mount i, or NULL for NO_MOUNT. */
 json_object *check_json_mount(const struct analysis *a, size_t i);

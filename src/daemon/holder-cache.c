@@ -23,16 +23,14 @@ int holder_cache_fill(struct holder_cache *c, struct snapshot *s, const struct a
 		      const struct holder_scope *where, uint64_t now, uint64_t max_age,
 		      uint64_t budget)
 {
-	bool any = false;
 	int r;
 
-	FOREACH_ARRAY (in, a->instances, a->n_instances)
-		any = any || in->covered;
-	if (!any) {
+	if (!holder_scan_wanted(a)) {
 		holder_cache_clear(c);
 		return HOLDERS_NONE_COVERED;
 	}
-	/* Other instances covered: what was found was about those. */
+	/* Other instances covered, or strays no longer (or now) looked for: what was found was
+	 * about those. */
 	if ((c->last.started && !holder_scan_same_devs(&c->last, a)) ||
 	    (c->pass.started && !holder_scan_same_devs(&c->pass, a)))
 		holder_cache_clear(c);

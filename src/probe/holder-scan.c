@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
@@ -20,9 +21,14 @@
 /* How many fds are looked at between two looks at the clock (about 0.3 ms of work). */
 #define FDS_PER_CLOCK_CHECK 64
 
+#ifndef DEVPTS_SUPER_MAGIC
+#define DEVPTS_SUPER_MAGIC 0x1cd1
+#endif
+
 void holder_scan_done(struct holder_scan *hs)
 {
 	free(hs->devs);
+	free(hs->mounted);
 	free(hs->pids);
 	snapshot_free(hs->found);
 	*hs = (struct holder_scan){ 0 };
@@ -40,9 +46,97 @@ static int covered_devs(const struct analysis *a, dev_t **ret, size_t *n)
 	return 0;
 }
 
+/* The slaves listed at the root of the instance's first reachable mount of its root
+ * directory; -ENOENT when none is reachable (a covered instance, or one reached only through
+ * binds of single files). */
+static int count_slaves(const struct namespace_target *ns, const struct analysis *a,
+			const struct instance *in, long *ret)
+{
+	_cleanup_(dir_reader_done) struct dir_reader d = { 0 };
+	_cleanup_close_ int fd = -EBADF; /* the reader does not own its fd */
+	const struct mount_entry *e = NULL;
+	const char *name;
+	long n = 0;
+	int r;
+
+	for (size_t i = 0; i < in->n_mounts && !e; i++) {
+		const struct mount_entry *m = analysis_mount(a, in->mounts[i]);
+
+		if (a->reachable[in->mounts[i]] && streq(m->root, "/"))
+			e = m;
+	}
+	if (!e)
+		return -ENOENT;
+	fd = ns_open(ns, e->mountpoint, O_RDONLY | O_DIRECTORY | O_NONBLOCK);
+	if (fd < 0)
+		return fd;
+	d.fd = fd;
+	while ((r = dir_reader_next(&d, &name)) > 0)
+		n += name[0] >= '0' && name[0] <= '9';
+	if (r < 0)
+		return r;
+	*ret = n;
+	return 0;
+}
+
+int probe_ptys_unseen(const struct namespace_target *ns, struct snapshot *s,
+		      const struct analysis *a)
+{
+	_cleanup_close_ int fd = -EBADF;
+	long nr, listed = 0;
+	int proc = procfs_fd();
+
+	/* The kernel's count first: a pty allocated between the two readings makes the count
+	 * look short (a scan for nothing), never one closed meanwhile look complete. */
+	s->ptys_unseen = 0;
+	if (proc < 0)
+		return 0;
+	fd = openat(proc, "sys/kernel/pty/nr", O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || read_long_fd(fd, &nr) < 0)
+		return 0; /* no count: nothing to compare with, as before */
+	FOREACH_ARRAY (in, a->instances, a->n_instances) {
+		long n;
+
+		/* An instance whose slaves cannot be listed leaves its ptys unseen. */
+		if (count_slaves(ns, a, in, &n) >= 0)
+			listed += n;
+	}
+	s->ptys_unseen = nr > listed ? nr - listed : 0;
+	return 0;
+}
+
+bool holder_scan_wanted(const struct analysis *a)
+{
+	if (a->snap->ptys_unseen > 0)
+		return true;
+	FOREACH_ARRAY (in, a->instances, a->n_instances)
+		if (in->covered)
+			return true;
+	return false;
+}
+
+/* Every device the mount table has, whatever its filesystem. */
+static int mounted_devs(const struct analysis *a, dev_t **ret, size_t *n)
+{
+	const struct mount_table *t = a->snap->mounts;
+
+	*n = 0;
+	*ret = calloc(t->n_entries ?: 1, sizeof(dev_t));
+	if (!*ret)
+		return -ENOMEM;
+	FOREACH_ARRAY (e, t->entries, t->n_entries)
+		(*ret)[(*n)++] = e->dev;
+	return 0;
+}
+
 bool holder_scan_same_devs(const struct holder_scan *hs, const struct analysis *a)
 {
 	size_t n = 0;
+
+	/* A scan that looked for strays serves one that does not: add_holders() leaves its
+	 * strays out then. */
+	if (!hs->strays_wanted && a->snap->ptys_unseen > 0)
+		return false;
 
 	FOREACH_ARRAY (in, a->instances, a->n_instances) {
 		if (!in->covered)
@@ -90,7 +184,25 @@ int holder_scan_start(struct holder_scan *hs, const struct analysis *a, const ch
 
 	holder_scan_done(hs);
 	r = covered_devs(a, &hs->devs, &hs->n_devs);
-	if (r < 0 || hs->n_devs == 0) {
+	hs->strays = hs->strays_wanted = a->snap->ptys_unseen > 0;
+	/* Strays are looked for among the judged namespace's processes only: without mntns, ours
+	 * (when that cannot be told, not at all). */
+	if (hs->strays && !mntns) {
+		struct stat st;
+		int pfd = procfs_fd();
+
+		if (pfd >= 0 && fstatat(pfd, "self/ns/mnt", &st, 0) == 0)
+			hs->stray_mntns = st.st_ino;
+		else
+			hs->strays = false;
+	}
+	if (r >= 0 && hs->strays)
+		r = mounted_devs(a, &hs->mounted, &hs->n_mounted);
+	/* Nothing covered: only the namespace's processes have anything to show, and the others'
+	 * fds are never read (one stat of each one's ns/mnt instead). */
+	if (hs->strays && !mntns && hs->n_devs == 0)
+		mntns = hs->stray_mntns;
+	if (r < 0 || (hs->n_devs == 0 && !hs->strays)) {
 		holder_scan_done(hs);
 		return r;
 	}
@@ -127,12 +239,46 @@ static bool dev_in(dev_t dev, const dev_t *set, size_t n)
 	return false;
 }
 
-static bool holder_seen(const struct snapshot *s, pid_t pid, dev_t dev, unsigned index)
+static struct holder *holder_find(const struct snapshot *s, pid_t pid, dev_t dev, unsigned index)
 {
 	FOREACH_ARRAY (h, s->holders, s->n_holders)
 		if (h->pid == pid && h->dev == dev && h->index == index)
-			return true;
-	return false;
+			return h;
+	return NULL;
+}
+
+static bool holder_seen(const struct snapshot *s, pid_t pid, dev_t dev, unsigned index)
+{
+	return holder_find(s, pid, dev, index);
+}
+
+static bool pty_rdev(dev_t rdev)
+{
+	return (major(rdev) >= PTY_SLAVE_MAJOR_FIRST && major(rdev) <= PTY_SLAVE_MAJOR_LAST) ||
+	       (major(rdev) == PTMX_RDEV_MAJOR && minor(rdev) == PTMX_RDEV_MINOR);
+}
+
+enum candidate { NOT_LOOKED_FOR, OF_COVERED, STRAY };
+
+/* Whether the open file fd_dir/name (st) is a pty end looked for: one of a covered instance,
+ * or, looking for strays, a pty end on a filesystem not mounted here that is devpts (a master
+ * opened through a /dev/ptmx node is on that node's filesystem: never one). */
+static enum candidate candidate(const struct holder_scan *hs, int fd_dir, const char *name,
+				const struct stat *st)
+{
+	_cleanup_close_ int f = -EBADF;
+	struct statfs sf;
+
+	if (!S_ISCHR(st->st_mode))
+		return NOT_LOOKED_FOR;
+	if (dev_in(st->st_dev, hs->devs, hs->n_devs))
+		return OF_COVERED;
+	if (!hs->strays || !pty_rdev(st->st_rdev) || dev_in(st->st_dev, hs->mounted, hs->n_mounted))
+		return NOT_LOOKED_FOR;
+	/* O_PATH opens nothing of the device: fstatfs() of the file it names. */
+	f = openat(fd_dir, name, O_PATH | O_CLOEXEC);
+	return f >= 0 && fstatfs(f, &sf) == 0 && sf.f_type == DEVPTS_SUPER_MAGIC ? STRAY
+										 : NOT_LOOKED_FOR;
 }
 
 /* tty-index of a pty master, from /proc/<pid>/fdinfo/<fd>. */
@@ -164,14 +310,11 @@ static int not_allowed(int err)
 	return err == EACCES || err == EPERM ? -err : 0;
 }
 
-/* The pty number of the pty end st is on a covered instance, or -1. */
-static int pty_index(const struct holder_scan *hs, int pid_dir, const char *name,
-		     const struct stat *st)
+/* The pty number of the pty end st (a candidate()), or -1. */
+static int pty_index(int pid_dir, const char *name, const struct stat *st)
 {
 	unsigned index;
 
-	if (!S_ISCHR(st->st_mode) || !dev_in(st->st_dev, hs->devs, hs->n_devs))
-		return -1;
 	if (major(st->st_rdev) >= PTY_SLAVE_MAJOR_FIRST &&
 	    major(st->st_rdev) <= PTY_SLAVE_MAJOR_LAST)
 		return (int)((major(st->st_rdev) - PTY_SLAVE_MAJOR_FIRST) * 256 +
@@ -194,6 +337,7 @@ static int scan_process(struct holder_scan *hs, int proc_fd, const char *pid_nam
 	const char *name;
 	unsigned pid, since_clock = 0;
 	struct snapshot *s = hs->found;
+	int in_ns = -1; /* a process of the judged namespace: unknown yet */
 
 	if (parse_uint(pid_name, &pid) < 0)
 		return 1;
@@ -221,9 +365,19 @@ static int scan_process(struct holder_scan *hs, int proc_fd, const char *pid_nam
 		hs->fds_scanned++;
 		/* stat() follows the magic link to the open file itself, whatever its path; one
 		 * on a hung NFS server or FUSE daemon answers from what the kernel cached. */
-		if (stat_nosync(fd_dir, name, 0, &st) < 0 || !S_ISCHR(st.st_mode) ||
-		    !dev_in(st.st_dev, hs->devs, hs->n_devs))
+		enum candidate c;
+
+		if (stat_nosync(fd_dir, name, 0, &st) < 0 ||
+		    (c = candidate(hs, fd_dir, name, &st)) == NOT_LOOKED_FOR)
 			continue;
+		/* Every process's ptys of a covered instance are its; a stray only in the judged
+		 * namespace's processes (a container's own, seen from the host, are not lost). */
+		if (c == STRAY && !hs->mntns) {
+			if (in_ns < 0)
+				in_ns = ns_process_in(proc_fd, pid_name, hs->stray_mntns) == 1;
+			if (!in_ns)
+				continue;
+		}
 		/* /proc/PID of the process whose fd/ this is (not of a later one with its number),
 		 * only for a process that holds a pty: its fdinfo and comm. */
 		if (pid_dir < 0) {
@@ -231,20 +385,31 @@ static int scan_process(struct holder_scan *hs, int proc_fd, const char *pid_nam
 			if (pid_dir < 0)
 				break;
 		}
-		index = pty_index(hs, pid_dir, name, &st);
+		index = pty_index(pid_dir, name, &st);
 		if (index < 0)
 			continue;
 		if (!comm[0])
 			(void)procfs_read_comm(pid_dir, "comm", comm, sizeof(comm));
-		/* A process holding both ends (or several fds) of one pty counts once. */
-		if (holder_seen(s, (pid_t)pid, st.st_dev, (unsigned)index))
+		/* A process holding both ends (or several fds) of one pty counts once, as a
+		 * slave's holder when it holds the slave. */
+		h = holder_find(s, (pid_t)pid, st.st_dev, (unsigned)index);
+		if (h) {
+			if (h->end == HOLDER_END_MASTER && major(st.st_rdev) != PTMX_RDEV_MAJOR) {
+				h->end = HOLDER_END_SLAVE;
+				h->fd = (int)fd;
+			}
 			continue;
+		}
 		if (GROW(s->holders, s->allocated_holders, s->n_holders + 1) < 0)
 			return -ENOMEM;
 		h = &s->holders[s->n_holders];
 		*h = (struct holder){ .pid = (pid_t)pid,
 				      .dev = st.st_dev,
-				      .index = (unsigned)index };
+				      .index = (unsigned)index,
+				      .fd = (int)fd,
+				      .end = major(st.st_rdev) == PTMX_RDEV_MAJOR
+						 ? HOLDER_END_MASTER
+						 : HOLDER_END_SLAVE };
 		h->comm = strdup(comm);
 		if (!h->comm)
 			return -ENOMEM;
@@ -313,9 +478,13 @@ int holder_scan_add_holders(const struct holder_scan *hs, struct snapshot *s)
 {
 	if (!hs->found)
 		return 0;
-	FOREACH_ARRAY (h, hs->found->holders, hs->found->n_holders)
+	FOREACH_ARRAY (h, hs->found->holders, hs->found->n_holders) {
+		/* No pty unseen now: a stray found earlier is gone. */
+		if (s->ptys_unseen <= 0 && !dev_in(h->dev, hs->devs, hs->n_devs))
+			continue;
 		if (!holder_seen(s, h->pid, h->dev, h->index) && snapshot_add_holder(s, h) < 0)
 			return -ENOMEM;
+	}
 	return 0;
 }
 

@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The search for processes holding ptys of covered devpts instances, in slices. It reads
+ * The search for processes holding ptys of covered devpts instances, and of instances mounted
+ * nowhere in the namespace (pty-instance-unreachable), in slices. The second only when the
+ * kernel counts more ptys than the instances mounted here list (probe_ptys_unseen()): on a
+ * host without containers or stranded sessions, never. It reads
  * /proc/PID/fd of every process (about 4-10 us an open fd), so a host or a namespace with a
  * million open fds costs seconds: too long for one dispatch of the daemon's event loop, whose
  * watchdog must be fed. A scan lists its processes when it starts, then looks at them in order,
@@ -20,6 +23,8 @@
 #include "analysis/analysis.h"
 #include "snapshot/snapshot.h"
 
+struct namespace_target;
+
 /* A slice of the daemon's (each audit of the host or of a namespace). */
 #define HOLDER_SCAN_SLICE_USEC (50 * 1000ULL)
 /* The whole search of a one-shot audit (per namespace): past it, the report says partial. */
@@ -29,8 +34,14 @@ struct holder_scan {
 	bool started, complete;
 	dev_t *devs; /* the covered instances looked for, in analysis order */
 	size_t n_devs;
-	uint64_t mntns; /* only processes of this mount namespace (0: every process) */
-	pid_t *pids;	/* the processes to look at, as listed at the start */
+	/* Also ptys of devpts instances mounted nowhere here: those on a filesystem none of
+	 * mounted (every device of the mount table) is, that statfs() says are devpts. */
+	bool strays, strays_wanted; /* wanted: a's snapshot had ptys unseen */
+	dev_t *mounted;
+	size_t n_mounted;
+	uint64_t stray_mntns; /* mntns 0: strays only in processes of this one (ours) */
+	uint64_t mntns;	      /* only processes of this mount namespace (0: every process) */
+	pid_t *pids;	      /* the processes to look at, as listed at the start */
 	size_t n_pids;
 	size_t next;		/* the index in pids of the next process to look at */
 	unsigned next_fd;	/* in that process: the first fd not looked at yet */
@@ -39,12 +50,20 @@ struct holder_scan {
 	uint64_t fds_scanned;
 };
 
-/* Start a scan for the holders of a's covered instances among pids (n of them), or, pids NULL,
+/* Count the slaves listed by each devpts instance reachable in the namespace (a readdir of its
+ * root each) against the ptys the kernel counts now, into s->ptys_unseen. Microseconds. */
+int probe_ptys_unseen(const struct namespace_target *ns, struct snapshot *s,
+		      const struct analysis *a);
+/* Whether a holder scan has anything to look for: an instance covered, or a pty unseen. */
+bool holder_scan_wanted(const struct analysis *a);
+
+/* Start a scan for the holders of a's covered instances (and, when a's snapshot has ptys
+ * unseen, of instances mounted nowhere here) among pids (n of them), or, pids NULL,
  * among the processes proc (normally "/proc") lists now; mntns as above. 0 when nothing is
- * covered (hs->started stays false: nothing to scan), 1 started, or negative errno. */
+ * wanted (hs->started stays false: nothing to scan), 1 started, or negative errno. */
 int holder_scan_start(struct holder_scan *hs, const struct analysis *a, const char *proc,
 		      const pid_t *pids, size_t n, uint64_t mntns);
-/* Whether hs looks for exactly the instances a says are covered. */
+/* Whether hs looks for exactly the instances a says are covered, and for strays if a wants. */
 bool holder_scan_same_devs(const struct holder_scan *hs, const struct analysis *a);
 /* Go on until done or deadline (CLOCK_MONOTONIC, in usec) passes: 1 complete, 0 stopped at
  * the deadline (call again to go on), or negative errno (-ENOMEM; hs may be resumed). */

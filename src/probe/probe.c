@@ -256,6 +256,11 @@ static int probe_details_in(const struct probe_options *opts, struct snapshot *s
 	r = probe_tty_sessions(ns, s, a);
 	if (r < 0)
 		return r;
+	/* Before the holders, whoever searches for them (the daemon and --all-namespaces after
+	 * this pass): whether some pty lives on an instance not mounted here. */
+	r = probe_ptys_unseen(ns, s, a);
+	if (r < 0)
+		return r;
 	if (!opts || !opts->skip_holders) {
 		r = probe_holders_in(s, a, "/proc", other ? ns->mntns : 0);
 		if (r < 0 && r != -ENOENT)

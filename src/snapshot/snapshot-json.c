@@ -209,6 +209,11 @@ json_object *snapshot_to_json(const struct snapshot *s)
 		json_object_object_add(o, "comm", json_object_new_string(h->comm ?: ""));
 		json_object_object_add(o, "dev", json_new_devnum(h->dev));
 		json_object_object_add(o, "index", json_object_new_int64(h->index));
+		if (h->fd >= 0)
+			json_object_object_add(o, "fd", json_object_new_int64(h->fd));
+		if (h->end != HOLDER_END_UNKNOWN)
+			json_object_object_add(
+			    o, "end", json_object_new_string(holder_end_to_string(h->end)));
 		json_object_array_add(holders, o);
 	}
 	json_object_object_add(root, "holders", holders);
@@ -360,23 +365,30 @@ static int load_holder(json_object *o, const char *where, struct snapshot *s,
 		       struct load_error *err)
 {
 	struct holder h;
-	const char *comm;
-	long pid, index;
+	const char *comm, *end = NULL;
+	long pid, index, fd = -1;
 	dev_t dev;
-	int r;
+	int r, e = HOLDER_END_UNKNOWN;
 
 	if (!json_object_is_type(o, json_type_object))
 		return load_fail(err, "key '%s': expected an object", where);
 	if ((r = json_get_long(o, where, "pid", 1, INT32_MAX, JSON_REQUIRED, &pid, err)) < 0 ||
 	    (r = json_get_string(o, where, "comm", JSON_REQUIRED, &comm, err)) < 0 ||
 	    (r = json_get_dev(o, where, "dev", JSON_REQUIRED, &dev, err)) < 0 ||
-	    (r = json_get_long(o, where, "index", 0, UINT32_MAX, JSON_REQUIRED, &index, err)) < 0)
+	    (r = json_get_long(o, where, "index", 0, UINT32_MAX, JSON_REQUIRED, &index, err)) < 0 ||
+	    (r = json_get_long(o, where, "fd", 0, INT32_MAX, JSON_OPTIONAL, &fd, err)) < 0 ||
+	    (r = json_get_string(o, where, "end", JSON_OPTIONAL, &end, err)) < 0)
 		return r;
+	if (end && (e = holder_end_from_string(end)) < 0)
+		return load_fail(err, "key '%s.end': \"%s\" is not one of slave, master, unknown",
+				 where, end);
 	h = (struct holder){
 		.pid = (pid_t)pid,
 		.comm = (char *)comm, /* copied */
 		.dev = dev,
 		.index = (unsigned)index,
+		.fd = (int)fd,
+		.end = (enum holder_end)e,
 	};
 	return snapshot_add_holder(s, &h);
 }

@@ -21,6 +21,13 @@ static const char *const node_type_table[_NODE_TYPE_MAX] = {
 };
 DEFINE_STRING_TABLE_LOOKUP(node_type, enum node_type);
 
+static const char *const holder_end_table[_HOLDER_END_MAX] = {
+	[HOLDER_END_UNKNOWN] = "unknown",
+	[HOLDER_END_SLAVE] = "slave",
+	[HOLDER_END_MASTER] = "master",
+};
+DEFINE_STRING_TABLE_LOOKUP(holder_end, enum holder_end);
+
 struct snapshot *snapshot_new(void)
 {
 	struct snapshot *s = calloc(1, sizeof(*s));

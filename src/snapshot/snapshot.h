@@ -43,11 +43,22 @@ struct node {
 	struct timespec ctime;
 };
 
+/* Which end of a pty a holder's fd is: a slave (its terminal) or a master (the side a terminal
+ * emulator, sshd or a container manager keeps). Unknown in a snapshot that does not say. */
+enum holder_end {
+	HOLDER_END_UNKNOWN,
+	HOLDER_END_SLAVE,
+	HOLDER_END_MASTER,
+	_HOLDER_END_MAX,
+};
+
 struct holder {
 	pid_t pid;
 	char *comm;
 	dev_t dev; /* the devpts instance */
 	unsigned index;
+	int fd; /* the fd found first (optional in JSON: -1 unknown) */
+	enum holder_end end;
 };
 
 /* A session whose controlling terminal is a slave of the serving instance owned by root (the
@@ -155,6 +166,11 @@ struct snapshot {
 	unsigned holders_skipped; /* processes whose fds could not be read */
 	bool holders_scanned;
 	struct holders_progress holders_progress;
+	/* The ptys the kernel counts (kernel.pty.nr, every instance's) less the slaves the
+	 * instances mounted here list, when the probe counted them (probe/holder-scan.h); above
+	 * 0, some pty lives on an instance not mounted here, and the holder scan looks for
+	 * processes here that hold one. Not in JSON: a snapshot carries the holders found. */
+	long ptys_unseen;
 	struct setuid_helper *helpers;
 	size_t n_helpers, allocated_helpers;
 	/* Sessions on root-owned slaves (above). Optional in JSON ("tty_sessions"). */
@@ -223,4 +239,6 @@ bool snapshot_is_host_instance(const struct snapshot *s, dev_t dev);
 bool snapshot_in_host_userns(const struct snapshot *s);
 
 const char *node_type_to_string(enum node_type t);
+const char *holder_end_to_string(enum holder_end e);
+int holder_end_from_string(const char *s);
 int node_type_from_string(const char *s);

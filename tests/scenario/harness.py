@@ -140,6 +140,9 @@ def expected_severity(catalog, check_id, finding=None):
     # terminals as the host does.
     if check_id == "devpts-host-instance" and ((finding or {}).get("evidence") or {}).get("root_is_host") is True:
         return "info"
+    # A session on an unreachable instance whose name opens no other pty here.
+    if check_id == "pty-instance-unreachable" and ((finding or {}).get("evidence") or {}).get("colliding_total") == 0:
+        return "warning"
     # A user namespace mapping one gid has one user, and no gid= can be set there.
     if ((finding or {}).get("evidence") or {}).get("single_id_namespace") is True:
         return "info"

@@ -17,6 +17,7 @@ import json
 import os
 import re
 import shutil
+import socket
 import stat
 import subprocess
 import sys
@@ -560,6 +561,162 @@ def orphan_escape_name(sc):
                   "no raw ESC or BEL in the text report:\n%r" % text.stdout)
     sc.check.true("\\x1b]0;pwn\\x07\\x1b[2J" in text.stdout,
                   "the name appears escaped in the text report:\n%s" % text.stdout)
+
+
+def held_fd(pid, index):
+    """(fd, stat) of the fd of process pid whose file is pty slave index, from its /proc."""
+    for name in os.listdir("/proc/%d/fd" % pid):
+        try:
+            st = os.stat("/proc/%d/fd/%s" % (pid, name))
+        except OSError:
+            continue
+        if stat.S_ISCHR(st.st_mode) and 136 <= os.major(st.st_rdev) <= 143 and (
+            (os.major(st.st_rdev) - 136) * 256 + os.minor(st.st_rdev) == index
+        ):
+            return int(name), st
+    raise SetupError("process %d holds no slave %d" % (pid, index))
+
+
+def check_unreachable(sc, report, device, holders, colliding):
+    """The pty-instance-unreachable finding of device names exactly holders [(pid, comm, fd,
+    index)], colliding or not; and its name /dev/pts/N here opens another pty, or nothing."""
+    f = sc.finding(report, "pty-instance-unreachable")
+    if f is None:
+        return
+    ev = f.get("evidence", {})
+    sc.check.eq(ev.get("device"), device, "the unreachable instance")
+    got = sorted(
+        (h.get("pid"), h.get("comm"), h.get("fd"), h.get("end"), h.get("index"), h.get("colliding_index"))
+        for h in ev.get("holders") or []
+    )
+    want = sorted((pid, comm, fd, "slave", index, index if colliding else None) for pid, comm, fd, index in holders)
+    sc.check.eq(got, want, "pty-instance-unreachable holders")
+    sc.check.eq(f.get("severity"), "critical" if colliding else "warning", "severity")
+    sc.check.eq(f.get("repairable"), False, "not repairable")
+    for pid, comm, fd, index in holders:
+        sc.check.true("pid %d (%s) fd %d on pts %d" % (pid, comm, fd, index) in f.get("summary", ""),
+                      "the summary names pid %d fd %d: %s" % (pid, fd, f.get("summary")))
+        sc.check.true(str(pid) in f.get("remedy", ""), "the remedy names pid %d: %s" % (pid, f.get("remedy")))
+        # What the session gets: its terminal is not the pty its name opens here.
+        held = os.stat("/proc/%d/fd/%d" % (pid, fd))
+        name = "/dev/pts/%d" % index
+        if colliding:
+            sc.check.true(os.stat(name).st_dev != held.st_dev, "%s opens another instance's pty" % name)
+        else:
+            sc.check.true(not os.path.exists(name), "%s names nothing here" % name)
+
+
+def stranded_session(sc, take_index):
+    """A session holds a pty of /dev/pts's instance; then `umount -l /dev/pts` and a new devpts
+    mount (a chroot tool's teardown, a careless remount); take_index: a new session then gets
+    the same index on the new instance."""
+    sc.setup_base()
+    sc.mount_devpts("/dev/pts", HEALTHY)
+    old_dev = pts_device()
+    holder, pty = sc.hold(unprivileged=True)
+    sc.sh("umount", "-l", "/dev/pts")
+    sc.mount("devpts", "/dev/pts", "gid=5,mode=620", source="devpts")
+    new_dev = pts_device()
+    if take_index:
+        _, new_pty = sc.hold(unprivileged=True)
+        if new_pty["index"] != pty["index"]:
+            raise SetupError("the new pty did not take index %d: %s" % (pty["index"], new_pty))
+    if old_dev == new_dev or pty["dev"] != old_dev:
+        raise SetupError("unexpected instances: %s %s %s" % (old_dev, new_dev, pty))
+    fd, _ = held_fd(holder.pid, pty["index"])
+    report = sc.audit()
+    sc.expect(report, ["pty-instance-unreachable"],
+              None if take_index else {"pty-instance-unreachable": "warning"})
+    check_unreachable(sc, report, old_dev, [(holder.pid, "pty-probe", fd, pty["index"])], take_index)
+    sc.expect_serving(report, new_dev)
+
+
+@case("stranded-session-collides")
+def stranded_session_collides(sc):
+    stranded_session(sc, True)
+
+
+@case("stranded-session")
+def stranded_session_alone(sc):
+    stranded_session(sc, False)
+
+
+@case("stranded-session-healthy")
+def stranded_session_healthy(sc):
+    """The same sessions on the instance mounted at /dev/pts, after the same remount: nothing."""
+    sc.setup_base()
+    sc.mount_devpts("/dev/pts", HEALTHY)
+    sc.sh("umount", "-l", "/dev/pts")
+    sc.mount("devpts", "/dev/pts", "gid=5,mode=620", source="devpts")
+    holder, pty = sc.hold(unprivileged=True)
+    sc.hold(unprivileged=False, ptmx="/dev/pts/ptmx")
+    report = sc.audit()
+    sc.expect(report, [])
+    sc.check.eq(pty["dev"], pts_device(), "held on the mounted instance")
+
+
+# Run in a mount namespace of its own (unshare -m): a devpts instance mounted there only, a pty
+# allocated on it; its slave is sent over the socket (fd argv[2]) and the master kept.
+FOREIGN_ALLOCATOR = """
+import array, os, socket, sys, fcntl
+d = sys.argv[1]
+os.system("mount -t devpts -o newinstance,ptmxmode=0666,gid=5,mode=620 devpts " + d)
+m = os.open(d + "/ptmx", os.O_RDWR | os.O_NOCTTY)
+fcntl.ioctl(m, 0x40045431, array.array("i", [0]))  # TIOCSPTLCK
+n = array.array("I", [0]); fcntl.ioctl(m, 0x80045430, n)  # TIOCGPTN
+slave = os.open("%s/%d" % (d, n[0]), os.O_RDWR | os.O_NOCTTY)
+sock = socket.socket(fileno=int(sys.argv[2]))
+socket.send_fds(sock, [b"%d %d" % (os.stat(d).st_dev, n[0])], [slave])
+os.close(slave)
+sys.stdin.read()
+"""
+
+
+@case("pty-from-other-namespace")
+def pty_from_other_namespace(sc):
+    """A process here holds a slave of an instance mounted only in another mount namespace
+    (flatpak-spawn --host, old lxc exec): found, critical since its index names another pty
+    here."""
+    sc.setup_base()
+    sc.mount_devpts("/dev/pts", HEALTHY)
+    _, here = sc.hold(unprivileged=True)
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    where = sc.scratch_dir("foreign-pts")
+    alloc = subprocess.Popen(
+        ["unshare", "--mount", "--propagation", "private", "/usr/bin/python3", "-c", FOREIGN_ALLOCATOR, where,
+         str(theirs.fileno())],
+        stdin=subprocess.PIPE, pass_fds=[theirs.fileno()],
+    )
+    sc.helpers.append(alloc)
+    theirs.close()
+    msg, fds, _, _ = socket.recv_fds(ours, 100, 1)
+    ours.close()
+    if len(fds) != 1:
+        raise SetupError("the allocator sent no fd")
+    dev_raw, index = (int(x) for x in msg.split())
+    foreign_dev = devnum(dev_raw)
+    # The holder: a process of this namespace given that slave (the shell flatpak-spawn starts).
+    holder = subprocess.Popen(["/usr/bin/python3", "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE,
+                              pass_fds=[fds[0]])
+    sc.helpers.append(holder)
+    held = fds[0]
+    os.close(fds[0])
+    if index != here["index"] or foreign_dev == pts_device():
+        raise SetupError("unexpected allocation: index %d on %s, here %s" % (index, foreign_dev, here))
+    if any(m["fstype"] == "devpts" and m["device"] == foreign_dev for m in read_mountinfo_devpts()):
+        raise SetupError("the foreign instance is mounted here")
+    report = sc.audit()
+    sc.expect(report, ["pty-instance-unreachable"])
+    check_unreachable(sc, report, foreign_dev, [(holder.pid, "python3", held, index)], True)
+
+
+def read_mountinfo_devpts():
+    out = []
+    with open("/proc/self/mountinfo") as f:
+        for line in f:
+            left, right = line.split(" - ", 1)
+            out.append({"fstype": right.split()[0], "device": left.split()[2]})
+    return out
 
 
 @case("slackware-stack")
