@@ -71,7 +71,7 @@ static int one_instance(const struct check_info *info, const struct analysis *a,
 	FOREACH_ARRAY (h, s->holders, s->n_holders) {
 		bool collides;
 		json_object *o;
-		char *np;
+		char *np, fdbuf[24];
 
 		if (h->dev != dev)
 			continue;
@@ -90,8 +90,12 @@ static int one_instance(const struct check_info *info, const struct analysis *a,
 		json_object_object_add(o, "colliding_index",
 				       collides ? json_object_new_int64(h->index) : NULL);
 		json_object_array_add(holders, o);
-		if (asprintf(&np, "%s%spid %d (%s) fd %d on pts %u%s", named ?: "",
-			     named ? ", " : "", h->pid, h->comm ?: "?", h->fd, h->index,
+		if (h->fd >= 0)
+			snprintf(fdbuf, sizeof(fdbuf), " fd %d", h->fd);
+		else
+			fdbuf[0] = 0;
+		if (asprintf(&np, "%s%spid %d (%s)%s on pts %u%s", named ?: "", named ? ", " : "",
+			     h->pid, h->comm ?: "?", fdbuf, h->index,
 			     collides ? ", whose name now opens another pty" : "") < 0) {
 			json_object_put(holders);
 			return -ENOMEM;

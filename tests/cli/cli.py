@@ -686,6 +686,9 @@ def expected_finding_severity(cat, f, report):
     # A devpts stack hidden under another mount is a fact: info.
     if f["id"] == "devpts-overmount" and f.get("evidence", {}).get("hidden") is True:
         return "info"
+    # A session on an unreachable instance whose name opens no other pty here.
+    if f["id"] == "pty-instance-unreachable" and f.get("evidence", {}).get("colliding_total") == 0:
+        return "warning"
     # One user in a namespace that maps one gid, and no gid= can be set there: a fact too.
     if f.get("evidence", {}).get("single_id_namespace") is True:
         return "info"
