@@ -23,9 +23,11 @@
 #include "snapshot/initramfs-record.h"
 #include "snapshot/snapshot-json.h"
 #include "util/caps.h"
+#include "util/escape.h"
 #include "util/fileio.h"
 #include "util/group.h"
 #include "util/limits.h"
+#include "util/path.h"
 #include "util/string-util.h"
 
 /* The initramfs hook's record, if this boot has one (its embedded snapshot is not read). A
@@ -190,6 +192,38 @@ static int probe_namespace(const struct probe_options *opts, struct snapshot *s)
 	return 0;
 }
 
+/* FUSE: every lookup below such a mount waits on a process, and anyone may mount one in a user
+ * namespace of their own and stop answering. */
+static bool fuse_type(const char *fstype)
+{
+	return fstype && (streq(fstype, "fuse") || streq(fstype, "fuseblk") ||
+			  strncmp(fstype, "fuse.", 5) == 0);
+}
+
+/* A FUSE mount of another namespace that a path we look up there passes through (its /, /dev,
+ * /etc, the directories of the setuid helpers, a devpts mountpoint's directories), or NULL.
+ * Those lookups are made here, not in a child with a deadline: one on a FUSE file system whose
+ * daemon stopped would stop the audit of every namespace after it. lxcfs's files under /proc
+ * and /sys are never looked up there. */
+static const struct mount_entry *fuse_on_lookup_path(const struct mount_table *t)
+{
+	static const char *const looked_up[] = { "/dev",   "/etc",    "/usr", "/lib", "/lib32",
+						 "/lib64", "/libx32", "/bin", "/sbin" };
+
+	FOREACH_ARRAY (m, t->entries, t->n_entries) {
+		if (!fuse_type(m->fstype))
+			continue;
+		for (size_t i = 0; i < ELEMENTSOF(looked_up); i++)
+			if (path_at_or_below(looked_up[i], m->mountpoint))
+				return m;
+		FOREACH_ARRAY (d, t->entries, t->n_entries)
+			if (streq(d->fstype, "devpts") &&
+			    path_at_or_below(d->mountpoint, m->mountpoint))
+				return m;
+	}
+	return NULL;
+}
+
 int probe_base(const struct probe_options *opts, struct snapshot **ret, struct parse_error *err)
 {
 	static const struct probe_options defaults = { 0 };
@@ -217,6 +251,22 @@ int probe_base(const struct probe_options *opts, struct snapshot **ret, struct p
 	r = probe_mounts(s, opts, err);
 	if (r < 0)
 		return r;
+	if (opts->ns && !opts->ns->own) {
+		const struct mount_entry *m = fuse_on_lookup_path(s->mounts);
+
+		if (m) {
+			_cleanup_free_ char *mp = cescape(m->mountpoint),
+					    *type = cescape(m->fstype);
+
+			snprintf(
+			    err->message, sizeof(err->message),
+			    "its %s is a FUSE file system (%s), whose daemon answers every lookup "
+			    "there and may stop answering: not judged from outside; run ptsguard "
+			    "audit inside it",
+			    mp ?: "mount", type ?: "fuse");
+			return -EXDEV;
+		}
+	}
 	r = probe_identity(s, opts, err);
 	if (r < 0)
 		return r;

@@ -5,6 +5,7 @@
  */
 #pragma once
 
+#include <stdbool.h>
 #include <sys/types.h>
 
 enum {
@@ -22,3 +23,9 @@ const char *guard_setup_step_name(int step);
  * capabilities, no new privileges, not dumpable, killed with the parent, which must still be
  * parent. SETUP_NONE, or a SETUP_ step with errno set. */
 int guard_process(uid_t uid, gid_t gid, pid_t parent);
+
+/* Kill a guarded process past its deadline; one that does not die within a moment (waiting
+ * uninterruptibly on a FUSE daemon that will not answer) is left behind, its pidfd kept and
+ * reaped by a later guarded_child_run(): true, and *pidfd taken. false: dead, to be reaped by
+ * the caller. */
+bool guard_kill_or_leave(pid_t pid, int *pidfd);

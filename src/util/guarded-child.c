@@ -223,7 +223,7 @@ static bool exited_by(pid_t pid, int pidfd, uint64_t deadline)
 #define P_PIDFD 3
 #endif
 
-/* Separate children killed but not dead yet (their pidfds), reaped by a later run. */
+/* Children killed but not dead yet (their pidfds), reaped by a later run. */
 #define LEFT_MAX 64
 static int left_behind[LEFT_MAX];
 static unsigned n_left_behind;
@@ -243,24 +243,31 @@ static void reap_left_behind(void)
 	}
 }
 
-/* Wait for the child until the deadline, kill it past that, and reap it: how it ended. A
- * separate child that does not die within a moment of SIGKILL is left behind (si_code 0). */
-static siginfo_t reap(pid_t pid, int *pidfd, uint64_t deadline, bool separate)
+bool guard_kill_or_leave(pid_t pid, int *pidfd)
+{
+	/* SIGKILL ends a stopped one too. Our euid is its real uid. */
+	if (*pidfd < 0 || syscall(SYS_pidfd_send_signal, *pidfd, SIGKILL, NULL, 0) < 0)
+		(void)kill(pid, SIGKILL);
+	if (*pidfd >= 0 && n_left_behind < LEFT_MAX &&
+	    !exited_by(pid, *pidfd, now_usec(CLOCK_MONOTONIC) + 100 * USEC_PER_MSEC)) {
+		left_behind[n_left_behind++] = *pidfd;
+		*pidfd = -EBADF;
+		return true;
+	}
+	return false;
+}
+
+/* Wait for the child until the deadline, kill it past that, and reap it: how it ended. One
+ * that does not die within a moment of SIGKILL is left behind (si_pid 0): it waits in the kernel
+ * on a FUSE daemon that read the request and will not answer, uninterruptibly. Killed, it never
+ * runs its own code again; a child sharing our memory may still have the kernel finish a call
+ * into its buffers, so the caller must never reuse that memory. */
+static siginfo_t reap(pid_t pid, int *pidfd, uint64_t deadline)
 {
 	siginfo_t si = { 0 };
 
-	if (!exited_by(pid, *pidfd, deadline)) {
-		/* Stopped, or hung: SIGKILL ends a stopped one too. Our euid is its real uid. */
-		if (*pidfd < 0 || syscall(SYS_pidfd_send_signal, *pidfd, SIGKILL, NULL, 0) < 0)
-			(void)kill(pid, SIGKILL);
-		if (separate && *pidfd >= 0 && n_left_behind < LEFT_MAX &&
-		    !exited_by(pid, *pidfd, now_usec(CLOCK_MONOTONIC) + 100 * USEC_PER_MSEC)) {
-			left_behind[n_left_behind++] = *pidfd;
-			*pidfd = -EBADF;
-			return si;
-		}
-	}
-	/* Until it is gone: it shares our memory. */
+	if (!exited_by(pid, *pidfd, deadline) && guard_kill_or_leave(pid, pidfd))
+		return si;
 	while (waitid(P_PID, (id_t)pid, &si, WEXITED) < 0 && errno == EINTR)
 		;
 	return si;
@@ -341,9 +348,16 @@ int guarded_child_run(const struct guarded_child *c, void *answer, struct guarde
 	if (pid < 0)
 		r = -errno;
 	else {
-		si = reap(pid, &pidfd, deadline, c->separate);
+		si = reap(pid, &pidfd, deadline);
 		if (pidfd >= 0)
 			close(pidfd);
+		/* Left behind: its memory is its own from now on (leaked, never reused). */
+		if (si.si_pid == 0) {
+			if (kept)
+				kept_memory = NULL;
+			else if (!c->separate)
+				mem = NULL;
+		}
 	}
 	/* The child's change of euid made our shared memory not dumpable. */
 	if (dumpable == 0 || dumpable == 1)

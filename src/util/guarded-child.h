@@ -42,8 +42,8 @@
  * (not a clone sharing its memory: it works while the caller goes on, and must not share its
  * errno, its malloc or a sanitizer's state), started at the first request, with exactly the
  * credentials, capabilities and flags above; of the caller's descriptors it keeps only its end of
- * a SOCK_SEQPACKET socket pair (as 0 and 1) and standard error when that is no terminal (it would
- * count among the holders of the terminal's pty). Each request is one datagram on it, with at most
+ * a SOCK_SEQPACKET socket pair (as 0, 1 and 2: a worker left behind must hold no pipe or terminal
+ * of the caller's). Each request is one datagram on it, with at most
  * one descriptor (SCM_RIGHTS: a namespace's root, say); each answer is one datagram back, numbered
  * like its request. Everything the request handed over and the work opened is closed before the
  * answer is sent. The work runs in the worker's own copy of the caller's memory, so it must not
@@ -51,9 +51,11 @@
  * blocked. While a request is out, its answer is awaited on the socket (poll() only when it is not
  * there yet) until the request's deadline; the socket's end of file says the worker died (its end
  * is the worker's alone). A worker stopped or hung past the deadline, killed, or gone without
- * answering is killed and reaped, the request reported -ECANCELED, and the next request starts a
- * new worker; so does the next request after a worker that died between requests. The bounding-set
- * loop and the other prctl calls of the drop are thus paid once per worker, not once per request.
+ * answering is killed and reaped (or, when it cannot die, waiting on a FUSE daemon that read the
+ * request and will not answer, left behind and reaped later), the request reported -ECANCELED, and
+ * the next request starts a new worker; so does the next request after a worker that died between
+ * requests. The bounding-set loop and the other prctl calls of the drop are thus paid once per
+ * worker, not once per request.
  */
 #pragma once
 

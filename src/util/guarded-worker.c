@@ -47,15 +47,18 @@ struct guarded_worker {
 	size_t answer_size;
 };
 
-/* In the worker: the socket as 0 and 1, and as 2 unless standard error is kept there; nothing
- * else. Everything a request hands over or its work opens is then above 2, closed in one call. */
-static void keep_only(int sock, bool keep_stderr)
+/* In the worker: the socket as 0, 1 and 2; nothing else. Everything a request hands over or its
+ * work opens is then above 2, closed in one call. Not even the caller's standard error: a worker
+ * killed while it waits on a FUSE daemon that will not answer cannot die, is left behind, and
+ * would keep the caller's pipe open (whoever reads the caller's errors would wait for its end
+ * as long), or count among the holders of the caller's terminal. A sanitizer's report in it is
+ * lost: its request ends cancelled. */
+static void keep_only(int sock)
 {
 	if (sock != 0)
 		(void)dup2(sock, 0);
 	(void)dup2(0, 1);
-	if (!keep_stderr)
-		(void)dup2(0, 2);
+	(void)dup2(0, 2);
 	(void)close_range(3, ~0U, 0);
 }
 
@@ -64,14 +67,10 @@ static void keep_only(int sock, bool keep_stderr)
  * request and exits. */
 _Noreturn static void worker_main(const struct guarded_worker *w, int sock, pid_t parent)
 {
-	/* Standard error only when it is not a terminal (a sanitizer's report goes there): the
-	 * worker outlives the passes of an audit, and would otherwise count among the holders of
-	 * the terminal it was started from. (fd 2 may be the socket itself.) */
-	bool keep_stderr = sock != 2 && !isatty(2);
 	int step, setup_errno = 0;
 
-	/* Nothing of the parent's but the socket (and maybe standard error). */
-	keep_only(sock, keep_stderr);
+	/* Nothing of the parent's but the socket. */
+	keep_only(sock);
 	sock = 0;
 	step = guard_process(w->uid, w->gid, parent);
 	if (step != SETUP_NONE)
@@ -133,10 +132,15 @@ static void worker_stop(struct guarded_worker *w)
 	int saved_errno = errno;
 
 	if (w->pid > 0) {
-		(void)kill(w->pid, SIGKILL);
-		while (waitid(P_PID, (id_t)w->pid, &(siginfo_t){ 0 }, WEXITED) < 0 &&
-		       errno == EINTR)
-			;
+		/* One waiting on a FUSE daemon that will not answer cannot die yet: left behind. */
+		int pidfd = (int)syscall(SYS_pidfd_open, w->pid, 0);
+
+		if (!guard_kill_or_leave(w->pid, &pidfd))
+			while (waitid(P_PID, (id_t)w->pid, &(siginfo_t){ 0 }, WEXITED) < 0 &&
+			       errno == EINTR)
+				;
+		if (pidfd >= 0)
+			close(pidfd);
 	}
 	if (w->sock >= 0)
 		close(w->sock);

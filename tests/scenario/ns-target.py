@@ -759,6 +759,65 @@ def ns_file_hung_fuse(sc):
         fuse.stop()
 
 
+@case("chroot-hung-fuse")
+def ns_chroot_hung_fuse(sc):
+    """A process chrooted into a FUSE file system whose daemon then stops answering (anyone may
+    mount one in a user namespace of their own). Every lookup there would wait on that daemon:
+    listing namespaces and chroots stats roots from the kernel's cache, and a namespace or
+    chroot whose /, /dev, /etc or /usr is FUSE is not judged from outside but named, with why.
+    --all-namespaces ends, and the namespace beside it is judged."""
+    sc.setup_base()
+    sc.mount_devpts("/dev/pts", HEALTHY)
+    mnt = os.path.join(sc.workdir, "fuse-root")
+    fuse = testlib.HungFuse(mnt, error=SetupError)
+    chrooted = None
+    try:
+        healthy = Target(sc, OWN_DEV % "newinstance,gid=5,mode=620,ptmxmode=666")
+        chroot_py = "import os,sys,time; os.chroot(sys.argv[1]); print('ready', flush=True); time.sleep(600)"
+        chrooted = subprocess.Popen([sys.executable, "-c", chroot_py, mnt], stdin=sc.null, stdout=subprocess.PIPE, text=True)
+        if chrooted.stdout.readline().strip() != "ready":
+            raise SetupError("the process did not chroot into the FUSE file system")
+        fuse.hang()
+        p = subprocess.Popen([sc.ptsguard, "audit", "--all-namespaces", "--json"], stdin=sc.null, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            out, err = p.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            sc.check.true(False, "--all-namespaces waited on the hung FUSE root (no exit within 60 s): %s" % kernel_stacks(p.pid))
+            p.kill()
+            p.communicate()
+            return
+        try:
+            report = json.loads(out)
+        except ValueError:
+            raise SetupError("--all-namespaces printed no whole JSON (exit %d): %s %s" % (p.returncode, out[-300:], err))
+        sc.check_schema(report, "--all-namespaces with a root on a hung FUSE")
+        items = report.get("namespaces") or []
+        every = {n.get("mntns"): n for n in items}
+        sc.check.true(isinstance((every.get(healthy.mntns) or {}).get("report"), dict), "the namespace beside it is judged")
+        fused = [n for n in items if n.get("root") == mnt]
+        sc.check.eq(len(fused), 1, "the chroot on FUSE is listed once, by its root: %s" % [(n.get("mntns"), n.get("root")) for n in items])
+        if fused:
+            sc.check.true(fused[0].get("report") is None and "FUSE" in (fused[0].get("error") or ""),
+                          "not judged, and its error says FUSE: %r" % fused[0].get("error"))
+        # --namespace of that process: the same reason, exit 3, no wait.
+        p = subprocess.Popen([sc.ptsguard, "audit", "--namespace", str(chrooted.pid)], stdin=sc.null, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            out, err = p.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            sc.check.true(False, "--namespace waited on the hung FUSE root: %s" % kernel_stacks(p.pid))
+            p.kill()
+            p.communicate()
+            return
+        sc.check.eq(p.returncode, 3, "--namespace of the chrooted process: exit 3 (%s)" % err.strip())
+        sc.check.true("FUSE" in err, "it says FUSE: %r" % err)
+    finally:
+        fuse.release()
+        if chrooted:
+            chrooted.kill()
+            chrooted.wait()
+        fuse.stop()
+
+
 @case("root-elsewhere")
 def ns_root_elsewhere(sc):
     """A process in a mount namespace of its own whose root is a tree of another namespace
