@@ -39,13 +39,37 @@ static bool unreachable(const struct analysis *a, const struct holder *h)
 	return !analysis_find_instance(a, h->dev);
 }
 
-/* Whether some process holds a slave (or an fd of unknown end) of dev: masters alone are the
- * consoles container managers (conmon, containerd-shim, LXC's monitor, systemd-nspawn) keep of
- * their containers' instances, which nobody here opens by name. */
+/* Whether process pid holds a master of pty index: one opened through a ptmx node outside
+ * devpts has that node's device, not its instance's, so any device is taken. */
+static bool holds_master(const struct snapshot *s, pid_t pid, unsigned index)
+{
+	FOREACH_ARRAY (h, s->holders, s->n_holders)
+		if (h->pid == pid && h->index == index && h->end == HOLDER_END_MASTER)
+			return true;
+	return false;
+}
+
+/* A slave held by a process that does not hold its master too (or an end a snapshot did not
+ * record). Masters alone are the consoles container managers (conmon, containerd-shim,
+ * systemd-nspawn) keep of their containers' instances, and both ends in one process are a pty's
+ * keeper (lxc-start keeps each of its container's ttys so): nobody here opens those by name. */
+static bool as_terminal(const struct snapshot *s, const struct holder *h)
+{
+	return (h->end == HOLDER_END_SLAVE || h->end == HOLDER_END_UNKNOWN) &&
+	       !holds_master(s, h->pid, h->index);
+}
+
+/* A holder of both ends of a pty: its keeper, not listed. */
+static bool keeper(const struct snapshot *s, const struct holder *h)
+{
+	return h->end == HOLDER_END_BOTH ||
+	       (h->end != HOLDER_END_MASTER && holds_master(s, h->pid, h->index));
+}
+
 static bool has_terminal(const struct snapshot *s, dev_t dev)
 {
 	FOREACH_ARRAY (h, s->holders, s->n_holders)
-		if (h->dev == dev && h->end != HOLDER_END_MASTER)
+		if (h->dev == dev && as_terminal(s, h))
 			return true;
 	return false;
 }
@@ -73,7 +97,7 @@ static int one_instance(const struct check_info *info, const struct analysis *a,
 		json_object *o;
 		char *np, fdbuf[24];
 
-		if (h->dev != dev)
+		if (h->dev != dev || keeper(s, h))
 			continue;
 		collides = reach && slave_exists(a, reach, h->index);
 		colliding += collides;
@@ -171,8 +195,9 @@ const struct check_info check_pty_instance_unreachable = {
 	    "now opens another pty of the instance mounted here, or nothing: tty says \"not a "
 	    "tty\", ttyname() fails ENODEV, and write, wall, utmp and anything that reopens the "
 	    "terminal by name reach the wrong one. Critical when the same index names another "
-	    "pty here, warning when it names none. Masters alone (a container manager keeping "
-	    "its container's console) are not reported. Found by the search for holders, which "
+	    "pty here, warning when it names none. Masters alone, and both ends in one process, "
+	    "are what container managers keep of their containers' consoles and ttys (conmon, "
+	    "lxc-start): not reported. Found by the search for holders, which "
 	    "runs when the kernel counts more ptys than the instances mounted here show.",
 	.remedy = "end the listed sessions and start them again from a terminal on the instance "
 		  "mounted at /dev/pts; nothing can move a pty to another instance",

@@ -390,14 +390,17 @@ static int scan_process(struct holder_scan *hs, int proc_fd, const char *pid_nam
 			continue;
 		if (!comm[0])
 			(void)procfs_read_comm(pid_dir, "comm", comm, sizeof(comm));
-		/* A process holding both ends (or several fds) of one pty counts once, as a
-		 * slave's holder when it holds the slave. */
+		/* A process holding several fds of one pty counts once; holding both ends, as
+		 * both, with the slave's fd. */
 		h = holder_find(s, (pid_t)pid, st.st_dev, (unsigned)index);
 		if (h) {
-			if (h->end == HOLDER_END_MASTER && major(st.st_rdev) != PTMX_RDEV_MAJOR) {
-				h->end = HOLDER_END_SLAVE;
+			bool master = major(st.st_rdev) == PTMX_RDEV_MAJOR;
+
+			if (h->end == HOLDER_END_MASTER && !master) {
+				h->end = HOLDER_END_BOTH;
 				h->fd = (int)fd;
-			}
+			} else if (h->end == HOLDER_END_SLAVE && master)
+				h->end = HOLDER_END_BOTH;
 			continue;
 		}
 		if (GROW(s->holders, s->allocated_holders, s->n_holders + 1) < 0)

@@ -25,6 +25,7 @@ static const char *const holder_end_table[_HOLDER_END_MAX] = {
 	[HOLDER_END_UNKNOWN] = "unknown",
 	[HOLDER_END_SLAVE] = "slave",
 	[HOLDER_END_MASTER] = "master",
+	[HOLDER_END_BOTH] = "both",
 };
 DEFINE_STRING_TABLE_LOOKUP(holder_end, enum holder_end);
 

@@ -44,11 +44,14 @@ struct node {
 };
 
 /* Which end of a pty a holder's fd is: a slave (its terminal) or a master (the side a terminal
- * emulator, sshd or a container manager keeps). Unknown in a snapshot that does not say. */
+ * emulator, sshd or a container manager keeps); both, in one process, for the pty's keeper
+ * (lxc-start keeps each of its container's ttys so), its fd the slave's. Unknown in a snapshot
+ * that does not say. */
 enum holder_end {
 	HOLDER_END_UNKNOWN,
 	HOLDER_END_SLAVE,
 	HOLDER_END_MASTER,
+	HOLDER_END_BOTH,
 	_HOLDER_END_MAX,
 };
 

@@ -577,6 +577,18 @@ def held_fd(pid, index):
     raise SetupError("process %d holds no slave %d" % (pid, index))
 
 
+def session_on(sc, pid, fd):
+    """A process whose standard output and error are the pty fd of process pid (reopened
+    through /proc, which works for an instance mounted nowhere): a shell's session on it.
+    Return its process and the fd the finding names (1)."""
+    tty = os.open("/proc/%d/fd/%d" % (pid, fd), os.O_RDWR | os.O_NOCTTY)
+    p = subprocess.Popen(["/usr/bin/python3", "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE,
+                         stdout=tty, stderr=tty)
+    os.close(tty)
+    sc.helpers.append(p)
+    return p, 1
+
+
 def check_unreachable(sc, report, device, holders, colliding):
     """The pty-instance-unreachable finding of device names exactly holders [(pid, comm, fd,
     index)], colliding or not; and its name /dev/pts/N here opens another pty, or nothing."""
@@ -613,7 +625,11 @@ def stranded_session(sc, take_index):
     sc.setup_base()
     sc.mount_devpts("/dev/pts", HEALTHY)
     old_dev = pts_device()
+    # pty-probe keeps the slave and the master (the latter through the ptmx node of /dev, whose
+    # instance cannot be told from outside); a session has the slave as its output.
     holder, pty = sc.hold(unprivileged=True)
+    probe_fd = held_fd(holder.pid, pty["index"])[0]
+    session, fd = session_on(sc, holder.pid, probe_fd)
     sc.sh("umount", "-l", "/dev/pts")
     sc.mount("devpts", "/dev/pts", "gid=5,mode=620", source="devpts")
     new_dev = pts_device()
@@ -623,11 +639,11 @@ def stranded_session(sc, take_index):
             raise SetupError("the new pty did not take index %d: %s" % (pty["index"], new_pty))
     if old_dev == new_dev or pty["dev"] != old_dev:
         raise SetupError("unexpected instances: %s %s %s" % (old_dev, new_dev, pty))
-    fd, _ = held_fd(holder.pid, pty["index"])
     report = sc.audit()
     sc.expect(report, ["pty-instance-unreachable"],
               None if take_index else {"pty-instance-unreachable": "warning"})
-    check_unreachable(sc, report, old_dev, [(holder.pid, "pty-probe", fd, pty["index"])], take_index)
+    check_unreachable(sc, report, old_dev, [(holder.pid, "pty-probe", probe_fd, pty["index"]),
+                                            (session.pid, "python3", fd, pty["index"])], take_index)
     sc.expect_serving(report, new_dev)
 
 
@@ -666,7 +682,7 @@ fcntl.ioctl(m, 0x40045431, array.array("i", [0]))  # TIOCSPTLCK
 n = array.array("I", [0]); fcntl.ioctl(m, 0x80045430, n)  # TIOCGPTN
 slave = os.open("%s/%d" % (d, n[0]), os.O_RDWR | os.O_NOCTTY)
 sock = socket.socket(fileno=int(sys.argv[2]))
-socket.send_fds(sock, [b"%d %d" % (os.stat(d).st_dev, n[0])], [slave])
+socket.send_fds(sock, [b"%d %d" % (os.stat(d).st_dev, n[0])], [slave, m])
 os.close(slave)
 sys.stdin.read()
 """
@@ -689,18 +705,24 @@ def pty_from_other_namespace(sc):
     )
     sc.helpers.append(alloc)
     theirs.close()
-    msg, fds, _, _ = socket.recv_fds(ours, 100, 1)
+    msg, fds, _, _ = socket.recv_fds(ours, 100, 2)
     ours.close()
-    if len(fds) != 1:
-        raise SetupError("the allocator sent no fd")
+    if len(fds) != 2:
+        raise SetupError("the allocator did not send the slave and the master: %d fds" % len(fds))
     dev_raw, index = (int(x) for x in msg.split())
     foreign_dev = devnum(dev_raw)
     # The holder: a process of this namespace given that slave (the shell flatpak-spawn starts).
     holder = subprocess.Popen(["/usr/bin/python3", "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE,
-                              pass_fds=[fds[0]])
+                              stdout=fds[0], stderr=fds[0])
     sc.helpers.append(holder)
-    held = fds[0]
-    os.close(fds[0])
+    held = 1
+    # A manager here keeping both ends of the same pty (lxc-start keeps its containers' ttys
+    # so): their keeper, not a session on one, not named.
+    manager = subprocess.Popen(["/usr/bin/python3", "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE,
+                               pass_fds=fds)
+    sc.helpers.append(manager)
+    for fd in fds:
+        os.close(fd)
     if index != here["index"] or foreign_dev == pts_device():
         raise SetupError("unexpected allocation: index %d on %s, here %s" % (index, foreign_dev, here))
     if any(m["fstype"] == "devpts" and m["device"] == foreign_dev for m in read_mountinfo_devpts()):
