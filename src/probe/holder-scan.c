@@ -325,6 +325,21 @@ static int pty_index(int pid_dir, const char *name, const struct stat *st)
 	return -1;
 }
 
+/* Does process pid_name run our own executable (the inode of /proc/self/exe)? */
+static int runs_ptsguard(int proc_fd, const char *pid_name)
+{
+	static struct stat self;
+	static int self_known = -1;
+	char path[32];
+	struct stat st;
+
+	if (self_known < 0)
+		self_known = stat_nosync(proc_fd, "self/exe", 0, &self) == 0;
+	snprintf(path, sizeof(path), "%s/exe", pid_name);
+	return self_known && stat_nosync(proc_fd, path, 0, &st) == 0 && st.st_dev == self.st_dev &&
+	       st.st_ino == self.st_ino;
+}
+
 /* Look at the fds of process pid_name from hs->next_fd on: 1 done with it, 0 stopped at the
  * deadline (hs->next_fd says where to go on), -EACCES or -EPERM not inspectable, -ENOMEM. When
  * the deadline passes, at least one fd has been looked at in this call (*progress). */
@@ -338,6 +353,7 @@ static int scan_process(struct holder_scan *hs, int proc_fd, const char *pid_nam
 	unsigned pid, since_clock = 0;
 	struct snapshot *s = hs->found;
 	int in_ns = -1; /* a process of the judged namespace: unknown yet */
+	int ours = -1;	/* a process of ptsguard's own binary: unknown yet */
 
 	if (parse_uint(pid_name, &pid) < 0)
 		return 1;
@@ -376,6 +392,14 @@ static int scan_process(struct holder_scan *hs, int proc_fd, const char *pid_nam
 			if (in_ns < 0)
 				in_ns = ns_process_in(proc_fd, pid_name, hs->stray_mntns) == 1;
 			if (!in_ns)
+				continue;
+		}
+		/* ptsguard's own processes (another run's probe worker or guarded child, which
+		 * enter namespaces and allocate there) hold no session: not strays. */
+		if (c == STRAY) {
+			if (ours < 0)
+				ours = runs_ptsguard(proc_fd, pid_name);
+			if (ours)
 				continue;
 		}
 		/* /proc/PID of the process whose fd/ this is (not of a later one with its number),
