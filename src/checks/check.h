@@ -26,6 +26,11 @@ extern const struct check_info check_ptmx_missing, check_ptmx_not_device, check_
     check_pty_path_blocked, check_devpts_host_instance, check_pty_allocation_fails,
     check_dev_tty_broken, check_pty_owner_not_session_user, check_pty_instance_unreachable;
 
+/* The devpts instance whose mount is on top at mountpoint mp, if any: what /dev/pts/N names
+ * there. */
+const struct instance *check_instance_at(const struct analysis *a, const char *mp);
+/* Whether a slave node of pty index of instance in is listed under its visible mount. */
+bool check_slave_exists(const struct analysis *a, const struct instance *in, unsigned index);
 /* {mount_id, mountpoint, device, fstype, options} of mount i, or NULL for NO_MOUNT. */
 json_object *check_json_mount(const struct analysis *a, size_t i);
 /* The id of the mount the serving instance is reached through; 0 when there is none (and

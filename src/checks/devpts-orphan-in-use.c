@@ -3,30 +3,6 @@
 #include "util/parse.h"
 #include "util/string-util.h"
 
-/* The instance reachable at the top of mountpoint mp, if any. */
-static const struct instance *visible_instance_at(const struct analysis *a, const char *mp)
-{
-	const struct mount_table *t = a->snap->mounts;
-	size_t i = analysis_mount_at(a, mp);
-
-	if (i == NO_MOUNT || !streq(t->entries[i].fstype, "devpts"))
-		return NULL;
-	return analysis_find_instance(a, t->entries[i].dev);
-}
-
-static bool slave_exists(const struct analysis *a, const struct instance *in, unsigned index)
-{
-	const struct mount_entry *e = analysis_mount(a, in->visible_mount);
-	unsigned idx;
-
-	if (!e)
-		return false;
-	FOREACH_ARRAY (n, a->snap->nodes, a->snap->n_nodes)
-		if (node_is_slave(n, e->mountpoint, in->dev, &idx) && idx == index)
-			return true;
-	return false;
-}
-
 static int devpts_orphan_in_use(const struct check_context *ctx, const struct check_info *info,
 				struct findings *out)
 {
@@ -44,7 +20,7 @@ static int devpts_orphan_in_use(const struct check_context *ctx, const struct ch
 
 		if (!in->covered)
 			continue;
-		vis = visible_instance_at(a, first->mountpoint);
+		vis = check_instance_at(a, first->mountpoint);
 		FOREACH_ARRAY (h, s->holders, s->n_holders) {
 			json_object *o;
 			char *np;
@@ -62,7 +38,7 @@ static int devpts_orphan_in_use(const struct check_context *ctx, const struct ch
 			/* The pty its name now opens: the same index on the visible instance,
 			 * or null when that one has none. */
 			json_object_object_add(o, "colliding_index",
-					       vis && slave_exists(a, vis, h->index)
+					       vis && check_slave_exists(a, vis, h->index)
 						   ? json_object_new_int64(h->index)
 						   : NULL);
 			json_object_array_add(holders, o);

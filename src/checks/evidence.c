@@ -208,3 +208,26 @@ void check_add_origin(const struct check_context *ctx, json_object *ev, size_t i
 	if (boot_origin(ctx->a, idx, &o) > 0)
 		json_object_object_add(ev, "origin", boot_origin_json(&o));
 }
+
+const struct instance *check_instance_at(const struct analysis *a, const char *mp)
+{
+	const struct mount_table *t = a->snap->mounts;
+	size_t i = analysis_mount_at(a, mp);
+
+	if (i == NO_MOUNT || !streq(t->entries[i].fstype, "devpts"))
+		return NULL;
+	return analysis_find_instance(a, t->entries[i].dev);
+}
+
+bool check_slave_exists(const struct analysis *a, const struct instance *in, unsigned index)
+{
+	const struct mount_entry *e = analysis_mount(a, in->visible_mount);
+	unsigned idx;
+
+	if (!e)
+		return false;
+	FOREACH_ARRAY (n, a->snap->nodes, a->snap->n_nodes)
+		if (node_is_slave(n, e->mountpoint, in->dev, &idx) && idx == index)
+			return true;
+	return false;
+}

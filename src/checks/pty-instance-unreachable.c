@@ -9,30 +9,6 @@
 #include "util/parse.h"
 #include "util/string-util.h"
 
-/* The instance the name /dev/pts/N opens here, if any. */
-static const struct instance *reachable_instance(const struct analysis *a)
-{
-	const struct mount_table *t = a->snap->mounts;
-	size_t i = analysis_mount_at(a, "/dev/pts");
-
-	if (i == NO_MOUNT || !streq(t->entries[i].fstype, "devpts"))
-		return NULL;
-	return analysis_find_instance(a, t->entries[i].dev);
-}
-
-static bool slave_exists(const struct analysis *a, const struct instance *in, unsigned index)
-{
-	const struct mount_entry *e = analysis_mount(a, in->visible_mount);
-	unsigned idx;
-
-	if (!e)
-		return false;
-	FOREACH_ARRAY (n, a->snap->nodes, a->snap->n_nodes)
-		if (node_is_slave(n, e->mountpoint, in->dev, &idx) && idx == index)
-			return true;
-	return false;
-}
-
 /* A holder of an instance that no mount here shows. */
 static bool unreachable(const struct analysis *a, const struct holder *h)
 {
@@ -99,7 +75,7 @@ static int one_instance(const struct check_info *info, const struct analysis *a,
 
 		if (h->dev != dev || keeper(s, h))
 			continue;
-		collides = reach && slave_exists(a, reach, h->index);
+		collides = reach && check_slave_exists(a, reach, h->index);
 		colliding += collides;
 		if (n++ >= EVIDENCE_LIST_MAX)
 			continue;
@@ -167,7 +143,7 @@ static int pty_instance_unreachable(const struct check_context *ctx, const struc
 {
 	const struct analysis *a = ctx->a;
 	const struct snapshot *s = ctx->snap;
-	const struct instance *reach = reachable_instance(a);
+	const struct instance *reach = check_instance_at(a, "/dev/pts");
 
 	FOREACH_ARRAY (h, s->holders, s->n_holders) {
 		int r;

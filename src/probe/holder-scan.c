@@ -148,35 +148,6 @@ bool holder_scan_same_devs(const struct holder_scan *hs, const struct analysis *
 	return n == hs->n_devs;
 }
 
-/* The processes proc lists now, in its order (ascending pids). */
-static int list_processes(const char *proc, pid_t **ret, size_t *ret_n)
-{
-	_cleanup_close_ int fd = open(proc, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	_cleanup_(dir_reader_done) struct dir_reader d = { 0 };
-	_cleanup_free_ pid_t *pids = NULL;
-	size_t n = 0, allocated = 0;
-	const char *name;
-	int r;
-
-	if (fd < 0)
-		return -errno;
-	d.fd = fd;
-	while ((r = dir_reader_next(&d, &name)) > 0) {
-		unsigned pid;
-
-		if (name[0] < '1' || name[0] > '9' || parse_uint(name, &pid) < 0)
-			continue;
-		if (GROW(pids, allocated, n + 1) < 0)
-			return -ENOMEM;
-		pids[n++] = (pid_t)pid;
-	}
-	if (r < 0)
-		return r;
-	*ret = TAKE_PTR(pids);
-	*ret_n = n;
-	return 0;
-}
-
 int holder_scan_start(struct holder_scan *hs, const struct analysis *a, const char *proc,
 		      const pid_t *pids, size_t n, uint64_t mntns)
 {
@@ -220,7 +191,7 @@ int holder_scan_start(struct holder_scan *hs, const struct analysis *a, const ch
 		memcpy(hs->pids, pids, n * sizeof(pid_t));
 		hs->n_pids = n;
 	} else {
-		r = list_processes(proc, &hs->pids, &hs->n_pids);
+		r = procfs_list_pids(AT_FDCWD, proc, &hs->pids, &hs->n_pids);
 		if (r < 0) {
 			holder_scan_done(hs);
 			return r;
@@ -281,28 +252,6 @@ static enum candidate candidate(const struct holder_scan *hs, int fd_dir, const 
 										 : NOT_LOOKED_FOR;
 }
 
-/* tty-index of a pty master, from /proc/<pid>/fdinfo/<fd>. */
-static int master_index(int pid_dir, const char *fd, unsigned *ret)
-{
-	char path[300], buf[1024];
-	_cleanup_close_ int f = -EBADF;
-	ssize_t l;
-	char *p;
-
-	snprintf(path, sizeof(path), "fdinfo/%s", fd);
-	f = openat(pid_dir, path, O_RDONLY | O_CLOEXEC);
-	if (f < 0)
-		return -errno;
-	l = read(f, buf, sizeof(buf) - 1);
-	if (l < 0)
-		return -errno;
-	buf[l] = 0;
-	p = strstr(buf, "tty-index:");
-	if (!p || sscanf(p + 10, "%u", ret) != 1)
-		return -ENOENT;
-	return 0;
-}
-
 /* Only a refusal means a process we could not inspect; anything else (ENOENT, ESRCH, a zombie
  * half gone) is a process that exited while we looked. */
 static int not_allowed(int err)
@@ -320,7 +269,7 @@ static int pty_index(int pid_dir, const char *name, const struct stat *st)
 		return (int)((major(st->st_rdev) - PTY_SLAVE_MAJOR_FIRST) * 256 +
 			     minor(st->st_rdev));
 	if (major(st->st_rdev) == PTMX_RDEV_MAJOR && minor(st->st_rdev) == PTMX_RDEV_MINOR &&
-	    master_index(pid_dir, name, &index) >= 0)
+	    procfs_master_index(pid_dir, name, &index) >= 0)
 		return (int)index;
 	return -1;
 }

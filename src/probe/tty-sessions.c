@@ -110,29 +110,6 @@ static bool dev_is_other_instance(const struct analysis *a, dev_t dev, dev_t ser
 	return false;
 }
 
-/* The pty number of master fd name of process pid_dir (its fdinfo's tty-index), or -1. */
-static int master_index(int pid_dir, const char *name)
-{
-	char path[300], buf[1024];
-	_cleanup_close_ int f = -EBADF;
-	unsigned index;
-	ssize_t l;
-	char *p;
-
-	snprintf(path, sizeof(path), "fdinfo/%s", name);
-	f = openat(pid_dir, path, O_RDONLY | O_CLOEXEC);
-	if (f < 0)
-		return -1;
-	l = read(f, buf, sizeof(buf) - 1);
-	if (l < 0)
-		return -1;
-	buf[l] = 0;
-	p = strstr(buf, "tty-index:");
-	if (!p || sscanf(p + 10, "%u", &index) != 1)
-		return -1;
-	return (int)index;
-}
-
 /* Does process pid_dir hold the master of pty index of the serving instance? exact: only a
  * master opened through the instance's own ptmx (its st_dev is the instance's); otherwise also
  * one opened through a ptmx node outside every devpts (/dev/ptmx of devtmpfs), whose instance
@@ -142,6 +119,7 @@ static bool holds_master(const struct analysis *a, int pid_dir, unsigned index, 
 	_cleanup_close_ int fd_dir = openat(pid_dir, "fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	_cleanup_(dir_reader_done) struct dir_reader d = { .fd = fd_dir };
 	const char *name;
+	unsigned got;
 
 	if (fd_dir < 0)
 		return false;
@@ -154,7 +132,7 @@ static bool holds_master(const struct analysis *a, int pid_dir, unsigned index, 
 		if (exact ? st.st_dev != a->serving->dev
 			  : dev_is_other_instance(a, st.st_dev, a->serving->dev))
 			continue;
-		if (master_index(pid_dir, name) == (int)index)
+		if (procfs_master_index(pid_dir, name, &got) == 0 && got == index)
 			return true;
 	}
 	return false;
@@ -186,33 +164,22 @@ static pid_t find_master(const struct analysis *a, int proc_fd, const pid_t *pid
 	return 0;
 }
 
+/* The processes of the namespace judged (all of them for our own). */
 static int list_pids(int proc_fd, const struct namespace_target *ns, pid_t **ret, size_t *ret_n)
 {
-	_cleanup_close_ int fd = openat(proc_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	_cleanup_(dir_reader_done) struct dir_reader d = { 0 };
-	_cleanup_free_ pid_t *pids = NULL;
-	size_t n = 0, allocated = 0;
-	const char *name;
-	int r;
+	size_t n = 0;
+	int r = procfs_list_pids(proc_fd, ".", ret, ret_n);
 
-	if (fd < 0)
-		return -errno;
-	d.fd = fd;
-	while ((r = dir_reader_next(&d, &name)) > 0) {
-		unsigned pid;
-
-		if (name[0] < '1' || name[0] > '9' || parse_uint(name, &pid) < 0)
-			continue;
-		/* Another namespace's sessions are its own processes'. */
-		if (ns && !ns->own && ns_process_in(proc_fd, name, ns->mntns) <= 0)
-			continue;
-		if (GROW(pids, allocated, n + 1) < 0)
-			return -ENOMEM;
-		pids[n++] = (pid_t)pid;
-	}
-	if (r < 0)
+	if (r < 0 || !ns || ns->own)
 		return r;
-	*ret = TAKE_PTR(pids);
+	/* Another namespace's sessions are its own processes'. */
+	FOREACH_ARRAY (pid, *ret, *ret_n) {
+		char name[16];
+
+		snprintf(name, sizeof(name), "%d", (int)*pid);
+		if (ns_process_in(proc_fd, name, ns->mntns) > 0)
+			(*ret)[n++] = *pid;
+	}
 	*ret_n = n;
 	return 0;
 }

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <stddef.h>
+#include <sys/types.h>
 
 /* The descriptor (O_PATH, a directory), or a negative errno. */
 int procfs_fd(void);
@@ -20,3 +21,9 @@ void procfs_chdir_back(int saved_cwd);
  * "PID/comm" under /proc) into buf, without its newline; "" and a negative errno when it
  * cannot be read. */
 int procfs_read_comm(int dir_fd, const char *path, char *buf, size_t size);
+/* The processes a /proc lists now (path relative to dir_fd), in its order (ascending pids):
+ * 0 and a malloc'ed array, or a negative errno. */
+int procfs_list_pids(int dir_fd, const char *path, pid_t **ret, size_t *ret_n);
+/* The pty number of the master open on fd name of the process whose /proc/PID is pid_dir (the
+ * tty-index of its fdinfo): 0, or a negative errno (-ENOENT: not a pty master). */
+int procfs_master_index(int pid_dir, const char *name, unsigned *ret);
