@@ -301,11 +301,16 @@ static uint64_t attempt_deadline(const struct alloc_options *o)
 	return d < *o->budget_left ? d : *o->budget_left;
 }
 
-/* The time since t0 (CLOCK_MONOTONIC), taken from o's budget. */
-static void charge(const struct alloc_options *o, uint64_t t0)
+/* The time since t0 (CLOCK_MONOTONIC) of an attempt that ended in r, taken from o's budget: all
+ * of it when the attempt never answered (-ECANCELED), else what it took beyond
+ * ALLOC_ANSWER_FREE_USEC. A busy host's slow but healthy probes do not spend the budget meant
+ * for namespaces that stall them. */
+static void charge(const struct alloc_options *o, uint64_t t0, int r)
 {
 	uint64_t spent = now_usec(CLOCK_MONOTONIC) - t0;
 
+	if (r != -ECANCELED)
+		spent = spent > ALLOC_ANSWER_FREE_USEC ? spent - ALLOC_ANSWER_FREE_USEC : 0;
 	if (o->budget_left)
 		*o->budget_left -= spent < *o->budget_left ? spent : *o->budget_left;
 }
@@ -358,13 +363,13 @@ int probe_allocation_collect(struct guarded_worker *w, const struct alloc_option
 	 * pays for is the waiting: the worker's work while we read is free. */
 	if (r >= 0)
 		r = guarded_worker_collect(w, &a, &g);
-	charge(o, t0);
+	charge(o, t0, r);
 	for (unsigned i = 1; r == -ECANCELED && i < ALLOC_ATTEMPTS && attempt_deadline(o); i++) {
 		t0 = now_usec(CLOCK_MONOTONIC);
 		r = probe_allocation_submit(w, o);
 		if (r >= 0)
 			r = guarded_worker_collect(w, &a, &g);
-		charge(o, t0);
+		charge(o, t0, r);
 	}
 	return alloc_result(o, r, &a, &g, ret);
 }
@@ -403,7 +408,7 @@ int probe_allocation(const struct alloc_options *o, struct alloc_probe *ret)
 		if (!c.deadline_usec)
 			break;
 		r = guarded_child_run(&c, &a, &g);
-		charge(o, t0);
+		charge(o, t0, r);
 	}
 	return alloc_result(o, r, &a, &g, ret);
 }

@@ -29,8 +29,10 @@
  * millisecond or two), so that no namespace holds up a run over many. */
 #define ALLOC_NS_DEADLINE_USEC (400ULL * 1000ULL)
 /* What the probes of one run over many namespaces (--all-namespaces) may take together (the time
- * they are waited for); those that would start later are ALLOC_SKIPPED. */
-#define ALLOC_RUN_BUDGET_USEC (2ULL * 1000000ULL)
+ * they are waited for: all of it for an attempt that never answers, what is beyond
+ * ALLOC_ANSWER_FREE_USEC for one that does); those that would start later are ALLOC_SKIPPED. */
+#define ALLOC_RUN_BUDGET_USEC  (2ULL * 1000000ULL)
+#define ALLOC_ANSWER_FREE_USEC (100ULL * 1000ULL)
 /* Requests made before the probe is reported interfered with. */
 #define ALLOC_ATTEMPTS 3
 /* The cgroup hierarchies a probe child joins: the unified one and the v1 devices one. */
@@ -42,7 +44,8 @@ struct alloc_options {
 	int root_fd; /* >= 0: resolve every path under this root (a namespace's); -1: ours */
 	uint64_t deadline_usec; /* of one attempt; 0: ALLOC_DEADLINE_USEC */
 	/* What the probes of a run may still take together, in microseconds, charged with the
-	 * time each attempt is waited for; no attempt starts once it is 0. NULL: no budget. */
+	 * time each attempt is waited for (ALLOC_RUN_BUDGET_USEC says how); no attempt starts
+	 * once it is 0. NULL: no budget. */
 	uint64_t *budget_left;
 	/* The cgroup.procs files (O_WRONLY) of the namespace's own cgroups where they are not
 	 * ours, -1 elsewhere: the child joins them before it drops its privileges, so that the

@@ -322,8 +322,10 @@ int mount_table_from_ids(const uint64_t *ids, size_t n_ids, struct mount_table *
 
 	if (!sorted)
 		return -ENOMEM;
-	memcpy(sorted, ids, sizeof(uint64_t) * n_ids);
-	qsort(sorted, n_ids, sizeof(uint64_t), compare_u64);
+	if (n_ids) {
+		memcpy(sorted, ids, sizeof(uint64_t) * n_ids);
+		qsort(sorted, n_ids, sizeof(uint64_t), compare_u64);
+	}
 	return table_from_ids(sorted, n_ids, ret);
 }
 

@@ -14,9 +14,15 @@ char *vformat(const char *fmt, va_list ap)
 
 int set_printf(char **field, const char *fmt, ...)
 {
+	char *s;
+
+	/* Formatted before the old value is freed: it may be one of the arguments. */
+	FORMAT_VA(s, fmt);
+	if (!s)
+		return -ENOMEM;
 	free(*field);
-	FORMAT_VA(*field, fmt);
-	return *field ? 0 : -ENOMEM;
+	*field = s;
+	return 0;
 }
 
 char *strdup_or_null(const char *s)

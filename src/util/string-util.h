@@ -19,7 +19,8 @@
 	} while (0)
 /* vasprintf() that returns the string, or NULL when out of memory. */
 _printf_(1, 0) char *vformat(const char *fmt, va_list ap);
-/* Replace *field with a newly formatted string (the old one is freed). 0 or -ENOMEM. */
+/* Replace *field with a newly formatted string (the old one is freed after: it may be an
+ * argument). 0, or -ENOMEM with *field unchanged. */
 _printf_(2, 3) int set_printf(char **field, const char *fmt, ...);
 
 /* strdup that accepts NULL. */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The helpers of src/util: the hash index, string lists, the path prefix test, the group
- * lookup, the directory reader and the reading of kernel files. */
+ * lookup, the directory reader, set_printf() and the reading of kernel files. */
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -343,8 +343,21 @@ static void test_string_table(void)
 	EXPECT_INT(fruit_from_string(NULL), -EINVAL);
 }
 
+/* set_printf() with its own field among the arguments: a list grown one item at a time (ASan
+ * saw the old value freed before it was read). */
+static void test_set_printf_self(void)
+{
+	char *list = NULL;
+
+	for (int i = 0; i < 3; i++)
+		EXPECT_INT(set_printf(&list, "%s%s%d", list ?: "", list ? ", " : "", i), 0);
+	EXPECT_STR(list, "0, 1, 2");
+	free(list);
+}
+
 int main(void)
 {
+	test_set_printf_self();
 	test_dir_reader();
 	test_string_table();
 	test_cescape();
