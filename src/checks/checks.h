@@ -136,5 +136,5 @@ int finding_add_mount(struct finding *f, unsigned mount_id, dev_t dev);
 void findings_sort(struct findings *f);
 /* Drop (and free) findings below min. */
 void findings_filter(struct findings *f, enum severity min);
-void findings_clear(struct findings *f);
+void findings_done(struct findings *f);
 enum severity findings_worst(const struct findings *f, bool *any);

@@ -26,7 +26,7 @@ static void finding_done(struct finding *f)
 	json_object_put(f->evidence);
 }
 
-void findings_clear(struct findings *f)
+void findings_done(struct findings *f)
 {
 	FOREACH_ARRAY (i, f->items, f->n_items)
 		finding_done(i);

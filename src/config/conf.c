@@ -351,7 +351,7 @@ int config_drop_ignored(const struct config *c, struct findings *f)
 			f->items[w++] = *i;
 	}
 	f->n_items = w;
-	findings_clear(&dropped);
+	findings_done(&dropped);
 	return 0;
 }
 

@@ -46,7 +46,7 @@ void log_transition(struct daemon *d, const struct transition_event *e)
  * journaled as repaired since then leaves without a "resolved" entry. */
 int daemon_log_transitions(struct daemon *d, const struct findings *now)
 {
-	_cleanup_(transitions_clear) struct transitions t = { 0 };
+	_cleanup_(transitions_done) struct transitions t = { 0 };
 	int r;
 
 	r = transitions_diff(&d->findings, now, d->repaired_keys, &t);
@@ -308,7 +308,7 @@ static int daemon_repair(struct daemon *d, struct audit_result *now)
 	d->repaired_keys = TAKE_PTR(s.repaired_keys);
 
 	/* What the repair left is now the state: log the transitions from this audit to it. */
-	findings_clear(&d->findings);
+	findings_done(&d->findings);
 	d->findings = now->findings;
 	now->findings = (struct findings){ 0 };
 	r = daemon_log_transitions(d, &s.after.findings);
@@ -374,7 +374,7 @@ int daemon_audit(struct daemon *d)
 	} else
 		d->tried_keys = strv_free(d->tried_keys);
 
-	findings_clear(&d->findings);
+	findings_done(&d->findings);
 	d->findings = now.findings;
 	now.findings = (struct findings){ 0 };
 	daemon_note_healthy(d, &now);

@@ -246,7 +246,7 @@ static int daemon_reload(struct daemon *d)
 		if (d->no_probe)
 			d->config->probe_enabled = false;
 		log_config_loaded(d->config, "Reloaded");
-		holder_cache_clear(&d->holders);
+		holder_cache_done(&d->holders);
 		mount_source_forget(d->mounts);
 		if (mount_source_apply(d->mounts, d->config) < 0)
 			log_warning("Carrying on with what tracks mount changes now");
@@ -590,8 +590,8 @@ struct daemon *daemon_free(struct daemon *d)
 	mount_source_free(d->mounts);
 	udev_monitor_unref(d->udev_monitor);
 	udev_unref(d->udev);
-	holder_cache_clear(&d->holders);
-	findings_clear(&d->findings);
+	holder_cache_done(&d->holders);
+	findings_done(&d->findings);
 	d->repaired_keys = strv_free(d->repaired_keys);
 	d->tried_keys = strv_free(d->tried_keys);
 	ptmx_replaced_reset(&d->ptmx);

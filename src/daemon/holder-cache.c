@@ -4,7 +4,7 @@
 #include "daemon/holder-cache.h"
 #include "util/macro.h"
 
-void holder_cache_clear(struct holder_cache *c)
+void holder_cache_done(struct holder_cache *c)
 {
 	holder_scan_done(&c->last);
 	holder_scan_done(&c->pass);
@@ -26,14 +26,14 @@ int holder_cache_fill(struct holder_cache *c, struct snapshot *s, const struct a
 	int r;
 
 	if (!holder_scan_wanted(a)) {
-		holder_cache_clear(c);
+		holder_cache_done(c);
 		return HOLDERS_NONE_COVERED;
 	}
 	/* Other instances covered, or strays no longer (or now) looked for: what was found was
 	 * about those. */
 	if ((c->last.started && !holder_scan_same_devs(&c->last, a)) ||
 	    (c->pass.started && !holder_scan_same_devs(&c->pass, a)))
-		holder_cache_clear(c);
+		holder_cache_done(c);
 	if (c->last.started && now < c->scanned_at + max_age) {
 		r = fill_from_last(c, s);
 		return r < 0 ? r : HOLDERS_REUSED;

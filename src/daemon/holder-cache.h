@@ -51,4 +51,4 @@ int holder_cache_fill(struct holder_cache *c, struct snapshot *s, const struct a
 		      const struct holder_scope *where, uint64_t now, uint64_t max_age,
 		      uint64_t budget);
 /* Forget every search (and free them). */
-void holder_cache_clear(struct holder_cache *c);
+void holder_cache_done(struct holder_cache *c);

@@ -126,8 +126,8 @@ static void followed_unwatch(struct followed *x)
 static void followed_free(struct followed *x)
 {
 	followed_unwatch(x);
-	findings_clear(&x->findings);
-	holder_cache_clear(&x->holders);
+	findings_done(&x->findings);
+	holder_cache_done(&x->holders);
 	free(x->pids);
 	free(x->root_field);
 	free(x);
@@ -359,7 +359,7 @@ static void followed_set_container(struct followed *x, struct namespace_audit *a
 static void journal_transitions(struct ns_follower *f, struct followed *x,
 				const struct findings *before, const struct findings *now)
 {
-	_cleanup_(transitions_clear) struct transitions t = { 0 };
+	_cleanup_(transitions_done) struct transitions t = { 0 };
 	const char *buf[4];
 	const char *const *fields = followed_fields(x, buf);
 	char name[PATH_MAX + 64], context[CONTAINER_LABEL_MAX + PATH_MAX + 128];
@@ -441,7 +441,7 @@ static void followed_audit(struct ns_follower *f, struct followed *x)
 		schedule_pass(f);
 	}
 	journal_transitions(f, x, &x->findings, &a.result.findings);
-	findings_clear(&x->findings);
+	findings_done(&x->findings);
 	x->findings = a.result.findings;
 	a.result.findings = (struct findings){ 0 };
 }

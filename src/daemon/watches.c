@@ -136,7 +136,7 @@ void dev_watches_update(struct dev_watches *w)
 		watch_update(w, &w->helper_watches[i]);
 }
 
-static void helper_watches_clear(struct dev_watches *w)
+static void helper_watches_done(struct dev_watches *w)
 {
 	for (size_t i = 0; i < w->n_helper_watches; i++)
 		if (w->fd >= 0 && w->helper_watches[i].wd >= 0)
@@ -153,7 +153,7 @@ void dev_watches_find_helpers(struct dev_watches *w)
 {
 	int r;
 
-	helper_watches_clear(w);
+	helper_watches_done(w);
 	if (w->fd < 0)
 		return;
 	r = setuid_helper_dirs(&w->helper_dirs);
@@ -364,7 +364,7 @@ struct dev_watches *dev_watches_free(struct dev_watches *w)
 	if (!w)
 		return NULL;
 	sd_event_source_disable_unref(w->source);
-	helper_watches_clear(w);
+	helper_watches_done(w);
 	if (w->fd >= 0)
 		close(w->fd);
 	free(w->serving_path);

@@ -177,7 +177,7 @@ int pipeline_run(const struct audit_target *t, const struct config *c, struct au
 
 void audit_result_done(struct audit_result *r)
 {
-	findings_clear(&r->findings);
+	findings_done(&r->findings);
 	r->a = analysis_free(r->a);
 	r->snap = snapshot_free(r->snap);
 }

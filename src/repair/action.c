@@ -19,7 +19,7 @@ const char *action_result_to_string(enum action_result r)
 	return r < _ACTION_RESULT_MAX ? result_names[r] : NULL;
 }
 
-void repair_plan_clear(struct repair_plan *p)
+void repair_plan_done(struct repair_plan *p)
 {
 	FOREACH_ARRAY (a, p->actions, p->n_actions) {
 		free(a->command);

@@ -98,7 +98,7 @@ int repair_plan(const struct analysis *a, const struct findings *f, const struct
 int repair_act(struct repair_plan *p, const struct repair_options *o);
 /* After a re-probe: an action marked done whose finding is still there has failed. */
 void repair_confirm(struct repair_plan *p, const struct findings *after);
-void repair_plan_clear(struct repair_plan *p);
+void repair_plan_done(struct repair_plan *p);
 
 const char *action_result_to_string(enum action_result r);
 json_object *repair_plan_to_json(const struct repair_plan *p);

@@ -32,7 +32,7 @@ int repair_target_still_judged(const struct namespace_target *ns, const char *wh
 /* Journal each outcome of the plan; remember the keys of what was repaired. */
 static int journal_outcomes(struct repair_session *s)
 {
-	_cleanup_(transitions_clear) struct transitions outcomes = { 0 };
+	_cleanup_(transitions_done) struct transitions outcomes = { 0 };
 	int r = repair_outcomes(&s->plan, &outcomes);
 
 	if (r < 0)
@@ -110,7 +110,7 @@ int repair_session_run(struct repair_session *s, const struct analysis *a, const
 
 void repair_session_done(struct repair_session *s)
 {
-	repair_plan_clear(&s->plan);
+	repair_plan_done(&s->plan);
 	audit_result_done(&s->after);
 	s->repaired_keys = strv_free(s->repaired_keys);
 }

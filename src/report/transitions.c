@@ -99,7 +99,7 @@ int transitions_diff(const struct findings *before, const struct findings *now,
 	return r;
 }
 
-void transitions_clear(struct transitions *t)
+void transitions_done(struct transitions *t)
 {
 	free(t->items);
 	*t = (struct transitions){ 0 };

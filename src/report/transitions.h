@@ -61,4 +61,4 @@ int transitions_diff(const struct findings *before, const struct findings *now,
 		     char *const *quiet_keys, struct transitions *ret);
 int transitions_add(struct transitions *t, const struct finding *f, enum transition transition,
 		    const char *detail);
-void transitions_clear(struct transitions *t);
+void transitions_done(struct transitions *t);

@@ -39,7 +39,7 @@ static inline void fuzz_audit(const struct snapshot *s)
 			fclose(null);
 		}
 	}
-	findings_clear(&f);
+	findings_done(&f);
 	analysis_free(a);
 }
 

@@ -95,7 +95,7 @@ static json_object *audit(const struct snapshot *s, int *exit_status)
 	o = report_to_json(&rep);
 	json_object_object_del(o, "generated_at");
 	*exit_status = report_exit_status(&f);
-	findings_clear(&f);
+	findings_done(&f);
 	return o;
 }
 

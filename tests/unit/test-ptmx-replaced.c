@@ -51,7 +51,7 @@ static int audit(struct ptmx_replaced *p, const char *nodes, const struct ptmx_u
 	struct load_error err = { { 0 } };
 	int r;
 
-	findings_clear(out);
+	findings_done(out);
 	if (asprintf(&text, HEAD "%s" TAIL, nodes) < 0)
 		return -ENOMEM;
 	r = snapshot_parse(text, strlen(text), &s, &err);
@@ -86,7 +86,7 @@ static void test_unchanged(void)
 	EXPECT_INT(f.n_items, 0); /* the baseline */
 	EXPECT_INT(audit(&p, CHAR_NODE, NULL, &f), 0);
 	EXPECT_INT(f.n_items, 0);
-	findings_clear(&f);
+	findings_done(&f);
 	ptmx_replaced_reset(&p);
 }
 
@@ -127,7 +127,7 @@ static void test_char_to_symlink(void)
 	EXPECT_INT(audit(&p, CHAR_NODE, NULL, &f), 0);
 	EXPECT_INT(f.n_items, 0);
 	EXPECT(!p.replaced.valid);
-	findings_clear(&f);
+	findings_done(&f);
 	ptmx_replaced_reset(&p);
 }
 
@@ -170,7 +170,7 @@ static void test_udev_event(void)
 		EXPECT(f.items[0].journal_fields == NULL);
 		EXPECT_STR(evidence_text(&f.items[0], "udev_event", buf, sizeof(buf)), "null");
 	}
-	findings_clear(&f);
+	findings_done(&f);
 	ptmx_replaced_reset(&p);
 }
 
@@ -199,10 +199,10 @@ static void test_target_change(void)
 		EXPECT(finding_same_occurrence(&again.items[0], &first.items[0]));
 		EXPECT(!finding_same_occurrence(&other.items[0], &first.items[0])); /* ...anew */
 	}
-	findings_clear(&first);
-	findings_clear(&again);
-	findings_clear(&other);
-	findings_clear(&scratch);
+	findings_done(&first);
+	findings_done(&again);
+	findings_done(&other);
+	findings_done(&scratch);
 	ptmx_replaced_reset(&p);
 }
 
@@ -238,7 +238,7 @@ static void test_missing(void)
 	if (f.n_items == 1)
 		EXPECT_STR(f.items[0].remedy,
 			   "ln -s pts/ptmx /dev/ptmx.new && mv -T /dev/ptmx.new /dev/ptmx");
-	findings_clear(&f);
+	findings_done(&f);
 	ptmx_replaced_reset(&p);
 }
 
@@ -253,7 +253,7 @@ static void test_reset(void)
 	ptmx_replaced_reset(&p); /* a reload: what it is now is the baseline */
 	EXPECT_INT(audit(&p, SYMLINK_PTS, NULL, &f), 0);
 	EXPECT_INT(f.n_items, 0);
-	findings_clear(&f);
+	findings_done(&f);
 	ptmx_replaced_reset(&p);
 }
 

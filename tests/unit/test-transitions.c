@@ -49,7 +49,7 @@ static char *diff(const struct findings *before, const struct findings *now, cha
 			e->finding->n_mount_ids ? e->finding->mount_ids[0] : 0);
 	}
 	fclose(m);
-	transitions_clear(&t);
+	transitions_done(&t);
 	return out;
 }
 
@@ -75,7 +75,7 @@ static void test_key(void)
 		EXPECT_STR(k, "ptmx-no-devpts\t\t0");
 		free(k);
 	}
-	findings_clear(&f);
+	findings_done(&f);
 }
 
 static void test_detected_resolved_unchanged(void)
@@ -89,8 +89,8 @@ static void test_detected_resolved_unchanged(void)
 	EXPECT_DIFF(&empty, &one, NULL, "detected pts-covered /dev/pts@29;");
 	EXPECT_DIFF(&one, &empty, NULL, "resolved pts-covered /dev/pts@29;");
 	EXPECT_DIFF(&one, &same, NULL, "");
-	findings_clear(&one);
-	findings_clear(&same);
+	findings_done(&one);
+	findings_done(&same);
 }
 
 /* Resolved first, in the previous order; then detected, in the new order. */
@@ -105,8 +105,8 @@ static void test_order(void)
 	EXPECT_DIFF(&before, &now, NULL,
 		    "resolved ptmx-mode /dev/ptmx@0;resolved ptmx-no-devpts -@0;"
 		    "detected pty-slave-perms /dev/pts@29;detected pts-covered /dev/pts@29;");
-	findings_clear(&before);
-	findings_clear(&now);
+	findings_done(&before);
+	findings_done(&now);
 }
 
 /* The same check at two mounts: two findings, each with its own life. */
@@ -121,14 +121,14 @@ static void test_two_mounts(void)
 	EXPECT_DIFF(&before, &now, NULL, "detected devpts-options-lost /srv/c/dev/pts@41;");
 	EXPECT_DIFF(&now, &later, NULL, "resolved devpts-options-lost /dev/pts@29;");
 	/* Same mountpoint, another mount (remounted anew): another finding. */
-	findings_clear(&later);
+	findings_done(&later);
 	add(&later, "devpts-options-lost", SEVERITY_WARNING, "/dev/pts", 52, NULL);
 	EXPECT_DIFF(&before, &later, NULL,
 		    "resolved devpts-options-lost /dev/pts@29;"
 		    "detected devpts-options-lost /dev/pts@52;");
-	findings_clear(&before);
-	findings_clear(&now);
-	findings_clear(&later);
+	findings_done(&before);
+	findings_done(&now);
+	findings_done(&later);
 }
 
 static void test_occurrence(void)
@@ -140,11 +140,11 @@ static void test_occurrence(void)
 	add(&now, "pts-covered", SEVERITY_CRITICAL, "/dev/pts", 29, "{\"by\":77}");
 	EXPECT_DIFF(&before, &now, NULL, "");
 	/* Another severity is a new occurrence: detected, never resolved. */
-	findings_clear(&now);
+	findings_done(&now);
 	add(&now, "pts-covered", SEVERITY_WARNING, "/dev/pts", 29, "{\"by\":31}");
 	EXPECT_DIFF(&before, &now, NULL, "detected pts-covered /dev/pts@29;");
-	findings_clear(&before);
-	findings_clear(&now);
+	findings_done(&before);
+	findings_done(&now);
 
 	/* A check raised on a change: a new "after" is a new occurrence... */
 	add(&before, "ptmx-replaced", SEVERITY_WARNING, "/dev/ptmx", 0,
@@ -155,17 +155,17 @@ static void test_occurrence(void)
 	    "null\"},\"udev_event\":null}");
 	EXPECT_DIFF(&before, &now, NULL, "detected ptmx-replaced /dev/ptmx@0;");
 	/* ...anything else in the evidence is not. */
-	findings_clear(&now);
+	findings_done(&now);
 	add(&now, "ptmx-replaced", SEVERITY_WARNING, "/dev/ptmx", 0,
 	    "{\"before\":{\"kind\":\"bind\"},\"after\":{\"kind\":\"symlink\",\"target\":\"pts/"
 	    "ptmx\"},\"udev_event\":{\"action\":\"change\",\"seqnum\":3}}");
 	EXPECT_DIFF(&before, &now, NULL, "");
 	/* Without an "after" there is nothing to tell them apart by: a new occurrence. */
-	findings_clear(&now);
+	findings_done(&now);
 	add(&now, "ptmx-replaced", SEVERITY_WARNING, "/dev/ptmx", 0, "{}");
 	EXPECT_DIFF(&before, &now, NULL, "detected ptmx-replaced /dev/ptmx@0;");
-	findings_clear(&before);
-	findings_clear(&now);
+	findings_done(&before);
+	findings_done(&now);
 }
 
 /* A finding journaled as repaired leaves quietly; one still there is not affected. */
@@ -182,8 +182,8 @@ static void test_quiet_keys(void)
 	EXPECT_DIFF(&before, &now, quiet, "resolved ptmx-mode /dev/ptmx@0;");
 	EXPECT_DIFF(&before, &now, NULL,
 		    "resolved devpts-options-lost /dev/pts@29;resolved ptmx-mode /dev/ptmx@0;");
-	findings_clear(&before);
-	findings_clear(&now);
+	findings_done(&before);
+	findings_done(&now);
 }
 
 static void test_repair_outcomes(void)
@@ -225,8 +225,8 @@ static void test_repair_outcomes(void)
 		EXPECT_STR(t.items[1].detail, "not a char node");
 	}
 	EXPECT_STR(transition_to_string(TRANSITION_REPAIR_FAILED), "repair-failed");
-	transitions_clear(&t);
-	findings_clear(&f);
+	transitions_done(&t);
+	findings_done(&f);
 }
 
 int main(void)
