@@ -47,6 +47,7 @@
 #include "util/parse.h"
 #include "util/string-util.h"
 #include "util/strv.h"
+#include "util/log.h"
 
 /* The audit timer may fire this late; the coalescing window is counted in milliseconds. */
 #define AUDIT_TIMER_ACCURACY_USEC (1 * USEC_PER_MSEC)
@@ -58,13 +59,13 @@ static void log_config_error(const struct config_error *err, int r, const char *
 	const char *fields[] = { file_field, line_field, NULL };
 
 	if (r != -EINVAL && r != -ENOENT) {
-		log_err("%s: cannot load the configuration: %s", what, strerror(-r));
+		log_error("%s: cannot load the configuration: %s", what, strerror(-r));
 		return;
 	}
 	snprintf(file_field, sizeof(file_field), "CONFIG_FILE=%s", err->file);
 	snprintf(line_field, sizeof(line_field), "CONFIG_LINE=%u", err->line);
-	journal_logf(LOG_ERR, err->file[0] ? fields : NULL, "%s; %s",
-		     config_error_format(err, text), what);
+	log_fields(LOG_ERR, err->file[0] ? fields : NULL, "%s; %s", config_error_format(err, text),
+		   what);
 }
 
 /* Every key of the table with the value in effect (config_format_loaded()). */
@@ -198,8 +199,8 @@ static int on_udev_event(sd_event_source *s, int fd, uint32_t revents, void *use
 		}
 		snprintf(action_field, sizeof(action_field), "PTSGUARD_UDEV_ACTION=%s", action);
 		snprintf(seqnum_field, sizeof(seqnum_field), "PTSGUARD_UDEV_SEQNUM=%llu", seqnum);
-		journal_logf(LOG_INFO, fields, "udev: %s event for ptmx (seqnum %llu), auditing",
-			     action, seqnum);
+		log_fields(LOG_INFO, fields, "udev: %s event for ptmx (seqnum %llu), auditing",
+			   action, seqnum);
 		d->udev_window.valid = true;
 		snprintf(d->udev_window.action, sizeof(d->udev_window.action), "%s", action);
 		d->udev_window.seqnum = seqnum;
@@ -435,13 +436,13 @@ static int daemon_become_user(const char *name)
 	int r = privileges_become_user(name, &uid, &gid);
 
 	if (r == -ESRCH)
-		log_err("--user %s: no such user", name);
+		log_error("--user %s: no such user", name);
 	else if (r == -EINVAL)
-		log_err("--user %s: the daemon does not run as root", name);
+		log_error("--user %s: the daemon does not run as root", name);
 	else if (r == -EPERM)
-		log_err("--user %s: only root may become another user", name);
+		log_error("--user %s: only root may become another user", name);
 	else if (r < 0)
-		log_err("--user %s: cannot become that user: %s", name, strerror(-r));
+		log_error("--user %s: cannot become that user: %s", name, strerror(-r));
 	else if (r > 0)
 		log_info("Running as %s (uid %u, gid %u) with no new privileges, permitted %s",
 			 name, (unsigned)uid, (unsigned)gid,
@@ -455,10 +456,12 @@ int daemon_new(const struct daemon_options *opts, struct daemon **ret)
 	struct config_error err;
 	int r;
 
-	if (!d)
-		return log_err("Out of memory"), -ENOMEM;
-	/* No journal at start (a host without systemd): syslog too, for every message. */
+	/* Every message of the daemon's from now on is a journal entry; with no journal at start
+	 * (a host without systemd), a line on standard error and in syslog. */
+	log_set_sink(journal_log_sink);
 	journal_use_syslog(!journal_available());
+	if (!d)
+		return log_error("Out of memory"), -ENOMEM;
 	if (opts->user) {
 		r = daemon_become_user(opts->user);
 		if (r < 0)
@@ -489,7 +492,7 @@ int daemon_new(const struct daemon_options *opts, struct daemon **ret)
 
 	r = sd_event_new(&d->event);
 	if (r < 0)
-		return log_err("Failed to create the event loop: %s", strerror(-r)), r;
+		return log_error("Failed to create the event loop: %s", strerror(-r)), r;
 
 	r = sd_event_add_signal(d->event, &d->sigterm_source, SIGTERM, on_signal, d);
 	r = add_described(r, d->sigterm_source, "signal-term");
@@ -500,7 +503,7 @@ int daemon_new(const struct daemon_options *opts, struct daemon **ret)
 		r = sd_event_add_signal(d->event, &d->sighup_source, SIGHUP, on_signal, d);
 	r = add_described(r, d->sighup_source, "signal-hup");
 	if (r < 0)
-		return log_err("Failed to handle signals: %s", strerror(-r)), r;
+		return log_error("Failed to handle signals: %s", strerror(-r)), r;
 
 	daemon_setup_journal(d);
 
@@ -515,7 +518,7 @@ int daemon_new(const struct daemon_options *opts, struct daemon **ret)
 		r = arm_timer(d->heartbeat_timer,
 			      now_usec(CLOCK_MONOTONIC) + d->config->prometheus_heartbeat_usec);
 	if (r < 0)
-		return log_err("Failed to create the timers: %s", strerror(-r)), r;
+		return log_error("Failed to create the timers: %s", strerror(-r)), r;
 
 	/* Watch first, then audit: a change between the two is seen, never missed. The mount table
 	 * is what matters most; without udev (a container) or inotify (its limits reached) the
@@ -530,14 +533,14 @@ int daemon_new(const struct daemon_options *opts, struct daemon **ret)
 		log_warning("Continuing without udev events for ptmx");
 	r = dev_watches_new(d->event, on_watch_change, d, &d->watches);
 	if (r < 0)
-		return log_err("Out of memory"), r;
+		return log_error("Out of memory"), r;
 	if (dev_watches_start(d->watches) < 0)
 		log_warning("Continuing without watching /dev/ptmx and /dev/pts: only mount table "
 			    "changes and udev events trigger audits");
 
 	r = sd_event_set_watchdog(d->event, true);
 	if (r < 0)
-		return log_err("Failed to enable the watchdog: %s", strerror(-r)), r;
+		return log_error("Failed to enable the watchdog: %s", strerror(-r)), r;
 	daemon_limit_privileges(d);
 
 	*ret = TAKE_PTR(d);
@@ -559,7 +562,7 @@ int daemon_run(struct daemon *d)
 	daemon_notify_status(d, true);
 	r = sd_event_loop(d->event);
 	if (r < 0)
-		return log_err("Event loop failed: %s", strerror(-r)), r;
+		return log_error("Event loop failed: %s", strerror(-r)), r;
 	return 0;
 }
 

@@ -6,6 +6,7 @@
 #include "daemon/log-once.h"
 #include "report/journal.h"
 #include "util/string-util.h"
+#include "util/log.h"
 
 void log_once_fail(struct log_once *l, const char *fmt, ...)
 {
@@ -18,7 +19,7 @@ void log_once_fail(struct log_once *l, const char *fmt, ...)
 		free(msg);
 		return;
 	}
-	journal_logf(LOG_ERR, NULL, "%s", msg);
+	log_error("%s", msg);
 	free(l->last);
 	l->last = msg;
 }

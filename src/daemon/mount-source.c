@@ -10,6 +10,7 @@
 #include "daemon/schedule.h"
 #include "report/journal.h"
 #include "util/clock.h"
+#include "util/log.h"
 
 /* The refresh timer may fire this late; the coalescing window is counted in milliseconds. */
 #define REFRESH_TIMER_ACCURACY_USEC (1 * USEC_PER_MSEC)
@@ -157,11 +158,10 @@ static void stop_backend(struct mount_source *m, const char *why, int err)
 {
 	if (m->backend == &mountinfo_backend)
 		return;
-	journal_logf(
-	    LOG_WARNING, NULL,
-	    "Incremental mount tracking stopped (%s: %s): re-reading the whole mount table "
-	    "on every change from now on",
-	    why, strerror(-err));
+	log_fields(LOG_WARNING, NULL,
+		   "Incremental mount tracking stopped (%s: %s): re-reading the whole mount table "
+		   "on every change from now on",
+		   why, strerror(-err));
 	backend_close(m);
 	m->on_change(m->userdata);
 }
@@ -237,7 +237,7 @@ static int on_poll(sd_event_source *s, int fd, uint32_t revents, void *userdata)
 	if (r < 0) {
 		/* The fd stays readable: carrying on would spin, and mount changes are what the
 		 * daemon is for. Let the service manager restart it. */
-		journal_logf(LOG_ERR, NULL, "Failed to read the mount monitor: %s", strerror(-r));
+		log_error("Failed to read the mount monitor: %s", strerror(-r));
 		return sd_event_exit(m->event, r);
 	}
 	m->poll_wakeups += n;
@@ -255,24 +255,20 @@ int mount_source_new(sd_event *event, mount_source_fn on_change, void *userdata,
 	int fd, r;
 
 	if (!m)
-		return journal_logf(LOG_ERR, NULL, "Out of memory"), -ENOMEM;
+		return log_error("Out of memory"), -ENOMEM;
 	m->event = sd_event_ref(event);
 	m->on_change = on_change;
 	m->userdata = userdata;
 	m->backend = &mountinfo_backend;
 	m->monitor = mnt_new_monitor();
 	if (!m->monitor)
-		return journal_logf(LOG_ERR, NULL, "Failed to create the mount monitor"), -ENOMEM;
+		return log_error("Failed to create the mount monitor"), -ENOMEM;
 	r = mnt_monitor_enable_kernel(m->monitor, true);
 	if (r < 0)
-		return journal_logf(LOG_ERR, NULL, "Failed to enable the kernel mount monitor: %s",
-				    strerror(-r)),
-		       r;
+		return log_error("Failed to enable the kernel mount monitor: %s", strerror(-r)), r;
 	fd = mnt_monitor_get_fd(m->monitor);
 	if (fd < 0)
-		return journal_logf(LOG_ERR, NULL, "Failed to get the mount monitor fd: %s",
-				    strerror(-fd)),
-		       fd;
+		return log_error("Failed to get the mount monitor fd: %s", strerror(-fd)), fd;
 	r = sd_event_add_io(event, &m->monitor_source, fd, EPOLLIN, on_poll, m);
 	if (r >= 0)
 		r = sd_event_source_set_description(m->monitor_source, "mount-monitor");
@@ -284,9 +280,7 @@ int mount_source_new(sd_event *event, mount_source_fn on_change, void *userdata,
 	if (r >= 0)
 		r = sd_event_source_set_enabled(m->refresh_timer, SD_EVENT_OFF);
 	if (r < 0)
-		return journal_logf(LOG_ERR, NULL, "Failed to watch the mount table: %s",
-				    strerror(-r)),
-		       r;
+		return log_error("Failed to watch the mount table: %s", strerror(-r)), r;
 	*ret = TAKE_PTR(m);
 	return 0;
 }
@@ -324,19 +318,16 @@ int mount_source_apply(struct mount_source *m, const struct config *c)
 		return 0;
 	r = backend_open(m, &fanotify_backend);
 	if (r >= 0) {
-		journal_logf(LOG_INFO, NULL,
-			     "Tracking mounts incrementally through fanotify mount events");
+		log_info("Tracking mounts incrementally through fanotify mount events");
 		return 0;
 	}
 	if (r == -ENOMEM || want == MOUNT_EVENTS_FANOTIFY)
-		return journal_logf(LOG_ERR, NULL,
-				    "MountEvents=%s: cannot listen to fanotify mount events: %s",
-				    mount_events_to_string(want), strerror(-r)),
+		return log_error("MountEvents=%s: cannot listen to fanotify mount events: %s",
+				 mount_events_to_string(want), strerror(-r)),
 		       r;
-	journal_logf(LOG_INFO, NULL,
-		     "Incremental mount tracking is not available here (%s): re-reading the whole "
-		     "mount table on every change",
-		     strerror(-r));
+	log_info("Incremental mount tracking is not available here (%s): re-reading the whole "
+		 "mount table on every change",
+		 strerror(-r));
 	return 0;
 }
 

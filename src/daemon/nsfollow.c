@@ -27,6 +27,7 @@
 #include "util/clock.h"
 #include "util/escape.h"
 #include "util/string-util.h"
+#include "util/log.h"
 
 /* A namespace just found is audited once it is this old: a runtime builds a container's /dev
  * after creating its namespace, and the half-built state is nothing to report. */
@@ -428,9 +429,9 @@ static void followed_audit(struct ns_follower *f, struct followed *x)
 
 			followed_name(x, name, sizeof(name));
 			escaped = cescape(name);
-			journal_logf(LOG_WARNING, followed_fields(x, buf),
-				     "Cannot audit %s (pid %d): %s", escaped ?: "?", (int)x->pid,
-				     namespace_audit_why(&a, r, why, sizeof(why)));
+			log_fields(LOG_WARNING, followed_fields(x, buf),
+				   "Cannot audit %s (pid %d): %s", escaped ?: "?", (int)x->pid,
+				   namespace_audit_why(&a, r, why, sizeof(why)));
 		}
 		return;
 	}
@@ -513,9 +514,9 @@ static void forget(struct ns_follower *f, size_t i, bool gone)
 		followed_name(x, name, sizeof(name));
 		name[0] = 'M';
 		escaped = cescape(name);
-		journal_logf(LOG_INFO, followed_fields(x, buf),
-			     "%s%s%s is gone, with its %zu finding(s)", escaped ?: "?",
-			     x->label[0] ? " of " : "", label ?: "?", x->findings.n_items);
+		log_fields(LOG_INFO, followed_fields(x, buf),
+			   "%s%s%s is gone, with its %zu finding(s)", escaped ?: "?",
+			   x->label[0] ? " of " : "", label ?: "?", x->findings.n_items);
 	}
 	followed_free(x);
 	f->items[i] = f->items[--f->n];
@@ -591,8 +592,7 @@ static void scan(struct ns_follower *f)
 	f->last_scan = now_usec(CLOCK_MONOTONIC);
 	r = mntns_enumerate("/proc", followed_known, f, &l);
 	if (r < 0) {
-		journal_logf(LOG_WARNING, NULL, "Cannot list the mount namespaces: %s",
-			     strerror(-r));
+		log_warning("Cannot list the mount namespaces: %s", strerror(-r));
 		return;
 	}
 	for (size_t i = 0; i < f->n; i++)
@@ -668,11 +668,10 @@ static void scan(struct ns_follower *f)
 		if (!f->items[i]->seen || f->items[i]->pid == 0)
 			forget(f, i, !f->items[i]->unwatchable);
 	if (f->stats.unfollowed > 0 && !f->over_limit)
-		journal_logf(LOG_WARNING, NULL,
-			     "Not following %zu mount namespace(s): %zu followed already, the most "
-			     "it follows (%d at most, fewer when the limit of open files, "
-			     "LimitNOFILE=, leaves room for fewer)",
-			     f->stats.unfollowed, f->n, FOLLOWED_MAX);
+		log_warning("Not following %zu mount namespace(s): %zu followed already, the most "
+			    "it follows (%d at most, fewer when the limit of open files, "
+			    "LimitNOFILE=, leaves room for fewer)",
+			    f->stats.unfollowed, f->n, FOLLOWED_MAX);
 	f->over_limit = f->stats.unfollowed > 0;
 	if (any)
 		schedule_pass(f);
@@ -694,10 +693,10 @@ static int on_scan_timer(sd_event_source *s, uint64_t usec, void *userdata)
 			forget(f, i, true);
 			continue;
 		}
-		journal_logf(LOG_DEBUG, (const char *const[]){ x->mntns_field, NULL },
-			     "Mount namespace %llu: no known process left to follow it through, "
-			     "walking /proc for one",
-			     (unsigned long long)x->ino);
+		log_fields(LOG_DEBUG, (const char *const[]){ x->mntns_field, NULL },
+			   "Mount namespace %llu: no known process left to follow it through, "
+			   "walking /proc for one",
+			   (unsigned long long)x->ino);
 		walk = true;
 	}
 	if (!walk) {

@@ -92,11 +92,6 @@ struct daemon {
 	struct startup_guard startup;
 };
 
-/* Logging: the journal when there is one (with fields), else standard error. */
-#define log_info(...)	 journal_logf(LOG_INFO, NULL, __VA_ARGS__)
-#define log_warning(...) journal_logf(LOG_WARNING, NULL, __VA_ARGS__)
-#define log_err(...)	 journal_logf(LOG_ERR, NULL, __VA_ARGS__)
-
 /* Log a failure once, not on every audit while it lasts; the operation worked: its next failure
  * is logged again. */
 #define daemon_fail(d, what, ...) log_once_fail(&(d)->failures[what], __VA_ARGS__)

@@ -16,6 +16,7 @@
 #include "util/string-util.h"
 #include "util/parse.h"
 #include "util/string-table.h"
+#include "util/log.h"
 
 /* Entries of /dev that matter: the multiplexer, and the directory its devpts is found in. (The
  * /dev of another mount namespace is watched otherwise: daemon/nsfollow.c.) */
@@ -310,8 +311,7 @@ static int on_inotify(sd_event_source *s, int fd, uint32_t revents, void *userda
 				break;
 			/* Still readable: carrying on would spin. Let the service manager restart
 			 * the daemon. */
-			journal_logf(LOG_ERR, NULL, "Failed to read inotify events: %s",
-				     strerror(-r));
+			log_error("Failed to read inotify events: %s", strerror(-r));
 			return sd_event_exit(w->event, r);
 		}
 		for (char *p = buf.raw; p < buf.raw + n;) {
@@ -335,8 +335,7 @@ int dev_watches_start(struct dev_watches *w)
 	w->fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
 	if (w->fd < 0) {
 		r = -errno;
-		journal_logf(LOG_WARNING, NULL, "Failed to create an inotify instance: %s",
-			     strerror(-r));
+		log_warning("Failed to create an inotify instance: %s", strerror(-r));
 		return r;
 	}
 	r = sd_event_add_io(w->event, &w->source, w->fd, EPOLLIN, on_inotify, w);
@@ -346,7 +345,7 @@ int dev_watches_start(struct dev_watches *w)
 		w->source = sd_event_source_disable_unref(w->source);
 		close(w->fd);
 		w->fd = -EBADF;
-		journal_logf(LOG_WARNING, NULL, "Failed to watch /dev: %s", strerror(-r));
+		log_warning("Failed to watch /dev: %s", strerror(-r));
 		return r;
 	}
 	dev_watches_find_helpers(w);

@@ -150,15 +150,12 @@ int journal_log_transition(const struct transition_event *e)
 	return r;
 }
 
-void journal_logf(int priority, const char *const *fields, const char *fmt, ...)
+void journal_log_sink(int priority, const char *const *fields, const char *msg)
 {
-	_cleanup_free_ char *msg = NULL, *message = NULL, *prio = NULL;
+	_cleanup_free_ char *message = NULL, *prio = NULL;
 	struct iovec iov[16];
 	size_t n = 0;
 
-	FORMAT_VA(msg, fmt);
-	if (!msg)
-		return;
 	/* A person running it in a terminal reads the terminal; a service's stderr is the journal
 	 * anyway, but through sd_journal the entry carries its fields. */
 	if (!journal_available() || isatty(STDERR_FILENO)) {

@@ -20,10 +20,11 @@ int transition_priority(enum transition t, enum severity s);
  * repair did) when there is one, then the finding's own journal_fields as they are. */
 int journal_log_transition(const struct transition_event *e);
 
-/* A message of the program itself (not a finding) at priority, with extra "KEY=value" fields
- * (NULL-terminated, or NULL). On a terminal, or without a journal, one line on standard
- * error instead. */
-_printf_(3, 4) void journal_logf(int priority, const char *const *fields, const char *fmt, ...);
+/* The daemon's sink for every message of the program itself (util/log.h, log_set_sink()): an
+ * entry at priority with the extra "KEY=value" fields (NULL-terminated, or NULL). On a
+ * terminal, or without a journal, one line on standard error instead (and syslog, see
+ * journal_use_syslog()). */
+void journal_log_sink(int priority, const char *const *fields, const char *message);
 
 /* From now on send every entry through q (the daemon's non-blocking queue), or, with NULL,
  * through libsystemd's blocking send again. q stays the caller's. */

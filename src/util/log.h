@@ -1,25 +1,31 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* Messages for people, on standard error. Only the command line and the daemon log
- * (HACKING.md, Logging). */
+/*
+ * The one way the program speaks to people: a syslog priority, a message and, for the journal,
+ * extra "KEY=value" fields. Only the command line and the daemon log (HACKING.md, Logging).
+ * Messages go to standard error as "ptsguard: MESSAGE" until a program installs another sink:
+ * the daemon installs the journal's (report/journal.h), which falls back to standard error and
+ * syslog itself.
+ */
 #pragma once
 
-#include <errno.h>
-#include <stdarg.h>
-#include <stdio.h>
 #include <string.h>
+#include <syslog.h>
 
 #include "util/macro.h"
 
-_printf_(1, 2) static inline void log_error(const char *fmt, ...)
-{
-	va_list ap;
+/* Where messages go: priority (LOG_ERR...), fields (NULL-terminated, or NULL), the message. */
+typedef void (*log_sink_fn)(int priority, const char *const *fields, const char *message);
 
-	fputs("ptsguard: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
+/* Install sink for every later message; NULL: standard error again. */
+void log_set_sink(log_sink_fn sink);
+
+/* Format a message and hand it to the sink. */
+_printf_(3, 4) void log_fields(int priority, const char *const *fields, const char *fmt, ...);
+
+#define log_error(...)	 log_fields(LOG_ERR, NULL, __VA_ARGS__)
+#define log_warning(...) log_fields(LOG_WARNING, NULL, __VA_ARGS__)
+#define log_info(...)	 log_fields(LOG_INFO, NULL, __VA_ARGS__)
+#define log_debug(...)	 log_fields(LOG_DEBUG, NULL, __VA_ARGS__)
 
 /* Log with ": <strerror>" appended; returns r (a negative errno) for `return log_error_errno(...)`.
  */
