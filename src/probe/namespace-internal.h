@@ -1,13 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * What the three files of the namespace target (probe/namespace.h) share, and nothing for use
- * outside them:
- *   - namespace.c: the target itself: opened and pinned, checked again, entered; its user
- *     namespace's id maps; which processes are in it;
- *   - namespace-paths.c: paths under its root: opened, and lstat()ed through the directories
- *     kept open for one probe;
- *   - namespace-read.c: files of the namespace read with its root's rights alone, bounded, by a
- *     guarded child where a file system may not answer; its /proc files and its group file.
+ * What namespace.c, the namespace target (probe/namespace.h), gives the two files built on it,
+ * and nothing for use outside them: namespace-paths.c resolves the target's paths under its
+ * root (filling the directories the target keeps open, struct ns_dirs), and namespace-read.c
+ * reads its files through those paths with its root's rights. Neither is called back by
+ * namespace.c.
  */
 #pragma once
 
@@ -23,12 +20,23 @@ static inline bool ns_in_root(const struct namespace_target *t)
 	return t && !t->own;
 }
 
-/* namespace-paths.c: the directories ns_lstat() keeps open (t->dirs), empty; and freed, with
- * each one closed (NULL: nothing). */
-struct ns_dirs *ns_dirs_new(void);
-void ns_dirs_free(struct ns_dirs *d);
+/* The directories ns_lstat() keeps open during one probe (namespace-paths.c fills them; the
+ * target owns them): a directory resolved, by path; fd -errno when it could not be. */
+struct ns_dir {
+	char *path;
+	int fd;
+};
 
-/* namespace.c: statmount() of the mount holding fd, looked up among the mounts of t's
+struct ns_dirs {
+	bool active; /* between ns_dirs_begin() and ns_dirs_end() */
+	size_t n, allocated;
+	struct ns_dir *items;
+};
+
+/* Close the directories d keeps and end its scope (d stays, empty, for the next probe). */
+void ns_dirs_close(struct ns_dirs *d);
+
+/* statmount() of the mount holding fd, looked up among the mounts of t's
  * namespace, asking for mask: 0 and *reply filled; -ENOENT when that mount is not one of the
  * namespace's; -EOPNOTSUPP where the kernel cannot say (no unique mount ids, namespace ids or
  * statmount() of another namespace: before Linux 6.11). Neither call asks the file system

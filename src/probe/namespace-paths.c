@@ -20,42 +20,6 @@
 #include "util/path.h"
 #include "util/string-util.h"
 
-/* A directory ns_lstat() resolved, by path; fd -errno when it could not be. */
-struct ns_dir {
-	char *path;
-	int fd;
-};
-
-struct ns_dirs {
-	bool active; /* between ns_dirs_begin() and ns_dirs_end() */
-	size_t n, allocated;
-	struct ns_dir *items;
-};
-
-static void ns_dirs_close(struct ns_dirs *d)
-{
-	FOREACH_ARRAY (i, d->items, d->n) {
-		free(i->path);
-		closep(&i->fd);
-	}
-	d->n = 0;
-	d->active = false;
-}
-
-struct ns_dirs *ns_dirs_new(void)
-{
-	return calloc(1, sizeof(struct ns_dirs));
-}
-
-void ns_dirs_free(struct ns_dirs *d)
-{
-	if (!d)
-		return;
-	ns_dirs_close(d);
-	free(d->items);
-	free(d);
-}
-
 void ns_dirs_begin(const struct namespace_target *t)
 {
 	if (!t || !t->dirs)

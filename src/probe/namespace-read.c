@@ -311,23 +311,6 @@ const char *ns_read_error_string(int r)
 	}
 }
 
-int ns_read_proc(const struct namespace_target *t, const char *name, size_t max_size, char **ret,
-		 size_t *ret_size)
-{
-	_cleanup_close_ int fd = -EBADF;
-	char path[64];
-
-	if (!t) {
-		snprintf(path, sizeof(path), "/proc/self/%s", name);
-		return read_full_file(path, max_size, ret, ret_size);
-	}
-	fd = openat(t->proc_fd, name, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	if (fd < 0)
-		return -errno;
-	/* A file of /proc/PID, which no process can replace: no regular-file check needed. */
-	return read_kernel_fd(fd, max_size, ret, ret_size);
-}
-
 int ns_group_lookup(const struct namespace_target *t, const char *name, gid_t *ret)
 {
 	_cleanup_free_ char *text = NULL;

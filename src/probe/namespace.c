@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The namespace target (probe/namespace.h): a process's mount namespace and root, opened once
- * and pinned by a pidfd, checked again before acting, entered by a child; its user namespace's
- * id maps and the ids of its files in its own numbers; the processes in it. Its paths are
- * namespace-paths.c, reading its files namespace-read.c. */
+ * and pinned by a pidfd, checked again before acting, entered by a child, and what it holds
+ * released; its /proc/PID files; its user namespace's id maps and the ids of its files in its
+ * own numbers; the processes in it. Its paths are namespace-paths.c, reading its files
+ * namespace-read.c, both built on this file. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -25,11 +26,25 @@
 #include "util/macro.h"
 #include "util/parse.h"
 
+void ns_dirs_close(struct ns_dirs *d)
+{
+	FOREACH_ARRAY (i, d->items, d->n) {
+		free(i->path);
+		closep(&i->fd);
+	}
+	d->n = 0;
+	d->active = false;
+}
+
 struct namespace_target *namespace_target_free(struct namespace_target *t)
 {
 	if (!t)
 		return NULL;
-	ns_dirs_free(t->dirs);
+	if (t->dirs) {
+		ns_dirs_close(t->dirs);
+		free(t->dirs->items);
+		free(t->dirs);
+	}
 	closep(&t->pidfd);
 	closep(&t->proc_fd);
 	closep(&t->mntns_fd);
@@ -105,6 +120,23 @@ static const struct stat *self_root_cached(void)
 	if (!known && stat("/", &root) == 0)
 		known = true;
 	return known ? &root : NULL;
+}
+
+int ns_read_proc(const struct namespace_target *t, const char *name, size_t max_size, char **ret,
+		 size_t *ret_size)
+{
+	_cleanup_close_ int fd = -EBADF;
+	char path[64];
+
+	if (!t) {
+		snprintf(path, sizeof(path), "/proc/self/%s", name);
+		return read_full_file(path, max_size, ret, ret_size);
+	}
+	fd = openat(t->proc_fd, name, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0)
+		return -errno;
+	/* A file of /proc/PID, which no process can replace: no regular-file check needed. */
+	return read_kernel_fd(fd, max_size, ret, ret_size);
 }
 
 /* The maps of the user namespace; NULL for the identity (one line mapping every id). */
@@ -222,7 +254,7 @@ int namespace_target_open(pid_t pid, struct namespace_target **ret)
 					.proc_fd = -EBADF,
 					.mntns_fd = -EBADF,
 					.root_fd = -EBADF };
-	t->dirs = ns_dirs_new();
+	t->dirs = calloc(1, sizeof(*t->dirs));
 	if (!t->dirs)
 		return -ENOMEM;
 	/* The pidfd first, then /proc/PID, then the pidfd again: if the process is still alive
