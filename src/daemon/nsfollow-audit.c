@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The audits of the mount namespaces followed (daemon/nsfollow-internal.h): a pass over those
  * that changed, within its budget; one namespace's audit with its holders and its container;
- * its transitions journaled, and the fields and name its journal entries carry. */
+ * its transitions journaled. */
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -24,31 +24,6 @@
 /* One pass of audits runs at most this long before it lets the event loop (the host's audit,
  * the watchdog) go on; the rest waits for the next pass, which AuditCPUPercent= spaces. */
 #define PASS_BUDGET_USEC (50 * 1000ULL)
-
-/* Its journal fields: PTSGUARD_MNTNS=, then PTSGUARD_CONTAINER= and PTSGUARD_ROOT= when it
- * has them; fields has room for four. */
-const char *const *followed_fields(const struct followed *x, const char *fields[4])
-{
-	size_t n = 0;
-
-	fields[n++] = x->mntns_field;
-	if (x->label[0])
-		fields[n++] = x->container_field;
-	if (x->root_field)
-		fields[n++] = x->root_field;
-	fields[n] = NULL;
-	return fields;
-}
-
-/* How a person is told which it is: "mount namespace N", ", root PATH" for a chroot in it
- * (the path as the kernel gives it: journal.c escapes the whole context for MESSAGE=). */
-void followed_name(const struct followed *x, char *buf, size_t size)
-{
-	const char *root = x->root_field ? x->root_field + strlen("PTSGUARD_ROOT=") : NULL;
-
-	snprintf(buf, size, "mount namespace %llu%s%s", (unsigned long long)x->ino,
-		 root ? ", root " : "", root ?: "");
-}
 
 /* Its container, looked for once, when it is first audited: a runtime moves a container's
  * process into its cgroup after creating its namespace, and a walk of /proc may come between. */

@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * What the three files of the namespace follower (daemon/nsfollow.h) share, and nothing for use
+ * What the four files of the namespace follower (daemon/nsfollow.h) share, and nothing for use
  * outside them:
- *   - nsfollow.c: the follower itself, the list of namespaces it follows, its timers, the walk
- *     of /proc that finds them and forgets them, and the API;
- *   - nsfollow-watch.c: one namespace followed through one of its processes: its exit, its
- *     mount table, its /dev;
+ *   - nsfollow.c: the follower itself, the walk of /proc that finds namespaces, and the API;
  *   - nsfollow-audit.c: the passes of audits of the namespaces that changed, each namespace's
- *     audit and its transitions, and how its journal entries name it.
+ *     audit and its transitions journaled;
+ *   - nsfollow-watch.c: one namespace followed through one of its processes (its exit, its
+ *     mount table, its /dev), how its journal entries name it, and letting go of it;
+ *   - nsfollow-timers.c: when the next pass of audits and the next walk run.
  */
 #pragma once
 
@@ -77,16 +77,12 @@ struct ns_follower {
 	struct ns_follower_stats stats;
 };
 
-/* nsfollow.c */
-/* Arm timer s for usec (CLOCK_MONOTONIC), unless an earlier deadline is armed already. */
-int follower_arm(sd_event_source *s, uint64_t usec);
-/* The next pass of audits: after the coalescing window, and no sooner than the CPU share
- * allows after the last pass (daemon/schedule.h). */
-void follower_schedule_pass(struct ns_follower *f);
-/* A walk of /proc, delay from now. */
-void follower_schedule_scan(struct ns_follower *f, uint64_t delay);
-/* x is gone: forgotten, its findings with it (said once when it had any). */
-void follower_forget(struct ns_follower *f, struct followed *x);
+/* Each file calls only those listed after it: nsfollow.c all three, nsfollow-audit.c the
+ * two below it, nsfollow-watch.c the timers; none calls back up. */
+
+/* nsfollow-audit.c */
+/* A pass of audits, of the namespaces marked dirty. */
+int follower_on_audit_timer(sd_event_source *s, uint64_t usec, void *userdata);
 
 /* nsfollow-watch.c */
 /* Follow x through pid: its exit, its mount table, its /dev. 0, or -errno (-ESRCH: pid is gone
@@ -98,13 +94,26 @@ void followed_unwatch(struct followed *x);
 void followed_free(struct followed *x);
 /* The inotify descriptor of every namespace's /dev became readable. */
 int follower_on_inotify(sd_event_source *s, int fd, uint32_t revents, void *userdata);
-
-/* nsfollow-audit.c */
 /* Its journal fields: PTSGUARD_MNTNS=, then PTSGUARD_CONTAINER= and PTSGUARD_ROOT= when it
  * has them; fields has room for four. */
 const char *const *followed_fields(const struct followed *x, const char *fields[4]);
 /* How a person is told which it is: "mount namespace N", ", root PATH" for a chroot in it
  * (the path as the kernel gives it: journal.c escapes the whole context for MESSAGE=). */
 void followed_name(const struct followed *x, char *buf, size_t size);
-/* A pass of audits, of the namespaces marked dirty. */
-int follower_on_audit_timer(sd_event_source *s, uint64_t usec, void *userdata);
+/* Let go of f->items[i] and free it. gone: the namespace is gone, and its findings with it
+ * (said once when it had any); else it is there but not followed (quietly: found again by a
+ * later walk). */
+void follower_forget_at(struct ns_follower *f, size_t i, bool gone);
+/* x is gone: follower_forget_at() wherever it is in the list. */
+void follower_forget(struct ns_follower *f, struct followed *x);
+
+/* nsfollow-timers.c */
+/* Arm timer s for usec (CLOCK_MONOTONIC), unless an earlier deadline is armed already. */
+int follower_arm(sd_event_source *s, uint64_t usec);
+/* The next pass of audits: after the coalescing window, and no sooner than the CPU share
+ * allows after the last pass (daemon/schedule.h). */
+void follower_schedule_pass(struct ns_follower *f);
+/* A walk of /proc, delay from now. */
+void follower_schedule_scan(struct ns_follower *f, uint64_t delay);
+/* The next regular walk, ScanSec= from now. */
+void follower_schedule_regular_scan(struct ns_follower *f);

@@ -1,13 +1,16 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* One mount namespace followed (daemon/nsfollow-internal.h) through one of its processes: a
  * pidfd for its exit, POLLPRI on its mountinfo for its mounts, inotify on its /dev, and what
- * is done when that process exits. */
+ * is done when that process exits; how its journal entries name it; letting go of it. */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/openat2.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <syslog.h>
 #include <sys/inotify.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -16,6 +19,8 @@
 #include "daemon/nsfollow-internal.h"
 #include "probe/mntns.h"
 #include "util/clock.h"
+#include "util/escape.h"
+#include "util/log.h"
 #include "util/macro.h"
 
 /* Its /dev: what the host's DEV_WATCH_MASK (daemon/watches.c) sees, and the directory itself
@@ -197,4 +202,67 @@ fail:
 	r = -errno;
 	followed_unwatch(x);
 	return r;
+}
+
+/* Its journal fields: PTSGUARD_MNTNS=, then PTSGUARD_CONTAINER= and PTSGUARD_ROOT= when it
+ * has them; fields has room for four. */
+const char *const *followed_fields(const struct followed *x, const char *fields[4])
+{
+	size_t n = 0;
+
+	fields[n++] = x->mntns_field;
+	if (x->label[0])
+		fields[n++] = x->container_field;
+	if (x->root_field)
+		fields[n++] = x->root_field;
+	fields[n] = NULL;
+	return fields;
+}
+
+/* How a person is told which it is: "mount namespace N", ", root PATH" for a chroot in it
+ * (the path as the kernel gives it: journal.c escapes the whole context for MESSAGE=). */
+void followed_name(const struct followed *x, char *buf, size_t size)
+{
+	const char *root = x->root_field ? x->root_field + strlen("PTSGUARD_ROOT=") : NULL;
+
+	snprintf(buf, size, "mount namespace %llu%s%s", (unsigned long long)x->ino,
+		 root ? ", root " : "", root ?: "");
+}
+
+/* A namespace gone: its findings go with it (nothing was resolved); said once when it had
+ * any. Not gone (there, but it could not be followed): let go of quietly, found again by a
+ * later walk. */
+void follower_forget_at(struct ns_follower *f, size_t i, bool gone)
+{
+	struct followed *x = f->items[i];
+
+	if (gone)
+		f->stats.gone++;
+	if (gone && x->findings.n_items > 0) {
+		const char *buf[4];
+		char name[PATH_MAX + 64];
+		/* The label is what the namespace's cgroup says, the root what its tree's maker
+		 * named: escaped for the message, exact in PTSGUARD_CONTAINER= and PTSGUARD_ROOT=
+		 */
+		_cleanup_free_ char *label = cescape(x->label), *escaped = NULL;
+
+		followed_name(x, name, sizeof(name));
+		name[0] = 'M';
+		escaped = cescape(name);
+		log_fields(LOG_INFO, followed_fields(x, buf),
+			   "%s%s%s is gone, with its %zu finding(s)", escaped ?: "?",
+			   x->label[0] ? " of " : "", label ?: "?", x->findings.n_items);
+	}
+	followed_free(x);
+	f->items[i] = f->items[--f->n];
+}
+
+/* The same for x, gone, wherever it is in the list. */
+void follower_forget(struct ns_follower *f, struct followed *x)
+{
+	for (size_t i = 0; i < f->n; i++)
+		if (f->items[i] == x) {
+			follower_forget_at(f, i, true);
+			return;
+		}
 }

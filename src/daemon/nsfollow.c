@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The namespace follower (daemon/nsfollow.h): the list of the namespaces it follows and how
- * many it may, its timers, the walk of /proc that finds namespaces and forgets those gone, and
- * its API. Following one is nsfollow-watch.c, auditing them nsfollow-audit.c. */
+ * many it may, the walk of /proc that finds namespaces and lets go of those gone, and its API.
+ * Following one is nsfollow-watch.c, auditing them nsfollow-audit.c, its timers
+ * nsfollow-timers.c. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -32,42 +33,6 @@
  * findings, its processes, its container), and a host runs a few thousand containers at most. */
 #define FOLLOWED_MAX 16384
 
-int follower_arm(sd_event_source *s, uint64_t usec)
-{
-	uint64_t cur;
-
-	/* An earlier deadline already armed stands. */
-	if (sd_event_source_get_enabled(s, NULL) > 0 && sd_event_source_get_time(s, &cur) >= 0 &&
-	    cur <= usec)
-		return 0;
-	int r = sd_event_source_set_time(s, usec);
-	return r < 0 ? r : sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
-}
-
-/* The next pass of audits: after the coalescing window, and no sooner than the CPU share
- * allows after the last pass (daemon/schedule.h). */
-void follower_schedule_pass(struct ns_follower *f)
-{
-	struct schedule_rule rule = { .window_usec = f->config->coalesce_usec,
-				      .cpu_percent = f->config->audit_cpu_percent };
-
-	(void)follower_arm(
-	    f->audit_timer,
-	    schedule_due(&f->passes, &rule, now_usec(CLOCK_MONOTONIC), SCHEDULE_WAIT_WINDOW));
-}
-
-void follower_schedule_scan(struct ns_follower *f, uint64_t delay)
-{
-	(void)follower_arm(f->scan_timer, now_usec(CLOCK_MONOTONIC) + delay);
-}
-
-/* The next regular walk, ScanSec= from now. */
-static void schedule_regular_scan(struct ns_follower *f)
-{
-	f->scan_due = now_usec(CLOCK_MONOTONIC) + f->config->namespaces_scan_usec;
-	(void)follower_arm(f->scan_timer, f->scan_due);
-}
-
 /* The one followed for namespace ino at root (dev, rino); any of namespace ino when root is
  * NULL. */
 static struct followed *find(struct ns_follower *f, uint64_t ino, const struct mntns *root)
@@ -77,44 +42,6 @@ static struct followed *find(struct ns_follower *f, uint64_t ino, const struct m
 							  f->items[i]->root_ino == root->root_ino)))
 			return f->items[i];
 	return NULL;
-}
-
-/* A namespace gone: its findings go with it (nothing was resolved); said once when it had
- * any. Not gone (there, but it could not be followed): let go of quietly, found again by a
- * later walk. */
-static void forget(struct ns_follower *f, size_t i, bool gone)
-{
-	struct followed *x = f->items[i];
-
-	if (gone)
-		f->stats.gone++;
-	if (gone && x->findings.n_items > 0) {
-		const char *buf[4];
-		char name[PATH_MAX + 64];
-		/* The label is what the namespace's cgroup says, the root what its tree's maker
-		 * named: escaped for the message, exact in PTSGUARD_CONTAINER= and PTSGUARD_ROOT=
-		 */
-		_cleanup_free_ char *label = cescape(x->label), *escaped = NULL;
-
-		followed_name(x, name, sizeof(name));
-		name[0] = 'M';
-		escaped = cescape(name);
-		log_fields(LOG_INFO, followed_fields(x, buf),
-			   "%s%s%s is gone, with its %zu finding(s)", escaped ?: "?",
-			   x->label[0] ? " of " : "", label ?: "?", x->findings.n_items);
-	}
-	followed_free(x);
-	f->items[i] = f->items[--f->n];
-}
-
-/* The same for x, gone, wherever it is in the list. */
-void follower_forget(struct ns_follower *f, struct followed *x)
-{
-	for (size_t i = 0; i < f->n; i++)
-		if (f->items[i] == x) {
-			forget(f, i, true);
-			return;
-		}
 }
 
 /* x lost its process and ns, of the same inode, is listed now: is it still x's namespace, or a
@@ -160,14 +87,14 @@ static bool make_room(struct ns_follower *f)
 			/* Counted here if this walk listed it already; else when it comes. */
 			if (f->items[i]->seen)
 				f->stats.unfollowed++;
-			forget(f, i, false);
+			follower_forget_at(f, i, false);
 			return true;
 		}
 	return false;
 }
 
 /* Walk /proc: follow what is new, re-follow what lost its process, forget what is gone. */
-static void scan(struct ns_follower *f)
+static void walk_proc(struct ns_follower *f)
 {
 	struct mntns_list l;
 	bool any = false;
@@ -251,7 +178,7 @@ static void scan(struct ns_follower *f)
 	mntns_list_done(&l);
 	for (size_t i = f->n; i-- > 0;)
 		if (!f->items[i]->seen || f->items[i]->pid == 0)
-			forget(f, i, !f->items[i]->unwatchable);
+			follower_forget_at(f, i, !f->items[i]->unwatchable);
 	if (f->stats.unfollowed > 0 && !f->over_limit)
 		log_warning("Not following %zu mount namespace(s): %zu followed already, the most "
 			    "it follows (%d at most, fewer when the limit of open files, "
@@ -275,7 +202,7 @@ static int on_scan_timer(sd_event_source *s, uint64_t usec, void *userdata)
 		if (x->pid != 0)
 			continue;
 		if (x->ns_id != 0 && mntns_id_exists(x->ns_id) == 0) {
-			forget(f, i, true);
+			follower_forget_at(f, i, true);
 			continue;
 		}
 		log_fields(LOG_DEBUG, (const char *const[]){ x->mntns_field, NULL },
@@ -288,8 +215,8 @@ static int on_scan_timer(sd_event_source *s, uint64_t usec, void *userdata)
 		(void)follower_arm(s, f->scan_due);
 		return 0;
 	}
-	scan(f);
-	schedule_regular_scan(f);
+	walk_proc(f);
+	follower_schedule_regular_scan(f);
 	return 0;
 }
 
@@ -359,9 +286,9 @@ int ns_follower_new(sd_event *event, const struct config *config, const struct h
 		(void)sd_event_source_set_description(f->scan_timer, "namespaces-scan");
 		(void)sd_event_source_set_description(f->audit_timer, "namespaces-audit");
 		/* The first walk and audits at once. */
-		scan(f);
+		walk_proc(f);
 		follower_on_audit_timer(f->audit_timer, 0, f);
-		schedule_regular_scan(f);
+		follower_schedule_regular_scan(f);
 	}
 	if (r < 0) {
 		ns_follower_free(f);
@@ -400,7 +327,7 @@ void ns_follower_set_config(struct ns_follower *f, const struct config *config)
 		f->items[i]->dirty = true;
 	}
 	follower_schedule_pass(f);
-	schedule_regular_scan(f);
+	follower_schedule_regular_scan(f);
 }
 
 void ns_follower_get_stats(const struct ns_follower *f, struct ns_follower_stats *ret)
