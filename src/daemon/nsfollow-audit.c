@@ -27,7 +27,7 @@
 
 /* Its container, looked for once, when it is first audited: a runtime moves a container's
  * process into its cgroup after creating its namespace, and a walk of /proc may come between. */
-static void followed_set_container(struct followed *x, struct namespace_audit *a)
+static void followed_set_container(struct followed_ns *x, struct namespace_audit *a)
 {
 	struct report_namespace n;
 
@@ -42,7 +42,7 @@ static void followed_set_container(struct followed *x, struct namespace_audit *a
 	snprintf(x->container_field, sizeof(x->container_field), "PTSGUARD_CONTAINER=%s", x->label);
 }
 
-static void journal_transitions(struct ns_follower *f, struct followed *x,
+static void journal_transitions(struct ns_follower *f, struct followed_ns *x,
 				const struct findings *before, const struct findings *now)
 {
 	_cleanup_(transitions_done) struct transitions t = { 0 };
@@ -68,7 +68,7 @@ static void journal_transitions(struct ns_follower *f, struct followed *x,
  * age: an audit of a namespace comes from a change in it), a slice at a time. */
 static int followed_holders(void *userdata, struct snapshot *s, const struct analysis *a)
 {
-	struct followed *x = userdata;
+	struct followed_ns *x = userdata;
 	struct holder_scope where = {
 		.proc = "/proc", .pids = x->pids, .n_pids = x->pids_total, .mntns = x->ino
 	};
@@ -84,7 +84,7 @@ static int followed_holders(void *userdata, struct snapshot *s, const struct ana
 
 /* One namespace's audit; its transitions journaled. The target is opened for the audit only
  * (a few descriptors): the pidfd held says the pid is still the process followed. */
-static void followed_audit(struct ns_follower *f, struct followed *x)
+static void followed_audit(struct ns_follower *f, struct followed_ns *x)
 {
 	_cleanup_(namespace_audit_done) struct namespace_audit a = { 0 };
 	struct audit_target target = { .probe.host = &f->host,
@@ -142,7 +142,7 @@ int follower_on_audit_timer(sd_event_source *s, uint64_t usec, void *userdata)
 	/* From where the last pass stopped, round: none waits behind others that keep changing. */
 	for (size_t k = 0; k < f->n; k++) {
 		size_t i = (f->next_audit + k) % f->n;
-		struct followed *x = f->items[i];
+		struct followed_ns *x = f->items[i];
 
 		if (!x->dirty)
 			continue;

@@ -24,7 +24,7 @@
 #include "probe/mntns.h"
 #include "report/report.h"
 
-struct followed {
+struct followed_ns {
 	struct ns_follower *owner;
 	uint64_t ino;
 	/* The root its processes share; chroot: not the namespace's own (a chroot inside it,
@@ -64,7 +64,7 @@ struct ns_follower {
 	void *userdata;
 	sd_event_source *scan_timer, *audit_timer, *inotify_source;
 	int inotify_fd, proc_fd;
-	struct followed **items;
+	struct followed_ns **items;
 	size_t n, allocated;
 	struct schedule passes;
 	uint64_t last_scan;
@@ -87,25 +87,25 @@ int follower_on_audit_timer(sd_event_source *s, uint64_t usec, void *userdata);
 /* nsfollow-watch.c */
 /* Follow x through pid: its exit, its mount table, its /dev. 0, or -errno (-ESRCH: pid is gone
  * or no longer in x's namespace and root), x then followed through nothing (x->pid 0). */
-int followed_watch(struct ns_follower *f, struct followed *x, pid_t pid);
+int followed_watch(struct ns_follower *f, struct followed_ns *x, pid_t pid);
 /* Stop following x through its process: x->pid 0, its descriptors and watches released. */
-void followed_unwatch(struct followed *x);
+void followed_unwatch(struct followed_ns *x);
 /* x unwatched and freed; it must be out of f->items already. */
-void followed_free(struct followed *x);
+void followed_free(struct followed_ns *x);
 /* The inotify descriptor of every namespace's /dev became readable. */
 int follower_on_inotify(sd_event_source *s, int fd, uint32_t revents, void *userdata);
 /* Its journal fields: PTSGUARD_MNTNS=, then PTSGUARD_CONTAINER= and PTSGUARD_ROOT= when it
  * has them; fields has room for four. */
-const char *const *followed_fields(const struct followed *x, const char *fields[4]);
+const char *const *followed_fields(const struct followed_ns *x, const char *fields[4]);
 /* How a person is told which it is: "mount namespace N", ", root PATH" for a chroot in it
  * (the path as the kernel gives it: journal.c escapes the whole context for MESSAGE=). */
-void followed_name(const struct followed *x, char *buf, size_t size);
+void followed_name(const struct followed_ns *x, char *buf, size_t size);
 /* Let go of f->items[i] and free it. gone: the namespace is gone, and its findings with it
  * (said once when it had any); else it is there but not followed (quietly: found again by a
  * later walk). */
 void follower_forget_at(struct ns_follower *f, size_t i, bool gone);
 /* x is gone: follower_forget_at() wherever it is in the list. */
-void follower_forget(struct ns_follower *f, struct followed *x);
+void follower_forget(struct ns_follower *f, struct followed_ns *x);
 
 /* nsfollow-timers.c */
 /* Arm timer s for usec (CLOCK_MONOTONIC), unless an earlier deadline is armed already. */

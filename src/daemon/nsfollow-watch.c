@@ -29,7 +29,7 @@
 	(IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_ATTRIB | IN_DELETE_SELF |        \
 	 IN_MOVE_SELF | IN_ONLYDIR)
 
-void followed_unwatch(struct followed *x)
+void followed_unwatch(struct followed_ns *x)
 {
 	x->exit_source = sd_event_source_disable_unref(x->exit_source);
 	x->mount_source = sd_event_source_disable_unref(x->mount_source);
@@ -51,7 +51,7 @@ void followed_unwatch(struct followed *x)
 	x->pid = 0;
 }
 
-void followed_free(struct followed *x)
+void followed_free(struct followed_ns *x)
 {
 	followed_unwatch(x);
 	findings_done(&x->findings);
@@ -68,7 +68,7 @@ void followed_free(struct followed *x)
  * storm of exits). */
 static int on_process_exit(sd_event_source *s, int fd, uint32_t revents, void *userdata)
 {
-	struct followed *x = userdata;
+	struct followed_ns *x = userdata;
 	struct ns_follower *f = x->owner;
 	pid_t exited = x->pid;
 	uint64_t cpu = now_usec(CLOCK_THREAD_CPUTIME_ID);
@@ -95,7 +95,7 @@ static int on_process_exit(sd_event_source *s, int fd, uint32_t revents, void *u
 
 static int on_mounts(sd_event_source *s, int fd, uint32_t revents, void *userdata)
 {
-	struct followed *x = userdata;
+	struct followed_ns *x = userdata;
 
 	x->owner->stats.wakeups++;
 	x->dirty = true;
@@ -129,7 +129,7 @@ int follower_on_inotify(sd_event_source *s, int fd, uint32_t revents, void *user
 }
 
 /* Its /dev, resolved inside its root: never a path of the host's. */
-static int watch_dev(struct ns_follower *f, struct followed *x)
+static int watch_dev(struct ns_follower *f, struct followed_ns *x)
 {
 	_cleanup_close_ int root = -EBADF, dev = -EBADF;
 	struct open_how how = { .flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
@@ -151,7 +151,7 @@ static int watch_dev(struct ns_follower *f, struct followed *x)
 }
 
 /* Is pid's root still x's (a chroot's process may chroot again, a pid be reused)? */
-static bool has_root(struct ns_follower *f, const struct followed *x, pid_t pid)
+static bool has_root(struct ns_follower *f, const struct followed_ns *x, pid_t pid)
 {
 	struct stat st;
 
@@ -160,7 +160,7 @@ static bool has_root(struct ns_follower *f, const struct followed *x, pid_t pid)
 }
 
 /* Follow x through pid: its exit, its mount table, its /dev. */
-int followed_watch(struct ns_follower *f, struct followed *x, pid_t pid)
+int followed_watch(struct ns_follower *f, struct followed_ns *x, pid_t pid)
 {
 	char path[64];
 	uint64_t ns_id = 0;
@@ -206,7 +206,7 @@ fail:
 
 /* Its journal fields: PTSGUARD_MNTNS=, then PTSGUARD_CONTAINER= and PTSGUARD_ROOT= when it
  * has them; fields has room for four. */
-const char *const *followed_fields(const struct followed *x, const char *fields[4])
+const char *const *followed_fields(const struct followed_ns *x, const char *fields[4])
 {
 	size_t n = 0;
 
@@ -221,7 +221,7 @@ const char *const *followed_fields(const struct followed *x, const char *fields[
 
 /* How a person is told which it is: "mount namespace N", ", root PATH" for a chroot in it
  * (the path as the kernel gives it: journal.c escapes the whole context for MESSAGE=). */
-void followed_name(const struct followed *x, char *buf, size_t size)
+void followed_name(const struct followed_ns *x, char *buf, size_t size)
 {
 	const char *root = x->root_field ? x->root_field + strlen("PTSGUARD_ROOT=") : NULL;
 
@@ -234,7 +234,7 @@ void followed_name(const struct followed *x, char *buf, size_t size)
  * later walk. */
 void follower_forget_at(struct ns_follower *f, size_t i, bool gone)
 {
-	struct followed *x = f->items[i];
+	struct followed_ns *x = f->items[i];
 
 	if (gone)
 		f->stats.gone++;
@@ -258,7 +258,7 @@ void follower_forget_at(struct ns_follower *f, size_t i, bool gone)
 }
 
 /* The same for x, gone, wherever it is in the list. */
-void follower_forget(struct ns_follower *f, struct followed *x)
+void follower_forget(struct ns_follower *f, struct followed_ns *x)
 {
 	for (size_t i = 0; i < f->n; i++)
 		if (f->items[i] == x) {

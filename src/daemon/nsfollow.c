@@ -35,7 +35,7 @@
 
 /* The one followed for namespace ino at root (dev, rino); any of namespace ino when root is
  * NULL. */
-static struct followed *find(struct ns_follower *f, uint64_t ino, const struct mntns *root)
+static struct followed_ns *find(struct ns_follower *f, uint64_t ino, const struct mntns *root)
 {
 	for (size_t i = 0; i < f->n; i++)
 		if (f->items[i]->ino == ino && (!root || (f->items[i]->root_dev == root->root_dev &&
@@ -46,7 +46,8 @@ static struct followed *find(struct ns_follower *f, uint64_t ino, const struct m
 
 /* x lost its process and ns, of the same inode, is listed now: is it still x's namespace, or a
  * new one that took the inode of x's, gone meanwhile? Told by the kernel's id when it has one. */
-static bool same_namespace(struct ns_follower *f, const struct followed *x, const struct mntns *ns)
+static bool same_namespace(struct ns_follower *f, const struct followed_ns *x,
+			   const struct mntns *ns)
 {
 	uint64_t id = 0;
 
@@ -111,7 +112,7 @@ static void walk_proc(struct ns_follower *f)
 		f->items[i]->seen = f->items[i]->unwatchable = false;
 	f->stats.unfollowed = 0;
 	FOREACH_ARRAY (ns, l.items, l.n) {
-		struct followed *x = find(f, ns->ino, ns);
+		struct followed_ns *x = find(f, ns->ino, ns);
 		bool fresh, privileged;
 
 		if (ns->n_pids == 0)
@@ -132,16 +133,16 @@ static void walk_proc(struct ns_follower *f)
 			if (GROW(f->items, f->allocated, f->n + 1) < 0 ||
 			    !(x = calloc(1, sizeof(*x))))
 				break;
-			*x = (struct followed){ .owner = f,
-						.privileged = privileged,
-						.ino = ns->ino,
-						.root_dev = ns->root_dev,
-						.root_ino = ns->root_ino,
-						.chroot = ns->chroot,
-						.found = f->last_scan,
-						.pidfd = -1,
-						.mountinfo_fd = -1,
-						.dev_wd = -1 };
+			*x = (struct followed_ns){ .owner = f,
+						   .privileged = privileged,
+						   .ino = ns->ino,
+						   .root_dev = ns->root_dev,
+						   .root_ino = ns->root_ino,
+						   .chroot = ns->chroot,
+						   .found = f->last_scan,
+						   .pidfd = -1,
+						   .mountinfo_fd = -1,
+						   .dev_wd = -1 };
 			snprintf(x->mntns_field, sizeof(x->mntns_field), "PTSGUARD_MNTNS=%llu",
 				 (unsigned long long)x->ino);
 			f->items[f->n++] = x;
@@ -197,7 +198,7 @@ static int on_scan_timer(sd_event_source *s, uint64_t usec, void *userdata)
 	/* Before the regular walk is due: for the namespaces whose last known process exited.
 	 * Those the kernel now says are gone need no walk. */
 	for (size_t i = f->n; i-- > 0 && !walk;) {
-		struct followed *x = f->items[i];
+		struct followed_ns *x = f->items[i];
 
 		if (x->pid != 0)
 			continue;
