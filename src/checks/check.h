@@ -31,6 +31,11 @@ extern const struct check_info check_ptmx_missing, check_ptmx_not_device, check_
 const struct instance *check_instance_at(const struct analysis *a, const char *mp);
 /* Whether a slave node of pty index of instance in is listed under its visible mount. */
 bool check_slave_exists(const struct analysis *a, const struct instance *in, unsigned index);
+/* Slave idx of instance in is bound somewhere itself (one of the instance's mounts has root
+ * "/idx"): a container manager's console, whose owner and mode its manager chose (LXC binds its
+ * console pty on /dev/console with mode 0700 on purpose). Only the instance's own few mounts
+ * are looked at, not the whole table. */
+bool check_slave_is_bound(const struct snapshot *s, const struct instance *in, unsigned idx);
 /* {mount_id, mountpoint, device, fstype, options} of mount i, or NULL for NO_MOUNT. */
 json_object *check_json_mount(const struct analysis *a, size_t i);
 /* The id of the mount the serving instance is reached through; 0 when there is none (and

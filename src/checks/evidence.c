@@ -231,3 +231,14 @@ bool check_slave_exists(const struct analysis *a, const struct instance *in, uns
 			return true;
 	return false;
 }
+
+bool check_slave_is_bound(const struct snapshot *s, const struct instance *in, unsigned idx)
+{
+	char root[16];
+
+	snprintf(root, sizeof(root), "/%u", idx);
+	FOREACH_ARRAY (m, in->mounts, in->n_mounts)
+		if (streq(s->mounts->entries[*m].root, root))
+			return true;
+	return false;
+}

@@ -16,18 +16,6 @@ static const struct node *session_slave(const struct snapshot *s, const struct i
 	return NULL;
 }
 
-/* Bound somewhere itself (a container manager's console): its manager chose its owner. */
-static bool slave_is_bound(const struct snapshot *s, const struct instance *in, unsigned idx)
-{
-	char root[16];
-
-	snprintf(root, sizeof(root), "/%u", idx);
-	FOREACH_ARRAY (m, in->mounts, in->n_mounts)
-		if (streq(s->mounts->entries[*m].root, root))
-			return true;
-	return false;
-}
-
 static json_object *session_evidence(const struct tty_session *t)
 {
 	json_object *o = json_object_new_object();
@@ -72,7 +60,7 @@ static int pty_owner_not_session_user(const struct check_context *ctx,
 
 		/* Root's own session (su - user from root's terminal: root's shell leads it) is
 		 * root's terminal, rightly root's. */
-		if (!n || n->uid != 0 || t->uid == 0 || slave_is_bound(s, in, t->index))
+		if (!n || n->uid != 0 || t->uid == 0 || check_slave_is_bound(s, in, t->index))
 			continue;
 		ev = json_object_new_object();
 		json_object_object_add(ev, "mountpoint", json_object_new_string(e->mountpoint));

@@ -3,20 +3,6 @@
 #include "snapshot/devpts-mode.h"
 #include "util/string-util.h"
 
-/* Slave idx of instance in is bound somewhere itself (one of the instance's mounts has root
- * "/idx"): a container manager's console (LXC binds its console pty on /dev/console with mode
- * 0700 on purpose). Only the instance's own few mounts are looked at, not the whole table. */
-static bool slave_is_bound(const struct snapshot *s, const struct instance *in, unsigned idx)
-{
-	char root[16];
-
-	snprintf(root, sizeof(root), "/%u", idx);
-	FOREACH_ARRAY (m, in->mounts, in->n_mounts)
-		if (streq(s->mounts->entries[*m].root, root))
-			return true;
-	return false;
-}
-
 static int pty_slave_perms(const struct check_context *ctx, const struct check_info *info,
 			   struct findings *out)
 {
@@ -42,7 +28,7 @@ static int pty_slave_perms(const struct check_context *ctx, const struct check_i
 		json_object *o;
 
 		if (!node_is_slave(node, e->mountpoint, in->dev, &idx) ||
-		    (node->gid == s->tty_gid && mode_ok) || slave_is_bound(s, in, idx))
+		    (node->gid == s->tty_gid && mode_ok) || check_slave_is_bound(s, in, idx))
 			continue;
 		if (!slaves)
 			slaves = json_object_new_array();

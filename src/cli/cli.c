@@ -144,6 +144,19 @@ int parse_namespace_pid(const char *cmd, const char *s, pid_t *ret)
 	return 0;
 }
 
+int parse_target_option(const char *cmd, int c, pid_t *namespace_pid, bool *no_probe)
+{
+	switch (c) {
+	case 'N':
+		return parse_namespace_pid(cmd, optarg, namespace_pid) < 0 ? -EINVAL : 1;
+	case 'P':
+		*no_probe = true;
+		return 1;
+	default:
+		return 0;
+	}
+}
+
 int open_namespace(const char *cmd, pid_t pid, struct namespace_target **ret)
 {
 	int r = namespace_target_open(pid, ret);

@@ -62,6 +62,10 @@ int run_probe(bool no_probe, struct audit_result *ret);
 
 /* --namespace PID: the process id, or -EINVAL (logged). */
 int parse_namespace_pid(const char *cmd, const char *s, pid_t *ret);
+/* When getopt's c is 'N' (--namespace PID) or 'P' (--no-probe), which audit and snapshot take
+ * alike, sets *namespace_pid or *no_probe from it: 1, or negative for a bad value (logged); 0
+ * when c is another option. */
+int parse_target_option(const char *cmd, int c, pid_t *namespace_pid, bool *no_probe);
 /* Open the namespace of pid (probe/namespace.h); logs why not, naming the process. */
 int open_namespace(const char *cmd, pid_t pid, struct namespace_target **ret);
 /* The pipeline for t, a namespace target (t->probe.ns set); logs what went wrong, naming the

@@ -56,6 +56,8 @@ static int audit_parse(int argc, char **argv, struct audit_args *ret)
 	*ret = (struct audit_args){ .format = FORMAT_TEXT, .min_severity = SEVERITY_INFO };
 	while ((c = getopt_long(argc, argv, ":h", options, NULL)) >= 0) {
 		r = parse_format_option("audit", c, true, &ret->format);
+		if (r == 0)
+			r = parse_target_option("audit", c, &ret->namespace_pid, &ret->no_probe);
 		if (r != 0) {
 			if (r < 0)
 				return r;
@@ -83,13 +85,6 @@ static int audit_parse(int argc, char **argv, struct audit_args *ret)
 			break;
 		case 'A':
 			ret->all_namespaces = true;
-			break;
-		case 'N':
-			if (parse_namespace_pid("audit", optarg, &ret->namespace_pid) < 0)
-				return -EINVAL;
-			break;
-		case 'P':
-			ret->no_probe = true;
 			break;
 		case 'h':
 			usage();

@@ -36,20 +36,19 @@ static int snapshot_parse_args(int argc, char **argv, struct snapshot_args *ret)
 		{ "help", no_argument, NULL, 'h' },
 		{},
 	};
-	int c;
+	int c, r;
 
 	*ret = (struct snapshot_args){ 0 };
 	while ((c = getopt_long(argc, argv, ":ho:", options, NULL)) >= 0) {
+		r = parse_target_option("snapshot", c, &ret->namespace_pid, &ret->no_probe);
+		if (r != 0) {
+			if (r < 0)
+				return r;
+			continue;
+		}
 		switch (c) {
 		case 'o':
 			ret->output = optarg;
-			break;
-		case 'N':
-			if (parse_namespace_pid("snapshot", optarg, &ret->namespace_pid) < 0)
-				return -EINVAL;
-			break;
-		case 'P':
-			ret->no_probe = true;
 			break;
 		case 'h':
 			usage();

@@ -19,7 +19,7 @@
 #include "util/log.h"
 
 /* Entries of /dev that matter: the multiplexer, and the directory its devpts is found in. (The
- * /dev of another mount namespace is watched otherwise: daemon/nsfollow.c.) */
+ * /dev of another mount namespace is watched otherwise: daemon/nsfollow-watch.c.) */
 #define DEV_WATCH_MASK                                                                             \
 	(IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_ATTRIB | IN_ONLYDIR |            \
 	 IN_EXCL_UNLINK)

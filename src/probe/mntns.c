@@ -13,6 +13,7 @@
 #include "util/alloc.h"
 #include "util/macro.h"
 #include "util/parse.h"
+#include "util/procfs.h"
 
 #define PF_KTHREAD 0x00200000UL
 
@@ -35,18 +36,10 @@ static bool is_kernel_thread(int proc_fd, pid_t pid)
 	char path[48], buf[1024];
 	const char *p;
 	unsigned long flags;
-	ssize_t n;
-	int fd;
 
 	snprintf(path, sizeof(path), "%d/stat", (int)pid);
-	fd = openat(proc_fd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-	if (fd < 0)
-		return true; /* gone: not a candidate either */
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return true;
-	buf[n] = 0;
+	if (procfs_read_short(proc_fd, path, buf, sizeof(buf)) <= 0)
+		return true;   /* gone: not a candidate either */
 	p = strrchr(buf, ')'); /* comm may hold anything */
 	return !p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %lu", &flags) != 1 ||
 	       (flags & PF_KTHREAD);

@@ -12,6 +12,11 @@
  * The target is pinned by a pidfd: namespace_target_check() tells whether the process is still
  * there (it may exit at any moment; the descriptors keep its namespace readable, but an audit
  * of a namespace whose process left says so rather than judging a namespace in teardown).
+ *
+ * Three files implement it, each built on the one before: namespace.c the target (opened,
+ * pinned, checked again, entered; its /proc/PID files, ns_read_proc(); its id maps; its
+ * processes), namespace-paths.c its paths (ns_open(), ns_lstat() and its open directories),
+ * namespace-read.c the reading of its files (ns_read_file(), ns_group_lookup()).
  */
 #pragma once
 

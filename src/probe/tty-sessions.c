@@ -33,20 +33,14 @@ struct slave {
 static int read_stat(int proc_fd, const char *pid, pid_t *sid, dev_t *tty, pid_t *tpgid)
 {
 	char path[32], buf[1024];
-	_cleanup_close_ int fd = -EBADF;
 	unsigned long long tty_nr;
-	int ppid, pgrp, session, fg;
-	ssize_t l;
+	int ppid, pgrp, session, fg, r;
 	char *p, state;
 
 	snprintf(path, sizeof(path), "%s/stat", pid);
-	fd = openat(proc_fd, path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	l = read(fd, buf, sizeof(buf) - 1);
-	if (l < 0)
-		return -errno;
-	buf[l] = 0;
+	r = procfs_read_short(proc_fd, path, buf, sizeof(buf));
+	if (r < 0)
+		return r;
 	p = strrchr(buf, ')');
 	if (!p || sscanf(p + 1, " %c %d %d %d %llu %d", &state, &ppid, &pgrp, &session, &tty_nr,
 			 &fg) != 6)
@@ -63,19 +57,14 @@ static int read_stat(int proc_fd, const char *pid, pid_t *sid, dev_t *tty, pid_t
 static int read_ids(int proc_fd, pid_t pid, uid_t *uid, gid_t *gid)
 {
 	char path[32], buf[4096];
-	_cleanup_close_ int fd = -EBADF;
 	unsigned u, g;
-	ssize_t l;
 	char *p, *q;
+	int r;
 
 	snprintf(path, sizeof(path), "%d/status", (int)pid);
-	fd = openat(proc_fd, path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	l = read(fd, buf, sizeof(buf) - 1);
-	if (l < 0)
-		return -errno;
-	buf[l] = 0;
+	r = procfs_read_short(proc_fd, path, buf, sizeof(buf));
+	if (r < 0)
+		return r;
 	p = strstr(buf, "\nUid:");
 	q = strstr(buf, "\nGid:");
 	if (!p || !q || sscanf(p + 5, "%u", &u) != 1 || sscanf(q + 5, "%u", &g) != 1)

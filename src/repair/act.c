@@ -273,15 +273,8 @@ static int verify_node(struct repair_action *a, const struct repair_options *o)
 		return action_verify_pty(a, o, false, 0);
 	for (unsigned i = 0; r == -ECANCELED && i < VERIFY_ATTEMPTS; i++)
 		r = tty_check_as(PTMX_PATH, a->path, o->verify_uid, o->verify_gid, &c);
-	if (r == -ECANCELED)
-		return action_outcome(a, ACTION_INCONCLUSIVE,
-				      "not verified: the verification child was stopped or killed "
-				      "by another process %u times",
-				      VERIFY_ATTEMPTS);
 	if (r < 0)
-		return action_outcome(a, ACTION_INCONCLUSIVE,
-				      "not verified: cannot run the verification child: %s",
-				      strerror(-r));
+		return action_verify_unanswered(a, r);
 	if (c.error)
 		return action_outcome(
 		    a, ACTION_FAILED, "verification: uid %u cannot open %s: %s failed with %s",
@@ -461,21 +454,21 @@ static int act_slave_owner(struct repair_action *a, const struct repair_options 
 		return action_outcome(a, ACTION_FAILED, "chown %s: %s", a->path, strerror(errno));
 	for (unsigned i = 0; r == -ECANCELED && i < VERIFY_ATTEMPTS; i++)
 		r = slave_open_as(a->path, a->owner, a->owner_gid, &c);
-	if (r == -ECANCELED)
-		return action_outcome(a, ACTION_INCONCLUSIVE,
-				      "not verified: the verification child was stopped or killed "
-				      "by another process %u times",
-				      VERIFY_ATTEMPTS);
 	if (r < 0)
-		return action_outcome(a, ACTION_INCONCLUSIVE,
-				      "not verified: cannot run the verification child: %s",
-				      strerror(-r));
+		return action_verify_unanswered(a, r);
 	if (c.error)
 		return action_outcome(a, ACTION_FAILED, "verification: uid %u cannot open %s: %s",
 				      (unsigned)c.as_uid, a->path, strerrorname_np(c.error));
 	return action_outcome(a, ACTION_DONE, "verified: uid %u opened %s by name",
 			      (unsigned)c.as_uid, a->path);
 }
+
+/* How each kind of action is taken; ACTION_MANUAL is for a person. */
+static int (*const act_by_kind[])(struct repair_action *a, const struct repair_options *o) = {
+	[ACTION_REMOUNT] = act_remount, [ACTION_MKNOD] = act_mknod,
+	[ACTION_SYMLINK] = act_symlink, [ACTION_CHMOD] = act_chmod,
+	[ACTION_SLAVE] = act_slave,	[ACTION_SLAVE_OWNER] = act_slave_owner,
+};
 
 /* repair --namespace: is the process judged still there, in the namespace judged? 0, or the
  * action refused saying why (and < 0 returned); -ENOMEM. */
@@ -547,28 +540,8 @@ int repair_act(struct repair_plan *p, const struct repair_options *o)
 				stale = a->detail;
 				continue;
 			}
-			switch (a->kind) {
-			case ACTION_REMOUNT:
-				r = act_remount(a, o);
-				break;
-			case ACTION_MKNOD:
-				r = act_mknod(a, o);
-				break;
-			case ACTION_SYMLINK:
-				r = act_symlink(a, o);
-				break;
-			case ACTION_CHMOD:
-				r = act_chmod(a, o);
-				break;
-			case ACTION_SLAVE:
-				r = act_slave(a, o);
-				break;
-			case ACTION_SLAVE_OWNER:
-				r = act_slave_owner(a, o);
-				break;
-			case ACTION_MANUAL:
-				break;
-			}
+			if ((size_t)a->kind < ELEMENTSOF(act_by_kind) && act_by_kind[a->kind])
+				r = act_by_kind[a->kind](a, o);
 			if (r < 0)
 				return r;
 		}

@@ -28,3 +28,7 @@ int action_remount_command(struct repair_action *a, const struct devpts_options 
  * With check_owner, the slave must also have the tty group and want_mode. Returns 0. */
 int action_verify_pty(struct repair_action *a, const struct repair_options *o, bool check_owner,
 		      mode_t want_mode);
+/* The outcome when the verification child did not answer, r < 0: -ECANCELED when it was
+ * interfered with on every one of VERIFY_ATTEMPTS tries, another errno when it could not be
+ * started. Inconclusive either way, said which. Returns 0. */
+int action_verify_unanswered(struct repair_action *a, int r);

@@ -78,7 +78,11 @@ static void allocate(void *userdata, void *answer)
 		w->error = errno;
 }
 
-int pty_check_as(const char *ptmx, uid_t uid, gid_t gid, struct pty_check *ret)
+/* Run work as uid:gid in a guarded child under the verification's deadline; its answer (of
+ * answer_size bytes) in answer, the child's ids and setup error in *g. As guarded_child_run(). */
+static int verify_child_run(uid_t uid, gid_t gid, void (*work)(void *userdata, void *answer),
+			    void *userdata, void *answer, size_t answer_size,
+			    struct guarded_result *g)
 {
 	struct guarded_child c = {
 		.uid = uid,
@@ -86,15 +90,27 @@ int pty_check_as(const char *ptmx, uid_t uid, gid_t gid, struct pty_check *ret)
 		.mntns_fd = -1,
 		.root_fd = -1,
 		.deadline_usec = VERIFY_DEADLINE_USEC,
-		.work = allocate,
-		.userdata = (void *)ptmx,
-		.answer_size = sizeof(struct wire),
+		.work = work,
+		.userdata = userdata,
+		.answer_size = answer_size,
 	};
+
+	return guarded_child_run(&c, answer, g);
+}
+
+/* The name of step (index into names, n of them; 0 is none): NULL for none or one unknown. */
+static const char *step_name(const char *const *names, size_t n, int step)
+{
+	return step > 0 && (size_t)step < n ? names[step] : NULL;
+}
+
+int pty_check_as(const char *ptmx, uid_t uid, gid_t gid, struct pty_check *ret)
+{
 	struct guarded_result g;
 	struct wire w = { 0 };
 	int r;
 
-	r = guarded_child_run(&c, &w, &g);
+	r = verify_child_run(uid, gid, allocate, (void *)ptmx, &w, sizeof(w), &g);
 	if (r < 0)
 		return r;
 	if (g.setup_error) {
@@ -103,7 +119,7 @@ int pty_check_as(const char *ptmx, uid_t uid, gid_t gid, struct pty_check *ret)
 	}
 	*ret = (struct pty_check){
 		.error = w.error,
-		.step = w.step > 0 && w.step < (int)ELEMENTSOF(steps) ? steps[w.step] : NULL,
+		.step = step_name(steps, ELEMENTSOF(steps), w.step),
 		.as_uid = g.as_uid,
 		.as_gid = g.as_gid,
 		.index = w.index,
@@ -169,21 +185,11 @@ static void open_tty(void *userdata, void *answer)
 int tty_check_as(const char *ptmx, const char *tty, uid_t uid, gid_t gid, struct tty_check *ret)
 {
 	struct tty_paths paths = { .ptmx = ptmx, .tty = tty };
-	struct guarded_child c = {
-		.uid = uid,
-		.gid = gid,
-		.mntns_fd = -1,
-		.root_fd = -1,
-		.deadline_usec = VERIFY_DEADLINE_USEC,
-		.work = open_tty,
-		.userdata = &paths,
-		.answer_size = sizeof(struct tty_wire),
-	};
 	struct guarded_result g;
 	struct tty_wire w = { 0 };
 	int r;
 
-	r = guarded_child_run(&c, &w, &g);
+	r = verify_child_run(uid, gid, open_tty, &paths, &w, sizeof(w), &g);
 	if (r < 0)
 		return r;
 	if (g.setup_error) {
@@ -192,8 +198,7 @@ int tty_check_as(const char *ptmx, const char *tty, uid_t uid, gid_t gid, struct
 	}
 	*ret = (struct tty_check){
 		.error = w.error,
-		.step =
-		    w.step > 0 && w.step < (int)ELEMENTSOF(tty_steps) ? tty_steps[w.step] : NULL,
+		.step = step_name(tty_steps, ELEMENTSOF(tty_steps), w.step),
 		.as_uid = g.as_uid,
 		.as_gid = g.as_gid,
 	};
@@ -217,21 +222,11 @@ static void open_by_name(void *userdata, void *answer)
 
 int slave_open_as(const char *path, uid_t uid, gid_t gid, struct slave_open *ret)
 {
-	struct guarded_child c = {
-		.uid = uid,
-		.gid = gid,
-		.mntns_fd = -1,
-		.root_fd = -1,
-		.deadline_usec = VERIFY_DEADLINE_USEC,
-		.work = open_by_name,
-		.userdata = (void *)path,
-		.answer_size = sizeof(struct open_wire),
-	};
 	struct guarded_result g;
 	struct open_wire w = { 0 };
 	int r;
 
-	r = guarded_child_run(&c, &w, &g);
+	r = verify_child_run(uid, gid, open_by_name, (void *)path, &w, sizeof(w), &g);
 	if (r < 0)
 		return r;
 	*ret = (struct slave_open){
@@ -240,6 +235,18 @@ int slave_open_as(const char *path, uid_t uid, gid_t gid, struct slave_open *ret
 		.as_gid = g.as_gid,
 	};
 	return 0;
+}
+
+int action_verify_unanswered(struct repair_action *a, int r)
+{
+	if (r == -ECANCELED)
+		return action_outcome(
+		    a, ACTION_INCONCLUSIVE,
+		    "not verified: the verification child was stopped or killed by "
+		    "another process %u times",
+		    VERIFY_ATTEMPTS);
+	return action_outcome(a, ACTION_INCONCLUSIVE,
+			      "not verified: cannot run the verification child: %s", strerror(-r));
 }
 
 int action_verify_pty(struct repair_action *a, const struct repair_options *o, bool check_owner,
@@ -252,16 +259,8 @@ int action_verify_pty(struct repair_action *a, const struct repair_options *o, b
 	 * times, then say the repair is unverified rather than right or wrong. */
 	for (unsigned i = 0; r == -ECANCELED && i < VERIFY_ATTEMPTS; i++)
 		r = pty_check_as(PTMX_PATH, o->verify_uid, o->verify_gid, &c);
-	if (r == -ECANCELED)
-		return action_outcome(
-		    a, ACTION_INCONCLUSIVE,
-		    "not verified: the verification child was stopped or killed by "
-		    "another process %u times",
-		    VERIFY_ATTEMPTS);
 	if (r < 0)
-		return action_outcome(a, ACTION_INCONCLUSIVE,
-				      "not verified: cannot run the verification child: %s",
-				      strerror(-r));
+		return action_verify_unanswered(a, r);
 	if (c.error)
 		return action_outcome(
 		    a, ACTION_FAILED,

@@ -48,24 +48,30 @@ void procfs_chdir_back(int saved_cwd)
 	close(saved_cwd);
 }
 
-int procfs_read_comm(int dir_fd, const char *path, char *buf, size_t size)
+int procfs_read_short(int dir_fd, const char *path, char *buf, size_t size)
 {
-	int fd = openat(dir_fd, path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	_cleanup_close_ int fd = -EBADF;
 	ssize_t l;
 
 	if (size == 0)
 		return -EINVAL;
 	buf[0] = 0;
+	fd = openat(dir_fd, path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
 	l = read(fd, buf, size - 1);
-	if (l < 0) {
-		l = -errno;
-		close(fd);
-		return (int)l;
-	}
-	close(fd);
+	if (l < 0)
+		return -errno;
 	buf[l] = 0;
+	return (int)l;
+}
+
+int procfs_read_comm(int dir_fd, const char *path, char *buf, size_t size)
+{
+	int r = procfs_read_short(dir_fd, path, buf, size);
+
+	if (r < 0)
+		return r;
 	buf[strcspn(buf, "\n")] = 0;
 	return 0;
 }

@@ -17,6 +17,10 @@ int procfs_fd(void);
  * the caller's /proc by changing the working directory there for the call. */
 int procfs_chdir(int *saved_cwd);
 void procfs_chdir_back(int saved_cwd);
+/* One read of a short file of /proc (path relative to dir_fd: "PID/stat" under /proc) into buf,
+ * NUL-terminated: its length, or a negative errno (buf "" then). A file longer than size - 1 is
+ * cut there. */
+int procfs_read_short(int dir_fd, const char *path, char *buf, size_t size);
 /* A process's name (its comm file, path relative to dir_fd: "comm" under an open /proc/PID, or
  * "PID/comm" under /proc) into buf, without its newline; "" and a negative errno when it
  * cannot be read. */

@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,4 +29,10 @@ int set_printf(char **field, const char *fmt, ...)
 char *strdup_or_null(const char *s)
 {
 	return s ? strdup(s) : NULL;
+}
+
+int strdup_or_null_to(const char *s, char **ret)
+{
+	*ret = strdup_or_null(s);
+	return s && !*ret ? -ENOMEM : 0;
 }

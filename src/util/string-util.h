@@ -25,6 +25,8 @@ _printf_(2, 3) int set_printf(char **field, const char *fmt, ...);
 
 /* strdup that accepts NULL. */
 char *strdup_or_null(const char *s);
+/* *ret = strdup_or_null(s): 0, or -ENOMEM (*ret NULL) when s could not be copied. */
+int strdup_or_null_to(const char *s, char **ret);
 
 static inline bool streq(const char *a, const char *b)
 {
