@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <errno.h>
-#include <libmount.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <syslog.h>
+#include <unistd.h>
 
 #include "daemon/log-once.h"
 #include "daemon/mount-source.h"
@@ -42,7 +43,7 @@ struct mount_source {
 	void *userdata;
 	const struct config *config;
 
-	struct libmnt_monitor *monitor; /* the mountinfo poll */
+	int monitor_fd; /* the mountinfo poll: /proc/self/mountinfo, polled for EPOLLPRI */
 	sd_event_source *monitor_source;
 
 	const struct mount_backend *backend;
@@ -229,18 +230,11 @@ static void schedule_refresh(struct mount_source *m)
 static int on_poll(sd_event_source *s, int fd, uint32_t revents, void *userdata)
 {
 	struct mount_source *m = userdata;
-	unsigned n = 0;
-	int r;
 
-	while ((r = mnt_monitor_next_change(m->monitor, NULL, NULL)) == 0)
-		n++;
-	if (r < 0) {
-		/* The fd stays readable: carrying on would spin, and mount changes are what the
-		 * daemon is for. Let the service manager restart it. */
-		log_error("Failed to read the mount monitor: %s", strerror(-r));
-		return sd_event_exit(m->event, r);
-	}
-	m->poll_wakeups += n;
+	/* The kernel's poll of mountinfo said EPOLLPRI once for the changes since it was last
+	 * asked, and took note that it did: the next epoll_wait() does not report it again. So
+	 * there is nothing to read or acknowledge. */
+	m->poll_wakeups++;
 	if (m->backend->refresh)
 		schedule_refresh(m);
 	else
@@ -252,24 +246,24 @@ int mount_source_new(sd_event *event, mount_source_fn on_change, void *userdata,
 		     struct mount_source **ret)
 {
 	_cleanup_(mount_source_freep) struct mount_source *m = calloc(1, sizeof(*m));
-	int fd, r;
+	int r;
 
 	if (!m)
 		return log_error("Out of memory"), -ENOMEM;
+	m->monitor_fd = -EBADF;
 	m->event = sd_event_ref(event);
 	m->on_change = on_change;
 	m->userdata = userdata;
 	m->backend = &mountinfo_backend;
-	m->monitor = mnt_new_monitor();
-	if (!m->monitor)
-		return log_error("Failed to create the mount monitor"), -ENOMEM;
-	r = mnt_monitor_enable_kernel(m->monitor, true);
-	if (r < 0)
-		return log_error("Failed to enable the kernel mount monitor: %s", strerror(-r)), r;
-	fd = mnt_monitor_get_fd(m->monitor);
-	if (fd < 0)
-		return log_error("Failed to get the mount monitor fd: %s", strerror(-fd)), fd;
-	r = sd_event_add_io(event, &m->monitor_source, fd, EPOLLIN, on_poll, m);
+	/* What libmount's kernel monitor does, without linking libmount (and its libblkid,
+	 * libselinux and libpcre2, which every command would load): the kernel's mountinfo says
+	 * EPOLLPRI (and EPOLLERR) when the mount namespace changed since its last poll. */
+	m->monitor_fd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
+	if (m->monitor_fd < 0) {
+		r = -errno;
+		return log_error("Failed to open /proc/self/mountinfo: %s", strerror(-r)), r;
+	}
+	r = sd_event_add_io(event, &m->monitor_source, m->monitor_fd, EPOLLPRI, on_poll, m);
 	if (r >= 0)
 		r = sd_event_source_set_description(m->monitor_source, "mount-monitor");
 	if (r >= 0)
@@ -383,7 +377,8 @@ struct mount_source *mount_source_free(struct mount_source *m)
 	backend_close(m);
 	sd_event_source_disable_unref(m->monitor_source);
 	sd_event_source_disable_unref(m->refresh_timer);
-	mnt_unref_monitor(m->monitor);
+	if (m->monitor_fd >= 0)
+		close(m->monitor_fd);
 	log_once_ok(&m->timer_failure);
 	sd_event_unref(m->event);
 	free(m);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * How the daemon hears of changes of its mount table, and which mounts an audit reads. The
- * mountinfo poll (libmount's kernel monitor) wakes on every change; MountEvents= picks the
+ * mountinfo poll (EPOLLPRI of /proc/self/mountinfo) wakes on every change; MountEvents= picks the
  * backend that judges it (one ops table each, in mount-source.c):
  *   - mountinfo: every change is an audit, of the whole table;
  *   - fanotify: the mount tracker (probe/mounttrack.h) hears attach and detach from fanotify and

@@ -11,7 +11,7 @@
  *     or setns(2). A chroot inside a namespace (a root of its own, probe/mntns.h) is followed
  *     apart from it, like one;
  *   - its mounts: POLLPRI on its /proc/PID/mountinfo, which the kernel raises on every change
- *     of that namespace's mount table (as libmount's monitor does for the daemon's own);
+ *     of that namespace's mount table (as the daemon's own mount source polls its own);
  *   - its /dev/ptmx: inotify on its /dev, resolved inside its root;
  *   - its going: a pidfd of the process it is followed through; when that process exits, the
  *     next walk follows it through another of its processes, or forgets it.
