@@ -26,6 +26,7 @@ import glob
 import hashlib
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -117,8 +118,24 @@ def ensure_deb(cache_dir, source_root):
 
 def ensure_layer(cache_dir, base_tar):
     """The boot tree plus initramfs-tools and a kernel, as a tar next to it."""
-    key = hashlib.sha256(json.dumps([os.path.basename(base_tar), LAYER_PACKAGES, LAYER_FORMAT]).encode()).hexdigest()[:16]
-    tar = os.path.join(cache_dir, "package-layer-%s.tar" % key)
+
+    def prepare(root):
+        # An initrd without kernel modules: enough to show the hook, and built in seconds
+        # rather than minutes (MODULES=most copies hundreds of them, three times per run).
+        os.makedirs(os.path.join(root, "etc/initramfs-tools/conf.d"), exist_ok=True)
+        with open(os.path.join(root, "etc/initramfs-tools/conf.d/ptsguard-test.conf"), "w") as f:
+            f.write("MODULES=list\nCOMPRESS=gzip\n")
+
+    return apt_layer(cache_dir, base_tar, "package-layer", LAYER_PACKAGES, LAYER_FORMAT, prepare)
+
+
+def apt_layer(cache_dir, base_tar, name, packages, fmt, prepare=None, finish=None):
+    """base_tar with packages installed from the mirror by apt-get in a chroot, as a tar
+    NAME-KEY.tar beside it (KEY: the base, the packages, fmt; an older NAME-*.tar is removed).
+    prepare(root) runs before apt-get, finish(root) after it. No service starts in the chroot:
+    policy-rc.d forbids it while apt-get runs."""
+    key = hashlib.sha256(json.dumps([os.path.basename(base_tar), packages, fmt]).encode()).hexdigest()[:16]
+    tar = os.path.join(cache_dir, "%s-%s.tar" % (name, key))
     with open(os.path.join(cache_dir, "lock"), "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if os.path.exists(tar):
@@ -129,25 +146,30 @@ def ensure_layer(cache_dir, base_tar):
             os.makedirs(root)
             run(["tar", "--numeric-owner", "--xattrs", "--xattrs-include=*", "--acls", "-C", root, "-xf", base_tar])
             shutil.copy("/etc/resolv.conf", os.path.join(root, "etc/resolv.conf"))
-            # An initrd without kernel modules: enough to show the hook, and built in seconds
-            # rather than minutes (MODULES=most copies hundreds of them, three times per run).
-            os.makedirs(os.path.join(root, "etc/initramfs-tools/conf.d"), exist_ok=True)
-            with open(os.path.join(root, "etc/initramfs-tools/conf.d/ptsguard-test.conf"), "w") as f:
-                f.write("MODULES=list\nCOMPRESS=gzip\n")
+            policy = os.path.join(root, "usr/sbin/policy-rc.d")
+            with open(policy, "w") as f:
+                f.write("#!/bin/sh\nexit 101\n")
+            os.chmod(policy, 0o755)
+            if prepare:
+                prepare(root)
             env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
             t = time.monotonic()
-            for argv in (["apt-get", "update"], ["apt-get", "install", "-y", "--no-install-recommends"] + LAYER_PACKAGES, ["apt-get", "clean"]):
+            for argv in (["apt-get", "update"], ["apt-get", "install", "-y", "--no-install-recommends"] + list(packages), ["apt-get", "clean"]):
                 r = run(["chroot", root] + argv, check=False, env=env, timeout=900)
                 if r.returncode != 0:
                     raise Failure("%s in the tree failed:\n%s" % (" ".join(argv), (r.stdout + r.stderr)[-3000:]))
-            log("installed %s into the tree in %.0fs" % (" ".join(LAYER_PACKAGES), time.monotonic() - t))
+            log("installed %s into the tree in %.0fs" % (" ".join(packages), time.monotonic() - t))
+            os.unlink(policy)
+            if finish:
+                finish(root)
             run(["tar", "--numeric-owner", "--xattrs", "--xattrs-include=*", "--acls", "-C", root, "-cf", tar + ".tmp", "."])
             os.rename(tar + ".tmp", tar)
-            for old in glob.glob(os.path.join(cache_dir, "package-layer-*.tar")):
-                if old != tar:
+            for old in glob.glob(os.path.join(cache_dir, name + "-*.tar")):
+                if old != tar and re.fullmatch(re.escape(name) + r"-[0-9a-f]{16}\.tar", os.path.basename(old)):
                     os.unlink(old)
             return tar
         finally:
+            boot.umount_below(work)
             shutil.rmtree(work, ignore_errors=True)
 
 

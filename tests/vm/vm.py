@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
-"""The vm suite: Debian's own kernel, a real initramfs and systemd, booted under qemu.
+"""The vm suite: Debian's own kernel, a real initramfs and systemd, sysvinit or OpenRC, booted
+under qemu.
 
     vm.py --source-root DIR --build-root DIR --pty-probe PATH GENERATOR SCENARIO
     vm.py --list                          (the scenarios, for meson)
@@ -10,25 +11,32 @@ inputs change, under the cache's lock):
 
 1. the boot test's debootstrapped bookworm tree (tests/boot/boot.py) and the
    project's .deb built by dpkg-buildpackage (tests/package/package.py);
-2. vm-KEY/tree: the tree with the .deb installed by `dpkg -i` (the package's own
-   maintainer scripts enable ptsguard.service and compile the journal catalog),
-   and this suite's result collector; KEY hashes the tree's tar, the .deb, the
-   kernel and this file's guest files;
+2. vm-KEY/tree-INIT: the tree with the .deb installed by `dpkg -i` (the package's own
+   maintainer scripts enable ptsguard.service and /etc/init.d/ptsguard, and compile
+   the journal catalog), and this suite's result collector; KEY hashes the tree's tar,
+   the .deb, the kernel and this file's guest files. A scenario's init (Init below) is
+   systemd, or sysvinit or OpenRC from Debian 12's packages: their tree is made from a
+   layer of the boot test's tree with those packages installed by apt-get
+   (vm-layer-INIT-KEY.tar), and on OpenRC contrib/openrc's script replaces the
+   package's LSB one;
 3. vm-KEY/SCENARIO-HASH.raw: one ext4 image per scenario, made with
    `mkfs.ext4 -d` from a hard-linked copy of the tree plus the scenario's files;
 4. vm-KEY/GENERATOR.img: one initramfs per generator, built on this machine by
    mkinitramfs or dracut for Debian's kernel (/boot/vmlinuz-V, /lib/modules/V)
-   with the hook, script or module and the binary the .deb installed.
+   with the hook, script or module and the binary the .deb installed; dracut's
+   without its systemd modules for a root without systemd.
 
 Each boot runs `qemu-system-x86_64` (KVM when there is one, TCG otherwise) with
 the image as `-drive ...,snapshot=on`, so every boot starts from the same
 image. The console (ttyS0) goes to a log file; a unit of the image,
-vmtest-results.service, waits for the daemon to settle, writes what the booted
+vmtest-results.service (without systemd: an rc script started last), waits for
+the daemon to settle, writes what the booted
 system did to the second serial port (ttyS1, a file here) and powers off: the
 guest's mountinfo and /dev/ptmx, `ptsguard audit --json`, the daemon's report,
 the initramfs record, a pty allocated by `nobody` (pty-probe), the journal
 entries of the service as JSON and with `journalctl -x`, the kernel log lines
-of the hook, unit timestamps. The assertions are made here, on that.
+of the hook, unit timestamps (without systemd: the pid file's process, the
+syslog file and dmesg instead). The assertions are made here, on that.
 
 Beside its own check, a scenario may list assertions on the boot model
 (`model_checks`: systemd-remount-fs in the prediction, origins on boot-born
@@ -71,6 +79,9 @@ PHASE = {"initramfs-tools": "init-bottom", "dracut": "pre-pivot"}
 # The kernel modules the initramfs needs to find and mount the root: virtio-pci disk, ext4.
 DRIVERS = ("virtio_pci", "virtio_blk", "ext4")
 DRACUT_MODULES = "systemd systemd-initrd dracut-systemd base rootfs-block kernel-modules udev-rules ptsguard"
+# For a root without systemd: dracut's own shell init (base) does what systemd does in the
+# initramfs above, the hook runs as its pre-pivot hook all the same.
+DRACUT_MODULES_NO_SYSTEMD = "base rootfs-block kernel-modules udev-rules ptsguard"
 LIBEXEC = "/usr/local/libexec/vmtest"
 FSTAB_ROOT = "/dev/vda / ext4 rw,errors=remount-ro 0 1\n"
 FSTAB_DEVPTS_DEFAULTS = "devpts /dev/pts devpts defaults 0 0\n"
@@ -180,6 +191,122 @@ StandardOutput=journal+console
 WantedBy=multi-user.target
 """
 
+# The collector of a guest without systemd (sysvinit, or OpenRC run by sysvinit's init): the
+# sections every guest writes, then the daemon as its init script started it (the pid file), the
+# syslog file the daemon's lines went to, and the hook's kernel log lines from dmesg.
+RC_RESULTS_SCRIPT = r"""#!/bin/sh
+# vmtest-results: wait for ptsguard's state file and for it to settle, write what this boot did
+# to ttyS1, power off.
+out=/dev/ttyS1
+stty -F "$out" raw -echo 115200 2> /dev/null
+# The state file: the daemon's first audit is done (at most 60 s).
+i=0
+while [ ! -e /run/ptsguard/report.json ] && [ "$i" -lt 120 ]; do
+	sleep 0.5
+	i=$((i + 1))
+done
+# Settled: the daemon wrote no report for 3 s (at most 60 s of waiting).
+i=0
+while [ "$i" -lt 120 ]; do
+	now=$(date +%s)
+	then=$(stat -c %Y /run/ptsguard/report.json 2> /dev/null || echo 0)
+	[ $((now - then)) -ge 3 ] && break
+	sleep 0.5
+	i=$((i + 1))
+done
+section() { echo "==== $1"; }
+{
+	section cmdline; cat /proc/cmdline
+	section mountinfo; cat /proc/self/mountinfo
+	section ptmx; stat -c '%F|%a|%u|%g|%t:%T' /dev/ptmx; readlink /dev/ptmx
+	section audit; ptsguard audit --json; echo "exit=$?" > /run/vmtest-audit-exit
+	section audit-exit; cat /run/vmtest-audit-exit
+	section audit-text; ptsguard audit --no-color
+	section all-namespaces; ptsguard audit --all-namespaces --json; echo "exit=$?" > /run/vmtest-allns-exit
+	section all-namespaces-exit; cat /run/vmtest-allns-exit
+	section daemon-report; cat /run/ptsguard/report.json
+	section record; cat /run/ptsguard/initramfs.json
+	section service
+	pid=$(cat /run/ptsguard.pid)
+	echo "pidfile=$pid exe=$(readlink "/proc/$pid/exe")"
+	getent passwd ptsguard
+	grep -E '^(Uid|Gid|Groups|CapEff|CapPrm|CapAmb|NoNewPrivs):' "/proc/$pid/status"
+	echo "mntns=$(readlink "/proc/$pid/ns/mnt") init=$(readlink /proc/1/ns/mnt)"
+	stat -c 'owner %U:%G %a %n' /run/ptsguard /run/ptsguard/* /run/ptsguard.pid
+	section init
+	echo "pid1=$(readlink /proc/1/exe)"
+	head -n 1 /etc/init.d/ptsguard
+	if [ -x /sbin/openrc ]; then
+		rc-service ptsguard status; echo "status-exit=$?"
+		rc-status default
+	else
+		/etc/init.d/ptsguard status; echo "status-exit=$?"
+		ls /etc/rc2.d
+	fi
+	section probe; setpriv --reuid=nobody --regid=nogroup --clear-groups @LIBEXEC@/pty-probe
+	section syslog; cat /var/log/daemon.log
+	section kmsg; dmesg -r | grep 'ptsguard:'
+	section checks; ptsguard checks --format json
+	for f in /run/vmtest/*; do
+		[ -f "$f" ] && section "file ${f##*/}" && cat "$f"
+	done
+	section end
+} > "$out" 2>&1
+# Drain the UART before the power goes. At once (-f): init's runlevel 0 runs every stop
+# script, 3 s under sysv-rc but up to a minute under OpenRC on a loaded machine, and proves
+# nothing the results have not said.
+sleep 2
+poweroff -f
+""".replace("@LIBEXEC@", LIBEXEC)
+
+
+def lsb_script(name, doc, start, default_start="2 3 4 5", required="$local_fs", should=""):
+    """An /etc/init.d script with an LSB header: sysv-rc orders it by insserv, Debian's OpenRC
+    by the same header (Required-Start and Should-Start become its use)."""
+    return """#!/bin/sh
+### BEGIN INIT INFO
+# Provides:          %s
+# Required-Start:    %s
+# Required-Stop:
+# Should-Start:      %s
+# Default-Start:     %s
+# Default-Stop:
+# Short-Description: %s
+### END INIT INFO
+case "$1" in
+start)
+%s
+	;;
+esac
+exit 0
+""" % (name, required, should, default_start, doc, start)
+
+
+# Started last ($all; and after ptsguard, which a native OpenRC script does not order as $all).
+RC_RESULTS_INIT = lsb_script("vmtest-results", "vmtest: write what this boot did to ttyS1, then power off",
+                             "\t%s/results" % LIBEXEC, required="$all", should="ptsguard")
+
+# (CentOS 6 on sysvinit or OpenRC) an rc script of the early boot, after mountall, mounts
+# fstab's devpts line once more on top of the instance the initramfs moved to /dev/pts, as
+# CentOS 6's rc.sysinit did; the daemon starts later and finds it.
+CENTOS6_INIT = lsb_script("vmtest-centos6", "vmtest: mount fstab's devpts line on /dev/pts again (rc.sysinit)",
+                          "\tmount /dev/pts", default_start="S", required="mountall")
+
+# (Slackware) late in the boot, the daemon running, an rc script mounts a second devpts on
+# /dev/pts that no fstab line names, as Slackware 14.1's rc.S did; it waits until the daemon has
+# seen it (its state file names the stack), so the collector that follows reads a settled state.
+SLACKWARE_INIT = lsb_script("vmtest-slackware", "vmtest: mount a second devpts on /dev/pts late in the boot (rc.S)", r"""	i=0
+	while [ ! -e /run/ptsguard/report.json ] && [ "$i" -lt 120 ]; do
+		sleep 0.5
+		i=$((i + 1))
+	done
+	mount -t devpts -o gid=5,mode=620 devpts /dev/pts
+	i=0
+	while ! grep -q devpts-overmount /run/ptsguard/report.json && [ "$i" -lt 60 ]; do
+		sleep 0.5
+		i=$((i + 1))
+	done""", required="$local_fs ptsguard")
+
 # (d): udev replaces /dev/ptmx when the ptmx device gets a change event while the marker exists,
 # as a container manager handing its containers the host's /dev with a pts/ptmx link would.
 PTMX_RULE = """# vmtest: replace /dev/ptmx by a pts/ptmx link from a RUN of a change event.
@@ -277,28 +404,28 @@ DROPIN_DIR = "/etc/ptsguard/ptsguard.conf.d/"
 
 
 class Scenario:
-    def __init__(self, name, doc, fstab="", files=None, units=(), check=None, model_checks=(), deb=False):
+    def __init__(self, name, doc, fstab="", files=None, units=(), check=None, model_checks=(), deb=False, init=None):
         self.name = name
+        self.init = init or SYSTEMD
         self.deb = deb  # the .deb at /root/ptsguard.deb in the image
         self.doc = doc
         self.fstab = FSTAB_ROOT + fstab
         self.files = dict(files or {})  # path -> (mode, text)
-        self.units = list(units)  # (unit, target) to enable
+        self.units = list(units)  # (unit, target) to enable; rc scripts: (script, None)
         self.check = check
         self.model_checks = list(model_checks)  # (what, fn(c, r, gen)): the boot model
 
     def all_files(self):
         files = {"/etc/fstab": (0o644, self.fstab)}
-        after = " ".join(u for u, _ in self.units)
-        files["/etc/systemd/system/vmtest-results.service"] = (0o644, RESULTS_UNIT % {"after": after, "libexec": LIBEXEC})
+        files.update(self.init.collector_files(self))
         files.update(self.files)
         return files
 
     def enabled(self):
-        return [("vmtest-results.service", "multi-user.target")] + self.units
+        return self.init.enabled(self)
 
     def key(self):
-        return hashlib.sha256(json.dumps([sorted(self.all_files().items()), self.enabled(), self.deb]).encode()).hexdigest()[:12]
+        return hashlib.sha256(json.dumps([sorted(self.all_files().items()), self.enabled(), self.deb, self.init.name]).encode()).hexdigest()[:12]
 
     def fstab_devpts_lines(self):
         return [i + 1 for i, l in enumerate(self.fstab.splitlines()) if l.split()[1:2] == ["/dev/pts"]]
@@ -321,6 +448,7 @@ class Results:
             elif name is not None:
                 self.sections[name].append(line)
         self.complete = "end" in self.sections
+        self.init = SYSTEMD
 
     def raw(self, name):
         return "\n".join(self.sections.get(name, []))
@@ -401,9 +529,7 @@ def serious(report):
 
 def check_common(c, r, gen, sc):
     c.true(r.complete, "the guest wrote its results to ttyS1 to the end")
-    units = r.units()
-    svc = units.get("ptsguard.service", {})
-    c.eq((svc.get("ActiveState"), svc.get("SubState")), ("active", "running"), "ptsguard.service is active/running at the end of the boot")
+    sc.init.check_service(c, r)
     cmdline = r.raw("cmdline")
     c.true("root=/dev/vda" in cmdline, "booted Debian's kernel with root=/dev/vda: %s" % cmdline.strip())
 
@@ -466,6 +592,7 @@ def check_common(c, r, gen, sc):
     if rec:
         c.eq(rec.get("schema"), "ptsguard.initramfs/1", "record schema")
         c.eq(rec.get("phase"), PHASE[gen], "record phase of %s" % gen)
+        c.eq((rec.get("init") or {}).get("kind"), sc.init.name, "the record read the new root's init")
         insts = rec.get("instances", [])
         c.eq(len(insts), 1, "the record holds one devpts instance of the initramfs")
         if insts:
@@ -475,25 +602,17 @@ def check_common(c, r, gen, sc):
             c.true(moved, "the initramfs's instance %s is still mounted in the booted system" % insts[0]["device"])
         c.eq([l.get("line") for l in rec.get("fstab_devpts", [])], sc.fstab_devpts_lines(), "the record's fstab devpts lines")
         c.eq(report["boot"]["initramfs_record"], True, "the report read the initramfs record")
-    kern = r.json_lines("kernel")
+    kern = kernel_lines(r)
     c.true(kern, "the hook logged to the kernel log (ptsguard: lines)")
-    c.true(all(int(e.get("PRIORITY", 6)) > 3 for e in kern), "no hook line at error level: %s" % [e.get("MESSAGE") for e in kern])
+    c.true(all(p > 3 for p, _ in kern), "no hook line at error level: %s" % kern)
 
-    # The journal: every warning/critical finding of the daemon's report was journaled with its
-    # catalog entry, and journalctl -x shows the catalog's text.
+    # The log: every warning/critical finding of the daemon's report was logged (journal or
+    # syslog) as detected, with its catalog entry's message id.
     daemon = r.json("daemon-report")
     c.true(daemon is not None, "the daemon's report /run/ptsguard/report.json exists")
     check_service_user(c, r, daemon, rec)
     cat = {e["id"]: e for e in (r.json("checks") or [])}
-    entries = r.json_lines("journal")
-    text = boot.norm(r.raw("journal-x"))
-    for f in (daemon or {}).get("findings", []):
-        if f["severity"] == "info":
-            continue
-        mine = [e for e in entries if e.get("PTSGUARD_CHECK") == f["id"]]
-        c.true(any(e.get("PTSGUARD_STATE") in ("detected", "repaired") for e in mine), "%s is journaled as detected: %s" % (f["id"], [e.get("PTSGUARD_STATE") for e in mine]))
-        c.true(all(e.get("MESSAGE_ID") == cat.get(f["id"], {}).get("message_id") for e in mine), "%s entries carry the catalog's MESSAGE_ID" % f["id"])
-        check_catalog(c, text, cat.get(f["id"]))
+    sc.init.check_logged(c, r, [f for f in (daemon or {}).get("findings", []) if f["severity"] != "info"], cat)
     return report
 
 
@@ -536,31 +655,190 @@ def check_catalog(c, text, entry):
 
 
 def transitions(r):
-    return [(e.get("PTSGUARD_CHECK"), e.get("PTSGUARD_STATE")) for e in r.json_lines("journal") if e.get("PTSGUARD_CHECK")]
+    """(check, state) of each transition the daemon logged, in order."""
+    return r.init.transitions(r)
 
 
 def kernel_lines(r):
-    return [(int(e.get("PRIORITY", 6)), e.get("MESSAGE", "")) for e in r.json_lines("kernel")]
+    """(level, message) of the hook's kernel log lines."""
+    return r.init.kernel_lines(r)
+
+
+# --------------------------------------------------------------------------
+# The guest's init: what boots the root after the initramfs, how the guest's files are enabled
+# there, where the daemon's transitions and the hook's kernel lines are read
+
+
+class Init:
+    name = None
+    packages = ()  # installed from the mirror into the boot test's tree (a cached layer)
+    dracut_modules = DRACUT_MODULES
+    results = None  # the collector's script
+
+    def base_tar(self, cache):
+        """The tar the guest's tree is made from."""
+        if not self.packages:
+            return cache.rootfs
+        return package.apt_layer(cache.dir, cache.rootfs, "vm-layer-" + self.name, list(self.packages), VM_FORMAT)
+
+    def initrd_name(self, gen):
+        return gen if gen != "dracut" or self.dracut_modules == DRACUT_MODULES else gen + "-nosystemd"
+
+
+class Systemd(Init):
+    name = "systemd"
+    results = RESULTS_SCRIPT
+
+    def collector_files(self, sc):
+        after = " ".join(u for u, _ in sc.units)
+        return {"/etc/systemd/system/vmtest-results.service": (0o644, RESULTS_UNIT % {"after": after, "libexec": LIBEXEC})}
+
+    def enabled(self, sc):
+        return [("vmtest-results.service", "multi-user.target")] + sc.units
+
+    def installed(self, cache, tree):
+        """What the package did in the tree: it enabled the service."""
+        if not os.path.islink(os.path.join(tree, "etc/systemd/system/sysinit.target.wants/ptsguard.service")):
+            raise Failure("installing the .deb did not enable ptsguard.service")
+
+    def enable(self, root, enabled):
+        for unit, target in enabled:
+            wants = os.path.join(root, "etc/systemd/system", target + ".wants")
+            os.makedirs(wants, exist_ok=True)
+            os.symlink("/etc/systemd/system/" + unit, os.path.join(wants, unit))
+
+    def check_service(self, c, r):
+        svc = r.units().get("ptsguard.service", {})
+        c.eq((svc.get("ActiveState"), svc.get("SubState")), ("active", "running"), "ptsguard.service is active/running at the end of the boot")
+
+    def transitions(self, r):
+        return [(e.get("PTSGUARD_CHECK"), e.get("PTSGUARD_STATE")) for e in r.json_lines("journal") if e.get("PTSGUARD_CHECK")]
+
+    def kernel_lines(self, r):
+        return [(int(e.get("PRIORITY", 6)), e.get("MESSAGE", "")) for e in r.json_lines("kernel")]
+
+    def check_logged(self, c, r, findings, cat):
+        """Journaled with the catalog entry, and journalctl -x shows the catalog's text."""
+        entries = r.json_lines("journal")
+        text = boot.norm(r.raw("journal-x"))
+        for f in findings:
+            mine = [e for e in entries if e.get("PTSGUARD_CHECK") == f["id"]]
+            c.true(any(e.get("PTSGUARD_STATE") in ("detected", "repaired") for e in mine), "%s is journaled as detected: %s" % (f["id"], [e.get("PTSGUARD_STATE") for e in mine]))
+            c.true(all(e.get("MESSAGE_ID") == cat.get(f["id"], {}).get("message_id") for e in mine), "%s entries carry the catalog's MESSAGE_ID" % f["id"])
+            check_catalog(c, text, cat.get(f["id"]))
+
+
+# A transition as the daemon sends it to syslog (ptsguard(8), JOURNAL): the words, then the tag.
+SYSLOG_TRANSITION = re.compile(r"\sptsguard\[(\d+)\]: .*\[ptsguard check=(\S+) state=(\S+) severity=(\S+) message_id=(\w+)\]\s*$")
+
+
+class Rc(Init):
+    """sysvinit's init running Debian's rc scripts, by sysv-rc or by OpenRC. The package's own
+    init script starts the daemon (sysv-rc), or contrib/openrc's installed as its comment says
+    (OpenRC); a syslog daemon writes the daemon's lines to /var/log/daemon.log."""
+    dracut_modules = DRACUT_MODULES_NO_SYSTEMD
+    results = RC_RESULTS_SCRIPT
+
+    def __init__(self, name, packages):
+        self.name = name
+        self.packages = tuple(packages)
+
+    def collector_files(self, sc):
+        return {"/etc/init.d/vmtest-results": (0o755, RC_RESULTS_INIT)}
+
+    def enabled(self, sc):
+        return ["vmtest-results"] + [u for u, _ in sc.units]
+
+    def installed(self, cache, tree):
+        if self.name == "openrc":
+            # contrib/openrc/ptsguard's install step, in place of the package's LSB script.
+            shutil.copy(os.path.join(cache.source_root, "contrib/openrc/ptsguard"), os.path.join(tree, "etc/init.d/ptsguard"))
+            os.chmod(os.path.join(tree, "etc/init.d/ptsguard"), 0o755)
+            run(["chroot", tree, "rc-update", "add", "ptsguard", "default"])
+            if not os.path.islink(os.path.join(tree, "etc/runlevels/default/ptsguard")):
+                raise Failure("rc-update add ptsguard default did not add it to the default runlevel")
+        elif not glob.glob(os.path.join(tree, "etc/rc2.d/S[0-9][0-9]ptsguard")):
+            raise Failure("installing the .deb did not enable /etc/init.d/ptsguard in runlevel 2")
+
+    def enable(self, root, enabled):
+        """update-rc.d in a chroot: insserv orders sysv-rc's links by the LSB headers, or it calls
+        rc-update for OpenRC. The image's /etc is a copy, never the tree's hard links."""
+        for name in enabled:
+            run(["chroot", root, "update-rc.d", name, "defaults"], env=dict(os.environ, PATH=boot.PATH))
+
+    def pid(self, r):
+        m = re.search(r"^pidfile=(\d+) ", r.raw("service"), re.M)
+        return m and m.group(1)
+
+    def check_service(self, c, r):
+        init = r.raw("init")
+        c.true("status-exit=0" in init, "the init system says ptsguard is running: %s" % init)
+        c.true("pid1=/usr/sbin/init" in init or "pid1=/sbin/init" in init, "PID 1 is sysvinit's init: %s" % init.splitlines()[:1])
+        first = [l for l in init.splitlines() if l.startswith("#!")]
+        want = "#!/sbin/openrc-run" if self.name == "openrc" else "#!/bin/sh"
+        c.eq(first[:1], [want], "/etc/init.d/ptsguard is the %s script" % ("contrib/openrc" if self.name == "openrc" else "package's LSB"))
+        m = re.search(r"^pidfile=(\d+) exe=(\S*)", r.raw("service"), re.M)
+        c.true(m and m.group(2) == "/usr/bin/ptsguard", "the pid file names a running /usr/bin/ptsguard: %s" % r.raw("service").splitlines()[:1])
+
+    def syslog(self, r):
+        """(pid, check, state, severity, message_id) of the daemon's syslog transition lines."""
+        return [m.groups() for m in map(SYSLOG_TRANSITION.search, r.sections.get("syslog", [])) if m]
+
+    def transitions(self, r):
+        return [(check, state) for _, check, state, _, _ in self.syslog(r)]
+
+    def kernel_lines(self, r):
+        out = []
+        for line in r.sections.get("kmsg", []):
+            m = re.match(r"<(\d+)>(?:\[[^]]*\]\s*)?(.*)$", line)
+            if m:
+                out.append((int(m.group(1)) & 7, re.sub(r"^ptsguard: ", "", m.group(2))))
+        return out
+
+    def check_logged(self, c, r, findings, cat):
+        """Sent to syslog by the daemon the pid file names, with the catalog's message id."""
+        lines = self.syslog(r)
+        pid = self.pid(r)
+        for f in findings:
+            mine = [l for l in lines if l[1] == f["id"]]
+            c.true(any(l[2] in ("detected", "repaired") for l in mine), "%s is in the guest's syslog as detected: %s" % (f["id"], mine))
+            c.true(all(l[0] == pid for l in mine), "%s was logged by the daemon of the pid file (%s): %s" % (f["id"], pid, mine))
+            c.true(all(l[4] == cat.get(f["id"], {}).get("message_id") for l in mine), "%s lines carry the catalog's message_id" % f["id"])
+            c.true(all(l[3] == f["severity"] for l in mine if l[2] == "detected"), "%s lines carry the severity %s" % (f["id"], f["severity"]))
+
+
+SYSTEMD = Systemd()
+# Debian 12's sysvinit-core takes PID 1 from systemd-sysv; inetutils-syslogd is a syslog daemon
+# with an init script (bookworm's rsyslog has none). Debian's openrc runs under sysvinit's init.
+SYSVINIT = Rc("sysvinit", ["sysvinit-core", "inetutils-syslogd"])
+OPENRC = Rc("openrc", ["openrc", "sysvinit-core", "inetutils-syslogd"])
+INITS = (SYSTEMD, SYSVINIT, OPENRC)
 
 
 # --------------------------------------------------------------------------
 # The scenarios
 
 
-def check_healthy(c, r, gen):
+def check_quiet(c, r, gen):
+    """A healthy boot: nothing to report, nothing logged, every namespace healthy."""
     report = r.json("audit") or {}
     c.eq(serious(report), [], "healthy: no warning or critical finding")
     c.eq(r.raw("audit-exit").strip(), "exit=0", "healthy: ptsguard audit exits 0")
     c.eq(r.json("probe"), dict(r.json("probe") or {}, ok=True, gid=TTY_GID, mode="0620", by_name="same"), "healthy: nobody gets a pty of group tty, mode 0620")
-    c.eq([t for t in transitions(r) if t[1] == "detected"], [], "healthy: the daemon journaled no finding")
+    c.eq([t for t in transitions(r) if t[1] == "detected"], [], "healthy: the daemon logged no finding (%s)" % r.init.name)
     c.eq(((r.json("record") or {}).get("prediction") or {}).get("double_mount"), False, "healthy: the record predicts no double mount")
-    c.eq((r.units().get("ptsguard.service") or {}).get("StatusText"), "No findings", "healthy: STATUS=No findings")
-    # Every namespace of a healthy systemd host, the services' sandboxes among them.
     allns = r.json("all-namespaces") or {}
     entries = allns.get("namespaces") or []
-    print("audit --all-namespaces text:\n%s" % r.raw("all-namespaces-text"))
     c.eq(r.raw("all-namespaces-exit").strip(), "exit=0", "healthy: audit --all-namespaces exits 0 (%d namespaces)" % len(entries))
     c.eq([(n.get("container"), serious(n.get("report") or {})) for n in entries if serious(n.get("report") or {})], [], "healthy: no namespace has a warning or critical finding")
+    return entries
+
+
+def check_healthy(c, r, gen):
+    entries = check_quiet(c, r, gen)
+    c.eq((r.units().get("ptsguard.service") or {}).get("StatusText"), "No findings", "healthy: STATUS=No findings")
+    # Every namespace of a healthy systemd host, the services' sandboxes among them.
+    print("audit --all-namespaces text:\n%s" % r.raw("all-namespaces-text"))
     sandbox = [n for n in entries if (n.get("container") or {}).get("name") == "vmtest-sandbox.service"]
     if c.eq(len(sandbox), 1, "the sandboxed service is listed once, by its unit: %s" % [n.get("container") for n in entries]):
         c.eq((sandbox[0].get("container") or {}).get("manager"), "systemd", "the sandboxed service's manager")
@@ -572,12 +850,17 @@ def bm_no_warning_prediction(c, r, gen):
     c.eq([m for p, m in kernel_lines(r) if p <= 4], [], "no hook line at warning level or above")
 
 
-def check_double_mount(c, r, gen):
+def check_stacked(c, r, gen):
     mounts = [m for m in parse_mountinfo(r.raw("mountinfo")) if m["fstype"] == "devpts" and m["mountpoint"] == "/dev/pts"]
-    c.eq(len(mounts), 2, "two devpts stacked on /dev/pts (the initramfs's and fstab's)")
+    c.eq(len(mounts), 2, "two devpts stacked on /dev/pts (the initramfs's and a second one)")
     report = r.json("audit") or {}
     c.true("devpts-overmount" in finding_ids(report), "the audit reports devpts-overmount: %s" % finding_ids(report))
-    c.true(("devpts-overmount", "detected") in transitions(r), "the daemon journaled devpts-overmount: %s" % transitions(r))
+    c.true(("devpts-overmount", "detected") in transitions(r), "the daemon logged devpts-overmount (%s): %s" % (r.init.name, transitions(r)))
+    return mounts
+
+
+def check_double_mount(c, r, gen):
+    check_stacked(c, r, gen)
     rec = r.json("record") or {}
     c.eq([l.get("line") for l in rec.get("fstab_devpts", [])], [2], "the record names fstab line 2")
 
@@ -591,6 +874,77 @@ def origin_named(c, r, ids, words):
             blob = json.dumps(o)
             for w in words:
                 c.true(w in blob, "%s's origin names %r: %s" % (f["id"], w, blob))
+
+
+def overmount_origin(c, r, changed_by, fstab_line):
+    """devpts-overmount's origin: a second mount on the instance the record names, the bottom of
+    the stack, which the evidence marks as the initramfs's."""
+    devs = [i.get("device") for i in (r.json("record") or {}).get("instances", [])]
+    found = [f for f in (r.json("audit") or {}).get("findings", []) if f["id"] == "devpts-overmount"]
+    for f in found:
+        ev = f.get("evidence") or {}
+        o = ev.get("origin") or {}
+        c.eq((o.get("change"), o.get("changed_by"), o.get("fstab_line")), ("second-mount", changed_by, fstab_line), "devpts-overmount's origin: %s" % o)
+        c.true(o.get("initramfs_device") in devs, "the origin names the record's instance %s: %s" % (devs, o.get("initramfs_device")))
+        c.eq([m.get("origin") for m in ev.get("stack") or []][:1], ["initramfs"], "the bottom of the stack is the initramfs's instance")
+    return found
+
+
+def prediction_checked(c, r, effect, came_true):
+    """The record's prediction (made in the initramfs from the new root's files) and the audit's
+    verdict on it after the boot."""
+    pr = (r.json("record") or {}).get("prediction") or {}
+    c.eq((pr.get("effect"), pr.get("double_mount")), (effect, False), "the record predicts %s for a %s root: %s" % (effect, r.init.name, pr.get("reason")))
+    boot_ = (r.json("audit") or {}).get("boot") or {}
+    c.eq(boot_.get("prediction_came_true"), came_true, "the audit says the prediction came true: %s" % came_true)
+    return pr
+
+
+def bm_rc_healthy_predicted(c, r, gen):
+    # Debian's rc scripts leave the carried instance alone: mount -a skips it and the remount
+    # of mountdevsubfs.sh gives it gid=5,mode=620 again.
+    pr = prediction_checked(c, r, "kept", True)
+    c.eq((pr.get("fstab_line"), pr.get("healthy_after")), (2, True), "the prediction: fstab line 2, healthy after the boot")
+
+
+def bm_centos6_origin(c, r, gen):
+    # The rc script mounted fstab's line regardless: what the kept prediction did not foresee.
+    prediction_checked(c, r, "kept", False)
+    overmount_origin(c, r, "a second mount at fstab line 2", 2)
+
+
+def check_centos6(c, r, gen):
+    mounts = check_stacked(c, r, gen)
+    top = [m for m in mounts if m["mount_id"] == max(x["mount_id"] for x in mounts)]
+    if top:
+        o = devpts_options(top[0]["super"])
+        c.eq((o["gid"], o["mode"]), (None, "0600"), "the second mount has fstab's defaults: no gid=, mode 600")
+    rec = r.json("record") or {}
+    c.eq([l.get("line") for l in rec.get("fstab_devpts", [])], [2], "the record names fstab line 2")
+
+
+def bm_slackware_origin(c, r, gen):
+    # No fstab line: the record foresaw nothing (the carried instance stays); the boot then
+    # covered that very instance.
+    pr = (r.json("record") or {}).get("prediction") or {}
+    c.eq((pr.get("effect"), pr.get("mountpoint")), ("none", "/dev/pts"), "the record predicts nothing for /dev/pts: %s" % pr.get("reason"))
+    c.eq(((r.json("audit") or {}).get("boot") or {}).get("prediction"), None, "the audit has no prediction to check")
+    covered = [m for m in parse_mountinfo(r.raw("mountinfo")) if m["fstype"] == "devpts" and m["device"] == pr.get("device")]
+    c.true(covered and all(any(x["parent_id"] == m["mount_id"] and x["mountpoint"] == m["mountpoint"] for x in parse_mountinfo(r.raw("mountinfo"))) for m in covered),
+           "what happened: the predicted instance %s is covered on /dev/pts" % pr.get("device"))
+    overmount_origin(c, r, "a second mount that no fstab line names", None)
+
+
+def check_slackware(c, r, gen):
+    mounts = check_stacked(c, r, gen)
+    # Below, Debian's rc scripts remounted the initramfs's instance with /etc/default/devpts
+    # (checkroot.sh: mountdevsubfs.sh reload, TTYMODE=600); on top, the rc script's options.
+    opts = [(devpts_options(m["super"])["gid"], devpts_options(m["super"])["mode"]) for m in sorted(mounts, key=lambda m: m["mount_id"])]
+    c.eq([o[0] for o in opts], [TTY_GID] * 2, "both instances have gid=5: %s" % opts)
+    c.eq(opts[-1:], [(TTY_GID, "0620")], "the second mount has the rc script's gid=5,mode=620")
+    # Found while the daemon ran: its first report had no stack, the syslog line came later.
+    seq = transitions(r)
+    c.eq(seq.count(("devpts-overmount", "detected")), 1, "devpts-overmount was detected once, live: %s" % seq)
 
 
 def check_remount_fs(c, r, gen):
@@ -710,6 +1064,28 @@ SCENARIOS = [
              },
              units=[("vmtest-reinstall.service", "multi-user.target")], check=check_reinstall, deb=True),
 ]
+
+# Without systemd: Debian 12's sysvinit-core (rc scripts by sysv-rc) and openrc (the same scripts
+# run by OpenRC). Healthy, with Slackware's fstab line (kept: the prediction must come true);
+# CentOS 6 (fstab's defaults mounted again early, before the daemon); Slackware (a second devpts
+# late, while the daemon runs).
+FSTAB_DEVPTS_HEALTHY = "devpts /dev/pts devpts gid=5,mode=620 0 0\n"
+for _init in (SYSVINIT, OPENRC):
+    SCENARIOS += [
+        Scenario(_init.name + "-healthy", "%s: fstab's devpts line gid=5,mode=620, kept by the rc scripts" % _init.name,
+                 init=_init, fstab=FSTAB_DEVPTS_HEALTHY, check=check_quiet,
+                 model_checks=[("no warning-level prediction", bm_no_warning_prediction),
+                               ("the kept prediction came true", bm_rc_healthy_predicted)]),
+        Scenario(_init.name + "-centos6", "%s: an rc script mounts fstab's devpts line (defaults) again after mountall" % _init.name,
+                 init=_init, fstab=FSTAB_DEVPTS_DEFAULTS,
+                 files={"/etc/init.d/vmtest-centos6": (0o755, CENTOS6_INIT)},
+                 units=[("vmtest-centos6", None)], check=check_centos6,
+                 model_checks=[("origin and prediction of the second mount", bm_centos6_origin)]),
+        Scenario(_init.name + "-slackware", "%s: an rc script mounts a second devpts late, the daemon running" % _init.name,
+                 init=_init, files={"/etc/init.d/vmtest-slackware": (0o755, SLACKWARE_INIT)},
+                 units=[("vmtest-slackware", None)], check=check_slackware,
+                 model_checks=[("origin and prediction of the second mount", bm_slackware_origin)]),
+    ]
 BY_NAME = {s.name: s for s in SCENARIOS}
 
 
@@ -746,16 +1122,20 @@ class Cache:
         fcntl.flock(f, fcntl.LOCK_EX)
         return f
 
-    def prepare(self):
+    def prepare(self, init):
+        """The tree of init's guest (vm-KEY/tree-INIT), built when missing."""
         t = time.monotonic()
+        self.init = init
         self.rootfs = boot.ensure_rootfs(self.dir)
         self.deb, _lint = package.ensure_deb(self.dir, self.source_root)
         self.kver, self.vmlinuz = kernel()
-        guest = json.dumps([RESULTS_SCRIPT, sha(self.pty_probe)])
+        with open(os.path.join(self.source_root, "contrib/openrc/ptsguard")) as f:
+            openrc_script = f.read()
+        guest = json.dumps([[(i.name, i.packages, i.results) for i in INITS], openrc_script, sha(self.pty_probe)])
         self.key = hashlib.sha256(json.dumps([VM_FORMAT, os.path.basename(self.rootfs), sha(self.deb), self.kver, sha(self.vmlinuz), guest]).encode()).hexdigest()[:16]
         self.vmdir = os.path.join(self.dir, "vm-" + self.key)
         # The initramfs images do not depend on the guest's files: keyed on their own inputs.
-        ikey = hashlib.sha256(json.dumps([VM_FORMAT, sha(self.deb), self.kver, DRIVERS, DRACUT_MODULES]).encode()).hexdigest()[:16]
+        ikey = hashlib.sha256(json.dumps([VM_FORMAT, sha(self.deb), self.kver, DRIVERS, DRACUT_MODULES, DRACUT_MODULES_NO_SYSTEMD]).encode()).hexdigest()[:16]
         self.initrd_dir = os.path.join(self.dir, "initrd-" + ikey)
         with self.lock():
             for old in glob.glob(os.path.join(self.dir, "vm-*")) + glob.glob(os.path.join(self.dir, "initrd-*")):
@@ -764,25 +1144,33 @@ class Cache:
                     shutil.rmtree(old, ignore_errors=True)
             os.makedirs(self.vmdir, exist_ok=True)
             os.makedirs(self.initrd_dir, exist_ok=True)
-            self.tree = os.path.join(self.vmdir, "tree")
-            if not os.path.exists(os.path.join(self.vmdir, "tree.done")):
-                self.build_tree()
-        log("cache ready in %.1fs: %s" % (time.monotonic() - t, self.vmdir))
+        self.tree = os.path.join(self.vmdir, "tree-" + init.name)
+        done = os.path.join(self.vmdir, "tree-%s.done" % init.name)
+        if not os.path.exists(done):
+            # The layer first (apt-get, under the cache's lock), then the tree under its own.
+            base = init.base_tar(self)
+            with self.lock("vm-tree-%s.lock" % init.name):
+                if not os.path.exists(done):
+                    self.build_tree(base)
+                    open(done, "w").close()
+        log("cache ready in %.1fs: %s" % (time.monotonic() - t, self.tree))
 
-    def build_tree(self):
+    def build_tree(self, base):
         t = time.monotonic()
         shutil.rmtree(self.tree, ignore_errors=True)
         os.makedirs(self.tree)
-        run(["tar", "--numeric-owner", "--xattrs", "--xattrs-include=*", "--acls", "-C", self.tree, "-xf", self.rootfs])
+        run(["tar", "--numeric-owner", "--xattrs", "--xattrs-include=*", "--acls", "-C", self.tree, "-xf", base])
         shutil.copy(self.deb, os.path.join(self.tree, "root"))
         name = "/root/" + os.path.basename(self.deb)
+        # No service starts in the chroot (invoke-rc.d asks policy-rc.d; systemctl sees the chroot).
+        policy = os.path.join(self.tree, "usr/sbin/policy-rc.d")
+        write_file(policy, 0o755, "#!/bin/sh\nexit 101\n")
         r = run(["chroot", self.tree, "dpkg", "-i", name], check=False, env=dict(os.environ, DEBIAN_FRONTEND="noninteractive"), timeout=300)
         if r.returncode != 0:
             raise Failure("dpkg -i %s in the tree failed:\n%s%s" % (name, r.stdout[-3000:], r.stderr[-3000:]))
+        os.unlink(policy)
         os.unlink(self.tree + name)
-        enabled = os.path.join(self.tree, "etc/systemd/system/sysinit.target.wants/ptsguard.service")
-        if not os.path.islink(enabled):
-            raise Failure("installing the .deb did not enable ptsguard.service")
+        self.init.installed(self, self.tree)
         with open(os.path.join(self.tree, "etc/hostname"), "w") as f:
             f.write("ptsguard-vm\n")
         shadow = os.path.join(self.tree, "etc/shadow")
@@ -792,9 +1180,8 @@ class Cache:
             f.write("\n".join(re.sub(r"^root:[^:]*:", "root::", l) for l in lines) + "\n")
         os.makedirs(self.tree + LIBEXEC, exist_ok=True)
         shutil.copy(self.pty_probe, self.tree + LIBEXEC + "/pty-probe")
-        write_file(self.tree + LIBEXEC + "/results", 0o755, RESULTS_SCRIPT)
-        open(os.path.join(self.vmdir, "tree.done"), "w").close()
-        log("tree with the .deb installed in %.1fs" % (time.monotonic() - t))
+        write_file(self.tree + LIBEXEC + "/results", 0o755, self.init.results)
+        log("%s tree with the .deb installed in %.1fs" % (self.init.name, time.monotonic() - t))
 
     def image(self, sc):
         path = os.path.join(self.vmdir, "%s-%s.raw" % (sc.name, sc.key()))
@@ -808,6 +1195,9 @@ class Cache:
             try:
                 root = os.path.join(work, "root")
                 run(["cp", "-al", self.tree, root])
+                # /etc a copy of its own: what enables the guest's files may write there.
+                shutil.rmtree(os.path.join(root, "etc"))
+                run(["cp", "-a", os.path.join(self.tree, "etc"), os.path.join(root, "etc")])
                 for p, (mode, text) in sc.all_files().items():
                     full = root + p
                     os.makedirs(os.path.dirname(full), exist_ok=True)
@@ -816,10 +1206,7 @@ class Cache:
                     write_file(full, mode, text)
                 if sc.deb:
                     shutil.copy(self.deb, os.path.join(root, "root/ptsguard.deb"))
-                for unit, target in sc.enabled():
-                    wants = os.path.join(root, "etc/systemd/system", target + ".wants")
-                    os.makedirs(wants, exist_ok=True)
-                    os.symlink("/etc/systemd/system/" + unit, os.path.join(wants, unit))
+                sc.init.enable(root, sc.enabled())
                 run(["mkfs.ext4", "-q", "-F", "-L", "root", "-d", root, path + ".tmp", "1G"], timeout=300)
                 os.rename(path + ".tmp", path)
             finally:
@@ -828,8 +1215,9 @@ class Cache:
             return path
 
     def initramfs(self, gen):
-        path = os.path.join(self.initrd_dir, gen + ".img")
-        with self.lock("vm-initrd-%s.lock" % gen):
+        name = self.init.initrd_name(gen)
+        path = os.path.join(self.initrd_dir, name + ".img")
+        with self.lock("vm-initrd-%s.lock" % name):
             if os.path.exists(path):
                 return path
             t = time.monotonic()
@@ -871,12 +1259,13 @@ def build_initramfs_tools(cache, work, out):
 
 def build_dracut(cache, work, out):
     """dracut with the .deb's 95ptsguard module joined to the system's modules (a private
-    dracutbasedir), systemd in the initramfs, only the drivers the root needs."""
+    dracutbasedir), systemd in the initramfs or (for a root without it) dracut's own init, only
+    the drivers the root needs."""
     base = testlib.dracut_basedir(os.path.join(work, "base"), cache.tree + "/usr/lib/dracut/modules.d/95ptsguard")
     confdir = os.path.join(work, "conf.d")
     os.makedirs(confdir)
     env = dict(os.environ, dracutbasedir=base, TMPDIR=work, PTSGUARD_INITRAMFS_BINARY=cache.tree + "/usr/bin/ptsguard")
-    r = run(["dracut", "--kver", cache.kver, "--modules", DRACUT_MODULES, "--drivers", " ".join(DRIVERS),
+    r = run(["dracut", "--kver", cache.kver, "--modules", cache.init.dracut_modules, "--drivers", " ".join(DRIVERS),
              "--no-hostonly", "--no-early-microcode", "--gzip", "--conf", "/dev/null", "--confdir", confdir,
              "--tmpdir", work, "--force", out], env=env, timeout=900)
     if "Including module: ptsguard" not in r.stdout + r.stderr:
@@ -980,12 +1369,13 @@ def main(argv):
     r = None
     try:
         cache = Cache(cache_dir, os.path.abspath(args.source_root), os.path.abspath(args.pty_probe))
-        cache.prepare()
+        cache.prepare(sc.init)
         image = cache.image(sc)
         initrd = cache.initramfs(args.generator)
-        log("booting %s with %s (%s): %s" % (sc.name, args.generator, cache.kver, sc.doc))
+        log("booting %s with %s (%s, %s): %s" % (sc.name, args.generator, sc.init.name, cache.kver, sc.doc))
         log("console log: %s" % console)
         r, took = boot_vm(qemu_argv(cache.vmlinuz, initrd, image, console, results), console, results)
+        r.init = sc.init
         log("boot to power-off: %.1fs" % took)
         check_common(c, r, args.generator, sc)
         sc.check(c, r, args.generator)
@@ -998,7 +1388,7 @@ def main(argv):
             log("\n---- what the guest reported ----")
             log("findings (audit): %s" % [(f["id"], f["severity"]) for f in (r.json("audit") or {}).get("findings", [])])
             log("findings (daemon): %s" % [(f["id"], f["severity"]) for f in (r.json("daemon-report") or {}).get("findings", [])])
-            log("journal transitions: %s" % transitions(r))
+            log("transitions logged (%s): %s" % (sc.init.name, transitions(r)))
             log("kernel log of the hook: %s" % kernel_lines(r))
             log("devpts in mountinfo:\n  %s" % "\n  ".join(l for l in r.raw("mountinfo").splitlines() if " - devpts " in l))
             log("pty-probe as nobody: %s" % r.raw("probe").strip())
