@@ -89,13 +89,9 @@ FSTAB_DEVPTS_DEFAULTS = "devpts /dev/pts devpts defaults 0 0\n"
 # --------------------------------------------------------------------------
 # What goes into the guest
 
-RESULTS_SCRIPT = r"""#!/bin/sh
-# vmtest-results: wait for ptsguard to settle, write what this boot did to ttyS1, power off.
-out=/dev/ttyS1
-# ttyS1 is a terminal: no colors, no pager.
-export SYSTEMD_COLORS=0 SYSTEMD_PAGER= PAGER=cat
-stty -F "$out" raw -echo 115200 2> /dev/null
-# Settled: the daemon wrote no report for 3 s (at most 60 s of waiting).
+# What every guest's collector does first: wait until the daemon wrote no report for 3 s, then
+# the sections every boot writes (the mount table, /dev/ptmx, an audit as JSON and as text).
+RESULTS_SETTLED = r"""# Settled: the daemon wrote no report for 3 s (at most 60 s of waiting).
 i=0
 while [ "$i" -lt 120 ]; do
 	now=$(date +%s)
@@ -112,7 +108,15 @@ section() { echo "==== $1"; }
 	section audit; ptsguard audit --json; echo "exit=$?" > /run/vmtest-audit-exit
 	section audit-exit; cat /run/vmtest-audit-exit
 	section audit-text; ptsguard audit --no-color
-	# A service systemd itself sandboxes (a mount namespace of its own with the host's root,
+"""
+
+RESULTS_SCRIPT = r"""#!/bin/sh
+# vmtest-results: wait for ptsguard to settle, write what this boot did to ttyS1, power off.
+out=/dev/ttyS1
+# ttyS1 is a terminal: no colors, no pager.
+export SYSTEMD_COLORS=0 SYSTEMD_PAGER= PAGER=cat
+stty -F "$out" raw -echo 115200 2> /dev/null
+""" + RESULTS_SETTLED + r"""	# A service systemd itself sandboxes (a mount namespace of its own with the host's root,
 	# a private /dev with the host's /dev/pts bound in): what --all-namespaces meets on any
 	# host. Audited once its process is the command, past systemd's setup.
 	systemd-run --quiet --unit=vmtest-sandbox -p PrivateDevices=yes -p PrivateTmp=yes \
@@ -205,24 +209,7 @@ while [ ! -e /run/ptsguard/report.json ] && [ "$i" -lt 120 ]; do
 	sleep 0.5
 	i=$((i + 1))
 done
-# Settled: the daemon wrote no report for 3 s (at most 60 s of waiting).
-i=0
-while [ "$i" -lt 120 ]; do
-	now=$(date +%s)
-	then=$(stat -c %Y /run/ptsguard/report.json 2> /dev/null || echo 0)
-	[ $((now - then)) -ge 3 ] && break
-	sleep 0.5
-	i=$((i + 1))
-done
-section() { echo "==== $1"; }
-{
-	section cmdline; cat /proc/cmdline
-	section mountinfo; cat /proc/self/mountinfo
-	section ptmx; stat -c '%F|%a|%u|%g|%t:%T' /dev/ptmx; readlink /dev/ptmx
-	section audit; ptsguard audit --json; echo "exit=$?" > /run/vmtest-audit-exit
-	section audit-exit; cat /run/vmtest-audit-exit
-	section audit-text; ptsguard audit --no-color
-	section all-namespaces; ptsguard audit --all-namespaces --json; echo "exit=$?" > /run/vmtest-allns-exit
+""" + RESULTS_SETTLED + r"""	section all-namespaces; ptsguard audit --all-namespaces --json; echo "exit=$?" > /run/vmtest-allns-exit
 	section all-namespaces-exit; cat /run/vmtest-allns-exit
 	section daemon-report; cat /run/ptsguard/report.json
 	section record; cat /run/ptsguard/initramfs.json
