@@ -4,9 +4,8 @@
 #include <syslog.h>
 
 #include "daemon/log-once.h"
-#include "report/journal.h"
-#include "util/string-util.h"
 #include "util/log.h"
+#include "util/string-util.h"
 
 void log_once_fail(struct log_once *l, const char *fmt, ...)
 {

@@ -9,7 +9,6 @@
 #include "daemon/log-once.h"
 #include "daemon/mount-source.h"
 #include "daemon/schedule.h"
-#include "report/journal.h"
 #include "util/clock.h"
 #include "util/log.h"
 
@@ -159,10 +158,9 @@ static void stop_backend(struct mount_source *m, const char *why, int err)
 {
 	if (m->backend == &mountinfo_backend)
 		return;
-	log_fields(LOG_WARNING, NULL,
-		   "Incremental mount tracking stopped (%s: %s): re-reading the whole mount table "
-		   "on every change from now on",
-		   why, strerror(-err));
+	log_warning("Incremental mount tracking stopped (%s: %s): re-reading the whole mount "
+		    "table on every change from now on",
+		    why, strerror(-err));
 	backend_close(m);
 	m->on_change(m->userdata);
 }

@@ -11,12 +11,11 @@
 #include "daemon/schedule.h"
 #include "daemon/watches.h"
 #include "probe/probe.h"
-#include "report/journal.h"
-#include "util/strv.h"
-#include "util/string-util.h"
+#include "util/log.h"
 #include "util/parse.h"
 #include "util/string-table.h"
-#include "util/log.h"
+#include "util/string-util.h"
+#include "util/strv.h"
 
 /* Entries of /dev that matter: the multiplexer, and the directory its devpts is found in. (The
  * /dev of another mount namespace is watched otherwise: daemon/nsfollow-watch.c.) */
