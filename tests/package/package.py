@@ -129,10 +129,10 @@ def ensure_layer(cache_dir, base_tar):
     return apt_layer(cache_dir, base_tar, "package-layer", LAYER_PACKAGES, LAYER_FORMAT, prepare)
 
 
-def apt_layer(cache_dir, base_tar, name, packages, fmt, prepare=None, finish=None):
+def apt_layer(cache_dir, base_tar, name, packages, fmt, prepare=None):
     """base_tar with packages installed from the mirror by apt-get in a chroot, as a tar
     NAME-KEY.tar beside it (KEY: the base, the packages, fmt; an older NAME-*.tar is removed).
-    prepare(root) runs before apt-get, finish(root) after it. No service starts in the chroot:
+    prepare(root) runs before apt-get. No service starts in the chroot:
     policy-rc.d forbids it while apt-get runs."""
     key = hashlib.sha256(json.dumps([os.path.basename(base_tar), packages, fmt]).encode()).hexdigest()[:16]
     tar = os.path.join(cache_dir, "%s-%s.tar" % (name, key))
@@ -160,8 +160,6 @@ def apt_layer(cache_dir, base_tar, name, packages, fmt, prepare=None, finish=Non
                     raise Failure("%s in the tree failed:\n%s" % (" ".join(argv), (r.stdout + r.stderr)[-3000:]))
             log("installed %s into the tree in %.0fs" % (" ".join(packages), time.monotonic() - t))
             os.unlink(policy)
-            if finish:
-                finish(root)
             run(["tar", "--numeric-owner", "--xattrs", "--xattrs-include=*", "--acls", "-C", root, "-cf", tar + ".tmp", "."])
             os.rename(tar + ".tmp", tar)
             for old in glob.glob(os.path.join(cache_dir, name + "-*.tar")):

@@ -753,9 +753,11 @@ class Rc(Init):
         for name in enabled:
             run(["chroot", root, "update-rc.d", name, "defaults"], env=dict(os.environ, PATH=boot.PATH))
 
-    def pid(self, r):
-        m = re.search(r"^pidfile=(\d+) ", r.raw("service"), re.M)
-        return m and m.group(1)
+    @staticmethod
+    def pid_file(r):
+        """(pid, exe) of the process the daemon's pid file names, or (None, None)."""
+        m = re.search(r"^pidfile=(\d+) exe=(\S*)", r.raw("service"), re.M)
+        return m.groups() if m else (None, None)
 
     def check_service(self, c, r):
         init = r.raw("init")
@@ -764,8 +766,7 @@ class Rc(Init):
         first = [l for l in init.splitlines() if l.startswith("#!")]
         want = "#!/sbin/openrc-run" if self.name == "openrc" else "#!/bin/sh"
         c.eq(first[:1], [want], "/etc/init.d/ptsguard is the %s script" % ("contrib/openrc" if self.name == "openrc" else "package's LSB"))
-        m = re.search(r"^pidfile=(\d+) exe=(\S*)", r.raw("service"), re.M)
-        c.true(m and m.group(2) == "/usr/bin/ptsguard", "the pid file names a running /usr/bin/ptsguard: %s" % r.raw("service").splitlines()[:1])
+        c.eq(self.pid_file(r)[1], "/usr/bin/ptsguard", "the pid file names a running /usr/bin/ptsguard: %s" % r.raw("service").splitlines()[:1])
 
     def syslog(self, r):
         """(pid, check, state, severity, message_id) of the daemon's syslog transition lines."""
@@ -785,7 +786,7 @@ class Rc(Init):
     def check_logged(self, c, r, findings, cat):
         """Sent to syslog by the daemon the pid file names, with the catalog's message id."""
         lines = self.syslog(r)
-        pid = self.pid(r)
+        pid = self.pid_file(r)[0]
         for f in findings:
             mine = [l for l in lines if l[1] == f["id"]]
             c.true(any(l[2] in ("detected", "repaired") for l in mine), "%s is in the guest's syslog as detected: %s" % (f["id"], mine))
