@@ -97,6 +97,10 @@ int probe_ptys_unseen(const struct namespace_target *ns, struct snapshot *s,
 	FOREACH_ARRAY (in, a->instances, a->n_instances) {
 		long n;
 
+		/* Once the instances listed account for the kernel's count, the rest cannot make
+		 * any pty unseen: stop listing (with no pty at all, list nothing). */
+		if (listed >= nr)
+			break;
 		/* An instance whose slaves cannot be listed leaves its ptys unseen. */
 		if (count_slaves(ns, a, in, &n) >= 0)
 			listed += n;
