@@ -119,14 +119,6 @@ static int add_fstab_devpts(const char *fstab, struct initramfs_record *rec)
 	return r;
 }
 
-static bool devpts_options_equal(const struct devpts_options *x, const struct devpts_options *y)
-{
-	return x->has_gid == y->has_gid && (!x->has_gid || x->gid == y->gid) &&
-	       x->has_uid == y->has_uid && (!x->has_uid || x->uid == y->uid) &&
-	       x->mode == y->mode && x->ptmxmode == y->ptmxmode && x->has_max == y->has_max &&
-	       (!x->has_max || x->max == y->max);
-}
-
 struct prediction {
 	/* The visible devpts mount of the initramfs that moves into the new root, or NULL; and
 	 * where it lands there. */
@@ -138,6 +130,7 @@ struct prediction {
 	bool matched;
 	bool options_differ;
 	enum boot_effect effect;
+	bool rc; /* the remount is that of Debian's rc scripts (initramfs_init.rc_devpts) */
 	struct devpts_options after; /* what serves there after boot (effect != none, carried) */
 };
 
@@ -152,16 +145,30 @@ static enum boot_effect init_effect(const struct initramfs_init *init)
 		return init->remount_fs == 0 ? EFFECT_KEPT : EFFECT_REMOUNT;
 	case INIT_SYSVINIT:
 	case INIT_OPENRC:
-		return EFFECT_KEPT; /* mount -a skips what is mounted */
+		/* mount -a skips what is mounted; Debian's rc scripts remount /dev/pts first */
+		return EFFECT_KEPT;
 	case INIT_UPSTART:
 	default:
 		return EFFECT_DOUBLE_MOUNT; /* unknown: the worst that can happen */
 	}
 }
 
-static void predict(const struct analysis *a, const struct initramfs_record *rec,
-		    const struct switch_root *sr, const struct initramfs_init *init,
-		    struct prediction *ret)
+/* Do Debian's rc scripts remount the carried devpts that lands there? Only /dev/pts, and not when
+ * the first devpts line for it says noauto (mountdevsubfs.sh reads that line and stops). */
+static bool rc_remounts(const struct initramfs_record *rec, const struct initramfs_init *init,
+			const char *lands)
+{
+	if (!init || !init->rc_devpts || !lands || !streq(lands, "/dev/pts"))
+		return false;
+	FOREACH_ARRAY (e, rec->fstab_devpts, rec->n_fstab_devpts)
+		if (streq(e->mountpoint, "/dev/pts"))
+			return !e->noauto;
+	return true;
+}
+
+static int predict(const struct analysis *a, const struct initramfs_record *rec,
+		   const struct switch_root *sr, const struct initramfs_init *init,
+		   struct prediction *ret)
 {
 	const struct mount_table *t = a->snap->mounts;
 
@@ -195,14 +202,28 @@ static void predict(const struct analysis *a, const struct initramfs_record *rec
 					.lands = lands,
 					.line = e,
 					.matched = true,
-					.options_differ = !devpts_options_equal(&mine, &theirs),
+					.options_differ = !devpts_options_same(&mine, &theirs),
 					.effect = init_effect(init),
 				};
 				ret->after = ret->effect == EFFECT_KEPT ? mine : theirs;
-				return;
+				if (rc_remounts(rec, init, lands)) {
+					ret->effect = EFFECT_REMOUNT;
+					ret->rc = true;
+					return initramfs_rc_remount_options(init, e->options,
+									    &ret->after);
+				}
+				return 0;
 			}
 		}
 	}
+	/* No line mounts devpts where it lands: the rc scripts remount it all the same. */
+	if (ret->carried && rc_remounts(rec, init, ret->lands)) {
+		ret->line = NULL;
+		ret->effect = EFFECT_REMOUNT;
+		ret->rc = true;
+		return initramfs_rc_remount_options(init, NULL, &ret->after);
+	}
+	return 0;
 }
 
 static const char *init_name(const struct initramfs_init *init, char buf[static 32])
@@ -221,28 +242,44 @@ static int prediction_reason(const struct prediction *p, const struct initramfs_
 	_cleanup_free_ char *head = NULL, *after = NULL;
 	char name[32];
 
-	if (p->matched) {
+	const char *lost =
+	    healthy_after ? ""
+	    : !p->after.has_gid
+		? ": no gid=, new ptys get their creator's group (devpts-options-lost)"
+		: ": not the tty group and a healthy mode (devpts-options-lost)";
+
+	if (p->matched || p->rc) {
 		after = devpts_options_format(&p->after);
-		if (!after ||
-		    set_printf(
-			&head,
-			"devpts %u:%u, mounted in the initramfs on %s (%s), is carried into "
-			"the new root to %s, and /etc/fstab line %u mounts devpts there (\"%s\")",
-			major(m->dev), minor(m->dev), m->mountpoint, m->super_options, p->lands,
-			p->line->line, p->line->options) < 0)
+		if (!after)
 			return -ENOMEM;
 	}
-	if (p->matched && p->effect == EFFECT_REMOUNT)
+	if (p->matched &&
+	    set_printf(&head,
+		       "devpts %u:%u, mounted in the initramfs on %s (%s), is carried into "
+		       "the new root to %s, and /etc/fstab line %u mounts devpts there (\"%s\")",
+		       major(m->dev), minor(m->dev), m->mountpoint, m->super_options, p->lands,
+		       p->line->line, p->line->options) < 0)
+		return -ENOMEM;
+	if (!p->matched && p->rc &&
+	    set_printf(&head,
+		       "devpts %u:%u, mounted in the initramfs on %s (%s), is carried into "
+		       "the new root to %s, where /etc/fstab mounts no devpts",
+		       major(m->dev), minor(m->dev), m->mountpoint, m->super_options, p->lands) < 0)
+		return -ENOMEM;
+	if (p->rc)
 		return set_printf(
 		    ret,
-		    "%s: the new root's init is %s, whose systemd-remount-fs.service "
-		    "remounts it with those options, so the instance will have %s%s",
-		    head, init_name(init, name), after,
-		    healthy_after ? ""
-		    : !p->after.has_gid
-			? ": no gid=, new ptys get their creator's group "
-			  "(devpts-options-lost)"
-			: ": not the tty group and a healthy mode (devpts-options-lost)");
+		    "%s: the new root's init is %s with Debian's rc scripts, whose "
+		    "checkroot.sh runs \"mountdevsubfs.sh reload\": it remounts %s with "
+		    "%s (TTYGRP and TTYMODE, /etc/default/devpts)%s, so the instance "
+		    "will have %s%s",
+		    head, init_name(init, name), p->lands, init->rc_devpts,
+		    p->matched ? " and then the line's options" : "", after, lost);
+	if (p->matched && p->effect == EFFECT_REMOUNT)
+		return set_printf(ret,
+				  "%s: the new root's init is %s, whose systemd-remount-fs.service "
+				  "remounts it with those options, so the instance will have %s%s",
+				  head, init_name(init, name), after, lost);
 	if (p->matched && p->effect == EFFECT_KEPT)
 		return set_printf(ret,
 				  "%s: the new root's init is %s, %s, so the instance keeps the "
@@ -318,8 +355,10 @@ static int copy_init(const struct initramfs_init *from, struct initramfs_init *t
 	*to = *from;
 	to->path = NULL;
 	to->remount_fs_off = NULL;
-	if ((from->path && !(to->path = strdup(from->path))) ||
-	    (from->remount_fs_off && !(to->remount_fs_off = strdup(from->remount_fs_off))))
+	to->rc_devpts = NULL;
+	if (strdup_or_null_to(from->path, &to->path) < 0 ||
+	    strdup_or_null_to(from->remount_fs_off, &to->remount_fs_off) < 0 ||
+	    strdup_or_null_to(from->rc_devpts, &to->rc_devpts) < 0)
 		return -ENOMEM;
 	return 0;
 }
@@ -354,7 +393,9 @@ int initramfs_record_build(const struct analysis *a, const char *newroot, const 
 		if (copy_init(init, &rec->init) < 0)
 			return -ENOMEM;
 	}
-	predict(a, rec, &sr, &rec->init, &prediction);
+	r = predict(a, rec, &sr, &rec->init, &prediction);
+	if (r < 0)
+		return r;
 	r = set_prediction(&prediction, &rec->init, a->snap->tty_gid, &rec->prediction);
 	if (r < 0)
 		return r;

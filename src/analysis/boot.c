@@ -25,10 +25,7 @@ static bool options_equal(const char *x, const char *y)
 
 	devpts_options_parse(x ?: "", &a);
 	devpts_options_parse(y ?: "", &b);
-	return a.has_gid == b.has_gid && (!a.has_gid || a.gid == b.gid) && a.has_uid == b.has_uid &&
-	       (!a.has_uid || a.uid == b.uid) && (a.mode & 0777) == (b.mode & 0777) &&
-	       (a.ptmxmode & 0777) == (b.ptmxmode & 0777) && a.has_max == b.has_max &&
-	       (!a.has_max || a.max == b.max);
+	return devpts_options_same(&a, &b);
 }
 
 int initramfs_prediction_came_true(const struct analysis *a)
@@ -98,6 +95,19 @@ static const struct initramfs_fstab_line *fstab_line_at(const struct initramfs_r
 	return NULL;
 }
 
+/* Does the mount at /dev/pts have what the remount of Debian's rc scripts gives it? */
+static bool rc_remounted(const struct initramfs_record *rec, const struct initramfs_fstab_line *l,
+			 const struct mount_entry *e)
+{
+	struct devpts_options want, now;
+
+	if (!rec->has_init || !rec->init.rc_devpts || !streq(e->mountpoint, "/dev/pts") ||
+	    initramfs_rc_remount_options(&rec->init, l ? l->options : NULL, &want) < 0)
+		return false;
+	devpts_options_parse(e->super_options, &now);
+	return devpts_options_same(&want, &now);
+}
+
 static const char *const origin_change_table[_ORIGIN_CHANGE_MAX] = {
 	[ORIGIN_UNCHANGED] = "unchanged",
 	[ORIGIN_REMOUNT] = "remount",
@@ -126,7 +136,11 @@ int boot_origin(const struct analysis *a, size_t idx, struct boot_origin *ret)
 		ret->mount = e;
 		if (options_equal(ret->rec->options, e->super_options))
 			ret->change = ORIGIN_UNCHANGED;
-		else if (l && options_equal(l->options, e->super_options)) {
+		else if (rc_remounted(rec, l, e)) {
+			ret->change = ORIGIN_REMOUNT;
+			ret->line = l;
+			ret->rc = true;
+		} else if (l && options_equal(l->options, e->super_options)) {
 			/* what a remount with the line's options leaves: every other option reset
 			 */
 			ret->change = ORIGIN_REMOUNT;
@@ -161,8 +175,14 @@ char *boot_origin_changed_by(const struct boot_origin *o)
 
 	switch (o->change) {
 	case ORIGIN_REMOUNT:
-		(void)set_printf(&s, "fstab line %u through %s", o->line->line,
-				 o->systemd ? "systemd-remount-fs" : "a remount");
+		if (o->rc && o->line)
+			(void)set_printf(&s, "fstab line %u through Debian's mountdevsubfs.sh",
+					 o->line->line);
+		else if (o->rc)
+			(void)set_printf(&s, "Debian's mountdevsubfs.sh");
+		else
+			(void)set_printf(&s, "fstab line %u through %s", o->line->line,
+					 o->systemd ? "systemd-remount-fs" : "a remount");
 		break;
 	case ORIGIN_SECOND_MOUNT:
 		if (o->line)

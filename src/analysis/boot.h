@@ -43,6 +43,7 @@ struct boot_origin {
 	const struct initramfs_fstab_line
 	    *line;    /* remount, second mount: the fstab line, or NULL */
 	bool systemd; /* the record's init is systemd (or not recorded): remount-fs remounts */
+	bool rc;      /* remount: that of Debian's rc scripts (initramfs_init.rc_devpts) */
 };
 
 /* The origin of the devpts mount at index idx of the table: 1 when the record knows it (ret

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "probe/newroot-init.h"
+#include "util/fileio.h"
 #include "util/path.h"
 #include "util/string-util.h"
 
@@ -239,6 +240,81 @@ static int remount_fs_runs(const char *root, const char *cmdline, char **off)
 	return 1;
 }
 
+/* A shell file of the new root (path inside it), read whole: 0, or < 0 when it is not there or
+ * not a regular file. */
+static int read_in_root(const char *root, const char *path, char **ret)
+{
+	_cleanup_free_ char *in = NULL, *full = NULL;
+	int r = resolve_in_root(root, path, &in);
+
+	if (r < 0)
+		return r;
+	full = path_join(root, in);
+	if (!full)
+		return -ENOMEM;
+	return read_full_file(full, 64 * 1024, ret, NULL);
+}
+
+/* The assignment NAME=VALUE that starts a line of a shell file (the first one, or the last: a
+ * sourced file's last assignment wins), its value unquoted into buf: 1 when the value is a
+ * number, -EINVAL when it is something else, 0 when there is none. */
+static int sh_number(const char *text, const char *name, bool first, char buf[static 16])
+{
+	size_t n = strlen(name);
+	int found = 0;
+
+	for (const char *l = text; l && *l; l = strchr(l, '\n'), l = l ? l + 1 : NULL) {
+		const char *v = l + strspn(l, " \t");
+		char quote = 0;
+		size_t len;
+		bool ends;
+
+		if (strncmp(v, name, n) != 0 || v[n] != '=')
+			continue;
+		v += n + 1;
+		if (*v == '"' || *v == '\'')
+			quote = *v++;
+		len = strspn(v, "0123456789");
+		ends = quote ? v[len] == quote : !v[len] || strchr(" \t\n;#", v[len]);
+		found = len > 0 && len < 16 && ends ? 1 : -EINVAL;
+		if (found > 0) {
+			memcpy(buf, v, len);
+			buf[len] = 0;
+		}
+		if (first)
+			break;
+	}
+	return found;
+}
+
+/* Under sysvinit or OpenRC, Debian's initscripts remount /dev/pts early: checkroot.sh runs
+ * "mountdevsubfs.sh reload", which runs mount -o remount with gid=$TTYGRP,mode=$TTYMODE and then
+ * the options of fstab's line for it (unless that line says noauto). TTYGRP and TTYMODE are the
+ * script's own (5 and 620), then those of /etc/default/devpts, which it sources (Debian ships
+ * TTYMODE=600). *ret: "gid=G,mode=M", or NULL when the root has no such scripts or a value is
+ * not a number (the remount would fail and change nothing). */
+static int rc_devpts_read(const char *root, char **ret)
+{
+	_cleanup_free_ char *script = NULL, *defaults = NULL;
+	char grp[16], mode[16];
+	int r;
+
+	*ret = NULL;
+	if (!exists_in_root(root, "/etc/init.d/checkroot.sh", S_IFREG) ||
+	    read_in_root(root, "/etc/init.d/mountdevsubfs.sh", &script) < 0)
+		return 0;
+	if (sh_number(script, "TTYGRP", true, grp) <= 0 ||
+	    sh_number(script, "TTYMODE", true, mode) <= 0)
+		return 0;
+	r = read_in_root(root, "/etc/default/devpts", &defaults);
+	if (r == -ENOMEM)
+		return r;
+	if (r >= 0 && (sh_number(defaults, "TTYGRP", false, grp) < 0 ||
+		       sh_number(defaults, "TTYMODE", false, mode) < 0))
+		return 0;
+	return asprintf(ret, "gid=%s,mode=%s", grp, mode) < 0 ? -ENOMEM : 0;
+}
+
 int newroot_init_read(const char *newroot, const char *cmdline, struct initramfs_init *ret)
 {
 	_cleanup_free_ char *init = cmdline_value(cmdline, "init"), *path = NULL;
@@ -268,6 +344,11 @@ int newroot_init_read(const char *newroot, const char *cmdline, struct initramfs
 		ret->kind = INIT_UPSTART;
 	else if (exists_in_root(newroot, "/etc/inittab", S_IFREG))
 		ret->kind = INIT_SYSVINIT;
+	if (ret->kind == INIT_SYSVINIT || ret->kind == INIT_OPENRC) {
+		r = rc_devpts_read(newroot, &ret->rc_devpts);
+		if (r < 0)
+			return r;
+	}
 	ret->path = TAKE_PTR(path);
 	return 0;
 }

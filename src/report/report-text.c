@@ -166,9 +166,10 @@ static int write_one(FILE *f, const struct report *r, bool color)
 			if (p->has_fstab_line)
 				snprintf(line, sizeof(line), "%u", p->fstab_line);
 			if (p->effect == EFFECT_REMOUNT)
-				fputs("\nBoot: the initramfs predicted that systemd-remount-fs "
-				      "remounts ",
-				      f);
+				fprintf(f, "\nBoot: the initramfs predicted that %s remounts ",
+					r->snap->initramfs->init.rc_devpts
+					    ? "Debian's mountdevsubfs.sh"
+					    : "systemd-remount-fs");
 			else if (p->effect == EFFECT_KEPT)
 				fputs("\nBoot: the initramfs predicted that the init keeps the "
 				      "initramfs options on ",
@@ -177,7 +178,8 @@ static int write_one(FILE *f, const struct report *r, bool color)
 				fputs("\nBoot: the initramfs predicted a second devpts on ", f);
 			fputs_escaped(p->mountpoint ?: "?", f);
 			if (p->effect == EFFECT_REMOUNT) {
-				fprintf(f, " with fstab line %s (", line);
+				fprintf(f, " with %s%s (", p->has_fstab_line ? "fstab line " : "",
+					p->has_fstab_line ? line : "its options");
 				fputs_escaped(p->options_after ?: "?", f);
 				fputc(')', f);
 			} else

@@ -34,6 +34,15 @@ void devpts_options_parse(const char *opts, struct devpts_options *ret)
 	}
 }
 
+bool devpts_options_same(const struct devpts_options *x, const struct devpts_options *y)
+{
+	return x->has_gid == y->has_gid && (!x->has_gid || x->gid == y->gid) &&
+	       x->has_uid == y->has_uid && (!x->has_uid || x->uid == y->uid) &&
+	       (x->mode & 0777) == (y->mode & 0777) &&
+	       (x->ptmxmode & 0777) == (y->ptmxmode & 0777) && x->has_max == y->has_max &&
+	       (!x->has_max || x->max == y->max);
+}
+
 char *devpts_options_format(const struct devpts_options *o)
 {
 	char buf[160] = "", *p = buf;

@@ -44,6 +44,9 @@ size_t devpts_modes_healthy(const struct check_policy *policy, mode_t ret[static
 /* Is mode (permission bits) a healthy slave mode? policy may be NULL. */
 bool devpts_mode_healthy(const struct check_policy *policy, mode_t mode);
 /* Are these options healthy: gid= the tty group, and a healthy slave mode? policy may be NULL. */
+/* The same options: gid=, uid=, the modes (permission bits) and max=. */
+bool devpts_options_same(const struct devpts_options *x, const struct devpts_options *y);
+
 bool devpts_options_healthy(const struct check_policy *policy, const struct devpts_options *o,
 			    gid_t tty_gid);
 /* The slave mode to set on an instance that has the options now, the one rule of it (repair,

@@ -172,7 +172,7 @@ static int load_init(json_object *root, const char *where, struct initramfs_reco
 {
 	const int maybe = JSON_OPTIONAL | JSON_NULLABLE;
 	struct initramfs_init *in = &rec->init;
-	const char *kind, *path, *off;
+	const char *kind, *path, *off, *rc;
 	json_object *o, *v;
 	long version = 0;
 	char at[256];
@@ -186,7 +186,8 @@ static int load_init(json_object *root, const char *where, struct initramfs_reco
 	    (r = json_get_long(o, at, "systemd_version", 1, UINT32_MAX, maybe, &version, err)) <
 		0 ||
 	    (r = json_get(o, at, "remount_fs", json_type_boolean, maybe, &v, err)) < 0 ||
-	    (r = json_get_string(o, at, "remount_fs_off", maybe, &off, err)) < 0)
+	    (r = json_get_string(o, at, "remount_fs_off", maybe, &off, err)) < 0 ||
+	    (r = json_get_string(o, at, "rc_devpts_remount", maybe, &rc, err)) < 0)
 		return r;
 	k = init_kind_from_string(kind);
 	if (k < 0)
@@ -199,7 +200,8 @@ static int load_init(json_object *root, const char *where, struct initramfs_reco
 	in->systemd_version = (unsigned)version;
 	in->remount_fs = v ? json_object_get_boolean(v) : -1;
 	if (strdup_or_null_to(path, &in->path) < 0 ||
-	    strdup_or_null_to(off, &in->remount_fs_off) < 0)
+	    strdup_or_null_to(off, &in->remount_fs_off) < 0 ||
+	    strdup_or_null_to(rc, &in->rc_devpts) < 0)
 		return -ENOMEM;
 	return 0;
 }

@@ -40,6 +40,19 @@ bool initramfs_prediction_warns(const struct initramfs_prediction *p)
 	       (p->effect == EFFECT_REMOUNT && p->healthy_after == 0);
 }
 
+int initramfs_rc_remount_options(const struct initramfs_init *init, const char *line_options,
+				 struct devpts_options *ret)
+{
+	_cleanup_free_ char *options = NULL;
+
+	/* option_get() takes the first value of an option: the line's go first. */
+	if (asprintf(&options, "%s%s%s", line_options ?: "", line_options ? "," : "",
+		     init->rc_devpts) < 0)
+		return -ENOMEM;
+	devpts_options_parse(options, ret);
+	return 0;
+}
+
 struct initramfs_record *initramfs_record_new(void)
 {
 	struct initramfs_record *rec = calloc(1, sizeof(*rec));
@@ -80,6 +93,7 @@ struct initramfs_record *initramfs_record_free(struct initramfs_record *rec)
 	free(rec->prediction.options_after);
 	free(rec->init.path);
 	free(rec->init.remount_fs_off);
+	free(rec->init.rc_devpts);
 	json_object_put(rec->findings);
 	json_object_put(rec->summary);
 	free(rec);
@@ -236,6 +250,8 @@ json_object *initramfs_record_to_json(const struct initramfs_record *rec)
 							   : NULL);
 		json_object_object_add(i, "remount_fs_off",
 				       json_new_string_or_null(in->remount_fs_off));
+		json_object_object_add(i, "rc_devpts_remount",
+				       json_new_string_or_null(in->rc_devpts));
 		json_object_object_add(o, "init", i);
 	}
 	json_object_object_add(o, "prediction", initramfs_prediction_to_json(&rec->prediction));

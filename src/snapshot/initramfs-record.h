@@ -75,12 +75,17 @@ struct initramfs_init {
 	unsigned systemd_version; /* of libsystemd-shared-N.so; 0 when unknown */
 	int remount_fs;		  /* systemd: 1 remount-fs runs, 0 it does not; -1 otherwise */
 	char *remount_fs_off;	  /* remount_fs == 0: why not */
+	/* sysvinit or OpenRC with Debian's initscripts, whose checkroot.sh runs "mountdevsubfs.sh
+	 * reload": the options that remount /dev/pts with, before those of its fstab line
+	 * ("gid=TTYGRP,mode=TTYMODE" of /etc/default/devpts); NULL: no such remount. */
+	char *rc_devpts;
 };
 
 /* What the boot does to the carried devpts at a mountpoint fstab lists. */
 enum boot_effect {
 	EFFECT_NONE,	     /* nothing: no auto fstab line there, or nothing carried */
-	EFFECT_REMOUNT,	     /* systemd-remount-fs remounts it with the line's options */
+	EFFECT_REMOUNT,	     /* the init remounts it: systemd-remount-fs with the line's options,
+			      * Debian's rc scripts with theirs and the line's */
 	EFFECT_DOUBLE_MOUNT, /* a second instance on top (or, init unknown, possibly) */
 	EFFECT_KEPT,	     /* mount -a skips it: the initramfs options stay */
 	_EFFECT_MAX,
@@ -135,6 +140,12 @@ struct initramfs_record {
 struct initramfs_record *initramfs_record_new(void);
 struct initramfs_record *initramfs_record_free(struct initramfs_record *rec);
 DEFINE_POINTER_CLEANUP(struct initramfs_record, initramfs_record_free)
+
+/* What the remount of Debian's rc scripts leaves on /dev/pts (init->rc_devpts set): mount -o
+ * remount -o RC -o LINE passes RC,LINE on, devpts keeps the last value of each option and resets
+ * every option neither names. line_options: fstab's line for /dev/pts, or NULL. 0 or -ENOMEM. */
+int initramfs_rc_remount_options(const struct initramfs_init *init, const char *line_options,
+				 struct devpts_options *ret);
 
 /* Append an instance (options copied, parsed) or a mount of the last instance. NULL on OOM. */
 struct initramfs_instance *initramfs_record_add_instance(struct initramfs_record *rec, dev_t dev,

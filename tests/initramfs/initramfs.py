@@ -53,7 +53,9 @@ FSTAB_HEALTHY = FSTAB_BROKEN.replace("defaults", "gid=5,mode=620")
 # What the new root holds besides etc/fstab, made by `fake_root KIND DIR` (shell): nothing of it
 # runs, the hook reads the files. "debian12-systemd" is laid out as Debian 12 is (merged /usr,
 # /sbin/init -> /lib/systemd/systemd, libsystemd-shared-252.so in the multiarch directory, the
-# remount-fs unit pulled in by the fstab generator); "sysvinit" has an init and /etc/inittab.
+# remount-fs unit pulled in by the fstab generator); "sysvinit" has an init and /etc/inittab;
+# "debian-sysvinit" adds Debian's initscripts as far as they matter (checkroot.sh, and
+# mountdevsubfs.sh with its defaults, which /etc/default/devpts overrides, as Debian 12 ships it).
 FAKE_ROOT = r"""
 fake_root() {
 	D=$2
@@ -71,10 +73,18 @@ fake_root() {
 		if [ "$1" = debian12-systemd-masked ]; then
 			ln -s /dev/null "$D/etc/systemd/system/systemd-remount-fs.service"
 		fi ;;
-	sysvinit)
+	sysvinit|debian-sysvinit)
 		mkdir -p "$D/sbin"
 		: > "$D/sbin/init"
-		: > "$D/etc/inittab" ;;
+		: > "$D/etc/inittab"
+		if [ "$1" = debian-sysvinit ]; then
+			mkdir -p "$D/etc/init.d" "$D/etc/default"
+			: > "$D/etc/init.d/checkroot.sh"
+			printf '#! /bin/sh\nPATH=/sbin:/bin\nTTYGRP=5\nTTYMODE=620\n[ -f /etc/default/devpts ] && . /etc/default/devpts\n' \
+				> "$D/etc/init.d/mountdevsubfs.sh"
+			printf '# GID of the tty group\nTTYGRP=5\n\n# Set to 620 to have mesg y be the default\nTTYMODE=600\n' \
+				> "$D/etc/default/devpts"
+		fi ;;
 	*) echo "fake_root: unknown kind $1" >&2; exit 1 ;;
 	esac
 }
@@ -516,7 +526,8 @@ def check_systemd_record(result, fstab_options, healthy):
     check_eq(status, 0, "exit status of the hook")
     check(record is not None, "the hook wrote no /%s" % RECORD)
     check_eq(record.get("init"), {"kind": "systemd", "path": "/usr/lib/systemd/systemd", "systemd_version": 252,
-                                  "remount_fs": True, "remount_fs_off": None}, "init of the new root")
+                                  "remount_fs": True, "remount_fs_off": None,
+                                  "rc_devpts_remount": None}, "init of the new root")
     pred = record["prediction"]
     after = "gid=5,mode=620" if healthy else "mode=600"
     check_eq({k: pred.get(k) for k in ("double_mount", "effect", "device", "mountpoint", "fstab_line",
@@ -726,8 +737,29 @@ def record_systemd_mask_cmdline(ctx):
 def record_sysvinit(ctx):
     r, record = record_run(ctx, "devpts /dev/pts devpts defaults 0 0", "sysvinit")
     check_eq(record["init"], {"kind": "sysvinit", "path": "/sbin/init", "systemd_version": None,
-                              "remount_fs": None, "remount_fs_off": None}, "init")
+                              "remount_fs": None, "remount_fs_off": None, "rc_devpts_remount": None}, "init")
     check_kept(r, record, "mount -a skips")
+
+
+@case("record-sysvinit-debian")
+def record_sysvinit_debian(ctx):
+    # checkroot.sh runs "mountdevsubfs.sh reload": a remount with /etc/default/devpts's
+    # gid=5,mode=600, then the line's "defaults", which changes nothing of it.
+    r, record = record_run(ctx, "devpts /dev/pts devpts defaults 0 0", "debian-sysvinit")
+    check_eq(record["init"]["rc_devpts_remount"], "gid=5,mode=600", "init.rc_devpts_remount")
+    pred = record["prediction"]
+    check_eq({k: pred[k] for k in ("double_mount", "effect", "options_after", "healthy_after", "fstab_line")},
+             {"double_mount": False, "effect": "remount", "options_after": "gid=5,mode=600", "healthy_after": True,
+              "fstab_line": 1}, "prediction")
+    check("mountdevsubfs.sh reload" in pred["reason"], "reason: %r" % pred["reason"])
+    check(r.stdout.startswith("<6>prediction: "), "the prediction is not a note: %r" % r.stdout)
+    # The line's options win over the script's: a healthy line gives mode 620.
+    _, record = record_run(ctx, "devpts /dev/pts devpts gid=5,mode=620 0 0", "debian-sysvinit")
+    check_eq(record["prediction"]["options_after"], "gid=5,mode=620", "options_after with a healthy line")
+    # No line: the script's options alone.
+    _, record = record_run(ctx, "none", "debian-sysvinit")
+    check_eq((record["prediction"]["effect"], record["prediction"]["options_after"], record["prediction"]["fstab_line"]),
+             ("remount", "gid=5,mode=600", None), "effect, options_after, fstab_line without a line")
 
 
 NO_ROOT_NEEDED = {"record-usage", "record-newroot-missing"}

@@ -11,6 +11,7 @@
 
 #include "analysis/analysis.h"
 #include "analysis/boot-predict.h"
+#include "analysis/boot.h"
 #include "snapshot/devpts-mode.h"
 #include "snapshot/snapshot.h"
 #include "test.h"
@@ -130,6 +131,89 @@ static void test_prediction(void)
 	    &(struct want){ EFFECT_NONE, false, "gid=5,mode=620", 1, false, "stays as it is" });
 }
 
+/* Debian's rc scripts (checkroot.sh: mountdevsubfs.sh reload) remount /dev/pts under sysvinit and
+ * OpenRC with gid=TTYGRP,mode=TTYMODE, then the fstab line's options, which win; not when the
+ * line says noauto; with their own options alone when fstab has no line. */
+static void test_prediction_rc(void)
+{
+	static const char defaults[] = "UUID=1 / ext4 defaults 0 1\n"
+				       "devpts /dev/pts devpts defaults 0 0\n",
+			  healthy[] = "UUID=1 / ext4 defaults 0 1\n"
+				      "devpts /dev/pts devpts gid=5,mode=620 0 0\n",
+			  noauto[] = "UUID=1 / ext4 defaults 0 1\n"
+				     "devpts /dev/pts devpts noauto,mode=600 0 0\n",
+			  none[] = "UUID=1 / ext4 defaults 0 1\n";
+	const struct initramfs_init sysvinit = { .kind = INIT_SYSVINIT,
+						 .remount_fs = -1,
+						 .rc_devpts = (char *)"gid=5,mode=600" },
+				    openrc = { .kind = INIT_OPENRC,
+					       .remount_fs = -1,
+					       .rc_devpts = (char *)"gid=5,mode=600" },
+				    other_group = { .kind = INIT_SYSVINIT,
+						    .remount_fs = -1,
+						    .rc_devpts = (char *)"gid=7,mode=620" };
+
+	/* Debian 12's /etc/default/devpts: TTYMODE=600 over the initramfs's 620; still healthy. */
+	expect_prediction("rc, defaults", defaults, &sysvinit,
+			  &(struct want){ EFFECT_REMOUNT, false, "gid=5,mode=600", 1, false,
+					  "mountdevsubfs.sh reload\": it remounts /dev/pts with "
+					  "gid=5,mode=600" });
+	expect_prediction("rc, healthy line", healthy, &openrc,
+			  &(struct want){ EFFECT_REMOUNT, false, "gid=5,mode=620", 1, false,
+					  "and then the line's options, so the instance will have "
+					  "gid=5,mode=620" });
+	expect_prediction("rc, noauto", noauto, &sysvinit,
+			  &(struct want){ EFFECT_NONE, false, "gid=5,mode=620", 1, false,
+					  "mounts no devpts at boot" });
+	expect_prediction("rc, no fstab line", none, &sysvinit,
+			  &(struct want){ EFFECT_REMOUNT, false, "gid=5,mode=600", 1, false,
+					  "where /etc/fstab mounts no devpts" });
+	/* A TTYGRP that is not the tty group: a loss foretold, a warning. */
+	expect_prediction("rc, another group", none, &other_group,
+			  &(struct want){ EFFECT_REMOUNT, false, "gid=7,mode=620", 0, true,
+					  "not the tty group" });
+}
+
+/* After the boot: the audit checks the rc prediction against the table and names the remount
+ * as the origin of what changed. */
+static void test_rc_came_true(void)
+{
+	static const char booted[] = "1 0 0:2 / / rw - ext4 /dev/vda rw\n"
+				     "20 1 0:5 / /dev rw,nosuid - devtmpfs udev rw,mode=755\n"
+				     "21 20 0:26 / /dev/pts rw,nosuid,noexec - devpts devpts "
+				     "rw,gid=5,mode=600,ptmxmode=000\n";
+	const struct initramfs_init sysvinit = { .kind = INIT_SYSVINIT,
+						 .remount_fs = -1,
+						 .rc_devpts = (char *)"gid=5,mode=600" };
+	_cleanup_(snapshot_freep) struct snapshot *initrd = snapshot_new(), *s = snapshot_new();
+	_cleanup_(analysis_freep) struct analysis *a = NULL, *b = NULL;
+	struct parse_error perr = { 0 };
+	char *text = strdup(mountinfo), *text2 = strdup(booted);
+	struct boot_origin o;
+	_cleanup_free_ char *by = NULL;
+
+	if (!initrd || !s || !text || !text2)
+		abort();
+	initrd->tty_gid = s->tty_gid = 5;
+	initrd->fstab = strdup("devpts /dev/pts devpts defaults 0 0\n");
+	EXPECT_INT(snapshot_set_mountinfo(initrd, text, strlen(mountinfo), &perr), 0);
+	EXPECT_INT(analysis_new(initrd, &a), 0);
+	EXPECT_INT(snapshot_set_mountinfo(s, text2, strlen(booted), &perr), 0);
+	if (!a)
+		return;
+	EXPECT_INT(initramfs_record_build(a, "/", "test", 0, &sysvinit, &s->initramfs), 0);
+	EXPECT_INT(analysis_new(s, &b), 0);
+	if (!b || !s->initramfs)
+		return;
+	EXPECT_INT(initramfs_prediction_came_true(b), 1);
+	EXPECT_INT(boot_origin(b, 2, &o), 1);
+	EXPECT_INT(o.change, ORIGIN_REMOUNT);
+	EXPECT_INT(o.rc, 1);
+	by = boot_origin_changed_by(&o);
+	CHECK_MSG(streq_ptr(by, "fstab line 1 through Debian's mountdevsubfs.sh"), "changed_by %s",
+		  by ?: "null");
+}
+
 static mode_t wanted(const struct check_policy *policy, const char *now, mode_t last_healthy)
 {
 	struct devpts_options o;
@@ -208,6 +292,8 @@ static void test_instance_mode(void)
 int main(void)
 {
 	test_prediction();
+	test_prediction_rc();
+	test_rc_came_true();
 	test_mode_rule();
 	test_instance_mode();
 	return test_result("test-boot-predict");

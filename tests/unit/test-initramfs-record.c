@@ -32,7 +32,8 @@ static const char record_init[] =
     " \"options\": \"rw,gid=5,mode=620,ptmxmode=000\", \"mounts\": []}], \"fstab_devpts\": [{"
     "\"line\": 3, \"mountpoint\": \"/dev/pts\", \"options\": \"defaults\", \"noauto\": false}],"
     " \"init\": {\"kind\": \"systemd\", \"path\": \"/usr/lib/systemd/systemd\","
-    " \"systemd_version\": 252, \"remount_fs\": true, \"remount_fs_off\": null},"
+    " \"systemd_version\": 252, \"remount_fs\": true, \"remount_fs_off\": null,"
+    " \"rc_devpts_remount\": null},"
     " \"prediction\": {\"double_mount\": false, \"reason\": \"r\", \"device\": \"0:26\","
     " \"mount_id\": 29, \"mountpoint\": \"/dev/pts\", \"fstab_line\": 3, \"options_differ\": true,"
     " \"effect\": \"remount\", \"options_after\": \"mode=600\", \"healthy_after\": false}}";
@@ -195,12 +196,39 @@ static void test_strict(void)
 			"key 'initramfs.init.systemd_version': expected an integer");
 	expect_error_in(record_init, "\"healthy_after\": false", "\"healthy_after\": 0",
 			"key 'initramfs.prediction.healthy_after': expected true or false");
+	expect_error_in(record_init, "\"rc_devpts_remount\": null", "\"rc_devpts_remount\": 600",
+			"key 'initramfs.init.rc_devpts_remount': expected a string");
+}
+
+/* A sysvinit root with Debian's rc scripts: their remount options come back as written. */
+static void test_rc_devpts(void)
+{
+	struct initramfs_record *rec = NULL;
+	struct load_error err = { { 0 } };
+	char *text = strdup(record_init), *p;
+	char buf[4096];
+
+	p = text ? strstr(text, "\"rc_devpts_remount\": null") : NULL;
+	if (!p) {
+		CHECK_MSG(false, "no rc_devpts_remount in the record");
+		free(text);
+		return;
+	}
+	*p = 0;
+	snprintf(buf, sizeof(buf), "%s\"rc_devpts_remount\": \"gid=5,mode=600\"%s", text,
+		 p + strlen("\"rc_devpts_remount\": null"));
+	EXPECT_INT(load(buf, &rec, &err), 0);
+	if (rec)
+		EXPECT_STR(rec->init.rc_devpts, "gid=5,mode=600");
+	initramfs_record_free(rec);
+	free(text);
 }
 
 int main(void)
 {
 	test_round_trip();
 	test_strict();
+	test_rc_devpts();
 	test_init_and_effect();
 	return test_result("test-initramfs-record");
 }
