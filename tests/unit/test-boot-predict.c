@@ -24,6 +24,15 @@ static const char mountinfo[] =
     "20 1 0:5 / /dev rw,nosuid - devtmpfs udev rw,mode=755\n"
     "21 20 0:26 / /dev/pts rw,nosuid,noexec - devpts devpts rw,gid=5,mode=620,ptmxmode=000\n";
 
+/* The new root's fstab: a devpts line on line 2 with defaults, healthy, noauto; none. */
+static const char fstab_defaults[] = "UUID=1 / ext4 defaults 0 1\n"
+				     "devpts /dev/pts devpts defaults 0 0\n",
+		  fstab_healthy[] = "UUID=1 / ext4 defaults 0 1\n"
+				    "devpts /dev/pts devpts gid=5,mode=620 0 0\n",
+		  fstab_noauto[] = "UUID=1 / ext4 defaults 0 1\n"
+				   "devpts /dev/pts devpts noauto,mode=600 0 0\n",
+		  fstab_none[] = "UUID=1 / ext4 defaults 0 1\n";
+
 struct want {
 	enum boot_effect effect;
 	bool double_mount;
@@ -73,13 +82,6 @@ static void expect_prediction(const char *what, const char *fstab,
 
 static void test_prediction(void)
 {
-	static const char defaults[] = "UUID=1 / ext4 defaults 0 1\n"
-				       "devpts /dev/pts devpts defaults 0 0\n",
-			  healthy[] = "UUID=1 / ext4 defaults 0 1\n"
-				      "devpts /dev/pts devpts gid=5,mode=620 0 0\n",
-			  noauto[] = "UUID=1 / ext4 defaults 0 1\n"
-				     "devpts /dev/pts devpts noauto,mode=600 0 0\n",
-			  none[] = "UUID=1 / ext4 defaults 0 1\n";
 	const struct initramfs_init systemd = { .kind = INIT_SYSTEMD,
 						.systemd_version = 252,
 						.remount_fs = 1 },
@@ -93,41 +95,41 @@ static void test_prediction(void)
 				    unknown = { .kind = INIT_UNKNOWN, .remount_fs = -1 };
 
 	/* Debian 12 as booted: remount-fs applies "defaults", gid= is lost; a warning. */
-	expect_prediction("systemd, defaults", defaults, &systemd,
+	expect_prediction("systemd, defaults", fstab_defaults, &systemd,
 			  &(struct want){ EFFECT_REMOUNT, false, "mode=600", 0, true,
 					  "systemd 252, whose systemd-remount-fs.service" });
 	/* The healthy systemd boot: a remount with the same options, a note only. */
-	expect_prediction("systemd, healthy line", healthy, &systemd,
+	expect_prediction("systemd, healthy line", fstab_healthy, &systemd,
 			  &(struct want){ EFFECT_REMOUNT, false, "gid=5,mode=620", 1, false,
 					  "will have gid=5,mode=620" });
-	expect_prediction("systemd, remount-fs masked", defaults, &masked,
+	expect_prediction("systemd, remount-fs masked", fstab_defaults, &masked,
 			  &(struct want){ EFFECT_KEPT, false, "gid=5,mode=620", 1, false,
 					  "it is masked, so the instance keeps" });
 	expect_prediction(
-	    "sysvinit", defaults, &sysvinit,
+	    "sysvinit", fstab_defaults, &sysvinit,
 	    &(struct want){ EFFECT_KEPT, false, "gid=5,mode=620", 1, false, "mount -a skips" });
-	expect_prediction("openrc", defaults, &openrc,
+	expect_prediction("openrc", fstab_defaults, &openrc,
 			  &(struct want){ EFFECT_KEPT, false, "gid=5,mode=620", 1, false,
 					  "openrc, whose mount -a" });
-	expect_prediction("upstart", defaults, &upstart,
+	expect_prediction("upstart", fstab_defaults, &upstart,
 			  &(struct want){ EFFECT_DOUBLE_MOUNT, true, "mode=600", 0, true,
 					  "rc.sysinit mounts it regardless" });
 	/* upstart with a healthy line: a second instance is still a warning (devpts-overmount). */
 	expect_prediction(
-	    "upstart, healthy line", healthy, &upstart,
+	    "upstart, healthy line", fstab_healthy, &upstart,
 	    &(struct want){ EFFECT_DOUBLE_MOUNT, true, "gid=5,mode=620", 1, true, "CentOS 6" });
 	expect_prediction(
-	    "init unknown", defaults, &unknown,
+	    "init unknown", fstab_defaults, &unknown,
 	    &(struct want){ EFFECT_DOUBLE_MOUNT, true, "mode=600", 0, true, "is not known" });
 	expect_prediction(
-	    "init not read", defaults, NULL,
+	    "init not read", fstab_defaults, NULL,
 	    &(struct want){ EFFECT_DOUBLE_MOUNT, true, "mode=600", 0, true, "is not known" });
 	/* Nothing mounts devpts again: the carried instance stays as it is. */
-	expect_prediction("noauto", noauto, &systemd,
+	expect_prediction("noauto", fstab_noauto, &systemd,
 			  &(struct want){ EFFECT_NONE, false, "gid=5,mode=620", 1, false,
 					  "mounts no devpts at boot" });
 	expect_prediction(
-	    "no fstab line", none, &systemd,
+	    "no fstab line", fstab_none, &systemd,
 	    &(struct want){ EFFECT_NONE, false, "gid=5,mode=620", 1, false, "stays as it is" });
 }
 
@@ -136,13 +138,6 @@ static void test_prediction(void)
  * line says noauto; with their own options alone when fstab has no line. */
 static void test_prediction_rc(void)
 {
-	static const char defaults[] = "UUID=1 / ext4 defaults 0 1\n"
-				       "devpts /dev/pts devpts defaults 0 0\n",
-			  healthy[] = "UUID=1 / ext4 defaults 0 1\n"
-				      "devpts /dev/pts devpts gid=5,mode=620 0 0\n",
-			  noauto[] = "UUID=1 / ext4 defaults 0 1\n"
-				     "devpts /dev/pts devpts noauto,mode=600 0 0\n",
-			  none[] = "UUID=1 / ext4 defaults 0 1\n";
 	const struct initramfs_init sysvinit = { .kind = INIT_SYSVINIT,
 						 .remount_fs = -1,
 						 .rc_devpts = (char *)"gid=5,mode=600" },
@@ -154,22 +149,22 @@ static void test_prediction_rc(void)
 						    .rc_devpts = (char *)"gid=7,mode=620" };
 
 	/* Debian 12's /etc/default/devpts: TTYMODE=600 over the initramfs's 620; still healthy. */
-	expect_prediction("rc, defaults", defaults, &sysvinit,
+	expect_prediction("rc, defaults", fstab_defaults, &sysvinit,
 			  &(struct want){ EFFECT_REMOUNT, false, "gid=5,mode=600", 1, false,
 					  "mountdevsubfs.sh reload\": it remounts /dev/pts with "
 					  "gid=5,mode=600" });
-	expect_prediction("rc, healthy line", healthy, &openrc,
+	expect_prediction("rc, healthy line", fstab_healthy, &openrc,
 			  &(struct want){ EFFECT_REMOUNT, false, "gid=5,mode=620", 1, false,
 					  "and then the line's options, so the instance will have "
 					  "gid=5,mode=620" });
-	expect_prediction("rc, noauto", noauto, &sysvinit,
+	expect_prediction("rc, noauto", fstab_noauto, &sysvinit,
 			  &(struct want){ EFFECT_NONE, false, "gid=5,mode=620", 1, false,
 					  "mounts no devpts at boot" });
-	expect_prediction("rc, no fstab line", none, &sysvinit,
+	expect_prediction("rc, no fstab line", fstab_none, &sysvinit,
 			  &(struct want){ EFFECT_REMOUNT, false, "gid=5,mode=600", 1, false,
 					  "where /etc/fstab mounts no devpts" });
 	/* A TTYGRP that is not the tty group: a loss foretold, a warning. */
-	expect_prediction("rc, another group", none, &other_group,
+	expect_prediction("rc, another group", fstab_none, &other_group,
 			  &(struct want){ EFFECT_REMOUNT, false, "gid=7,mode=620", 0, true,
 					  "not the tty group" });
 }
