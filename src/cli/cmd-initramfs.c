@@ -196,15 +196,9 @@ static int read_newroot_init(const struct initramfs_args *args, struct initramfs
 	return r;
 }
 
-static void init_done(struct initramfs_init *init)
-{
-	free(init->path);
-	free(init->remount_fs_off);
-}
-
 static int initramfs_run(const struct initramfs_args *args)
 {
-	_cleanup_(init_done) struct initramfs_init init = { 0 };
+	_cleanup_(initramfs_init_done) struct initramfs_init init = { 0 };
 	_cleanup_(audit_result_done) struct audit_result probed = { 0 }, res = { 0 };
 	_cleanup_(initramfs_record_freep) struct initramfs_record *rec = NULL;
 	_cleanup_free_ char *text = NULL;

@@ -53,6 +53,14 @@ int initramfs_rc_remount_options(const struct initramfs_init *init, const char *
 	return 0;
 }
 
+void initramfs_init_done(struct initramfs_init *init)
+{
+	free(init->path);
+	free(init->remount_fs_off);
+	free(init->rc_devpts);
+	*init = (struct initramfs_init){ 0 };
+}
+
 struct initramfs_record *initramfs_record_new(void)
 {
 	struct initramfs_record *rec = calloc(1, sizeof(*rec));
@@ -91,9 +99,7 @@ struct initramfs_record *initramfs_record_free(struct initramfs_record *rec)
 	free(rec->prediction.reason);
 	free(rec->prediction.mountpoint);
 	free(rec->prediction.options_after);
-	free(rec->init.path);
-	free(rec->init.remount_fs_off);
-	free(rec->init.rc_devpts);
+	initramfs_init_done(&rec->init);
 	json_object_put(rec->findings);
 	json_object_put(rec->summary);
 	free(rec);

@@ -141,6 +141,9 @@ struct initramfs_record *initramfs_record_new(void);
 struct initramfs_record *initramfs_record_free(struct initramfs_record *rec);
 DEFINE_POINTER_CLEANUP(struct initramfs_record, initramfs_record_free)
 
+/* Free what init holds (its strings); the struct stays. */
+void initramfs_init_done(struct initramfs_init *init);
+
 /* What the remount of Debian's rc scripts leaves on /dev/pts (init->rc_devpts set): mount -o
  * remount -o RC -o LINE passes RC,LINE on, devpts keeps the last value of each option and resets
  * every option neither names. line_options: fstab's line for /dev/pts, or NULL. 0 or -ENOMEM. */
