@@ -2152,12 +2152,13 @@ def case_probe_quiet(ptsguard, opts):
     wait_state("the stack seen", lambda r: finding_ids(r) == ["devpts-overmount"])
     time.sleep(3)
     stop_daemon(c, daemon)
-    # One audit more than the idle daemon's: whatever else wakes a daemon here (another test's
-    # probe in this /dev/pts did, before the Audit=all cases had a pid namespace of their own)
-    # wakes both.
+    # Two audits more than the idle daemon's: the one that reports the stack and the one right
+    # after that searches for the holders of the instance it covers (put off by the first, see
+    # holders-after-report). Whatever else wakes a daemon here (another test's probe in this
+    # /dev/pts did, before the Audit=all cases had a pid namespace of their own) wakes both.
     n = audits_so_far(daemon)
-    c.true(n is not None and idle is not None and n <= idle + 1,
-           "a devpts stacked once cost %s audits, more than one on top of the idle daemon's %s" % (n, idle))
+    c.true(n is not None and idle is not None and n <= idle + 2,
+           "a devpts stacked once cost %s audits, more than two on top of the idle daemon's %s" % (n, idle))
     sys_umount("/dev/pts")
     c.done()
 
