@@ -127,16 +127,26 @@ int arm_timer(sd_event_source *s, uint64_t usec)
 }
 
 /* Holders of covered instances, from the holder cache while it applies; a timer audits again
- * when a fresh scan expires, or at once while a search is under way. */
+ * when a fresh scan expires, or at once while a search is under way.
+ *
+ * A search that would start where the findings kept were judged with no holder (an instance
+ * covered where none was) is put off: this audit lists the processes, runs no slice, and reports
+ * the search partial, so the change that asked for it (the overmount) is in the state file and
+ * the journal without waiting for a read of every fd on the host. Nothing an earlier search
+ * found can leave meanwhile, as there was none. The next audit, at once (as
+ * daemon_schedule_audit() spaces it), runs the search and writes again; two audits in a row never
+ * put it off, so a table that changes at every audit still gets its search. */
 static int daemon_holders(struct daemon *d, struct snapshot *s, const struct analysis *a)
 {
 	uint64_t now = now_usec(CLOCK_MONOTONIC), max_age = d->config->holder_rescan_usec;
+	bool put_off = d->judged_without_holders && !d->holders_put_off && !d->holders.pass.started;
 	int r, k;
 
 	r = holder_cache_fill(&d->holders, s, a, &(struct holder_scope){ .proc = "/proc" }, now,
-			      max_age, HOLDER_SCAN_SLICE_USEC);
+			      max_age, put_off ? 0 : HOLDER_SCAN_SLICE_USEC);
 	if (r < 0)
 		return r;
+	d->holders_put_off = put_off && r == HOLDERS_PARTIAL;
 	/* A search under way goes on at the next audit, soon (daemon_schedule_audit() spaces it
 	 * as AuditCPUPercent= says): no dispatch of the loop holds the watchdog for the whole. */
 	if (r == HOLDERS_PARTIAL) {
@@ -377,6 +387,7 @@ int daemon_audit(struct daemon *d)
 	findings_done(&d->findings);
 	d->findings = now.findings;
 	now.findings = (struct findings){ 0 };
+	d->judged_without_holders = now.snap->n_holders == 0;
 	daemon_note_healthy(d, &now);
 
 	rep = (struct report){

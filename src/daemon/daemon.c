@@ -119,6 +119,7 @@ void daemon_schedule_audit(struct daemon *d, unsigned reason)
 {
 	struct schedule_rule rule = daemon_rule(d);
 	unsigned flags = schedule_flags(reason);
+	uint64_t now, due;
 	int r;
 
 	r = sd_event_source_get_enabled(d->audit_timer, NULL);
@@ -127,8 +128,15 @@ void daemon_schedule_audit(struct daemon *d, unsigned reason)
 	/* The cost of reading the whole table says nothing of an audit of the followed mounts. */
 	if (d->last_audit_full && !mount_source_needs_full(d->mounts))
 		flags |= SCHEDULE_COST_UNKNOWN;
-	r = arm_timer(d->audit_timer,
-		      schedule_due(&d->audits, &rule, now_usec(CLOCK_MONOTONIC), flags));
+	now = now_usec(CLOCK_MONOTONIC);
+	due = schedule_due(&d->audits, &rule, now, flags);
+	/* Due now (the first change after a quiet window): at the loop's next turn, after the other
+	 * sources ready with it, not up to the timer's accuracy later, which an idle loop would
+	 * sleep through. */
+	r = sd_event_source_set_time_accuracy(d->audit_timer,
+					      due <= now ? 1 : AUDIT_TIMER_ACCURACY_USEC);
+	if (r >= 0)
+		r = arm_timer(d->audit_timer, due);
 	if (r < 0) {
 		/* Never lose an audit: do it now rather than not at all. */
 		daemon_fail(d, FAILURE_TIMER, "Failed to arm the audit timer: %s", strerror(-r));

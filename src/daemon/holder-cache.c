@@ -49,7 +49,7 @@ int holder_cache_fill(struct holder_cache *c, struct snapshot *s, const struct a
 		if (r < 0)
 			return r;
 	}
-	r = holder_scan_run(&c->pass, where->proc, now + budget);
+	r = budget > 0 ? holder_scan_run(&c->pass, where->proc, now + budget) : 0;
 	if (r < 0)
 		return r;
 	if (r == 0) {

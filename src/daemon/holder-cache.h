@@ -46,7 +46,9 @@ struct holder_scope {
 
 /* Put the holders of a's covered instances into s, from the cache while it applies at now
  * (CLOCK_MONOTONIC), else by going on with (or starting) a search of where until now + budget.
- * Returns an enum holder_fill or negative errno. */
+ * Budget 0 runs no slice: a search is started (its processes listed) if none is under way, and
+ * HOLDERS_PARTIAL says what the last complete one (if it applies) and this one have found so
+ * far. Returns an enum holder_fill or negative errno. */
 int holder_cache_fill(struct holder_cache *c, struct snapshot *s, const struct analysis *a,
 		      const struct holder_scope *where, uint64_t now, uint64_t max_age,
 		      uint64_t budget);

@@ -59,6 +59,10 @@ struct daemon {
 	uint64_t n_audits, n_udev_events;
 
 	struct holder_cache holders;
+	/* Whether the search for holders may be put off until after this audit's outputs
+	 * (daemon_holders()): the findings kept were judged with no holder at all, and the last
+	 * search was not put off already. */
+	bool judged_without_holders, holders_put_off;
 	struct findings findings; /* of the last audit, Ignore= applied */
 	/* The serving instance as last seen healthy: what a repair of it restores (also from the
 	 * state file, for the next daemon of this boot and for ptsguard repair). */
