@@ -40,18 +40,12 @@ static size_t child_index_find(const struct child_index *ci, unsigned parent_id,
 	return NO_MOUNT;
 }
 
-static size_t child_index_lookup(const struct child_index *ci, unsigned parent_id, const char *path,
-				 size_t len, struct hash_cursor *c)
-{
-	return child_index_find(ci, parent_id, path, len, hash_path(path, len, parent_id), c);
-}
-
 static size_t child_at(const struct child_index *ci, unsigned parent_id, const char *path,
 		       size_t len)
 {
 	struct hash_cursor c = { 0 };
 
-	return child_index_lookup(ci, parent_id, path, len, &c);
+	return child_index_find(ci, parent_id, path, len, hash_path(path, len, parent_id), &c);
 }
 
 static void child_index_done(struct child_index *ci)
@@ -70,50 +64,77 @@ static int child_index_build(struct child_index *ci, const struct mount_table *t
 	for (size_t i = 0; i < t->n_entries; i++) {
 		const struct mount_entry *e = &t->entries[i];
 		size_t len = strlen(e->mountpoint);
+		uint64_t h = hash_path(e->mountpoint, len, e->parent_id);
 		struct hash_cursor c = { 0 };
 
 		/* A later duplicate (same parent, same mountpoint) replaces the earlier one: the
 		 * kernel lists mounts in the order they were attached. */
-		if (child_index_lookup(ci, e->parent_id, e->mountpoint, len, &c) != NO_MOUNT)
+		if (child_index_find(ci, e->parent_id, e->mountpoint, len, h, &c) != NO_MOUNT)
 			hash_index_set(&ci->x, &c, i);
-		else if ((r = hash_index_add(&ci->x, hash_path(e->mountpoint, len, e->parent_id),
-					     i)) < 0)
+		else if ((r = hash_index_add(&ci->x, h, i)) < 0)
 			return r;
 	}
 	return 0;
 }
 
-static int compare_id(const void *a, const void *b, void *arg)
-{
-	const struct mount_table *t = arg;
-	unsigned x = t->entries[*(const size_t *)a].id, y = t->entries[*(const size_t *)b].id;
+/* A mount id and the position of its entry. The table sorted by id as an array of these, 8 bytes
+ * a mount: sorting it and searching it for parents reads that array alone, not entries scattered
+ * over the table (which on 100,000 mounts miss the cache at nearly every step). */
+struct id_pos {
+	unsigned id;
+	uint32_t pos;
+};
 
-	return x < y ? -1 : x > y;
+struct id_index {
+	struct id_pos *items;
+	size_t n;
+	bool unique; /* no id appears twice (only a hostile table repeats one) */
+};
+
+/* By id, then by position: equal ids keep the table's order. */
+static int compare_id_pos(const void *a, const void *b)
+{
+	const struct id_pos *x = a, *y = b;
+
+	if (x->id != y->id)
+		return x->id < y->id ? -1 : 1;
+	return x->pos < y->pos ? -1 : x->pos > y->pos;
 }
 
-/* Sorted permutation of the table by mount id, to find parents. */
-static size_t *by_id_index(const struct mount_table *t)
+static int id_index_build(struct id_index *ix, const struct mount_table *t)
 {
-	size_t *idx = malloc(sizeof(size_t) * (t->n_entries ?: 1));
-
-	if (!idx)
-		return NULL;
-	for (size_t i = 0; i < t->n_entries; i++)
-		idx[i] = i;
-	qsort_r(idx, t->n_entries, sizeof(size_t), compare_id, (void *)t);
-	return idx;
+	if (t->n_entries >= UINT32_MAX)
+		return -E2BIG;
+	ix->items = malloc(sizeof(struct id_pos) * (t->n_entries ?: 1));
+	if (!ix->items)
+		return -ENOMEM;
+	ix->n = t->n_entries;
+	for (size_t i = 0; i < ix->n; i++)
+		ix->items[i] = (struct id_pos){ .id = t->entries[i].id, .pos = (uint32_t)i };
+	qsort(ix->items, ix->n, sizeof(struct id_pos), compare_id_pos);
+	ix->unique = true;
+	for (size_t i = 1; i < ix->n && ix->unique; i++)
+		ix->unique = ix->items[i].id != ix->items[i - 1].id;
+	return 0;
 }
 
-static size_t lookup_id(const struct mount_table *t, const size_t *idx, unsigned id)
+static void id_index_done(struct id_index *ix)
 {
-	size_t lo = 0, hi = t->n_entries;
+	free(ix->items);
+	*ix = (struct id_index){ 0 };
+}
+
+/* The position of a mount with this id, NO_MOUNT when none. */
+static size_t lookup_id(const struct id_index *ix, unsigned id)
+{
+	size_t lo = 0, hi = ix->n;
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		unsigned x = t->entries[idx[mid]].id;
+		unsigned x = ix->items[mid].id;
 
 		if (x == id)
-			return idx[mid];
+			return ix->items[mid].pos;
 		if (x < id)
 			lo = mid + 1;
 		else
@@ -156,29 +177,39 @@ static size_t sibling_cover(const struct child_index *ci, const struct mount_ent
 }
 
 static int compute_reachability(struct analysis *a, const struct child_index *ci,
-				const size_t *by_id)
+				const struct id_index *by_id)
 {
 	const struct mount_table *t = a->snap->mounts;
 	size_t n = t->n_entries;
 	size_t *parent = a->parent;
 	_cleanup_free_ size_t *sibling = NULL, *pos_cover = NULL, *stack = NULL;
 	_cleanup_free_ unsigned char *state = NULL; /* 0 new, 1 on stack, 2 done */
+	_cleanup_free_ bool *has_child = NULL;
 
 	sibling = malloc(sizeof(size_t) * (n ?: 1));
 	pos_cover = calloc(n ?: 1, sizeof(size_t));
 	stack = malloc(sizeof(size_t) * (n ?: 1));
 	state = calloc(n ?: 1, 1);
-	if (!sibling || !pos_cover || !stack || !state)
+	has_child = calloc(n ?: 1, sizeof(bool));
+	if (!sibling || !pos_cover || !stack || !state || !has_child)
 		return -ENOMEM;
 
+	/* Parents first: a mount that is no mount's parent has nothing stacked on it, and most
+	 * mounts of a large table are such leaves, each a lookup saved. With an id repeated, the
+	 * mount found for it need not be the one a child names: every mount is looked at then. */
+	for (size_t i = 0; i < n; i++) {
+		size_t p = lookup_id(by_id, t->entries[i].parent_id);
+
+		if (p != NO_MOUNT)
+			has_child[p] = true;
+		parent[i] = p == i ? NO_MOUNT : p;
+	}
 	for (size_t i = 0; i < n; i++) {
 		const struct mount_entry *e = &t->entries[i];
-		size_t p = lookup_id(t, by_id, e->parent_id), top;
+		size_t p = parent[i], top = NO_MOUNT;
 
-		if (p == i)
-			p = NO_MOUNT;
-		parent[i] = p;
-		top = child_at(ci, e->id, e->mountpoint, strlen(e->mountpoint));
+		if (has_child[i] || !by_id->unique)
+			top = child_at(ci, e->id, e->mountpoint, strlen(e->mountpoint));
 		a->stacked_on[i] = top == i ? NO_MOUNT : top;
 		sibling[i] =
 		    sibling_cover(ci, e, p == NO_MOUNT ? NULL : &t->entries[p], &a->cover_work);
@@ -283,13 +314,14 @@ int analysis_relevant_mounts(const struct analysis *a, size_t **ret, size_t *ret
 int analysis_reachability(struct analysis *a)
 {
 	_cleanup_(child_index_done) struct child_index ci = { 0 };
-	_cleanup_free_ size_t *by_id = by_id_index(a->snap->mounts);
+	_cleanup_(id_index_done) struct id_index by_id = { 0 };
 	int r;
 
-	if (!by_id)
-		return -ENOMEM;
+	r = id_index_build(&by_id, a->snap->mounts);
+	if (r < 0)
+		return r;
 	r = child_index_build(&ci, a->snap->mounts);
 	if (r < 0)
 		return r;
-	return compute_reachability(a, &ci, by_id);
+	return compute_reachability(a, &ci, &by_id);
 }

@@ -245,6 +245,46 @@ static void test_hostile_tables(void)
 	analysis_free(a);
 	snapshot_free(s);
 
+	/* A repeated id: the stacking on the first mount of id 5 is seen although the search for
+	 * id 5 lands on the second (the analysis looks for what is stacked on every mount then,
+	 * not only on those it found to be parents). */
+	s = snapshot_with_mounts(
+	    strdup("1 0 0:1 / / rw - ext4 /dev/vda rw\n"
+		   "5 1 0:20 / /dev/pts rw - devpts devpts rw,gid=5,mode=620\n"
+		   "5 1 0:21 / /x rw - tmpfs t rw\n"
+		   "6 5 0:22 / /dev/pts rw - devpts devpts rw,gid=5,mode=620\n"));
+	a = NULL;
+	EXPECT_INT(analysis_new(s, &a), 0);
+	if (a) {
+		EXPECT(!a->reachable[1]);
+		EXPECT_INT(a->stacked_on[1], 3);
+		EXPECT_INT(a->covered_by[1], 3);
+		EXPECT(a->reachable[2]);
+		EXPECT_INT(a->stacked_on[2], NO_MOUNT);
+		EXPECT(a->reachable[3]);
+	}
+	analysis_free(a);
+	snapshot_free(s);
+
+	/* Stacked on a mount listed after the one stacked on it, and a leaf beside them. */
+	s = snapshot_with_mounts(
+	    strdup("1 0 0:1 / / rw - ext4 /dev/vda rw\n"
+		   "8 7 0:30 / /dev/pts rw - devpts devpts rw,gid=5,mode=620\n"
+		   "9 1 0:31 / /y rw - tmpfs t rw\n"
+		   "7 1 0:32 / /dev/pts rw - devpts devpts rw,gid=5,mode=620\n"));
+	a = NULL;
+	EXPECT_INT(analysis_new(s, &a), 0);
+	if (a) {
+		EXPECT_INT(a->parent[1], 3);
+		EXPECT_INT(a->stacked_on[3], 1);
+		EXPECT(!a->reachable[3]);
+		EXPECT(a->reachable[1]);
+		EXPECT(a->reachable[2]);
+		EXPECT_INT(a->stacked_on[2], NO_MOUNT);
+	}
+	analysis_free(a);
+	snapshot_free(s);
+
 	/* 100,000 devpts stacked on one mountpoint: no recursion, only the top is reachable. */
 	p += sprintf(p, "1 0 0:1 / / rw - ext4 /dev/vda rw\n");
 	for (size_t i = 2; i <= n; i++)
