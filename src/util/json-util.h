@@ -4,7 +4,14 @@
 #pragma once
 
 #include <json-c/json.h>
+#include <stdio.h>
 #include <sys/types.h>
+
+/* Add KEY, a string literal (its text is kept, not copied), to o, which must not have it yet:
+ * no search of o's keys and no copy of the key, for the objects a report is built of. */
+#define json_add_new(o, KEY, value)                                                                \
+	json_object_object_add_ex((o), "" KEY, (value),                                            \
+				  JSON_C_OBJECT_ADD_KEY_IS_NEW | JSON_C_OBJECT_ADD_CONSTANT_KEY)
 
 json_object *json_new_mode(mode_t mode);
 json_object *json_new_devnum(dev_t dev);
@@ -12,3 +19,5 @@ json_object *json_new_string_or_null(const char *s);
 
 /* Serialize deterministically (two-space pretty print, no slash escaping), with a newline. */
 char *json_to_text(json_object *o, int pretty);
+/* The same text written to f, without a copy of it. 0 or -EIO/-ENOMEM. */
+int json_write(FILE *f, json_object *o, int pretty);
