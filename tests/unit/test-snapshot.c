@@ -206,6 +206,16 @@ static void test_helpers(void)
 
 	unescape_octal(buf);
 	EXPECT_STR(buf, "a b\\c\\0");
+	{
+		char none[] = "/dev/pts", first[] = "\\040x", last[] = "x\\011";
+
+		unescape_octal(none);
+		EXPECT_STR(none, "/dev/pts");
+		unescape_octal(first);
+		EXPECT_STR(first, " x");
+		unescape_octal(last);
+		EXPECT_STR(last, "x\t");
+	}
 }
 
 static struct snapshot *snapshot_with_mounts(char *mountinfo)
