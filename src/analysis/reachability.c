@@ -53,25 +53,42 @@ static void child_index_done(struct child_index *ci)
 	hash_index_done(&ci->x);
 }
 
+/* How many entries ahead of the one being indexed its slot is asked for. */
+#define CHILD_INDEX_PREFETCH 8
+
 static int child_index_build(struct child_index *ci, const struct mount_table *t)
 {
+	size_t n = t->n_entries;
+	_cleanup_free_ uint64_t *hashes = malloc(sizeof(uint64_t) * (n ?: 1));
+	_cleanup_free_ size_t *lens = malloc(sizeof(size_t) * (n ?: 1));
 	int r;
 
+	if (!hashes || !lens)
+		return -ENOMEM;
 	ci->t = t;
-	r = hash_index_reserve(&ci->x, t->n_entries);
+	r = hash_index_reserve(&ci->x, n);
 	if (r < 0)
 		return r;
-	for (size_t i = 0; i < t->n_entries; i++) {
+	/* The hashes first, so that each slot can be asked for before it is walked: the slots
+	 * of a large table are scattered over more memory than the cache holds. */
+	for (size_t i = 0; i < n; i++) {
 		const struct mount_entry *e = &t->entries[i];
-		size_t len = strlen(e->mountpoint);
-		uint64_t h = hash_path(e->mountpoint, len, e->parent_id);
+
+		lens[i] = strlen(e->mountpoint);
+		hashes[i] = hash_path(e->mountpoint, lens[i], e->parent_id);
+	}
+	for (size_t i = 0; i < n; i++) {
+		const struct mount_entry *e = &t->entries[i];
 		struct hash_cursor c = { 0 };
 
+		if (i + CHILD_INDEX_PREFETCH < n)
+			hash_index_prefetch(&ci->x, hashes[i + CHILD_INDEX_PREFETCH]);
 		/* A later duplicate (same parent, same mountpoint) replaces the earlier one: the
 		 * kernel lists mounts in the order they were attached. */
-		if (child_index_find(ci, e->parent_id, e->mountpoint, len, h, &c) != NO_MOUNT)
+		if (child_index_find(ci, e->parent_id, e->mountpoint, lens[i], hashes[i], &c) !=
+		    NO_MOUNT)
 			hash_index_set(&ci->x, &c, i);
-		else if ((r = hash_index_add(&ci->x, h, i)) < 0)
+		else if ((r = hash_index_add(&ci->x, hashes[i], i)) < 0)
 			return r;
 	}
 	return 0;
