@@ -11,7 +11,7 @@
  * no search of o's keys and no copy of the key, for the objects a report is built of. */
 #define json_add_new(o, KEY, value)                                                                \
 	json_object_object_add_ex((o), "" KEY, (value),                                            \
-				  JSON_C_OBJECT_ADD_KEY_IS_NEW | JSON_C_OBJECT_ADD_CONSTANT_KEY)
+				  JSON_C_OBJECT_ADD_KEY_IS_NEW | JSON_C_OBJECT_KEY_IS_CONSTANT)
 
 json_object *json_new_mode(mode_t mode);
 json_object *json_new_devnum(dev_t dev);
