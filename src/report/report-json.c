@@ -100,11 +100,12 @@ static json_object *options_json(const struct devpts_options *op)
 static json_object *instances_json(const struct analysis *a)
 {
 	const struct mount_table *t = a->snap->mounts;
-	json_object *arr = json_object_new_array();
+	json_object *arr = json_new_array_sized(a->n_instances);
 
 	FOREACH_ARRAY (in, a->instances, a->n_instances) {
-		json_object *o = json_object_new_object(), *mounts = json_object_new_array();
-		json_object *holders = json_object_new_array();
+		json_object *o = json_object_new_object(),
+			    *mounts = json_new_array_sized(in->n_mounts);
+		json_object *holders = json_new_array_sized(0);
 
 		json_add_new(o, "device", json_new_devnum(in->dev));
 		for (size_t i = 0; i < in->n_mounts; i++) {
@@ -144,8 +145,8 @@ static json_object *instances_json(const struct analysis *a)
 
 static json_object *finding_json(const struct finding *f)
 {
-	json_object *o = json_object_new_object(), *ids = json_object_new_array();
-	json_object *devs = json_object_new_array();
+	json_object *o = json_object_new_object(), *ids = json_new_array_sized(f->n_mount_ids);
+	json_object *devs = json_new_array_sized(f->n_devices);
 
 	json_add_new(o, "id", json_object_new_string(f->check->id));
 	json_add_new(o, "severity", json_object_new_string(severity_to_string(f->severity)));
@@ -165,7 +166,8 @@ static json_object *finding_json(const struct finding *f)
 
 json_object *report_to_json(const struct report *r)
 {
-	json_object *o = json_object_new_object(), *findings = json_object_new_array();
+	json_object *o = json_object_new_object();
+	json_object *findings = json_new_array_sized(r->findings->n_items);
 	json_object *summary = json_object_new_object();
 	int64_t counts[_SEVERITY_MAX] = { 0 };
 
@@ -215,7 +217,7 @@ json_object *report_to_json(const struct report *r)
 		json_add_new(o, "journal", j);
 	}
 	if (r->namespaces) {
-		json_object *arr = json_object_new_array();
+		json_object *arr = json_new_array_sized(r->n_namespaces);
 
 		FOREACH_ARRAY (n, r->namespaces, r->n_namespaces)
 			json_object_array_add(arr, report_namespace_to_json(n));

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +32,16 @@ static const char *json_text(json_object *o, int pretty, size_t *len)
 	    (pretty ? JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED : JSON_C_TO_STRING_PLAIN);
 
 	return json_object_to_json_string_length(o, flags, len);
+}
+
+json_object *json_new_array_sized(size_t n)
+{
+#if JSON_C_VERSION_NUM >= (15 << 8)
+	return json_object_new_array_ext(n == 0 ? 1 : n < INT_MAX ? (int)n : INT_MAX);
+#else
+	(void)n;
+	return json_object_new_array();
+#endif
 }
 
 char *json_to_text(json_object *o, int pretty)

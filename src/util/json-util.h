@@ -16,6 +16,9 @@
 json_object *json_new_mode(mode_t mode);
 json_object *json_new_devnum(dev_t dev);
 json_object *json_new_string_or_null(const char *s);
+/* An array with room for n items (at least one) where json-c can say so (0.15 on): its default
+ * room is 32, 256 bytes for each of a report's many arrays of one. */
+json_object *json_new_array_sized(size_t n);
 
 /* Serialize deterministically (two-space pretty print, no slash escaping), with a newline. */
 char *json_to_text(json_object *o, int pretty);

@@ -403,6 +403,21 @@ static void test_json_write(void)
 		written = NULL;
 		free(text);
 	}
+	/* room for none, one or many: the array grows as before */
+	for (size_t n = 0; n <= 40; n += 20) {
+		json_object *sized = json_new_array_sized(n / 20);
+
+		CHECK_MSG(sized, "sized array");
+		for (size_t k = 0; k < n; k++)
+			json_object_array_add(sized, json_object_new_int64((int64_t)k));
+		EXPECT_INT(json_object_array_length(sized), n);
+		if (n == 20) {
+			text = json_to_text(sized, 0);
+			EXPECT_STR(text, "[0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19]\n");
+			free(text);
+		}
+		json_object_put(sized);
+	}
 	text = json_to_text(o, 1);
 	EXPECT_STR(
 	    text,
