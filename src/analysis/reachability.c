@@ -158,14 +158,28 @@ struct id_index {
 	bool unique; /* no id appears twice (only a hostile table repeats one) */
 };
 
-/* By id, then by position: equal ids keep the table's order. */
-static int compare_id_pos(const void *a, const void *b)
+/* items[0..n) by id, equal ids in the order given (by position, as they come): a radix sort, one
+ * stable pass per byte of the ids, skipping a byte all ids share (mount ids are small numbers: two
+ * passes). tmp holds n items. */
+static void sort_id_pos(struct id_pos *items, struct id_pos *tmp, size_t n)
 {
-	const struct id_pos *x = a, *y = b;
+	for (unsigned shift = 0; shift < 32; shift += 8) {
+		size_t count[256] = { 0 }, at = 0;
 
-	if (x->id != y->id)
-		return x->id < y->id ? -1 : 1;
-	return x->pos < y->pos ? -1 : x->pos > y->pos;
+		for (size_t i = 0; i < n; i++)
+			count[(items[i].id >> shift) & 0xff]++;
+		if (count[(items[0].id >> shift) & 0xff] == n)
+			continue;
+		for (size_t b = 0; b < 256; b++) {
+			size_t c = count[b];
+
+			count[b] = at;
+			at += c;
+		}
+		for (size_t i = 0; i < n; i++)
+			tmp[count[(items[i].id >> shift) & 0xff]++] = items[i];
+		memcpy(items, tmp, n * sizeof(*items));
+	}
 }
 
 static int id_index_build(struct id_index *ix, const struct mount_table *t)
@@ -183,8 +197,13 @@ static int id_index_build(struct id_index *ix, const struct mount_table *t)
 		sorted = sorted && (i == 0 || ix->items[i - 1].id <= ix->items[i].id);
 	}
 	/* The kernel lists mounts by id more often than not: no sort then. */
-	if (!sorted)
-		qsort(ix->items, ix->n, sizeof(struct id_pos), compare_id_pos);
+	if (!sorted) {
+		_cleanup_free_ struct id_pos *tmp = malloc(sizeof(struct id_pos) * ix->n);
+
+		if (!tmp)
+			return -ENOMEM;
+		sort_id_pos(ix->items, tmp, ix->n);
+	}
 	ix->unique = true;
 	for (size_t i = 1; i < ix->n && ix->unique; i++)
 		ix->unique = ix->items[i].id != ix->items[i - 1].id;

@@ -276,6 +276,28 @@ static void test_hostile_tables(void)
 	analysis_free(a);
 	snapshot_free(s);
 
+	/* Ids out of order and of several bytes (the sort by id runs one pass per byte): each
+	 * mount finds its parent. */
+	s = snapshot_with_mounts(strdup("70000 1 0:40 / /big rw - tmpfs t rw\n"
+					"300 70000 0:41 / /big/x rw - tmpfs t rw\n"
+					"1 0 0:1 / / rw - ext4 /dev/vda rw\n"
+					"16777217 300 0:42 / /big/x/y rw - tmpfs t rw\n"
+					"2 16777217 0:43 / /big/x/y rw - tmpfs t rw\n"));
+	a = NULL;
+	EXPECT_INT(analysis_new(s, &a), 0);
+	if (a) {
+		EXPECT_INT(a->parent[0], 2);
+		EXPECT_INT(a->parent[1], 0);
+		EXPECT_INT(a->parent[2], NO_MOUNT);
+		EXPECT_INT(a->parent[3], 1);
+		EXPECT_INT(a->parent[4], 3);
+		EXPECT_INT(a->stacked_on[3], 4);
+		EXPECT(!a->reachable[3]);
+		EXPECT(a->reachable[4]);
+	}
+	analysis_free(a);
+	snapshot_free(s);
+
 	/* Stacked on a mount listed after the one stacked on it, and a leaf beside them. */
 	s = snapshot_with_mounts(
 	    strdup("1 0 0:1 / / rw - ext4 /dev/vda rw\n"
