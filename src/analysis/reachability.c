@@ -21,6 +21,17 @@
 struct child_index {
 	struct hash_index x;
 	const struct mount_table *t;
+	/* Per mount, once asked for: the hash of its mountpoint seeded with its own id, not yet
+	 * finished. A child's mountpoint begins with its parent's and its hashes are seeded with
+	 * the parent's id, so they all continue from there: the parent's part is hashed once for
+	 * all its children, not once for each. NULL when the parents are not known. */
+	struct prefix_hash *prefix;
+};
+
+struct prefix_hash {
+	uint64_t state;
+	size_t len;
+	bool known;
 };
 
 static bool child_is(const struct mount_entry *e, unsigned parent_id, const char *path, size_t len)
@@ -40,80 +51,182 @@ static size_t child_index_find(const struct child_index *ci, unsigned parent_id,
 	return NO_MOUNT;
 }
 
-static size_t child_index_lookup(const struct child_index *ci, unsigned parent_id, const char *path,
-				 size_t len, struct hash_cursor *c)
-{
-	return child_index_find(ci, parent_id, path, len, hash_path(path, len, parent_id), c);
-}
-
-static size_t child_at(const struct child_index *ci, unsigned parent_id, const char *path,
-		       size_t len)
-{
-	struct hash_cursor c = { 0 };
-
-	return child_index_lookup(ci, parent_id, path, len, &c);
-}
-
 static void child_index_done(struct child_index *ci)
 {
 	hash_index_done(&ci->x);
+	free(ci->prefix);
+	ci->prefix = NULL;
 }
 
-static int child_index_build(struct child_index *ci, const struct mount_table *t)
+/* The hash state of mount i's whole mountpoint seeded with its id (ci->prefix is set). */
+static const struct prefix_hash *own_prefix(struct child_index *ci, size_t i)
 {
+	struct prefix_hash *ph = &ci->prefix[i];
+	const struct mount_entry *e = &ci->t->entries[i];
+
+	if (!ph->known) {
+		ph->len = strlen(e->mountpoint);
+		ph->state = hash_path_feed(hash_path_start(e->id), e->mountpoint, ph->len);
+		ph->known = true;
+	}
+	return ph;
+}
+
+/* Where the hash of e's mountpoint, seeded with its parent's id, stands after the bytes it shares
+ * with the mountpoint of its parent (the mount at position parent): *state, and the number of
+ * bytes returned. 0 and the bare seed when the parent is unknown or e's mountpoint does not begin
+ * with its parent's. Either way hashing the rest from there gives hash_path() of the whole. */
+static size_t hash_after_parent(struct child_index *ci, const struct mount_entry *e, size_t parent,
+				uint64_t *state)
+{
+	const struct prefix_hash *ph;
+	const struct mount_entry *p;
+
+	*state = hash_path_start(e->parent_id);
+	if (parent == NO_MOUNT || !ci->prefix)
+		return 0;
+	p = &ci->t->entries[parent];
+	if (p->id != e->parent_id)
+		return 0;
+	ph = own_prefix(ci, parent);
+	if (strncmp(e->mountpoint, p->mountpoint, ph->len) != 0)
+		return 0;
+	*state = ph->state;
+	return ph->len;
+}
+
+/* How many entries ahead of the one being indexed its slot is asked for. */
+#define CHILD_INDEX_PREFETCH 8
+
+/* The index of t; parent, when given, is each mount's parent (NO_MOUNT: none known), whose
+ * mountpoints are then hashed once for all their children. */
+static int child_index_build(struct child_index *ci, const struct mount_table *t,
+			     const size_t *parent)
+{
+	size_t n = t->n_entries;
+	_cleanup_free_ uint64_t *hashes = malloc(sizeof(uint64_t) * (n ?: 1));
+	_cleanup_free_ size_t *lens = malloc(sizeof(size_t) * (n ?: 1));
 	int r;
 
+	if (!hashes || !lens)
+		return -ENOMEM;
 	ci->t = t;
-	r = hash_index_reserve(&ci->x, t->n_entries);
+	if (parent && !(ci->prefix = calloc(n ?: 1, sizeof(struct prefix_hash))))
+		return -ENOMEM;
+	r = hash_index_reserve(&ci->x, n);
 	if (r < 0)
 		return r;
-	for (size_t i = 0; i < t->n_entries; i++) {
+	/* The hashes first, so that each slot can be asked for before it is walked: the slots
+	 * of a large table are scattered over more memory than the cache holds. */
+	for (size_t i = 0; i < n; i++) {
 		const struct mount_entry *e = &t->entries[i];
-		size_t len = strlen(e->mountpoint);
+		uint64_t state;
+		size_t done = hash_after_parent(ci, e, parent ? parent[i] : NO_MOUNT, &state);
+
+		lens[i] = strlen(e->mountpoint);
+		hashes[i] =
+		    hash_path_finish(hash_path_feed(state, e->mountpoint + done, lens[i] - done));
+	}
+	for (size_t i = 0; i < n; i++) {
+		const struct mount_entry *e = &t->entries[i];
 		struct hash_cursor c = { 0 };
 
+		if (i + CHILD_INDEX_PREFETCH < n)
+			hash_index_prefetch(&ci->x, hashes[i + CHILD_INDEX_PREFETCH]);
 		/* A later duplicate (same parent, same mountpoint) replaces the earlier one: the
 		 * kernel lists mounts in the order they were attached. */
-		if (child_index_lookup(ci, e->parent_id, e->mountpoint, len, &c) != NO_MOUNT)
+		if (child_index_find(ci, e->parent_id, e->mountpoint, lens[i], hashes[i], &c) !=
+		    NO_MOUNT)
 			hash_index_set(&ci->x, &c, i);
-		else if ((r = hash_index_add(&ci->x, hash_path(e->mountpoint, len, e->parent_id),
-					     i)) < 0)
+		else if ((r = hash_index_add(&ci->x, hashes[i], i)) < 0)
 			return r;
 	}
 	return 0;
 }
 
-static int compare_id(const void *a, const void *b, void *arg)
-{
-	const struct mount_table *t = arg;
-	unsigned x = t->entries[*(const size_t *)a].id, y = t->entries[*(const size_t *)b].id;
+/* A mount id and the position of its entry. The table sorted by id as an array of these, 8 bytes
+ * a mount: sorting it and searching it for parents reads that array alone, not entries scattered
+ * over the table (which on 100,000 mounts miss the cache at nearly every step). */
+struct id_pos {
+	unsigned id;
+	uint32_t pos;
+};
 
-	return x < y ? -1 : x > y;
+struct id_index {
+	struct id_pos *items;
+	size_t n;
+	bool unique; /* no id appears twice (only a hostile table repeats one) */
+};
+
+/* items[0..n) by id, equal ids in the order given (by position, as they come): a radix sort, one
+ * stable pass per byte of the ids, skipping a byte all ids share (mount ids are small numbers: two
+ * passes). tmp holds n items. */
+static void sort_id_pos(struct id_pos *items, struct id_pos *tmp, size_t n)
+{
+	for (unsigned shift = 0; shift < 32; shift += 8) {
+		size_t count[256] = { 0 }, at = 0;
+
+		for (size_t i = 0; i < n; i++)
+			count[(items[i].id >> shift) & 0xff]++;
+		if (count[(items[0].id >> shift) & 0xff] == n)
+			continue;
+		for (size_t b = 0; b < 256; b++) {
+			size_t c = count[b];
+
+			count[b] = at;
+			at += c;
+		}
+		for (size_t i = 0; i < n; i++)
+			tmp[count[(items[i].id >> shift) & 0xff]++] = items[i];
+		memcpy(items, tmp, n * sizeof(*items));
+	}
 }
 
-/* Sorted permutation of the table by mount id, to find parents. */
-static size_t *by_id_index(const struct mount_table *t)
+static int id_index_build(struct id_index *ix, const struct mount_table *t)
 {
-	size_t *idx = malloc(sizeof(size_t) * (t->n_entries ?: 1));
+	bool sorted = true;
 
-	if (!idx)
-		return NULL;
-	for (size_t i = 0; i < t->n_entries; i++)
-		idx[i] = i;
-	qsort_r(idx, t->n_entries, sizeof(size_t), compare_id, (void *)t);
-	return idx;
+	if (t->n_entries >= UINT32_MAX)
+		return -E2BIG;
+	ix->items = malloc(sizeof(struct id_pos) * (t->n_entries ?: 1));
+	if (!ix->items)
+		return -ENOMEM;
+	ix->n = t->n_entries;
+	for (size_t i = 0; i < ix->n; i++) {
+		ix->items[i] = (struct id_pos){ .id = t->entries[i].id, .pos = (uint32_t)i };
+		sorted = sorted && (i == 0 || ix->items[i - 1].id <= ix->items[i].id);
+	}
+	/* The kernel lists mounts by id more often than not: no sort then. */
+	if (!sorted) {
+		_cleanup_free_ struct id_pos *tmp = malloc(sizeof(struct id_pos) * ix->n);
+
+		if (!tmp)
+			return -ENOMEM;
+		sort_id_pos(ix->items, tmp, ix->n);
+	}
+	ix->unique = true;
+	for (size_t i = 1; i < ix->n && ix->unique; i++)
+		ix->unique = ix->items[i].id != ix->items[i - 1].id;
+	return 0;
 }
 
-static size_t lookup_id(const struct mount_table *t, const size_t *idx, unsigned id)
+static void id_index_done(struct id_index *ix)
 {
-	size_t lo = 0, hi = t->n_entries;
+	free(ix->items);
+	*ix = (struct id_index){ 0 };
+}
+
+/* The position of a mount with this id, NO_MOUNT when none. */
+static size_t lookup_id(const struct id_index *ix, unsigned id)
+{
+	size_t lo = 0, hi = ix->n;
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		unsigned x = t->entries[idx[mid]].id;
+		unsigned x = ix->items[mid].id;
 
 		if (x == id)
-			return idx[mid];
+			return ix->items[mid].pos;
 		if (x < id)
 			lo = mid + 1;
 		else
@@ -127,17 +240,20 @@ static size_t lookup_id(const struct mount_table *t, const size_t *idx, unsigned
  * directory of e's mountpoint (a tmpfs on /dev hides /dev/pts mounted in the same parent), the
  * shortest directory first, as the kernel's path walk meets it. One pass over the mountpoint:
  * the hash of each directory continues the hash of the one before, so a mountpoint of L bytes
- * costs O(L) whatever its depth (hashing every prefix anew was O(L * depth)). *work, when
- * given, is increased by the bytes hashed.
+ * costs O(L) whatever its depth (hashing every prefix anew was O(L * depth)), and less when its
+ * parent's part is hashed already. *work, when given, is increased by the bytes hashed.
  */
-static size_t sibling_cover(const struct child_index *ci, const struct mount_entry *e,
-			    const struct mount_entry *parent, size_t *work)
+static size_t sibling_cover(struct child_index *ci, const struct mount_entry *e, size_t parent,
+			    size_t *work)
 {
 	const char *mp = e->mountpoint;
-	size_t plen = parent ? strlen(parent->mountpoint) : 0, done = 0;
-	uint64_t state = hash_path_start(e->parent_id);
+	size_t plen = parent != NO_MOUNT ? strlen(ci->t->entries[parent].mountpoint) : 0, done;
+	uint64_t state;
 
-	for (const char *p = strchr(mp + 1, '/'); p; p = strchr(p + 1, '/')) {
+	/* No directory up to the parent's mountpoint is looked up: start after it when the
+	 * mountpoint begins with it (its hash already known). */
+	done = hash_after_parent(ci, e, parent, &state);
+	for (const char *p = strchr(mp + (done > 0 ? done : 1), '/'); p; p = strchr(p + 1, '/')) {
 		size_t len = (size_t)(p - mp);
 		struct hash_cursor c = { 0 };
 		size_t hit;
@@ -155,34 +271,56 @@ static size_t sibling_cover(const struct child_index *ci, const struct mount_ent
 	return NO_MOUNT;
 }
 
-static int compute_reachability(struct analysis *a, const struct child_index *ci,
-				const size_t *by_id)
+static int compute_reachability(struct analysis *a, const struct id_index *by_id)
 {
+	_cleanup_(child_index_done) struct child_index index = { 0 };
+	struct child_index *ci = &index;
 	const struct mount_table *t = a->snap->mounts;
 	size_t n = t->n_entries;
 	size_t *parent = a->parent;
 	_cleanup_free_ size_t *sibling = NULL, *pos_cover = NULL, *stack = NULL;
 	_cleanup_free_ unsigned char *state = NULL; /* 0 new, 1 on stack, 2 done */
+	_cleanup_free_ bool *has_child = NULL;
+	int r;
 
 	sibling = malloc(sizeof(size_t) * (n ?: 1));
 	pos_cover = calloc(n ?: 1, sizeof(size_t));
 	stack = malloc(sizeof(size_t) * (n ?: 1));
 	state = calloc(n ?: 1, 1);
-	if (!sibling || !pos_cover || !stack || !state)
+	has_child = calloc(n ?: 1, sizeof(bool));
+	if (!sibling || !pos_cover || !stack || !state || !has_child)
 		return -ENOMEM;
 
+	/* Parents first: a mount that is no mount's parent has nothing stacked on it, and most
+	 * mounts of a large table are such leaves, each a lookup saved. With an id repeated, the
+	 * mount found for it need not be the one a child names: every mount is looked at then. */
+	for (size_t i = 0; i < n; i++) {
+		size_t p = lookup_id(by_id, t->entries[i].parent_id);
+
+		if (p != NO_MOUNT)
+			has_child[p] = true;
+		parent[i] = p == i ? NO_MOUNT : p;
+	}
+	r = child_index_build(ci, t, parent);
+	if (r < 0)
+		return r;
 	for (size_t i = 0; i < n; i++) {
 		const struct mount_entry *e = &t->entries[i];
-		size_t p = lookup_id(t, by_id, e->parent_id), top;
+		size_t top = NO_MOUNT;
 
-		if (p == i)
-			p = NO_MOUNT;
-		parent[i] = p;
-		top = child_at(ci, e->id, e->mountpoint, strlen(e->mountpoint));
+		if (has_child[i] || !by_id->unique) {
+			const struct prefix_hash *own = own_prefix(ci, i);
+			struct hash_cursor c = { 0 };
+
+			top = child_index_find(ci, e->id, e->mountpoint, own->len,
+					       hash_path_finish(own->state), &c);
+		}
 		a->stacked_on[i] = top == i ? NO_MOUNT : top;
-		sibling[i] =
-		    sibling_cover(ci, e, p == NO_MOUNT ? NULL : &t->entries[p], &a->cover_work);
+		sibling[i] = sibling_cover(ci, e, parent[i], &a->cover_work);
 	}
+	/* The index released before the walk below and the instances: for 50,000 mounts it is
+	 * 1 MiB. */
+	child_index_done(ci);
 
 	/*
 	 * A mount is reachable when nothing hides its position and nothing is stacked on it.
@@ -237,7 +375,7 @@ int analysis_relevant_mounts(const struct analysis *a, size_t **ret, size_t *ret
 
 	if (!work || !in)
 		return -ENOMEM;
-	r = child_index_build(&ci, t);
+	r = child_index_build(&ci, t, a->parent);
 	if (r < 0)
 		return r;
 #define ADD(i)                                                                                     \
@@ -263,8 +401,7 @@ int analysis_relevant_mounts(const struct analysis *a, size_t **ret, size_t *ret
 
 		ADD(p);
 		ADD(a->stacked_on[m]);
-		ADD(sibling_cover(&ci, &t->entries[m], p == NO_MOUNT ? NULL : &t->entries[p],
-				  NULL));
+		ADD(sibling_cover(&ci, &t->entries[m], p, NULL));
 	}
 #undef ADD
 	child_index_done(&ci);
@@ -282,14 +419,11 @@ int analysis_relevant_mounts(const struct analysis *a, size_t **ret, size_t *ret
 
 int analysis_reachability(struct analysis *a)
 {
-	_cleanup_(child_index_done) struct child_index ci = { 0 };
-	_cleanup_free_ size_t *by_id = by_id_index(a->snap->mounts);
+	_cleanup_(id_index_done) struct id_index by_id = { 0 };
 	int r;
 
-	if (!by_id)
-		return -ENOMEM;
-	r = child_index_build(&ci, a->snap->mounts);
+	r = id_index_build(&by_id, a->snap->mounts);
 	if (r < 0)
 		return r;
-	return compute_reachability(a, &ci, by_id);
+	return compute_reachability(a, &by_id);
 }

@@ -14,11 +14,11 @@ json_object *check_json_mount(const struct analysis *a, size_t i)
 	if (!e)
 		return NULL;
 	o = json_object_new_object();
-	json_object_object_add(o, "mount_id", json_object_new_int64(e->id));
-	json_object_object_add(o, "mountpoint", json_object_new_string(e->mountpoint));
-	json_object_object_add(o, "device", json_new_devnum(e->dev));
-	json_object_object_add(o, "fstype", json_object_new_string(e->fstype));
-	json_object_object_add(o, "options", json_object_new_string(e->super_options));
+	json_add_new(o, "mount_id", json_object_new_int64(e->id));
+	json_add_new(o, "mountpoint", json_object_new_string(e->mountpoint));
+	json_add_new(o, "device", json_new_devnum(e->dev));
+	json_add_new(o, "fstype", json_object_new_string(e->fstype));
+	json_add_new(o, "options", json_object_new_string(e->super_options));
 	return o;
 }
 
@@ -58,10 +58,10 @@ json_object *check_evidence_at(const struct mount_entry *e, const char *mp, dev_
 {
 	json_object *ev = json_object_new_object();
 
-	json_object_object_add(ev, "mountpoint", json_object_new_string(mp ?: e->mountpoint));
-	json_object_object_add(ev, "mount_id", e ? json_object_new_int64(e->id) : NULL);
-	json_object_object_add(ev, "device", json_new_devnum(dev));
-	json_object_object_add(ev, "options", json_object_new_string(e ? e->super_options : ""));
+	json_add_new(ev, "mountpoint", json_object_new_string(mp ?: e->mountpoint));
+	json_add_new(ev, "mount_id", e ? json_object_new_int64(e->id) : NULL);
+	json_add_new(ev, "device", json_new_devnum(dev));
+	json_add_new(ev, "options", json_object_new_string(e ? e->super_options : ""));
 	return ev;
 }
 
@@ -69,11 +69,9 @@ json_object *check_evidence_ptmx(const struct analysis *a)
 {
 	json_object *ev = json_object_new_object();
 
-	json_object_object_add(ev, "path", json_object_new_string(PTMX_PATH));
-	json_object_object_add(ev, "kind",
-			       json_object_new_string(ptmx_kind_to_string(a->ptmx_kind)));
-	json_object_object_add(ev, "target",
-			       json_new_string_or_null(a->ptmx ? a->ptmx->target : NULL));
+	json_add_new(ev, "path", json_object_new_string(PTMX_PATH));
+	json_add_new(ev, "kind", json_object_new_string(ptmx_kind_to_string(a->ptmx_kind)));
+	json_add_new(ev, "target", json_new_string_or_null(a->ptmx ? a->ptmx->target : NULL));
 	return ev;
 }
 
@@ -83,16 +81,16 @@ json_object *check_options_evidence(const struct check_context *ctx, const struc
 	const struct mount_entry *e = analysis_serving_mount(ctx->a);
 	json_object *ev = check_evidence_at(e, mp, in->dev), *modes = json_object_new_array();
 
-	json_object_object_add(ev, "gid",
-			       in->options.has_gid ? json_object_new_int64(in->options.gid) : NULL);
-	json_object_object_add(ev, "mode", json_new_mode(in->options.mode));
-	json_object_object_add(ev, "expected_gid", json_object_new_int64(ctx->snap->tty_gid));
+	json_add_new(ev, "gid",
+		     in->options.has_gid ? json_object_new_int64(in->options.gid) : NULL);
+	json_add_new(ev, "mode", json_new_mode(in->options.mode));
+	json_add_new(ev, "expected_gid", json_object_new_int64(ctx->snap->tty_gid));
 	mode_t healthy[2];
 	size_t n = devpts_modes_healthy(ctx->policy, healthy);
 
 	for (size_t i = 0; i < n; i++)
 		json_object_array_add(modes, json_new_mode(healthy[i]));
-	json_object_object_add(ev, "expected_modes", modes);
+	json_add_new(ev, "expected_modes", modes);
 	return ev;
 }
 

@@ -113,12 +113,9 @@ static int write_report(const struct report *rep, enum format format, bool no_co
 	switch (format) {
 	case FORMAT_JSON: {
 		json_object *o = report_to_json(rep);
-		_cleanup_free_ char *text = json_to_text(o, 1);
 
+		r = o ? json_write(stdout, o, 1) : -ENOMEM;
 		json_object_put(o);
-		if (!text)
-			return -ENOMEM;
-		r = fputs(text, stdout) < 0 ? -EIO : 0;
 		break;
 	}
 	case FORMAT_PROMETHEUS:

@@ -283,7 +283,7 @@ int probe_base(const struct probe_options *opts, struct snapshot **ret, struct p
 
 	if ((r = probe_chain(opts->ns, s, PTMX_PATH)) < 0 ||
 	    (r = probe_chain(opts->ns, s, DEV_TTY_PATH)) < 0 ||
-	    (r = probe_path_dirs(opts->ns, s)) < 0 || (r = probe_mountpoints(opts->ns, s)) < 0)
+	    (r = probe_path_dirs(opts->ns, s)) < 0)
 		return r;
 	*ret = TAKE_PTR(s);
 	return 0;

@@ -7,7 +7,6 @@
 #include "analysis/analysis.h"
 #include "probe/namespace.h"
 #include "probe/ptmx-route.h"
-#include "util/alloc.h"
 #include "util/path.h"
 #include "util/string-util.h"
 
@@ -137,51 +136,4 @@ int probe_path_dirs(const struct namespace_target *ns, struct snapshot *s)
 			r = next_hop(s, &cur);
 	}
 	return r < 0 ? r : probe_dir_chain(ns, s, pts);
-}
-
-static int compare_paths(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* ptmx inside and beside every devpts mountpoint, each path once (hosts with thousands of
- * devpts instances: sort and skip repeats rather than search the node list each time). */
-int probe_mountpoints(const struct namespace_target *ns, struct snapshot *s)
-{
-	const struct mount_table *t = s->mounts;
-	char **paths = NULL;
-	size_t n = 0, allocated = 0, before = s->n_nodes;
-	int r = 0;
-
-	for (size_t i = 0; i < t->n_entries && r == 0; i++) {
-		_cleanup_free_ char *dir = NULL;
-
-		if (!streq(t->entries[i].fstype, "devpts"))
-			continue;
-		dir = path_dirname(t->entries[i].mountpoint);
-		if (GROW(paths, allocated, n + 2) < 0 || !dir) {
-			r = -ENOMEM;
-			break;
-		}
-		paths[n] = path_join(t->entries[i].mountpoint, "ptmx");
-		paths[n + 1] = path_join(dir, "ptmx");
-		if (!paths[n] || !paths[n + 1])
-			r = -ENOMEM;
-		n += 2;
-	}
-	if (r == 0 && n > 0)
-		qsort(paths, n, sizeof(char *), compare_paths);
-	for (size_t i = 0; i < n && r == 0; i++) {
-		bool seen = i > 0 && streq(paths[i], paths[i - 1]);
-
-		/* only the few nodes of the ptmx chain were there before */
-		for (size_t k = 0; k < before && !seen; k++)
-			seen = streq(s->nodes[k].path, paths[i]);
-		if (!seen)
-			r = probe_stat_new_node(ns, s, paths[i]);
-	}
-	for (size_t i = 0; i < n; i++)
-		free(paths[i]);
-	free(paths);
-	return r;
 }

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The nodes of the probe's first pass: /dev/ptmx and every hop of its symlink chain, the
- * directories an unprivileged open walks through to it and to /dev/pts, and the ptmx nodes in
- * and beside every devpts mountpoint. Each is lstat(2)ed under the namespace's root (ns NULL:
- * ours) into a node of the snapshot; a path that is not there is a NODE_MISSING node.
+ * directories an unprivileged open walks through to it and to /dev/pts, and /dev/tty's chain.
+ * Each is lstat(2)ed under the namespace's root (ns NULL: ours) into a node of the snapshot; a
+ * path that is not there is a NODE_MISSING node. Nothing is looked up per devpts mountpoint:
+ * no check reads a ptmx node other than those of /dev/ptmx's own chain.
  */
 #pragma once
 
@@ -21,5 +22,3 @@ int probe_chain(const struct namespace_target *ns, struct snapshot *s, const cha
 /* The directories a non-root open walks through (pty-path-blocked): those holding each hop of
  * /dev/ptmx's chain, and /dev/pts with its ancestors. After probe_chain() of /dev/ptmx. */
 int probe_path_dirs(const struct namespace_target *ns, struct snapshot *s);
-/* ptmx inside and beside every devpts mountpoint of s->mounts, each path once. */
-int probe_mountpoints(const struct namespace_target *ns, struct snapshot *s);

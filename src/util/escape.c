@@ -70,9 +70,12 @@ int fputs_escaped(const char *s, FILE *f)
 
 void unescape_octal(char *s)
 {
-	char *w = s;
+	/* Most fields have no escape at all: find the first (strchr is fast) before copying. */
+	char *w = strchr(s, '\\');
 
-	for (char *p = s; *p;) {
+	if (!w)
+		return;
+	for (char *p = w; *p;) {
 		if (p[0] == '\\' && p[1] >= '0' && p[1] <= '3' && p[2] >= '0' && p[2] <= '7' &&
 		    p[3] >= '0' && p[3] <= '7') {
 			*w++ = (char)(((p[1] - '0') << 6) | ((p[2] - '0') << 3) | (p[3] - '0'));

@@ -27,10 +27,29 @@ int parse_mode(const char *s, mode_t *ret)
 	return 0;
 }
 
+/* Written digit by digit: a report formats a few for every devpts instance, and printf's
+ * machinery costs twenty times as much as the digits. */
 const char *format_mode(mode_t mode, char buf[static 8])
 {
-	snprintf(buf, 8, "%04o", (unsigned)(mode & 07777));
+	for (int i = 3; i >= 0; i--, mode >>= 3)
+		buf[i] = (char)('0' + (mode & 7));
+	buf[4] = 0;
 	return buf;
+}
+
+/* v in decimal at p, returning the end. */
+static char *format_decimal(char *p, unsigned v)
+{
+	char digits[10];
+	size_t n = 0;
+
+	do {
+		digits[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v > 0);
+	while (n > 0)
+		*p++ = digits[--n];
+	return p;
 }
 
 int parse_uint(const char *s, unsigned *ret)
@@ -73,7 +92,10 @@ int parse_devnum(const char *s, dev_t *ret)
 
 const char *format_devnum(dev_t dev, char buf[static 24])
 {
-	snprintf(buf, 24, "%u:%u", major(dev), minor(dev));
+	char *p = format_decimal(buf, major(dev));
+
+	*p++ = ':';
+	*format_decimal(p, minor(dev)) = 0;
 	return buf;
 }
 

@@ -222,6 +222,10 @@ static void test_malformed(void)
 	/* too few fields before the separator */
 	snprintf(buf, sizeof(buf), "%s%s23 27 0:22 /sys - sysfs sysfs rw\n", ok, ok);
 	parse_fails_at(buf, 3);
+	/* dashes that are not the separator: at the start of a line, a field's end or start */
+	parse_fails_at("- 22 27 0:21 / /proc rw proc proc rw\n", 1);
+	parse_fails_at("22 27 0:21 / /proc- rw -proc proc rw\n", 1);
+	parse_fails_at("22 27 0:21 / /proc rw -\n", 1);
 	/* bad device number */
 	parse_fails_at("22 27 0-21 / /proc rw - proc proc rw\n", 1);
 	/* a NUL byte inside a line */
@@ -234,6 +238,32 @@ static void test_malformed(void)
 		EXPECT_INT(mount_table_parse(nul, sizeof(nul) - 1, &t, &err), -EINVAL);
 		EXPECT_INT(err.line, 2);
 	}
+}
+
+/* The separator is the first " - ", however many dashes come before it. */
+static void test_dashes(void)
+{
+	struct mount_table *t =
+	    parse_ok("36 35 98:0 /a-b /mnt-2--x rw,noatime master:1 - ext3 /dev/root-1 rw,x-y\n"
+		     "37 36 0:5 / /x\\040-\\040y rw - tmpfs - rw\n"
+		     "38 36 0:6 / /- rw - t-fs - -\n");
+
+	if (t) {
+		EXPECT_INT(t->n_entries, 3);
+		EXPECT_STR(t->entries[0].root, "/a-b");
+		EXPECT_STR(t->entries[0].mountpoint, "/mnt-2--x");
+		EXPECT_INT(t->entries[0].master, 1);
+		EXPECT_STR(t->entries[0].fstype, "ext3");
+		EXPECT_STR(t->entries[0].source, "/dev/root-1");
+		EXPECT_STR(t->entries[0].super_options, "rw,x-y");
+		EXPECT_STR(t->entries[1].mountpoint, "/x - y");
+		EXPECT_STR(t->entries[1].source, "-");
+		EXPECT_STR(t->entries[2].mountpoint, "/-");
+		EXPECT_STR(t->entries[2].fstype, "t-fs");
+		EXPECT_STR(t->entries[2].source, "-");
+		EXPECT_STR(t->entries[2].super_options, "-");
+	}
+	mount_table_free(t);
 }
 
 static void test_empty_and_options(void)
@@ -293,6 +323,7 @@ int main(int argc, char **argv)
 	test_empty_source();
 	test_long_lines();
 	test_malformed();
+	test_dashes();
 	test_empty_and_options();
 	if (argc < 2) {
 		fprintf(stderr, "usage: test-mountinfo SAMPLE-DIR\n");

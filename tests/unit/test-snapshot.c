@@ -206,6 +206,16 @@ static void test_helpers(void)
 
 	unescape_octal(buf);
 	EXPECT_STR(buf, "a b\\c\\0");
+	{
+		char none[] = "/dev/pts", first[] = "\\040x", last[] = "x\\011";
+
+		unescape_octal(none);
+		EXPECT_STR(none, "/dev/pts");
+		unescape_octal(first);
+		EXPECT_STR(first, " x");
+		unescape_octal(last);
+		EXPECT_STR(last, "x\t");
+	}
 }
 
 static struct snapshot *snapshot_with_mounts(char *mountinfo)
@@ -242,6 +252,68 @@ static void test_hostile_tables(void)
 	if (a)
 		for (size_t i = 0; i < 3; i++)
 			EXPECT(a->covered_by[i] == NO_MOUNT || a->covered_by[i] < 3);
+	analysis_free(a);
+	snapshot_free(s);
+
+	/* A repeated id: the stacking on the first mount of id 5 is seen although the search for
+	 * id 5 lands on the second (the analysis looks for what is stacked on every mount then,
+	 * not only on those it found to be parents). */
+	s = snapshot_with_mounts(
+	    strdup("1 0 0:1 / / rw - ext4 /dev/vda rw\n"
+		   "5 1 0:20 / /dev/pts rw - devpts devpts rw,gid=5,mode=620\n"
+		   "5 1 0:21 / /x rw - tmpfs t rw\n"
+		   "6 5 0:22 / /dev/pts rw - devpts devpts rw,gid=5,mode=620\n"));
+	a = NULL;
+	EXPECT_INT(analysis_new(s, &a), 0);
+	if (a) {
+		EXPECT(!a->reachable[1]);
+		EXPECT_INT(a->stacked_on[1], 3);
+		EXPECT_INT(a->covered_by[1], 3);
+		EXPECT(a->reachable[2]);
+		EXPECT_INT(a->stacked_on[2], NO_MOUNT);
+		EXPECT(a->reachable[3]);
+	}
+	analysis_free(a);
+	snapshot_free(s);
+
+	/* Ids out of order and of several bytes (the sort by id runs one pass per byte): each
+	 * mount finds its parent. */
+	s = snapshot_with_mounts(strdup("70000 1 0:40 / /big rw - tmpfs t rw\n"
+					"300 70000 0:41 / /big/x rw - tmpfs t rw\n"
+					"1 0 0:1 / / rw - ext4 /dev/vda rw\n"
+					"16777217 300 0:42 / /big/x/y rw - tmpfs t rw\n"
+					"2 16777217 0:43 / /big/x/y rw - tmpfs t rw\n"));
+	a = NULL;
+	EXPECT_INT(analysis_new(s, &a), 0);
+	if (a) {
+		EXPECT_INT(a->parent[0], 2);
+		EXPECT_INT(a->parent[1], 0);
+		EXPECT_INT(a->parent[2], NO_MOUNT);
+		EXPECT_INT(a->parent[3], 1);
+		EXPECT_INT(a->parent[4], 3);
+		EXPECT_INT(a->stacked_on[3], 4);
+		EXPECT(!a->reachable[3]);
+		EXPECT(a->reachable[4]);
+	}
+	analysis_free(a);
+	snapshot_free(s);
+
+	/* Stacked on a mount listed after the one stacked on it, and a leaf beside them. */
+	s = snapshot_with_mounts(
+	    strdup("1 0 0:1 / / rw - ext4 /dev/vda rw\n"
+		   "8 7 0:30 / /dev/pts rw - devpts devpts rw,gid=5,mode=620\n"
+		   "9 1 0:31 / /y rw - tmpfs t rw\n"
+		   "7 1 0:32 / /dev/pts rw - devpts devpts rw,gid=5,mode=620\n"));
+	a = NULL;
+	EXPECT_INT(analysis_new(s, &a), 0);
+	if (a) {
+		EXPECT_INT(a->parent[1], 3);
+		EXPECT_INT(a->stacked_on[3], 1);
+		EXPECT(!a->reachable[3]);
+		EXPECT(a->reachable[1]);
+		EXPECT(a->reachable[2]);
+		EXPECT_INT(a->stacked_on[2], NO_MOUNT);
+	}
 	analysis_free(a);
 	snapshot_free(s);
 

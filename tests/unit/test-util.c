@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The helpers of src/util: the hash index, string lists, the path prefix test, the group
- * lookup, the directory reader, set_printf() and the reading of kernel files. */
+ * lookup, the directory reader, set_printf(), the reading of kernel files, and modes and
+ * device numbers as text (the digits printf would write, without printf). */
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -9,6 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "test.h"
@@ -16,6 +19,8 @@
 #include "util/fileio.h"
 #include "util/group.h"
 #include "util/hashindex.h"
+#include "util/json-util.h"
+#include "util/parse.h"
 #include "util/path.h"
 #include "util/string-table.h"
 #include "util/string-util.h"
@@ -355,8 +360,76 @@ static void test_set_printf_self(void)
 	free(list);
 }
 
+static void test_format_numbers(void)
+{
+	static const unsigned values[] = { 0,	1,    5,     9,	      10,	 99,	  136,
+					   255, 4095, 65535, 1048575, 123456789, UINT_MAX };
+	char buf[24], want[24];
+
+	for (unsigned m = 0; m <= 07777; m++) {
+		snprintf(want, sizeof(want), "%04o", m);
+		EXPECT_STR(format_mode((mode_t)m, buf), want);
+	}
+	/* only the permission bits: a node's type is not part of its mode here */
+	EXPECT_STR(format_mode(S_IFCHR | 0620, buf), "0620");
+	EXPECT_STR(format_mode(S_IFDIR | 01777, buf), "1777");
+	for (size_t i = 0; i < ELEMENTSOF(values); i++)
+		for (size_t k = 0; k < ELEMENTSOF(values); k++) {
+			snprintf(want, sizeof(want), "%u:%u", values[i], values[k]);
+			EXPECT_STR(format_devnum(makedev(values[i], values[k]), buf), want);
+		}
+}
+
+/* The text written to a file is json_to_text()'s, byte for byte. */
+static void test_json_write(void)
+{
+	json_object *o = json_object_new_object(), *arr = json_object_new_array();
+	char *text, *written = NULL;
+	size_t size = 0;
+	FILE *f;
+
+	json_add_new(o, "path", json_object_new_string("/dev/pts/ptmx"));
+	json_add_new(o, "none", NULL);
+	json_object_array_add(arr, json_object_new_int64(5));
+	json_add_new(o, "list", arr);
+	for (int pretty = 0; pretty <= 1; pretty++) {
+		text = json_to_text(o, pretty);
+		f = open_memstream(&written, &size);
+		CHECK_MSG(text && f, "setup");
+		EXPECT_INT(json_write(f, o, pretty), 0);
+		EXPECT_INT(fclose(f), 0);
+		EXPECT_STR(written, text);
+		free(written);
+		written = NULL;
+		free(text);
+	}
+	/* room for none, one or many: the array grows as before */
+	for (size_t n = 0; n <= 40; n += 20) {
+		json_object *sized = json_new_array_sized(n / 20);
+
+		CHECK_MSG(sized, "sized array");
+		for (size_t k = 0; k < n; k++)
+			json_object_array_add(sized, json_object_new_int64((int64_t)k));
+		EXPECT_INT(json_object_array_length(sized), n);
+		if (n == 20) {
+			text = json_to_text(sized, 0);
+			EXPECT_STR(text, "[0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19]\n");
+			free(text);
+		}
+		json_object_put(sized);
+	}
+	text = json_to_text(o, 1);
+	EXPECT_STR(
+	    text,
+	    "{\n  \"path\": \"/dev/pts/ptmx\",\n  \"none\": null,\n  \"list\": [\n    5\n  ]\n}\n");
+	free(text);
+	json_object_put(o);
+}
+
 int main(void)
 {
+	test_format_numbers();
+	test_json_write();
 	test_set_printf_self();
 	test_dir_reader();
 	test_string_table();
