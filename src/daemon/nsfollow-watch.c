@@ -20,6 +20,7 @@
 #include "probe/mntns.h"
 #include "util/clock.h"
 #include "util/escape.h"
+#include "util/fileio.h"
 #include "util/log.h"
 #include "util/macro.h"
 
@@ -142,9 +143,9 @@ static int watch_dev(struct ns_follower *f, struct followed_ns *x)
 	root = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (root < 0)
 		return -errno;
-	dev = (int)syscall(SYS_openat2, root, "dev", &how, sizeof(how));
+	dev = openat2_scoped(root, "dev", &how);
 	if (dev < 0)
-		return -errno;
+		return dev;
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", dev);
 	x->dev_wd = inotify_add_watch(f->inotify_fd, path, NAMESPACE_DEV_WATCH_MASK);
 	return x->dev_wd < 0 ? -errno : 0;

@@ -9,13 +9,13 @@
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
-#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <termios.h>
 #include <unistd.h>
 
 #include "probe/allocation.h"
 #include "util/clock.h"
+#include "util/fileio.h"
 #include "util/macro.h"
 
 #ifndef TIOCGPTPEER
@@ -60,9 +60,14 @@ static int open_in(int root, const char *path, int flags)
 		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
 	};
 
+	int fd;
+
 	if (root < 0)
 		return open(path, flags);
-	return (int)syscall(SYS_openat2, root, path, &how, sizeof(how));
+	fd = openat2_scoped(root, path, &how);
+	if (fd < 0)
+		errno = -fd;
+	return fd < 0 ? -1 : fd;
 }
 
 /* The decimal digits of n at the end of buf (size bytes, NUL-terminated): where they start. */

@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/statfs.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "probe/cgroup.h"
@@ -139,9 +138,9 @@ static int open_cgroup_dir(int mount_fd, const char *path, unsigned long magic)
 		return -EBADMSG;
 	while (*path == '/')
 		path++;
-	dir = (int)syscall(SYS_openat2, mount_fd, *path ? path : ".", &how, sizeof(how));
+	dir = openat2_scoped(mount_fd, *path ? path : ".", &how);
 	if (dir < 0)
-		return -errno;
+		return dir;
 	if (fstatfs(dir, &sfs) < 0)
 		return -errno;
 	if ((unsigned long)sfs.f_type != magic)

@@ -18,7 +18,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "probe/container.h"
@@ -41,9 +40,7 @@ static int open_beneath(int dir_fd, const char *name, uint64_t resolve)
 		.flags = O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC,
 		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | resolve,
 	};
-	int fd = (int)syscall(SYS_openat2, dir_fd, name, &how, sizeof(how));
-
-	return fd >= 0 ? fd : -errno;
+	return openat2_scoped(dir_fd, name, &how);
 }
 
 /* The root of a hierarchy, checked to be a cgroup file system of its kind: cgroup v2 is

@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "probe/namespace-internal.h"
@@ -42,10 +41,9 @@ int ns_open(const struct namespace_target *t, const char *path, int flags)
 	};
 	int fd;
 
-	if (!ns_in_root(t))
-		fd = open(path, flags | O_CLOEXEC);
-	else
-		fd = (int)syscall(SYS_openat2, t->root_fd, path, &how, sizeof(how));
+	if (ns_in_root(t))
+		return openat2_scoped(t->root_fd, path, &how);
+	fd = open(path, flags | O_CLOEXEC);
 	return fd >= 0 ? fd : -errno;
 }
 

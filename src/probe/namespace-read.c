@@ -12,7 +12,6 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "probe/namespace-internal.h"
@@ -82,9 +81,9 @@ static void ns_read_work(void *userdata, void *answer)
 
 	/* O_NONBLOCK: a FIFO planted there must not make the read wait for a writer; it is refused
 	 * from fstat() just after, before anything is read. */
-	fd = (int)syscall(SYS_openat2, j->root_fd, j->path, &how, sizeof(how));
+	fd = openat2_scoped(j->root_fd, j->path, &how);
 	if (fd < 0) {
-		a->error = errno ?: EIO;
+		a->error = -fd;
 		return;
 	}
 	if (fstat(fd, &st) < 0 || fstatfs(fd, &sfs) < 0) {

@@ -4,7 +4,6 @@
 #include <linux/openat2.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "snapshot/fstab.h"
@@ -89,11 +88,11 @@ int fstab_read_in_root(const char *root, char **ret)
 	dfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0)
 		return -errno;
-	fd = (int)syscall(SYS_openat2, dfd, "etc/fstab", &how, sizeof(how));
+	fd = openat2_scoped(dfd, "etc/fstab", &how);
 	if (fd < 0) {
 		/* Before 5.6, or a seccomp filter that refuses what it does not know. */
-		if (errno != ENOSYS && errno != EPERM)
-			return -errno;
+		if (fd != -ENOSYS && fd != -EPERM)
+			return fd;
 		full = path_join(root, "etc/fstab");
 		if (!full)
 			return -ENOMEM;

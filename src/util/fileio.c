@@ -3,11 +3,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/openat2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
@@ -128,6 +130,22 @@ int read_file_flags(const char *path, int flags, size_t max_size, char **ret, si
 int read_full_file(const char *path, size_t max_size, char **ret, size_t *ret_size)
 {
 	return read_file_flags(path, 0, max_size, ret, ret_size);
+}
+
+/* Each try is a path walk of microseconds; a rename or mount lands in one only now and then,
+ * unless a process does nothing else on another CPU, and even then not this many times running. */
+#define OPENAT2_TRIES 64
+
+int openat2_scoped(int dirfd, const char *path, const struct open_how *how)
+{
+	for (unsigned i = 0;; i++) {
+		int fd = (int)syscall(SYS_openat2, dirfd, path, how, sizeof(*how));
+
+		if (fd >= 0)
+			return fd;
+		if (errno != EAGAIN || i + 1 >= OPENAT2_TRIES)
+			return -errno;
+	}
 }
 
 const char *read_error_string(int r)

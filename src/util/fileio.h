@@ -25,6 +25,13 @@ int read_full_fd(int fd, size_t max_size, char **ret, size_t *ret_size);
  * process can replace with a FIFO or a device: read to its end without the fstat(2) of the
  * regular-file check. Never for a path a user may have put something at. */
 int read_kernel_fd(int fd, size_t max_size, char **ret, size_t *ret_size);
+struct open_how;
+/* openat2(2) of path under dirfd, as how says: fd or -errno. A lookup scoped to a root or
+ * beneath a directory (RESOLVE_IN_ROOT, RESOLVE_BENEATH) fails with EAGAIN when a ".." on its
+ * way met a rename or a mount made meanwhile anywhere on the host, which any process can cause
+ * at will: it is tried again, a bounded number of times, so that churn elsewhere does not leave
+ * the caller blind. */
+int openat2_scoped(int dirfd, const char *path, const struct open_how *how);
 /* strerror(-r), with -EBADFD of the readers above as "not a regular file". */
 const char *read_error_string(int r);
 

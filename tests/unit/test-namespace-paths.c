@@ -7,20 +7,27 @@
  *
  * The second part needs root (chroot(2)): a child chroots into a scratch tree and waits; it is
  * the target. Without root only the first part runs.
+ *
+ * openat2_scoped() (util/fileio.h) resolves a path with ".." under a root while another process
+ * renames as fast as it can: the kernel answers such a lookup EAGAIN whenever a rename lands in
+ * it, and not one of the helper's opens may fail.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/openat2.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "probe/namespace.h"
 #include "test.h"
+#include "util/fileio.h"
 #include "util/macro.h"
 
 static char base[] = "/tmp/ptsguard-nspaths-XXXXXX";
@@ -175,6 +182,52 @@ static void test_ns_lstat_in_root(void)
 	waitpid(pid, &status, 0);
 }
 
+#define CHURN_OPENS 20000
+
+static void test_openat2_churn(void)
+{
+	struct open_how how = { .flags = O_PATH | O_CLOEXEC,
+				.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS };
+	char root[PATH_MAX], a[PATH_MAX], b[PATH_MAX];
+	unsigned failed = 0, raw_eagain = 0;
+	int root_fd, status;
+	pid_t pid;
+
+	path_at(root, sizeof(root), "root");
+	path_at(a, sizeof(a), "churn-a");
+	path_at(b, sizeof(b), "churn-b");
+	make_dir("churn-a");
+	root_fd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	EXPECT(root_fd >= 0);
+	pid = fork();
+	if (pid == 0) {
+		for (;;)
+			if (rename(a, b) < 0 || rename(b, a) < 0)
+				_exit(1);
+	}
+	EXPECT(pid > 0);
+	if (root_fd < 0 || pid < 0)
+		return;
+	for (unsigned i = 0; i < CHURN_OPENS; i++) {
+		int fd = openat2_scoped(root_fd, "dev/../dev/ptmx", &how);
+
+		failed += fd < 0;
+		if (fd >= 0)
+			close(fd);
+		fd = (int)syscall(SYS_openat2, root_fd, "dev/../dev/ptmx", &how, sizeof(how));
+		raw_eagain += fd < 0 && errno == EAGAIN;
+		if (fd >= 0)
+			close(fd);
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+	close(root_fd);
+	CHECK_MSG(failed == 0, "%u of %u scoped opens failed while another process renamed", failed,
+		  CHURN_OPENS);
+	printf("openat2 under renames: %u of %u bare calls answered EAGAIN, none of the helper's\n",
+	       raw_eagain, CHURN_OPENS);
+}
+
 int main(void)
 {
 	char p[PATH_MAX];
@@ -189,6 +242,7 @@ int main(void)
 	make_file("outside");
 
 	test_stat_in_dir();
+	test_openat2_churn();
 	if (geteuid() == 0)
 		test_ns_lstat_in_root();
 	else
