@@ -13,6 +13,7 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include "config.h"
 #include "probe/allocation.h"
 #include "util/clock.h"
 #include "util/fileio.h"
@@ -157,17 +158,15 @@ static int reopen(int fd, int flags)
 	return open(path, flags);
 }
 
-/* The work of a request: root is the namespace's root, or -1. */
-static void allocate(int root, const void *request, void *answer)
+/* One allocation as a program makes it: root is the namespace's root, or -1. */
+static void allocate_pty(int root, struct answer *a)
 {
 	const int flags = O_RDWR | O_NOCTTY | O_CLOEXEC | O_NONBLOCK;
-	struct answer *a = answer;
 	struct stat ptmx_st = { 0 }, by_name, peer_st;
 	int path, ptmx_path, master, slave, peer, peer_errno = 0, p, unlock = 0, ptn_errno = 0;
 	dev_t master_dev = 0;
 	bool ours;
 
-	(void)request;
 	errno = 0;
 	a->index = -1;
 	path = open_in(root, "/dev/ptmx", O_PATH | O_CLOEXEC);
@@ -205,6 +204,13 @@ static void allocate(int root, const void *request, void *answer)
 		a->ptsname[0] = 0;
 		return;
 	}
+#if PTSGUARD_TEST_HOOKS
+	/* Tests mount on /dev/pts while the pty is held here, its name known, its slave not yet
+	 * looked up. */
+	if (getenv("PTSGUARD_TEST_PROBE_HOLD_MSEC"))
+		usleep((useconds_t)strtoul(getenv("PTSGUARD_TEST_PROBE_HOLD_MSEC"), NULL, 10) *
+		       1000);
+#endif
 	/* The slave itself, asked of the master (its step comes after the name's, as programs
 	 * take them): what the name must lead to before it is opened. */
 	peer = ioctl(master, TIOCGPTPEER, flags);
@@ -253,6 +259,40 @@ static void allocate(int root, const void *request, void *answer)
 	a->mismatch = !ours;
 	/* Every descriptor opened here is closed before the answer is read (by the worker before
 	 * it answers; a lone child exits): the pty is gone, its /dev/pts/N with it. */
+}
+
+/* The device of what /dev/pts is under root now (0: none): a mount on it or an unmount of it
+ * changes it. */
+static dev_t pts_dir_dev(int root)
+{
+	struct stat st;
+	int fd = open_in(root, "/dev/pts", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	dev_t dev = fd >= 0 && fstat(fd, &st) == 0 ? st.st_dev : 0;
+
+	if (fd >= 0)
+		close(fd);
+	return dev;
+}
+
+/*
+ * The work of a request. A devpts mounted on /dev/pts or unmounted from it while the steps ran
+ * leaves the master on one instance and the name of its slave looked up on another: a failure
+ * or a mismatch that says nothing of either. Such an allocation is made once more (only once:
+ * a table that changes all the time gets the second answer); one that failed with /dev/pts
+ * the same before and after stands. What the first opened stays open until the answer is read,
+ * as always.
+ */
+static void allocate(int root, const void *request, void *answer)
+{
+	struct answer *a = answer;
+	dev_t before = pts_dir_dev(root);
+
+	(void)request;
+	allocate_pty(root, a);
+	if (a->not_ptmx || (a->error == 0 && !a->mismatch) || pts_dir_dev(root) == before)
+		return;
+	*a = (struct answer){ 0 };
+	allocate_pty(root, a);
 }
 
 /* The answer (r: what running the work returned) as the probe's record. */

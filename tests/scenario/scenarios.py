@@ -21,6 +21,7 @@ import socket
 import stat
 import subprocess
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
@@ -28,6 +29,7 @@ from harness import (  # noqa: E402
     subordinate_ids,
     userns_argv,
     SetupError,
+    Skip,
     TTY_GID,
     UNPRIVILEGED_GID,
     UNPRIVILEGED_UID,
@@ -1440,6 +1442,41 @@ def probe_no_peer(sc):
     report = sc.audit()
     sc.expect(report, [])
     sc.check.eq((report.get("probe") or {}).get("slave_via"), "peer", "with TIOCGPTPEER: slave_via")
+
+
+@case("probe-table-moves")
+def probe_table_moves(sc):
+    """A devpts mounted on /dev/pts while the probe holds its pty, its slave not yet looked up
+    (the test hook PTSGUARD_TEST_PROBE_HOLD_MSEC of a build with -Dtest-hooks=true holds it
+    there): the master is on the instance below, its name now leads into the new one, where no
+    such pty is. That failure says nothing of either instance; the probe allocates once more,
+    and the new /dev/pts serves it."""
+    if os.environ.get("PTSGUARD_TEST_HOOKS") != "1":
+        raise Skip("needs a build with -Dtest-hooks=true (the probe's hold)")
+    sc.setup_base()
+    sc.mount_devpts("/dev/pts", HEALTHY)
+    before = set(os.listdir("/dev/pts"))
+    p = subprocess.Popen([sc.ptsguard, "audit", "--json"], stdin=sc.null, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True,
+                         env=dict(os.environ, PTSGUARD_TEST_PROBE_HOLD_MSEC="1000"))
+    held = None
+    for _ in range(400):
+        held = [n for n in set(os.listdir("/dev/pts")) - before if n.isdigit()]
+        if held or p.poll() is not None:
+            break
+        time.sleep(0.005)
+    sc.check.true(held, "the probe's pty appeared on /dev/pts while it was held")
+    sc.mount_devpts("/dev/pts", HEALTHY)
+    new = pts_device()
+    out, err = p.communicate(timeout=30)
+    report = sc._parse_report(subprocess.CompletedProcess(p.args, p.returncode, out, err), "audit --json")
+    probe = report.get("probe") or {}
+    sc.check.eq((probe.get("failed_step"), len(probe.get("steps") or [])), (None, 7),
+                "every step of the second allocation passed: %s" % probe)
+    sc.check.eq(probe.get("ptsname"), "/dev/pts/0", "the second pty is the first of the new instance")
+    sc.check.true("pty-allocation-fails" not in [f["id"] for f in report.get("findings", [])],
+                  "no pty-allocation-fails: %s" % [f["id"] for f in report.get("findings", [])])
+    sc.check.eq(devnum(os.stat("/dev/pts").st_dev), new, "the new instance still on /dev/pts")
 
 
 @case("probe-no-peer-foreign")
