@@ -132,12 +132,21 @@ int read_full_file(const char *path, size_t max_size, char **ret, size_t *ret_si
 	return read_file_flags(path, 0, max_size, ret, ret_size);
 }
 
-/* Each try is a path walk of microseconds; a rename or mount lands in one only now and then,
- * unless a process does nothing else on another CPU, and even then not this many times running. */
-#define OPENAT2_TRIES 64
+/* Each try is a path walk of microseconds, which a rename or a mount lands in only now and
+ * then, unless a process renames on another CPU as fast as it can: the first tries follow each
+ * other at once. A burst of the kernel's own (the teardown of a namespace of thousands of
+ * mounts takes the mount lock again and again for milliseconds) outlasts any number of those:
+ * the later tries wait, 50 us doubling up to 2 ms, some 23 ms in all before EAGAIN is given up
+ * on. */
+#define OPENAT2_TRIES	    32
+#define OPENAT2_QUICK_TRIES 16
+#define OPENAT2_WAIT_USEC   50
+#define OPENAT2_WAIT_MAX    2000
 
 int openat2_scoped(int dirfd, const char *path, const struct open_how *how)
 {
+	unsigned wait = OPENAT2_WAIT_USEC;
+
 	for (unsigned i = 0;; i++) {
 		int fd = (int)syscall(SYS_openat2, dirfd, path, how, sizeof(*how));
 
@@ -145,6 +154,10 @@ int openat2_scoped(int dirfd, const char *path, const struct open_how *how)
 			return fd;
 		if (errno != EAGAIN || i + 1 >= OPENAT2_TRIES)
 			return -errno;
+		if (i + 1 >= OPENAT2_QUICK_TRIES) {
+			(void)usleep(wait);
+			wait = wait * 2 > OPENAT2_WAIT_MAX ? OPENAT2_WAIT_MAX : wait * 2;
+		}
 	}
 }
 

@@ -29,8 +29,8 @@ struct open_how;
 /* openat2(2) of path under dirfd, as how says: fd or -errno. A lookup scoped to a root or
  * beneath a directory (RESOLVE_IN_ROOT, RESOLVE_BENEATH) fails with EAGAIN when a ".." on its
  * way met a rename or a mount made meanwhile anywhere on the host, which any process can cause
- * at will: it is tried again, a bounded number of times, so that churn elsewhere does not leave
- * the caller blind. */
+ * at will: it is tried again, a bounded number of times over at most some 23 ms, so that churn
+ * elsewhere does not leave the caller blind. */
 int openat2_scoped(int dirfd, const char *path, const struct open_how *how);
 /* strerror(-r), with -EBADFD of the readers above as "not a regular file". */
 const char *read_error_string(int r);
