@@ -13,6 +13,8 @@
 #include "util/string-util.h"
 
 #define LINKS_MAX 40
+/* The rc scripts read for their settings (Debian's are a few KiB). */
+#define RC_SCRIPT_SIZE_MAX (64u << 10)
 
 /* path (absolute) as the new root will see it: every symlink on the way resolved inside root,
  * an absolute target from root's top. *ret is the path inside root ("/usr/lib/systemd/systemd").
@@ -240,21 +242,6 @@ static int remount_fs_runs(const char *root, const char *cmdline, char **off)
 	return 1;
 }
 
-/* A shell file of the new root (path inside it), read whole: 0, or < 0 when it is not there or
- * not a regular file. */
-static int read_in_root(const char *root, const char *path, char **ret)
-{
-	_cleanup_free_ char *in = NULL, *full = NULL;
-	int r = resolve_in_root(root, path, &in);
-
-	if (r < 0)
-		return r;
-	full = path_join(root, in);
-	if (!full)
-		return -ENOMEM;
-	return read_full_file(full, 64 * 1024, ret, NULL);
-}
-
 /* The assignment NAME=VALUE that starts a line of a shell file (the first one, or the last: a
  * sourced file's last assignment wins), its value unquoted into buf: 1 when the value is a
  * number, -EINVAL when it is something else, 0 when there is none. */
@@ -301,12 +288,12 @@ static int rc_devpts_read(const char *root, char **ret)
 
 	*ret = NULL;
 	if (!exists_in_root(root, "/etc/init.d/checkroot.sh", S_IFREG) ||
-	    read_in_root(root, "/etc/init.d/mountdevsubfs.sh", &script) < 0)
+	    read_file_in_root(root, "etc/init.d/mountdevsubfs.sh", RC_SCRIPT_SIZE_MAX, &script) < 0)
 		return 0;
 	if (sh_number(script, "TTYGRP", true, grp) <= 0 ||
 	    sh_number(script, "TTYMODE", true, mode) <= 0)
 		return 0;
-	r = read_in_root(root, "/etc/default/devpts", &defaults);
+	r = read_file_in_root(root, "etc/default/devpts", RC_SCRIPT_SIZE_MAX, &defaults);
 	if (r == -ENOMEM)
 		return r;
 	if (r >= 0 && (sh_number(defaults, "TTYGRP", false, grp) < 0 ||

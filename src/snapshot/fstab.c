@@ -1,17 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <errno.h>
-#include <fcntl.h>
-#include <linux/openat2.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "snapshot/fstab.h"
 #include "util/alloc.h"
 #include "util/escape.h"
 #include "util/fileio.h"
 #include "util/macro.h"
-#include "util/path.h"
 
 void fstab_iter_init(struct fstab_iter *it, const char *text, size_t size)
 {
@@ -78,28 +74,6 @@ int fstab_iter_next(struct fstab_iter *it, struct fstab_entry *ret)
 
 int fstab_read_in_root(const char *root, char **ret)
 {
-	struct open_how how = {
-		.flags = O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK,
-		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
-	};
-	_cleanup_free_ char *full = NULL;
-	_cleanup_close_ int dfd = -EBADF, fd = -EBADF;
-
-	dfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (dfd < 0)
-		return -errno;
-	fd = openat2_scoped(dfd, "etc/fstab", &how);
-	if (fd < 0) {
-		/* Before 5.6, or a seccomp filter that refuses what it does not know. */
-		if (fd != -ENOSYS && fd != -EPERM)
-			return fd;
-		full = path_join(root, "etc/fstab");
-		if (!full)
-			return -ENOMEM;
-		fd = open(full, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-		if (fd < 0)
-			return -errno;
-	}
 	/* a FIFO there must not stall the boot: only a regular file is read */
-	return read_regular_fd(fd, FSTAB_SIZE_MAX, ret, NULL);
+	return read_file_in_root(root, "etc/fstab", FSTAB_SIZE_MAX, ret);
 }

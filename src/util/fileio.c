@@ -16,6 +16,7 @@
 #include "util/fileio.h"
 #include "util/limits.h"
 #include "util/macro.h"
+#include "util/path.h"
 
 /* st: fd's stat when the caller has it (NULL: fstat() here). */
 static int read_fd_stat(int fd, const struct stat *st, size_t max_size, char **ret,
@@ -159,6 +160,33 @@ int openat2_scoped(int dirfd, const char *path, const struct open_how *how)
 			wait = wait * 2 > OPENAT2_WAIT_MAX ? OPENAT2_WAIT_MAX : wait * 2;
 		}
 	}
+}
+
+int read_file_in_root(const char *root, const char *path, size_t max_size, char **ret)
+{
+	struct open_how how = {
+		.flags = O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK,
+		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
+	};
+	_cleanup_free_ char *full = NULL;
+	_cleanup_close_ int dfd = -EBADF, fd = -EBADF;
+
+	dfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return -errno;
+	fd = openat2_scoped(dfd, path, &how);
+	if (fd < 0) {
+		/* Before 5.6, or a seccomp filter that refuses what it does not know. */
+		if (fd != -ENOSYS && fd != -EPERM)
+			return fd;
+		full = path_join(root, path);
+		if (!full)
+			return -ENOMEM;
+		fd = open(full, (int)how.flags);
+		if (fd < 0)
+			return -errno;
+	}
+	return read_regular_fd(fd, max_size, ret, NULL);
 }
 
 const char *read_error_string(int r)

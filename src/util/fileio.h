@@ -32,6 +32,11 @@ struct open_how;
  * at will: it is tried again, a bounded number of times over at most some 23 ms, so that churn
  * elsewhere does not leave the caller blind. */
 int openat2_scoped(int dirfd, const char *path, const struct open_how *how);
+/* Read root's file at path (relative to root) as root sees it: absolute symlinks and ".." on
+ * the way resolve inside root (openat2 RESOLVE_IN_ROOT; a plain open of root/path before Linux
+ * 5.6 or under a seccomp filter that refuses it). Only a regular file is read (a FIFO there
+ * never makes it wait). -ENOENT when there is none, -EFBIG above max_size. */
+int read_file_in_root(const char *root, const char *path, size_t max_size, char **ret);
 /* strerror(-r), with -EBADFD of the readers above as "not a regular file". */
 const char *read_error_string(int r);
 
