@@ -18,6 +18,7 @@
 #include "util/clock.h"
 #include "util/fileio.h"
 #include "util/macro.h"
+#include "util/parse.h"
 
 #ifndef TIOCGPTPEER
 #define TIOCGPTPEER _IO('T', 0x41)
@@ -71,29 +72,18 @@ static int open_in(int root, const char *path, int flags)
 	return fd < 0 ? -1 : fd;
 }
 
-/* The decimal digits of n at the end of buf (size bytes, NUL-terminated): where they start. */
-static char *digits_of(unsigned n, char *buf, size_t size)
-{
-	char *d = buf + size - 1;
-
-	*d = 0;
-	do
-		*--d = (char)('0' + n % 10);
-	while ((n /= 10) > 0 && d > buf);
-	return d;
-}
-
 /* ptsname_r() as glibc (2.33 and later) does it on Linux: TIOCGPTN (n, asked once for all the
  * steps), then "/dev/pts/N", nothing looked up. An errno, or 0. */
 static int pts_name(unsigned n, char *buf, size_t size)
 {
-	char digits[16], *d = digits_of(n, digits, sizeof(digits));
-	size_t len = strlen(d);
+	char digits[16];
+	size_t len = (size_t)(format_decimal(digits, n) - digits);
 
 	if (sizeof(PTS_DIR) + len > size)
 		return ERANGE;
 	memcpy(buf, PTS_DIR, sizeof(PTS_DIR) - 1);
-	memcpy(buf + sizeof(PTS_DIR) - 1, d, len + 1);
+	memcpy(buf + sizeof(PTS_DIR) - 1, digits, len);
+	buf[sizeof(PTS_DIR) - 1 + len] = 0;
 	return 0;
 }
 
@@ -151,10 +141,9 @@ static bool slave_of_index(const struct stat *st, unsigned n)
  * every permission check (the device cgroup's too) of a plain open(). -1 with errno. */
 static int reopen(int fd, int flags)
 {
-	char path[32] = "/proc/self/fd/", digits[16];
-	const char *d = digits_of((unsigned)fd, digits, sizeof(digits));
+	char path[32] = "/proc/self/fd/";
 
-	memcpy(path + strlen(path), d, strlen(d) + 1);
+	*format_decimal(path + strlen(path), (unsigned)fd) = 0;
 	return open(path, flags);
 }
 

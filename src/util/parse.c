@@ -37,8 +37,7 @@ const char *format_mode(mode_t mode, char buf[static 8])
 	return buf;
 }
 
-/* v in decimal at p, returning the end. */
-static char *format_decimal(char *p, unsigned v)
+char *format_decimal(char *p, unsigned v)
 {
 	char digits[10];
 	size_t n = 0;

@@ -13,6 +13,10 @@ int parse_mode(const char *s, mode_t *ret);
 /* Format a mode as four-digit octal ("0620"); buf must hold 8 bytes. */
 const char *format_mode(mode_t mode, char buf[static 8]);
 
+/* Write v in decimal at p (at most 10 bytes, no NUL); returns the end. No printf: async-signal
+ * safe, for a child of clone(CLONE_VM) too. */
+char *format_decimal(char *p, unsigned v);
+
 /* Parse "major:minor" into a dev_t. */
 int parse_devnum(const char *s, dev_t *ret);
 /* Format a dev_t as "major:minor"; buf must hold 24 bytes. */
