@@ -67,16 +67,13 @@ static json_object *check_info_to_json(const struct check_info *ci)
 static int write_catalog_json(void)
 {
 	json_object *arr = json_object_new_array();
-	_cleanup_free_ char *text = NULL;
+	int r;
 
 	for (size_t i = 0; i < check_catalog_size; i++)
 		json_object_array_add(arr, check_info_to_json(check_catalog[i]));
-	text = json_to_text(arr, 1);
+	r = json_write(stdout, arr, 1);
 	json_object_put(arr);
-	if (!text)
-		return -ENOMEM;
-	fputs(text, stdout);
-	return 0;
+	return r;
 }
 
 static void write_catalog_text(void)

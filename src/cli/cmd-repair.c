@@ -273,13 +273,13 @@ static int write_result(const struct repair_plan *plan, const struct audit_resul
 
 	if (args->format == FORMAT_JSON) {
 		json_object *o = report_to_json(&rep);
-		_cleanup_free_ char *text = NULL;
+		int r;
 
 		json_object_object_add(o, "dry_run", json_object_new_boolean(args->dry_run));
 		json_object_object_add(o, "actions", repair_plan_to_json(plan));
-		text = json_to_text(o, 1);
+		r = json_write(stdout, o, 1);
 		json_object_put(o);
-		if (!text || fputs(text, stdout) < 0)
+		if (r < 0)
 			return -EIO;
 	} else
 		write_text(plan, &rep, args->dry_run, want_color(args->no_color));
