@@ -145,7 +145,7 @@ static enum boot_effect init_effect(const struct initramfs_init *init)
 		return init->remount_fs == 0 ? EFFECT_KEPT : EFFECT_REMOUNT;
 	case INIT_SYSVINIT:
 	case INIT_OPENRC:
-		/* mount -a skips what is mounted; Debian's rc scripts remount /dev/pts first */
+		/* mount -a skips what is mounted (Debian's rc scripts: rc_prediction()) */
 		return EFFECT_KEPT;
 	case INIT_UPSTART:
 	default:
@@ -153,17 +153,24 @@ static enum boot_effect init_effect(const struct initramfs_init *init)
 	}
 }
 
-/* Do Debian's rc scripts remount the carried devpts that lands there? Only /dev/pts, and not when
- * the first devpts line for it says noauto (mountdevsubfs.sh reads that line and stops). */
-static bool rc_remounts(const struct initramfs_record *rec, const struct initramfs_init *init,
-			const char *lands)
+/* Debian's rc scripts remount the carried devpts when it lands on /dev/pts: the prediction
+ * becomes theirs, whatever the init alone would do. */
+static int rc_prediction(const struct initramfs_record *rec, struct prediction *p)
 {
-	if (!init || !init->rc_devpts || !lands || !streq(lands, "/dev/pts"))
-		return false;
-	FOREACH_ARRAY (e, rec->fstab_devpts, rec->n_fstab_devpts)
-		if (streq(e->mountpoint, "/dev/pts"))
-			return !e->noauto;
-	return true;
+	struct devpts_options after;
+	int r;
+
+	if (!p->carried || !streq(p->lands, "/dev/pts"))
+		return 0;
+	r = initramfs_rc_remount(rec, NULL, &after);
+	if (r <= 0)
+		return r;
+	p->effect = EFFECT_REMOUNT;
+	p->rc = true;
+	p->after = after;
+	if (!p->matched)
+		p->line = NULL; /* the first auto line, somewhere else */
+	return 0;
 }
 
 static int predict(const struct analysis *a, const struct initramfs_record *rec,
@@ -206,24 +213,12 @@ static int predict(const struct analysis *a, const struct initramfs_record *rec,
 					.effect = init_effect(init),
 				};
 				ret->after = ret->effect == EFFECT_KEPT ? mine : theirs;
-				if (rc_remounts(rec, init, lands)) {
-					ret->effect = EFFECT_REMOUNT;
-					ret->rc = true;
-					return initramfs_rc_remount_options(init, e->options,
-									    &ret->after);
-				}
-				return 0;
+				return rc_prediction(rec, ret);
 			}
 		}
 	}
 	/* No line mounts devpts where it lands: the rc scripts remount it all the same. */
-	if (ret->carried && rc_remounts(rec, init, ret->lands)) {
-		ret->line = NULL;
-		ret->effect = EFFECT_REMOUNT;
-		ret->rc = true;
-		return initramfs_rc_remount_options(init, NULL, &ret->after);
-	}
-	return 0;
+	return rc_prediction(rec, ret);
 }
 
 static const char *init_name(const struct initramfs_init *init, char buf[static 32])

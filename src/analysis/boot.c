@@ -95,17 +95,21 @@ static const struct initramfs_fstab_line *fstab_line_at(const struct initramfs_r
 	return NULL;
 }
 
-/* Does the mount at /dev/pts have what the remount of Debian's rc scripts gives it? */
-static bool rc_remounted(const struct initramfs_record *rec, const struct initramfs_fstab_line *l,
-			 const struct mount_entry *e)
+/* Does the mount at /dev/pts have what the remount of Debian's rc scripts gives it? Then the
+ * fstab line that remount took its options from, or NULL, in *ret_line (else left alone). */
+static bool rc_remounted(const struct initramfs_record *rec, const struct mount_entry *e,
+			 const struct initramfs_fstab_line **ret_line)
 {
+	const struct initramfs_fstab_line *line;
 	struct devpts_options want, now;
 
-	if (!rec->has_init || !rec->init.rc_devpts || !streq(e->mountpoint, "/dev/pts") ||
-	    initramfs_rc_remount_options(&rec->init, l ? l->options : NULL, &want) < 0)
+	if (!streq(e->mountpoint, "/dev/pts") || initramfs_rc_remount(rec, &line, &want) <= 0)
 		return false;
 	devpts_options_parse(e->super_options, &now);
-	return devpts_options_same(&want, &now);
+	if (!devpts_options_same(&want, &now))
+		return false;
+	*ret_line = line;
+	return true;
 }
 
 static const char *const origin_change_table[_ORIGIN_CHANGE_MAX] = {
@@ -136,9 +140,8 @@ int boot_origin(const struct analysis *a, size_t idx, struct boot_origin *ret)
 		ret->mount = e;
 		if (options_equal(ret->rec->options, e->super_options))
 			ret->change = ORIGIN_UNCHANGED;
-		else if (rc_remounted(rec, l, e)) {
+		else if (rc_remounted(rec, e, &ret->line)) {
 			ret->change = ORIGIN_REMOUNT;
-			ret->line = l;
 			ret->rc = true;
 		} else if (l && options_equal(l->options, e->super_options)) {
 			/* what a remount with the line's options leaves: every other option reset

@@ -40,17 +40,29 @@ bool initramfs_prediction_warns(const struct initramfs_prediction *p)
 	       (p->effect == EFFECT_REMOUNT && p->healthy_after == 0);
 }
 
-int initramfs_rc_remount_options(const struct initramfs_init *init, const char *line_options,
-				 struct devpts_options *ret)
+int initramfs_rc_remount(const struct initramfs_record *rec,
+			 const struct initramfs_fstab_line **ret_line, struct devpts_options *ret)
 {
+	const struct initramfs_fstab_line *line = NULL;
 	_cleanup_free_ char *options = NULL;
 
+	if (!rec->init.rc_devpts)
+		return 0;
+	FOREACH_ARRAY (l, rec->fstab_devpts, rec->n_fstab_devpts)
+		if (streq(l->mountpoint, "/dev/pts")) {
+			line = l;
+			break;
+		}
+	if (line && line->noauto)
+		return 0;
 	/* option_get() takes the first value of an option: the line's go first. */
-	if (asprintf(&options, "%s%s%s", line_options ?: "", line_options ? "," : "",
-		     init->rc_devpts) < 0)
+	if (asprintf(&options, "%s%s%s", line ? line->options : "", line ? "," : "",
+		     rec->init.rc_devpts) < 0)
 		return -ENOMEM;
 	devpts_options_parse(options, ret);
-	return 0;
+	if (ret_line)
+		*ret_line = line;
+	return 1;
 }
 
 void initramfs_init_done(struct initramfs_init *init)

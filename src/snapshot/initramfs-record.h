@@ -144,11 +144,14 @@ DEFINE_POINTER_CLEANUP(struct initramfs_record, initramfs_record_free)
 /* Free what init holds (its strings); the struct stays. */
 void initramfs_init_done(struct initramfs_init *init);
 
-/* What the remount of Debian's rc scripts leaves on /dev/pts (init->rc_devpts set): mount -o
- * remount -o RC -o LINE passes RC,LINE on, devpts keeps the last value of each option and resets
- * every option neither names. line_options: fstab's line for /dev/pts, or NULL. 0 or -ENOMEM. */
-int initramfs_rc_remount_options(const struct initramfs_init *init, const char *line_options,
-				 struct devpts_options *ret);
+/* Do Debian's rc scripts remount /dev/pts in rec's new root? They do when its init has them
+ * (init.rc_devpts), unless the first devpts line of fstab for /dev/pts, the one
+ * mountdevsubfs.sh reads, says noauto. 1 with what the remount leaves in *ret (mount -o remount
+ * -o RC -o LINE passes RC,LINE on, devpts keeps the last value of each option and resets every
+ * option neither names) and that line, or NULL, in *ret_line (may be NULL); 0 when they do not
+ * (nothing written); -ENOMEM. */
+int initramfs_rc_remount(const struct initramfs_record *rec,
+			 const struct initramfs_fstab_line **ret_line, struct devpts_options *ret);
 
 /* Append an instance (options copied, parsed) or a mount of the last instance. NULL on OOM. */
 struct initramfs_instance *initramfs_record_add_instance(struct initramfs_record *rec, dev_t dev,
