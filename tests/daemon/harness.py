@@ -25,6 +25,7 @@ Standard library only.
 
 import contextlib
 import ctypes
+import errno
 import json
 import os
 import re
@@ -110,6 +111,19 @@ def sys_umount(target, flags=0):
     if _libc.umount2(target.encode(), flags) != 0:
         e = ctypes.get_errno()
         raise OSError(e, "umount %s: %s" % (target, os.strerror(e)))
+
+
+def sys_umount_when_free(target, timeout=5.0):
+    """umount(2) of target, again while it is EBUSY: an audit the last change started may have
+    its probe's pty open there for a moment (what a program holding a pty does to any umount)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            return sys_umount(target)
+        except OSError as e:
+            if e.errno != errno.EBUSY or time.monotonic() > deadline:
+                raise
+        time.sleep(0.02)
 
 
 MS_REMOUNT = 32
