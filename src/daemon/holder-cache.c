@@ -11,12 +11,21 @@ void holder_cache_done(struct holder_cache *c)
 	*c = (struct holder_cache){ 0 };
 }
 
-/* The last complete search, with what the one under way found so far. */
-static int fill_from_last(const struct holder_cache *c, struct snapshot *s)
+/* The last complete search, with what the one under way found so far. A last search made for
+ * other instances (one more covered, or one no longer) still stands for those covered now,
+ * but the report says partial, with the new search's progress, until that one completes: what
+ * was found does not leave meanwhile. */
+static int fill_from_last(const struct holder_cache *c, struct snapshot *s,
+			  const struct analysis *a)
 {
-	int r = holder_scan_into(&c->last, s);
+	int r;
 
-	return r < 0 ? r : holder_scan_add_holders(&c->pass, s);
+	if (holder_scan_same_devs(&c->last, a)) {
+		r = holder_scan_into(&c->last, s, a);
+		return r < 0 ? r : holder_scan_add_holders(&c->pass, s, a);
+	}
+	r = holder_scan_add_holders(&c->last, s, a);
+	return r < 0 ? r : holder_scan_into(&c->pass, s, a);
 }
 
 int holder_cache_fill(struct holder_cache *c, struct snapshot *s, const struct analysis *a,
@@ -29,13 +38,14 @@ int holder_cache_fill(struct holder_cache *c, struct snapshot *s, const struct a
 		holder_cache_done(c);
 		return HOLDERS_NONE_COVERED;
 	}
-	/* Other instances covered, or strays no longer (or now) looked for: what was found was
-	 * about those. */
-	if ((c->last.started && !holder_scan_same_devs(&c->last, a)) ||
-	    (c->pass.started && !holder_scan_same_devs(&c->pass, a)))
-		holder_cache_done(c);
-	if (c->last.started && now < c->scanned_at + max_age) {
-		r = fill_from_last(c, s);
+	/* A search under way for other instances (or strays no longer, or now, looked for)
+	 * starts again; the last complete one is reused only for the very instances it was
+	 * made for. */
+	if (c->pass.started && !holder_scan_same_devs(&c->pass, a))
+		holder_scan_done(&c->pass);
+	if (c->last.started && holder_scan_same_devs(&c->last, a) &&
+	    now < c->scanned_at + max_age) {
+		r = fill_from_last(c, s, a);
 		return r < 0 ? r : HOLDERS_REUSED;
 	}
 
@@ -53,7 +63,7 @@ int holder_cache_fill(struct holder_cache *c, struct snapshot *s, const struct a
 	if (r < 0)
 		return r;
 	if (r == 0) {
-		r = c->last.started ? fill_from_last(c, s) : holder_scan_into(&c->pass, s);
+		r = c->last.started ? fill_from_last(c, s, a) : holder_scan_into(&c->pass, s, a);
 		return r < 0 ? r : HOLDERS_PARTIAL;
 	}
 	holder_scan_done(&c->last);
@@ -61,6 +71,6 @@ int holder_cache_fill(struct holder_cache *c, struct snapshot *s, const struct a
 	c->pass = (struct holder_scan){ 0 };
 	/* The caller's clock: it arms its rescan at now + max_age, which must find this expired. */
 	c->scanned_at = now;
-	r = holder_scan_into(&c->last, s);
+	r = holder_scan_into(&c->last, s, a);
 	return r < 0 ? r : HOLDERS_SCANNED;
 }

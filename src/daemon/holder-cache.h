@@ -9,7 +9,11 @@
  * maximum age; the caller audits again when it expires (only while an instance is covered), so
  * what holds a covered instance is seen within that time (and the time a new search takes).
  * While a search after the first is under way, the last complete one stands, with what the new
- * one has found so far added; before the first completes, the report says partial.
+ * one has found so far added; before the first completes, the report says partial. When other
+ * instances are covered (one more, or one fewer), a new search starts, and the last one still
+ * stands for the instances it looked for that are covered yet, the report saying partial until
+ * the new one completes: what holds an instance does not drop out of the report for a while
+ * because another instance was covered.
  */
 #pragma once
 

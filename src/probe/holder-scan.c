@@ -454,13 +454,24 @@ int holder_scan_run(struct holder_scan *hs, const char *proc, uint64_t deadline)
 	return 1;
 }
 
-int holder_scan_add_holders(const struct holder_scan *hs, struct snapshot *s)
+static bool covered_now(const struct analysis *a, dev_t dev)
+{
+	FOREACH_ARRAY (in, a->instances, a->n_instances)
+		if (in->covered && in->dev == dev)
+			return true;
+	return false;
+}
+
+int holder_scan_add_holders(const struct holder_scan *hs, struct snapshot *s,
+			    const struct analysis *a)
 {
 	if (!hs->found)
 		return 0;
 	FOREACH_ARRAY (h, hs->found->holders, hs->found->n_holders) {
-		/* No pty unseen now: a stray found earlier is gone. */
-		if (s->ptys_unseen <= 0 && !dev_in(h->dev, hs->devs, hs->n_devs))
+		/* A holder of an instance covered then and not now, or a stray (no pty unseen
+		 * now: it is gone), is no longer news. */
+		if (dev_in(h->dev, hs->devs, hs->n_devs) ? !covered_now(a, h->dev)
+							 : s->ptys_unseen <= 0)
 			continue;
 		if (!holder_seen(s, h->pid, h->dev, h->index) && snapshot_add_holder(s, h) < 0)
 			return -ENOMEM;
@@ -468,11 +479,11 @@ int holder_scan_add_holders(const struct holder_scan *hs, struct snapshot *s)
 	return 0;
 }
 
-int holder_scan_into(const struct holder_scan *hs, struct snapshot *s)
+int holder_scan_into(const struct holder_scan *hs, struct snapshot *s, const struct analysis *a)
 {
 	if (!hs->started)
 		return 0;
-	if (holder_scan_add_holders(hs, s) < 0)
+	if (holder_scan_add_holders(hs, s, a) < 0)
 		return -ENOMEM;
 	s->holders_scanned = true;
 	s->holders_skipped += hs->found->holders_skipped;
@@ -496,7 +507,7 @@ int holder_scan_once(struct snapshot *s, const struct analysis *a, const char *p
 	r = holder_scan_run(&hs, proc, deadline);
 	if (r < 0)
 		return r;
-	return holder_scan_into(&hs, s);
+	return holder_scan_into(&hs, s, a);
 }
 
 int probe_holders(struct snapshot *s, const struct analysis *a, const char *proc)

@@ -68,12 +68,14 @@ bool holder_scan_same_devs(const struct holder_scan *hs, const struct analysis *
 /* Go on until done or deadline (CLOCK_MONOTONIC, in usec) passes: 1 complete, 0 stopped at
  * the deadline (call again to go on), or negative errno (-ENOMEM; hs may be resumed). */
 int holder_scan_run(struct holder_scan *hs, const char *proc, uint64_t deadline);
-/* Put what hs found so far into s: the holders not already there, the processes skipped, and
- * how far it went (s->holders_progress). */
-int holder_scan_into(const struct holder_scan *hs, struct snapshot *s);
-/* Only the holders, those not in s already: what a scan under way adds to the last complete
- * one's (the daemon). */
-int holder_scan_add_holders(const struct holder_scan *hs, struct snapshot *s);
+/* Put what hs found so far into s: the holders not already there of instances a says are
+ * covered (and strays while a's snapshot has ptys unseen), the processes skipped, and how far
+ * it went (s->holders_progress). */
+int holder_scan_into(const struct holder_scan *hs, struct snapshot *s, const struct analysis *a);
+/* Only those holders: what a scan under way adds to the last complete one's, or what the last
+ * complete one, made for other instances, still says while a new one runs (the daemon). */
+int holder_scan_add_holders(const struct holder_scan *hs, struct snapshot *s,
+			    const struct analysis *a);
 void holder_scan_done(struct holder_scan *hs);
 
 /* Start, run until deadline and put into s in one go: the one-shot commands. */

@@ -1339,10 +1339,14 @@ def case_holders_rescan(ptsguard, opts):
 
 def case_holders_after_report(ptsguard, opts):
     """An instance covered where none was: the audit that sees the overmount reports it (state file,
-    journal) before the search for holders runs, and the next audit runs the search and reports
+    journal) before the search for holders runs, and the next audits run the search and report
     what it found. Both are journaled once, the overmount first (in one audit the critical
-    devpts-orphan-in-use would come first). An instance covered later, while holders are known,
-    is searched in its own audit: what was found does not leave meanwhile."""
+    devpts-orphan-in-use would come first). When other instances are covered later (one more,
+    then one fewer), a new search starts, a slice per audit: what the last one found about the
+    instance still covered stands in every report until the new one completes.
+
+    Processes holding many fds make each search take several slices, and the real holder, started
+    after them, is the last process a search reaches."""
     c = Checker()
     journal = Journald()
     # An audit whose probe runs while a devpts is mounted or unmounted on /dev/pts may see its
@@ -1354,36 +1358,76 @@ def case_holders_after_report(ptsguard, opts):
         return [(e["PTSGUARD_CHECK"], e["PTSGUARD_STATE"]) for e in transitions(journal, daemon.pid)
                 if e["PTSGUARD_CHECK"] in ours]
 
-    # On the instance at /dev/pts, held by this process; before the daemon starts, so that no
-    # audit for the new pty races with the overmount.
-    master, slave = os.openpty()
-    daemon = Daemon(ptsguard)
+    def n_covered(r):
+        return sum(1 for i in r["instances"] if i["mounts"][0]["covered"])
+
+    def holders_of(r):
+        return [h["pid"] for f in r["findings"] if f["id"] == "devpts-orphan-in-use" for h in f["evidence"]["holders"]]
+
+    def follow_search(what, covered):
+        """Every state file written until one with `covered` instances covered says its search
+        is complete: each must name the holder; returns how many said partial."""
+        partial, last_inode = 0, None
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            inode = state_inode()
+            report = read_state() if inode != last_inode else None
+            if report is not None:
+                last_inode = inode
+                if n_covered(report) == covered:
+                    c.eq(holders_of(report), [holder], "%s: the holder in every report, %s" % (what, report["holders_scan"]))
+                    if report["holders_scan"].get("complete"):
+                        return partial
+                    partial += 1
+            time.sleep(0.005)
+        raise Failure("%s: no complete search within 120 s" % what)
+
+    group = spawn_fd_holders(int(opts.get("procs", 20)), int(opts.get("fds", 5000)))
+    holder = None
     try:
+        # On the instance at /dev/pts; before the daemon starts, so that no audit for the new
+        # pty races with the overmount.
+        ready_r, ready_w = os.pipe()
+        holder = os.fork()
+        if holder == 0:
+            try:
+                os.close(ready_r)
+                m, sl = os.openpty()
+                os.write(ready_w, b"x")
+                while True:
+                    signal.pause()
+            finally:
+                os._exit(0)
+        os.close(ready_w)
+        c.eq(os.read(ready_r, 1), b"x", "the holder started")
+        os.close(ready_r)
+        c.true(holder > max(pids_in_group(group)), "the holder's pid is above every fd holder's")
+        daemon = Daemon(ptsguard, config_text=default_config() + "AuditCPUPercent=100\n")
         daemon.wait_ready()
         wait_state("healthy", lambda r: finding_ids(r) == [])
         sys_mount("devpts", "/dev/pts", "devpts", 0, "gid=%d,mode=620" % TTY_GID)
         report = wait_state("the held instance covered", lambda r: "devpts-orphan-in-use" in finding_ids(r))
         c.eq(finding_ids(report), ["devpts-orphan-in-use", "devpts-overmount"], "both findings")
         c.true(report["holders_scan"].get("complete"), "the search completed: %s" % report["holders_scan"])
-        orphan = [f for f in report["findings"] if f["id"] == "devpts-orphan-in-use"][0]
-        c.eq([h["pid"] for h in orphan["evidence"]["holders"]], [os.getpid()], "the holder found: %s" % orphan["evidence"])
+        c.eq(holders_of(report), [holder], "the holder found")
         wait_for("two journal entries", lambda: len(seq_now()) >= 2)
         time.sleep(SETTLE)
         seq = seq_now()
         c.eq(seq, [("devpts-overmount", "detected"), ("devpts-orphan-in-use", "detected")],
              "the overmount journaled by the audit before the search, the holder by the next")
 
-        # One more devpts on top: two instances covered, the search starts again, in the audit.
+        # One more devpts on top: two instances covered, a new search, slice by slice.
         sys_mount("devpts", "/dev/pts", "devpts", 0, "gid=%d,mode=620" % TTY_GID)
-        report = wait_state("three devpts stacked",
-                            lambda r: sum(1 for i in r["instances"] if i["mounts"][0]["covered"]) == 2)
-        c.eq(finding_ids(report), ["devpts-orphan-in-use", "devpts-overmount"], "both findings stay")
-        time.sleep(SETTLE)
-        seq = seq_now()
-        c.eq(seq[2:], [], "nothing journaled: the holder did not leave while the new search ran")
+        partial = follow_search("three devpts stacked", 2)
+        log("three devpts stacked: %d partial reports before the search completed" % partial)
+        c.true(partial >= 1, "the new search took more than one audit (%d partial reports)" % partial)
         # The first unmount starts an audit at once, whose probe may be in the next instance as
-        # the second comes.
+        # the second comes: one at a time, each search followed.
         sys_umount_when_free("/dev/pts")
+        partial = follow_search("back to two stacked", 1)
+        log("back to two stacked: %d partial reports before the search completed" % partial)
+        time.sleep(SETTLE)
+        c.eq(seq_now()[2:], [], "nothing journaled: the holder never left a report while the searches ran")
         sys_umount_when_free("/dev/pts")
         wait_state("healthy again", lambda r: finding_ids(r) == [])
         wait_for("four journal entries", lambda: len(seq_now()) >= 4)
@@ -1391,10 +1435,13 @@ def case_holders_after_report(ptsguard, opts):
         seq = seq_now()
         c.eq(sorted(seq[2:]), [("devpts-orphan-in-use", "resolved"), ("devpts-overmount", "resolved")],
              "both resolved once")
+        stop_daemon(c, daemon)
     finally:
-        os.close(master)
-        os.close(slave)
-    stop_daemon(c, daemon)
+        os.killpg(group, signal.SIGKILL)
+        os.waitpid(group, 0)
+        if holder:
+            os.kill(holder, signal.SIGKILL)
+            os.waitpid(holder, 0)
     journal.stop()
     c.done()
 
@@ -2736,7 +2783,7 @@ CASES = {
     "tracking-overflow": (case_tracking_overflow, True),
     "tracking-hidden": (case_tracking_hidden, True),
     "holders-rescan": (case_holders_rescan, True),
-    "holders-after-report": (case_holders_after_report, True),
+    "holders-after-report": (case_holders_after_report, True, True),
     "holders-sliced": (case_holders_sliced, True, True),
     "pt-chown-installed": (case_pt_chown_installed, True),
     "tracking-sibling-cover": (case_tracking_sibling_cover, True),
