@@ -107,22 +107,17 @@ def sys_mount(source, target, fstype, flags=0, data=None):
         raise OSError(e, "mount %s on %s: %s" % (source, target, os.strerror(e)))
 
 
-def sys_umount(target, flags=0):
-    if _libc.umount2(target.encode(), flags) != 0:
-        e = ctypes.get_errno()
-        raise OSError(e, "umount %s: %s" % (target, os.strerror(e)))
-
-
-def sys_umount_when_free(target, timeout=5.0):
-    """umount(2) of target, again while it is EBUSY: an audit the last change started may have
-    its probe's pty open there for a moment (what a program holding a pty does to any umount)."""
-    deadline = time.monotonic() + timeout
+def sys_umount(target, flags=0, busy_timeout=5.0):
+    """umount(2) of target, again for a while when it is EBUSY, as an admin would: an audit that
+    the last change started (or the one right after it, which searches for holders) may have its
+    probe's pty open there for a moment, as any program holding a pty would."""
+    deadline = time.monotonic() + busy_timeout
     while True:
-        try:
-            return sys_umount(target)
-        except OSError as e:
-            if e.errno != errno.EBUSY or time.monotonic() > deadline:
-                raise
+        if _libc.umount2(target.encode(), flags) == 0:
+            return
+        e = ctypes.get_errno()
+        if e != errno.EBUSY or time.monotonic() > deadline:
+            raise OSError(e, "umount %s: %s" % (target, os.strerror(e)))
         time.sleep(0.02)
 
 
