@@ -4,7 +4,6 @@
 #include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
-#include <systemd/sd-daemon.h>
 
 #include "daemon/state.h"
 #include "daemon/mount-source.h"
@@ -19,6 +18,7 @@
 #include "util/output-file.h"
 #include "util/strv.h"
 #include "util/string-util.h"
+#include "util/systemd-dl.h"
 
 /* A failed write of the state file or the textfile (a full or read-only /run) is retried by
  * auditing again: first after OUTPUT_RETRY_MIN_USEC, doubling up to OUTPUT_RETRY_MAX_USEC, until

@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <errno.h>
 #include <fcntl.h>
-#include <libudev.h>
 #include <malloc.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -12,9 +11,6 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/uio.h>
-#include <systemd/sd-daemon.h>
-#include <systemd/sd-event.h>
-#include <systemd/sd-journal.h>
 #include <syslog.h>
 #include <time.h>
 #include <unistd.h>
@@ -48,6 +44,7 @@
 #include "util/parse.h"
 #include "util/string-util.h"
 #include "util/strv.h"
+#include "util/systemd-dl.h"
 
 /* The audit timer may fire this late; the coalescing window is counted in milliseconds. */
 #define AUDIT_TIMER_ACCURACY_USEC (1 * USEC_PER_MSEC)
@@ -460,10 +457,17 @@ static int daemon_become_user(const char *name)
 
 int daemon_new(const struct daemon_options *opts, struct daemon **ret)
 {
-	_cleanup_(daemon_freep) struct daemon *d = calloc(1, sizeof(*d));
+	_cleanup_(daemon_freep) struct daemon *d = NULL;
 	struct config_error err;
+	const char *dl_error;
 	int r;
 
+	/* libsystemd and libudev: loaded here, not at every start of a one-shot command; before
+	 * there is a daemon to free, which takes them. */
+	r = systemd_dl_load(&dl_error);
+	if (r < 0)
+		return log_error("Cannot run the daemon: %s", dl_error), r;
+	d = calloc(1, sizeof(*d));
 	/* Every message of the daemon's from now on is a journal entry; with no journal at start
 	 * (a host without systemd), a line on standard error and in syslog. */
 	log_set_sink(journal_log_sink);

@@ -13,13 +13,13 @@
 
 #include <stdbool.h>
 #include <stdint.h>
-#include <systemd/sd-event.h>
 
 #include "analysis/analysis.h"
 #include "config/conf.h"
 #include "probe/mounttrack.h"
 #include "snapshot/mountinfo.h"
 #include "util/macro.h"
+#include "util/systemd-dl.h"
 
 struct mount_source;
 

@@ -15,7 +15,6 @@
 #include <stdint.h>
 #include <sys/stat.h>
 #include <sys/types.h>
-#include <systemd/sd-event.h>
 
 #include "checks/checks.h"
 #include "daemon/holder-cache.h"
@@ -23,6 +22,7 @@
 #include "daemon/schedule.h"
 #include "probe/mntns.h"
 #include "report/report.h"
+#include "util/systemd-dl.h"
 
 struct followed_ns {
 	struct ns_follower *owner;

@@ -27,11 +27,11 @@
 #pragma once
 
 #include <stdint.h>
-#include <systemd/sd-event.h>
 
 #include "config/conf.h"
 #include "snapshot/snapshot.h"
 #include "report/transitions.h"
+#include "util/systemd-dl.h"
 
 struct ns_follower;
 

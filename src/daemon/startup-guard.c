@@ -6,13 +6,13 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/syscall.h>
-#include <systemd/sd-daemon.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "daemon/startup-guard.h"
 #include "util/clock.h"
 #include "util/string-util.h"
+#include "util/systemd-dl.h"
 
 static struct timespec monotonic_at(uint64_t usec)
 {

@@ -9,7 +9,6 @@
 
 #include <stdint.h>
 #include <syslog.h>
-#include <systemd/sd-event.h>
 
 #include "checks/ptmx-replaced.h"
 #include "daemon/daemon.h"
@@ -23,6 +22,7 @@
 #include "report/outputs.h"
 #include "report/transitions.h"
 #include "util/clock.h"
+#include "util/systemd-dl.h"
 
 /* Repairs in one audit: each round tries what the previous one's re-audit found untried. */
 #define REPAIR_ROUNDS_MAX 3

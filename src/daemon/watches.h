@@ -11,11 +11,11 @@
 #pragma once
 
 #include <stdint.h>
-#include <systemd/sd-event.h>
 
 #include "analysis/analysis.h"
 #include "snapshot/allocation.h"
 #include "util/macro.h"
+#include "util/systemd-dl.h"
 
 struct dev_watches;
 

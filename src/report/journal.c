@@ -6,7 +6,6 @@
 #include <string.h>
 #include <sys/uio.h>
 #include <syslog.h>
-#include <systemd/sd-journal.h>
 #include <unistd.h>
 
 #include "report/journal-queue.h"
@@ -15,6 +14,7 @@
 #include "util/json-util.h"
 #include "util/parse.h"
 #include "util/string-util.h"
+#include "util/systemd-dl.h"
 
 #define JOURNAL_SOCKET "/run/systemd/journal/socket"
 
@@ -48,9 +48,12 @@ int journal_open_queue(struct journal_queue **ret)
 
 static int journal_sendv(const struct iovec *iov, size_t n)
 {
+	int r;
+
 	if (queue)
 		return journal_queue_send(queue, iov, n);
-	return sd_journal_sendv(iov, (int)n);
+	r = systemd_dl_load(NULL);
+	return r < 0 ? r : sd_journal_sendv(iov, (int)n);
 }
 
 /* journal_use_syslog(): entries of a moment without a journal socket go to syslog too. */

@@ -1444,6 +1444,39 @@ def case_holders_after_report(ptsguard, opts):
     c.done()
 
 
+def shared_library_path(soname):
+    """Where the dynamic linker finds soname (ldconfig's cache), its symlinks resolved."""
+    for line in run(["ldconfig", "-p"]).stdout.splitlines():
+        name, _, path = line.strip().partition(" => ")
+        if name.split(" ")[0] == soname and os.path.exists(path):
+            return os.path.realpath(path)
+    raise Failure("ldconfig -p lists no %s" % soname)
+
+
+def case_without_libsystemd(ptsguard, opts):
+    """libsystemd and libudev are loaded by the daemon (and by a command that journals), not
+    linked: with neither on the host, `ptsguard audit` runs as ever, and the daemon says which
+    library it misses and exits with status 1."""
+    c = Checker()
+    needed = run(["readelf", "-d", ptsguard]).stdout
+    for soname in ("libsystemd.so.0", "libudev.so.1"):
+        c.true("[%s]" % soname not in needed, "ptsguard does not need %s at start" % soname)
+    before = audit_json(ptsguard)
+    # Both hidden in this case's mount namespace: an empty file bound over each.
+    empty = TEST_DIR + "/empty.so"
+    open(empty, "w").close()
+    for soname in ("libsystemd.so.0", "libudev.so.1"):
+        sys_mount(empty, shared_library_path(soname), None, 4096)  # MS_BIND
+    r = run([ptsguard, "audit", "--json"], check=False)
+    c.eq(r.returncode, 0, "audit without libsystemd exits 0 on this healthy namespace: %s" % r.stderr)
+    c.eq(finding_ids(audit_json(ptsguard)), finding_ids(before), "the same findings as with it")
+    r = run([ptsguard, "daemon", "--config", TEST_DIR + "/none.conf"], check=False, timeout=30)
+    c.eq(r.returncode, 1, "the daemon without libsystemd exits 1")
+    c.true("Cannot run the daemon: cannot load libsystemd.so.0" in r.stderr,
+           "the daemon names the library it misses: %r" % r.stderr)
+    c.done()
+
+
 def spawn_fd_holders(n_procs, n_fds):
     """n_procs processes holding n_fds open fds each (of /dev/null), in a process group of their
     own; returns its id once all are there."""
@@ -2783,6 +2816,7 @@ CASES = {
     "holders-rescan": (case_holders_rescan, True),
     "holders-after-report": (case_holders_after_report, True, True),
     "holders-sliced": (case_holders_sliced, True, True),
+    "without-libsystemd": (case_without_libsystemd, True),
     "pt-chown-installed": (case_pt_chown_installed, True),
     "tracking-sibling-cover": (case_tracking_sibling_cover, True),
     "outputs-retry": (case_outputs_retry, True),
