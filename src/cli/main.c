@@ -12,6 +12,7 @@
 #include "config.h"
 
 #include "cli/cli.h"
+#include "util/alloc.h"
 #include "util/log.h"
 #include "util/string-util.h"
 #include "util/version.h"
@@ -86,6 +87,7 @@ static void keep_freed_memory(void)
 #if defined(M_TRIM_THRESHOLD) && defined(M_MMAP_THRESHOLD)
 	(void)mallopt(M_TRIM_THRESHOLD, 256 << 20);
 	(void)mallopt(M_MMAP_THRESHOLD, 4 << 20);
+	heap_prefault_enable();
 #endif
 }
 

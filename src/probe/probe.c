@@ -22,6 +22,7 @@
 #include "probe/tty-sessions.h"
 #include "snapshot/initramfs-record.h"
 #include "snapshot/snapshot-json.h"
+#include "util/alloc.h"
 #include "util/caps.h"
 #include "util/escape.h"
 #include "util/fileio.h"
@@ -160,6 +161,9 @@ static int probe_mounts(struct snapshot *s, const struct probe_options *opts,
 				      : "");
 		return r;
 	}
+	/* What the parsed table, the analysis and the report will take: about four times the
+	 * text (heap_prefault() caps it, and does nothing for a small table or in the daemon). */
+	heap_prefault(4 * size);
 	if (opts->need_mountinfo_text)
 		return snapshot_set_mountinfo(s, text, size, err);
 	/* Nobody wants the text itself: parse it in place, not a copy of it. */
