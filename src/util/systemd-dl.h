@@ -2,9 +2,9 @@
 /*
  * libsystemd and libudev, loaded when first needed instead of at every start: the daemon needs
  * them (its event loop, sd_notify(), udev's monitor), a one-shot command at most to journal
- * what repair did. Linked at start, the two libraries and the five they pull in (libgcrypt,
- * liblzma, libzstd, liblz4, libcap) cost every `ptsguard audit` about a millisecond of the
- * dynamic linker and page faults, and made a host without them unable to run the audit at all.
+ * what repair did. Linked at start, the two libraries and the six they pull in (libgcrypt,
+ * liblzma, libzstd, liblz4, libcap, libgpg-error) cost every `ptsguard audit` about 70 page
+ * faults and the dynamic linker's work, and a host without them could not run the audit.
  *
  * Include this header instead of <systemd/...> and <libudev.h>: the calls below go through
  * pointers that systemd_dl_load() fills, under the libraries' own names. Calling one before a
