@@ -252,7 +252,7 @@ static int daemon_reload(struct daemon *d)
 		if (d->no_probe)
 			d->config->probe_enabled = false;
 		log_config_loaded(d->config, "Reloaded");
-		holder_cache_done(&d->holders);
+		holder_cache_expire(&d->holders);
 		mount_source_forget(d->mounts);
 		if (mount_source_apply(d->mounts, d->config) < 0)
 			log_warning("Carrying on with what tracks mount changes now");

@@ -11,6 +11,12 @@ void holder_cache_done(struct holder_cache *c)
 	*c = (struct holder_cache){ 0 };
 }
 
+void holder_cache_expire(struct holder_cache *c)
+{
+	holder_scan_done(&c->pass);
+	c->expired = c->last.started;
+}
+
 /* The last complete search, with what the one under way found so far. A last search made for
  * other instances (one more covered, or one no longer) still stands for those covered now,
  * but the report says partial, with the new search's progress, until that one completes: what
@@ -43,7 +49,7 @@ int holder_cache_fill(struct holder_cache *c, struct snapshot *s, const struct a
 	 * made for. */
 	if (c->pass.started && !holder_scan_same_devs(&c->pass, a))
 		holder_scan_done(&c->pass);
-	if (c->last.started && holder_scan_same_devs(&c->last, a) &&
+	if (c->last.started && !c->expired && holder_scan_same_devs(&c->last, a) &&
 	    now < c->scanned_at + max_age) {
 		r = fill_from_last(c, s, a);
 		return r < 0 ? r : HOLDERS_REUSED;
@@ -69,6 +75,7 @@ int holder_cache_fill(struct holder_cache *c, struct snapshot *s, const struct a
 	holder_scan_done(&c->last);
 	c->last = c->pass;
 	c->pass = (struct holder_scan){ 0 };
+	c->expired = false;
 	/* The caller's clock: it arms its rescan at now + max_age, which must find this expired. */
 	c->scanned_at = now;
 	r = holder_scan_into(&c->last, s, a);

@@ -30,6 +30,7 @@ struct holder_cache {
 	struct holder_scan last; /* the last complete search (last.complete), or none */
 	uint64_t scanned_at;	 /* when it completed (CLOCK_MONOTONIC) */
 	struct holder_scan pass; /* the search under way, or none (pass.started false) */
+	bool expired;		 /* holder_cache_expire(): last is not reused, only stands */
 };
 
 enum holder_fill {
@@ -58,3 +59,7 @@ int holder_cache_fill(struct holder_cache *c, struct snapshot *s, const struct a
 		      uint64_t budget);
 /* Forget every search (and free them). */
 void holder_cache_done(struct holder_cache *c);
+/* Search again at the next fill (a reload): the search under way is dropped, and the last
+ * complete one stands, as when it expires, until the new one completes. What was found does
+ * not leave the report because the configuration was read again. */
+void holder_cache_expire(struct holder_cache *c);

@@ -1342,7 +1342,8 @@ def case_holders_after_report(ptsguard, opts):
     what it found. Both are journaled once, the overmount first (in one audit the critical
     devpts-orphan-in-use would come first). When other instances are covered later (one more,
     then one fewer), a new search starts, a slice per audit: what the last one found about the
-    instance still covered stands in every report until the new one completes.
+    instance still covered stands in every report until the new one completes, and so it does
+    after a reload, which starts a search again.
 
     Processes holding many fds make each search take several slices, and the real holder, started
     after them, is the last process a search reaches."""
@@ -1363,10 +1364,11 @@ def case_holders_after_report(ptsguard, opts):
     def holders_of(r):
         return [h["pid"] for f in r["findings"] if f["id"] == "devpts-orphan-in-use" for h in f["evidence"]["holders"]]
 
-    def follow_search(what, covered):
-        """Every state file written until one with `covered` instances covered says its search
-        is complete: each must name the holder; returns how many said partial."""
-        partial, last_inode = 0, None
+    def follow_search(what, covered, after_inode=None):
+        """Every state file written (after the one with inode after_inode) until one with
+        `covered` instances covered says its search is complete: each must name the holder;
+        returns how many said partial."""
+        partial, last_inode = 0, after_inode
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:
             inode = state_inode()
@@ -1424,6 +1426,11 @@ def case_holders_after_report(ptsguard, opts):
         sys_umount("/dev/pts")
         partial = follow_search("back to two stacked", 1)
         log("back to two stacked: %d partial reports before the search completed" % partial)
+        # A reload searches again from the start; the last complete search stands meanwhile
+        # (its reports say complete, as when it expires), so every report names the holder.
+        before = state_inode()
+        daemon.signal(signal.SIGHUP)
+        follow_search("after a reload", 1, after_inode=before)
         time.sleep(SETTLE)
         c.eq(seq_now()[2:], [], "nothing journaled: the holder never left a report while the searches ran")
         sys_umount("/dev/pts")
