@@ -15,6 +15,15 @@ static int caps_get(struct __user_cap_data_struct d[static 2])
 	return syscall(SYS_capget, &h, d) < 0 ? -errno : 0;
 }
 
+static void caps_save(struct fsids_saved *saved, const struct __user_cap_data_struct d[static 2])
+{
+	for (int i = 0; i < 2; i++) {
+		saved->effective[i] = d[i].effective;
+		saved->permitted[i] = d[i].permitted;
+		saved->inheritable[i] = d[i].inheritable;
+	}
+}
+
 uint64_t caps_effective(void)
 {
 	struct __user_cap_data_struct d[2] = { 0 };
@@ -56,8 +65,7 @@ int fsids_become_root(struct fsids_saved *saved)
 	r = caps_get(d);
 	if (r < 0)
 		return r;
-	saved->effective[0] = d[0].effective;
-	saved->effective[1] = d[1].effective;
+	caps_save(saved, d);
 	saved->changed = true;
 	(void)setfsgid(0);
 	(void)setfsuid(0);
@@ -83,13 +91,14 @@ int fsids_become_user(uid_t uid, gid_t gid, struct fsids_saved *saved)
 	if (n < 0)
 		return errno == EINVAL ? -E2BIG : -errno;
 	saved->n_groups = n;
-	saved->effective[0] = d[0].effective;
-	saved->effective[1] = d[1].effective;
+	caps_save(saved, d);
 	saved->uid = (uid_t)setfsuid((uid_t)-1);
 	saved->gid = (gid_t)setfsgid((gid_t)-1);
-	if (syscall(SYS_setgroups, 0, NULL) < 0)
+	/* No group to set aside (root's usual case): none to give back either. */
+	if (n > 0 && syscall(SYS_setgroups, 0, NULL) < 0)
 		return -errno;
-	saved->changed = saved->groups_changed = true;
+	saved->changed = true;
+	saved->groups_changed = n > 0;
 	(void)setfsgid(gid);
 	(void)setfsuid(uid);
 	d[0].effective = d[1].effective = 0;
@@ -102,17 +111,29 @@ int fsids_become_user(uid_t uid, gid_t gid, struct fsids_saved *saved)
 	return 0;
 }
 
-/* The effective set saved, as far as the permitted set allows. */
+/* The effective set saved. Nothing here changes the permitted or inheritable set, so the ones
+ * saved are still the process's: no capget(2) first. */
 static void effective_restore(const struct fsids_saved *saved)
 {
 	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
-	struct __user_cap_data_struct d[2] = { 0 };
+	struct __user_cap_data_struct d[2];
 
-	if (caps_get(d) < 0)
-		return;
-	d[0].effective = saved->effective[0] & d[0].permitted;
-	d[1].effective = saved->effective[1] & d[1].permitted;
+	for (int i = 0; i < 2; i++)
+		d[i] = (struct __user_cap_data_struct){
+			.effective = saved->effective[i] & saved->permitted[i],
+			.permitted = saved->permitted[i],
+			.inheritable = saved->inheritable[i],
+		};
 	(void)syscall(SYS_capset, &h, d);
+}
+
+/* Whether the effective set saved holds all of the permitted set. A file system uid going back
+ * to 0 raises only permitted capabilities into the effective set, so such a set is the same
+ * after it: no second capset(2). */
+static bool effective_full(const struct fsids_saved *saved)
+{
+	return saved->effective[0] == saved->permitted[0] &&
+	       saved->effective[1] == saved->permitted[1];
 }
 
 void fsids_restore(const struct fsids_saved *saved)
@@ -121,7 +142,7 @@ void fsids_restore(const struct fsids_saved *saved)
 		return;
 	/* CAP_SETUID and CAP_SETGID first (fsids_become_user() emptied the set), then the ids
 	 * (a file system uid back to 0 raises the file capabilities again), then the set as it
-	 * was. */
+	 * was where that raise may have changed it. */
 	effective_restore(saved);
 	(void)setfsuid(saved->uid);
 	(void)setfsgid(saved->gid);
@@ -130,5 +151,6 @@ void fsids_restore(const struct fsids_saved *saved)
 		abort();
 	if ((uid_t)setfsuid((uid_t)-1) != saved->uid || (gid_t)setfsgid((gid_t)-1) != saved->gid)
 		abort();
-	effective_restore(saved);
+	if (!effective_full(saved))
+		effective_restore(saved);
 }

@@ -33,7 +33,8 @@ struct fsids_saved {
 	bool changed;
 	uid_t uid;
 	gid_t gid;
-	uint32_t effective[2];
+	/* the sets as they were: only the effective set is changed, and given back */
+	uint32_t effective[2], permitted[2], inheritable[2];
 	/* fsids_become_user(): the supplementary groups it emptied */
 	bool groups_changed;
 	int n_groups;
