@@ -3,6 +3,7 @@
  * more: regular files of real file systems only, opened with its root's ids and none of our
  * capabilities, bounded; by a guarded child under a deadline where the file system may wait on
  * a server. Also its /proc/PID files and the lookup of a group in its /etc/group. */
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
@@ -142,28 +143,6 @@ static bool remote_fs(long type)
 	}
 }
 
-/* The file behind the O_PATH descriptor fd, opened for reading through /proc/self/fd (the node
- * checked is the node opened), with the kernel's checks for the identity uid:gid and none of
- * our capabilities (as_caller: a caller without them opens it as itself). An fd, or -errno;
- * -EAGAIN when it cannot be done here (no /proc, more groups than we can set aside): the caller
- * hands it to a guarded child. */
-static int reopen_as(int fd, uid_t uid, gid_t gid, bool as_caller)
-{
-	struct fsids_saved saved;
-	char path[64];
-	int r;
-
-	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-	if (!as_caller && fsids_become_user(uid, gid, &saved) < 0)
-		return -EAGAIN;
-	r = open(path, O_RDONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
-	if (r < 0)
-		r = -errno;
-	if (!as_caller)
-		fsids_restore(&saved);
-	return r == -ENOENT || r == -ENOTDIR ? -EAGAIN : r;
-}
-
 /* The magic number of the file system fd is on, asked of the mount (statmount(), Linux 6.11)
  * rather than of the file system: fstatfs() would ask a FUSE daemon or a server, and wait for
  * it. 0, or -EOPNOTSUPP where the kernel cannot say so. */
@@ -178,41 +157,75 @@ static int fs_magic_of(const struct namespace_target *t, int fd, uint64_t *ret)
 	return 0;
 }
 
-/* ns_read_file() here, without a child, where nothing can wait: the file is looked at with
- * O_PATH first (no driver runs, no FIFO waits, no lease breaks) and statx(AT_STATX_DONT_SYNC),
- * its file system asked of its mount, refused unless it is a regular file of a local, real
- * file system, then opened with the identity's rights alone and read. -EAGAIN: the child is
- * needed (a remote or FUSE file system, a kernel that cannot say which, or the identity could
- * not be taken here). */
-static int ns_read_file_here(const struct namespace_target *t, const char *path, int flags,
-			     uid_t uid, gid_t gid, bool as_caller, size_t max_size, char **ret,
-			     size_t *ret_size)
+/* A read here, without a child, is for where nothing can wait, in three steps. First the file
+ * is looked at with O_PATH (no driver runs, no FIFO waits, no lease breaks) and
+ * statx(AT_STATX_DONT_SYNC), its file system asked of its mount, and refused unless it is a
+ * regular file of a local, real file system: its O_PATH descriptor, or -errno; -EAGAIN when
+ * the child is needed (a remote or FUSE file system, a kernel that cannot say which). */
+static int look_here(const struct namespace_target *t, const struct ns_file *f, struct stat *st)
 {
-	_cleanup_close_ int opath = -EBADF, fd = -EBADF;
-	struct stat st, again;
+	_cleanup_close_ int opath = -EBADF;
 	uint64_t magic;
 	int r;
 
-	opath = ns_open(t, path, O_PATH | (flags & O_NOFOLLOW));
+	opath = ns_open(t, f->path, O_PATH | (f->flags & O_NOFOLLOW));
 	if (opath < 0)
 		return opath;
-	r = stat_nosync(opath, "", AT_EMPTY_PATH, &st);
+	r = stat_nosync(opath, "", AT_EMPTY_PATH, st);
 	if (r < 0)
 		return r;
-	if (!S_ISREG(st.st_mode))
+	if (!S_ISREG(st->st_mode))
 		return -EBADFD;
 	if (fs_magic_of(t, opath, &magic) < 0 || remote_fs((long)magic))
 		return -EAGAIN;
 	if (pseudo_fs((long)magic))
 		return -NS_READ_PSEUDO;
-	fd = reopen_as(opath, uid, gid, as_caller);
-	if (fd < 0)
-		return fd;
+	return TAKE_FD(opath);
+}
+
+/* Then the files looked at are opened for reading through /proc/self/fd (the node checked is
+ * the node opened), all under one switch to the identity uid:gid, with the kernel's checks for
+ * it and none of our capabilities (as_caller: a caller without them opens them as itself).
+ * fds[i] is set where opath[i] is a descriptor: an fd, or -errno; -EAGAIN where it cannot be
+ * done here (no /proc, more groups than we can set aside): the child reads that one. */
+static void reopen_as(const int *opath, int *fds, size_t n, uid_t uid, gid_t gid, bool as_caller)
+{
+	struct fsids_saved saved;
+	bool switched = false;
+
+	for (size_t i = 0; i < n; i++) {
+		char path[64];
+		int r;
+
+		if (opath[i] < 0)
+			continue;
+		if (!as_caller && !switched) {
+			if (fsids_become_user(uid, gid, &saved) < 0) {
+				fds[i] = -EAGAIN;
+				continue;
+			}
+			switched = true;
+		}
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", opath[i]);
+		r = open(path, O_RDONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+		if (r < 0)
+			r = -errno;
+		fds[i] = r == -ENOENT || r == -ENOTDIR ? -EAGAIN : r;
+	}
+	if (switched)
+		fsids_restore(&saved);
+}
+
+/* Last, each descriptor opened, when it is the node looked at, is read. */
+static int read_here(int fd, const struct stat *st, struct ns_file *f)
+{
+	struct stat again;
+
 	if (fstat(fd, &again) < 0)
 		return -errno;
-	if (again.st_dev != st.st_dev || again.st_ino != st.st_ino)
+	if (again.st_dev != st->st_dev || again.st_ino != st->st_ino)
 		return -EBADFD;
-	return read_regular_fd(fd, max_size, ret, ret_size);
+	return read_regular_fd_stat(fd, &again, f->max_size, &f->text, &f->size);
 }
 
 /* The ids a file of the namespace is read as: its root's, as the initial user namespace numbers
@@ -226,16 +239,18 @@ static void ns_reader_ids(const struct namespace_target *t, uid_t *uid, gid_t *g
 	*gid = idmap_to_initial(t->gid_map, 0, &g) == 0 ? (gid_t)g : IDMAP_OVERFLOW_ID;
 }
 
-int ns_read_file(const struct namespace_target *t, const char *path, int flags, size_t max_size,
-		 char **ret, size_t *ret_size)
+/* One file read by a guarded child with the identity uid:gid, under its deadline. */
+static int read_by_child(const struct namespace_target *t, struct ns_file *f, uid_t uid, gid_t gid)
 {
 	struct ns_read_job j = {
-		.root_fd = t ? t->root_fd : -1, .path = path, .flags = flags, .max_size = max_size
+		.root_fd = t->root_fd, .path = f->path, .flags = f->flags, .max_size = f->max_size
 	};
 	struct guarded_child c = {
 		.mntns_fd = -1,
 		.root_fd = -1,
 		.keep_fd = j.root_fd,
+		.uid = uid,
+		.gid = gid,
 		.deadline_usec = NS_READ_DEADLINE_USEC,
 		.work = ns_read_work,
 		.userdata = &j,
@@ -246,30 +261,10 @@ int ns_read_file(const struct namespace_target *t, const char *path, int flags, 
 	};
 	struct ns_read_answer a = { 0 };
 	struct guarded_result g = { 0 };
-	size_t map_size = max_size + 1;
-	bool as_caller;
-	char *text;
+	size_t map_size = f->max_size + 1;
 	int r;
 
-	if (!ns_in_root(t))
-		return read_file_flags(path, flags, max_size, ret, ret_size);
-	/* Whatever the namespace put at path is opened with its root's identity and no capability
-	 * of ours (no CAP_DAC_OVERRIDE, CAP_SYSLOG or CAP_SYS_PTRACE): a host file bound there that
-	 * its root may not read stays unread, and what it may read it could have read itself.
-	 * Here when nothing can wait (a local file system); else by a guarded child with that
-	 * identity, whose deadline bounds a server or FUSE daemon that stops answering. Only the
-	 * pages it reads are touched: the map costs its size in address space only. */
-	/* A caller that may not change its ids has no right of root's to lend: it reads as itself
-	 * (its child too). */
-	as_caller = !caps_may_change_ids();
-	if (as_caller) {
-		c.uid = geteuid();
-		c.gid = getegid();
-	} else
-		ns_reader_ids(t, &c.uid, &c.gid);
-	r = ns_read_file_here(t, path, flags, c.uid, c.gid, as_caller, max_size, ret, ret_size);
-	if (r != -EAGAIN)
-		return r;
+	/* Only the pages it reads are touched: the map costs its size in address space only. */
 	j.buf = mmap(NULL, map_size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (j.buf == MAP_FAILED)
 		return -errno;
@@ -281,19 +276,90 @@ int ns_read_file(const struct namespace_target *t, const char *path, int flags, 
 	else if (r >= 0 && a.error)
 		r = -a.error;
 	if (r >= 0) {
-		text = malloc((size_t)a.size + 1);
-		if (!text)
+		f->text = malloc((size_t)a.size + 1);
+		if (!f->text)
 			r = -ENOMEM;
 		else {
-			memcpy(text, j.buf, (size_t)a.size);
-			text[a.size] = 0;
-			*ret = text;
-			if (ret_size)
-				*ret_size = (size_t)a.size;
+			memcpy(f->text, j.buf, (size_t)a.size);
+			f->text[a.size] = 0;
+			f->size = (size_t)a.size;
 		}
 	}
 	munmap(j.buf, map_size);
 	return r;
+}
+
+void ns_read_files(const struct namespace_target *t, struct ns_file *files, size_t n)
+{
+	int opath[NS_FILES_MAX], fds[NS_FILES_MAX];
+	struct stat st[NS_FILES_MAX];
+	bool as_caller;
+	uid_t uid;
+	gid_t gid;
+
+	assert(n <= NS_FILES_MAX);
+	for (size_t i = 0; i < n; i++) {
+		files[i].text = NULL;
+		files[i].size = 0;
+	}
+	if (!ns_in_root(t)) {
+		for (size_t i = 0; i < n; i++)
+			files[i].error =
+			    read_file_flags(files[i].path, files[i].flags, files[i].max_size,
+					    &files[i].text, &files[i].size);
+		return;
+	}
+	/* Whatever the namespace put at a path is opened with its root's identity and no
+	 * capability of ours (no CAP_DAC_OVERRIDE, CAP_SYSLOG or CAP_SYS_PTRACE): a host file bound
+	 * there that its root may not read stays unread, and what it may read it could have read
+	 * itself. Here when nothing can wait (a local file system), every file of the call under
+	 * one switch of identity; else by a guarded child with that identity, whose deadline
+	 * bounds a server or FUSE daemon that stops answering. A caller that may not change its
+	 * ids has no right of root's to lend: it reads as itself (its child too). */
+	as_caller = !caps_may_change_ids();
+	if (as_caller) {
+		uid = geteuid();
+		gid = getegid();
+	} else
+		ns_reader_ids(t, &uid, &gid);
+	for (size_t i = 0; i < n; i++) {
+		opath[i] = look_here(t, &files[i], &st[i]);
+		fds[i] = opath[i];
+	}
+	reopen_as(opath, fds, n, uid, gid, as_caller);
+	for (size_t i = 0; i < n; i++) {
+		int r = fds[i] >= 0 ? read_here(fds[i], &st[i], &files[i]) : fds[i];
+
+		if (fds[i] >= 0)
+			close(fds[i]);
+		if (opath[i] >= 0)
+			close(opath[i]);
+		if (r == -EAGAIN)
+			r = read_by_child(t, &files[i], uid, gid);
+		files[i].error = r < 0 ? r : 0;
+	}
+}
+
+void ns_files_done(struct ns_file *files, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(files[i].text);
+		files[i].text = NULL;
+	}
+}
+
+int ns_read_file(const struct namespace_target *t, const char *path, int flags, size_t max_size,
+		 char **ret, size_t *ret_size)
+{
+	struct ns_file f = { .path = path, .flags = flags, .max_size = max_size };
+
+	ns_read_files(t, &f, 1);
+	if (f.error < 0)
+		return f.error;
+	*ret = f.text;
+	if (ret_size)
+		*ret_size = f.size;
+	return 0;
 }
 
 const char *ns_read_error_string(int r)
@@ -310,19 +376,12 @@ const char *ns_read_error_string(int r)
 	}
 }
 
-int ns_group_lookup(const struct namespace_target *t, const char *name, gid_t *ret)
+int ns_group_find(char *text, const char *name, gid_t *ret)
 {
-	_cleanup_free_ char *text = NULL;
 	size_t len = strlen(name);
-	int r;
 
-	r = ns_read_file(t, "/etc/group", 0, GROUP_FILE_SIZE_MAX, &text, NULL);
-	if (r == -ENOENT)
-		return -ESRCH;
-	if (r < 0)
-		return r;
 	/* name:password:gid:members, one group a line; the first entry of a name wins, as for
-	 * the files module of NSS. */
+	 * the files module of NSS. The text is cut up on the way. */
 	for (char *line = text, *next; line && *line; line = next) {
 		char *gid_field, *end;
 		unsigned gid;

@@ -16,7 +16,7 @@
  * Three files implement it, each built on the one before: namespace.c the target (opened,
  * pinned, checked again, entered; its /proc/PID files, ns_read_proc(); its id maps; its
  * processes), namespace-paths.c its paths (ns_open(), ns_lstat() and its open directories),
- * namespace-read.c the reading of its files (ns_read_file(), ns_group_lookup()).
+ * namespace-read.c the reading of its files (ns_read_file(), ns_read_files(), ns_group_find()).
  */
 #pragma once
 
@@ -122,6 +122,20 @@ int stat_in_dir(int dirfd, const char *name, struct stat *st);
 #define NS_READ_DEADLINE_USEC (2ULL * 1000000ULL)
 int ns_read_file(const struct namespace_target *t, const char *path, int flags, size_t max_size,
 		 char **ret, size_t *ret_size);
+/* Several files of one namespace read as ns_read_file() reads one, but those read here (not by
+ * a child) under one switch of identity: the credential work of a read (a dozen system calls
+ * each way) once a call. error says, for each, what ns_read_file() would return. */
+#define NS_FILES_MAX 4
+struct ns_file {
+	const char *path;
+	int flags;
+	size_t max_size;
+	char *text; /* the caller's to free (ns_files_done()); NULL when error */
+	size_t size;
+	int error;
+};
+void ns_read_files(const struct namespace_target *t, struct ns_file *files, size_t n);
+void ns_files_done(struct ns_file *files, size_t n);
 /* For a person: what an error of ns_read_file() means. */
 const char *ns_read_error_string(int r);
 /* A stat from the host gives the initial user namespace's ids: turn them into the namespace's
@@ -132,10 +146,10 @@ void ns_translate_ids(const struct namespace_target *t, struct stat *st);
 int ns_read_proc(const struct namespace_target *t, const char *name, size_t max_size, char **ret,
 		 size_t *ret_size);
 
-/* The gid of group name in the group file at path (t's /etc/group), read with the bound of
- * GROUP_FILE_SIZE_MAX and never through NSS (the namespace's NSS modules are not ours to run):
- * 0, -ESRCH when there is no such group or no file, or another negative errno. */
-int ns_group_lookup(const struct namespace_target *t, const char *name, gid_t *ret);
+/* The gid of group name in the text of a group file (a namespace's /etc/group, read with the
+ * bound of GROUP_FILE_SIZE_MAX; never through NSS: the namespace's NSS modules are not ours to
+ * run), which is cut up on the way: 0, or -ESRCH when there is no such group. */
+int ns_group_find(char *text, const char *name, gid_t *ret);
 
 /* Is process pid (a name of /proc) in the mount namespace mntns? 1, 0, or -errno. */
 int ns_process_in(int proc_fd, const char *pid, uint64_t mntns);

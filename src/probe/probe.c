@@ -72,8 +72,9 @@ int probe_read_last_healthy(const char *path, struct devpts_seen_healthy *ret)
 	return r;
 }
 
+/* group: a namespace's /etc/group as ns_read_files() read it (NULL for our own). */
 static int probe_identity(struct snapshot *s, const struct probe_options *opts,
-			  struct parse_error *err)
+			  struct ns_file *group, struct parse_error *err)
 {
 	struct utsname u;
 	gid_t gid;
@@ -93,13 +94,15 @@ static int probe_identity(struct snapshot *s, const struct probe_options *opts,
 	/* The configuration's TTYGroup=, else group tty as grantpt() and the kernel's users
 	 * understand it; 5 only when the database has no such group. A database that cannot be
 	 * read is an error: guessing 5 there would report, and repair, a healthy gid= as wrong. */
-	if (opts->has_tty_gid && !(opts->ns && !opts->ns->own)) {
+	if (opts->has_tty_gid && !group) {
 		s->tty_gid = opts->tty_gid;
 		return 0;
 	}
 	/* A namespace's own group file, read directly: its NSS modules are not ours to run. */
-	if (opts->ns && !opts->ns->own)
-		r = ns_group_lookup(opts->ns, TTY_GROUP_NAME, &gid);
+	if (group)
+		r = group->error == -ENOENT ? -ESRCH
+		    : group->error < 0	    ? group->error
+					    : ns_group_find(group->text, TTY_GROUP_NAME, &gid);
 	else
 		r = group_lookup(TTY_GROUP_NAME, &gid);
 	if (r == -ESRCH)
@@ -107,8 +110,8 @@ static int probe_identity(struct snapshot *s, const struct probe_options *opts,
 	else if (r < 0) {
 		snprintf(err->message, sizeof(err->message),
 			 "cannot look up group " TTY_GROUP_NAME "%s: %s",
-			 opts->ns && !opts->ns->own ? " in its /etc/group" : "",
-			 opts->ns && !opts->ns->own ? ns_read_error_string(r) : strerror(-r));
+			 group ? " in its /etc/group" : "",
+			 group ? ns_read_error_string(r) : strerror(-r));
 		return r;
 	}
 	s->tty_gid = gid;
@@ -228,13 +231,24 @@ static const struct mount_entry *fuse_on_lookup_path(const struct mount_table *t
 	return NULL;
 }
 
+static void files_done(struct ns_file (*files)[2])
+{
+	ns_files_done(*files, 2);
+}
+
 int probe_base(const struct probe_options *opts, struct snapshot **ret, struct parse_error *err)
 {
 	static const struct probe_options defaults = { 0 };
 	_cleanup_(snapshot_freep) struct snapshot *s = NULL;
+	_cleanup_(files_done) struct ns_file files[2] = {
+		{ .path = "/etc/group", .max_size = GROUP_FILE_SIZE_MAX },
+		{ .path = "/etc/fstab", .max_size = FSTAB_SIZE_MAX },
+	};
+	bool foreign;
 	int r;
 
 	opts = opts ?: &defaults;
+	foreign = opts->ns && !opts->ns->own;
 	*err = (struct parse_error){ 0 };
 	s = snapshot_new();
 	if (!s) {
@@ -271,7 +285,10 @@ int probe_base(const struct probe_options *opts, struct snapshot **ret, struct p
 			return -EXDEV;
 		}
 	}
-	r = probe_identity(s, opts, err);
+	/* A namespace's two files under one switch to its identity (ns_read_files()). */
+	if (foreign)
+		ns_read_files(opts->ns, files, ELEMENTSOF(files));
+	r = probe_identity(s, opts, foreign ? &files[0] : NULL, err);
 	if (r < 0)
 		return r;
 	r = probe_kernel(opts->kernel, opts->ns, s);
@@ -281,9 +298,11 @@ int probe_base(const struct probe_options *opts, struct snapshot **ret, struct p
 	if (r < 0)
 		return r;
 
-	r = ns_read_file(opts->ns, "/etc/fstab", 0, FSTAB_SIZE_MAX, &s->fstab, NULL);
-	if (r < 0 && r != -ENOENT)
-		s->fstab = NULL; /* unreadable fstab: nothing to say about it */
+	/* An fstab that cannot be read leaves nothing to say about it. */
+	if (foreign)
+		s->fstab = TAKE_PTR(files[1].text);
+	else
+		(void)ns_read_file(NULL, "/etc/fstab", 0, FSTAB_SIZE_MAX, &s->fstab, NULL);
 
 	if ((r = probe_chain(opts->ns, s, PTMX_PATH)) < 0 ||
 	    (r = probe_chain(opts->ns, s, DEV_TTY_PATH)) < 0 ||

@@ -112,9 +112,15 @@ int read_regular_fd(int fd, size_t max_size, char **ret, size_t *ret_size)
 
 	if (fstat(fd, &st) < 0)
 		return -errno;
-	if (!S_ISREG(st.st_mode))
+	return read_regular_fd_stat(fd, &st, max_size, ret, ret_size);
+}
+
+int read_regular_fd_stat(int fd, const struct stat *st, size_t max_size, char **ret,
+			 size_t *ret_size)
+{
+	if (!S_ISREG(st->st_mode))
 		return -EBADFD;
-	return read_fd_stat(fd, &st, max_size, ret, ret_size);
+	return read_fd_stat(fd, st, max_size, ret, ret_size);
 }
 
 int read_file_flags(const char *path, int flags, size_t max_size, char **ret, size_t *ret_size)

@@ -19,6 +19,10 @@ int read_full_file(const char *path, size_t max_size, char **ret, size_t *ret_si
 int read_file_flags(const char *path, int flags, size_t max_size, char **ret, size_t *ret_size);
 /* The same on an open descriptor. */
 int read_regular_fd(int fd, size_t max_size, char **ret, size_t *ret_size);
+/* The same where the caller has fd's fstat() already. */
+struct stat;
+int read_regular_fd_stat(int fd, const struct stat *st, size_t max_size, char **ret,
+			 size_t *ret_size);
 /* Any readable descriptor (standard input), to its end. */
 int read_full_fd(int fd, size_t max_size, char **ret, size_t *ret_size);
 /* A file of /proc or /sys that we named (/proc/PID/mountinfo, /proc/PID/cgroup), which no
