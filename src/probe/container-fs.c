@@ -46,32 +46,17 @@ static int open_beneath(int dir_fd, const char *name, uint64_t resolve)
 /* The root of a hierarchy, checked to be a cgroup file system of its kind: cgroup v2 is
  * /sys/fs/cgroup itself or, on a hybrid host, its unified/; a v1 hierarchy is the directory its
  * controllers name ("cpu,cpuacct", "name=systemd" -> systemd/). */
-static int open_hierarchy(int cgroup_fd, const struct cgroup_component *controllers)
+static int open_hierarchy(int cgroup_fd, const char *name)
 {
 	_cleanup_close_ int fd = -EBADF;
-	char name[NAME_MAX + 1];
-	unsigned long magic = controllers->n ? CGROUP_SUPER_MAGIC : CGROUP2_SUPER_MAGIC;
-	const char *ctl = controllers->s;
-	size_t n = controllers->n;
+	unsigned long magic = name[0] ? CGROUP_SUPER_MAGIC : CGROUP2_SUPER_MAGIC;
 	struct statfs sfs;
 
-	if (n == 0 && fstatfs(cgroup_fd, &sfs) == 0 && (unsigned long)sfs.f_type == magic)
+	if (!name[0] && fstatfs(cgroup_fd, &sfs) == 0 && (unsigned long)sfs.f_type == magic)
 		fd = open_beneath(cgroup_fd, ".", 0);
-	else {
-		if (n == 0) {
-			ctl = "unified";
-			n = strlen(ctl);
-		} else if ((n >= 5 && memcmp(ctl, "name=", 5) == 0)) {
-			ctl += strlen("name=");
-			n -= strlen("name=");
-		}
-		if (n == 0 || n >= sizeof(name) || memchr(ctl, '/', n))
-			return -EINVAL;
-		memcpy(name, ctl, n);
-		name[n] = 0;
+	else
 		/* Its own mount, under /sys/fs/cgroup: RESOLVE_NO_XDEV would refuse it. */
-		fd = open_beneath(cgroup_fd, name, 0);
-	}
+		fd = open_beneath(cgroup_fd, name[0] ? name : "unified", 0);
 	if (fd < 0)
 		return fd;
 	if (fstatfs(fd, &sfs) < 0)
@@ -81,21 +66,75 @@ static int open_hierarchy(int cgroup_fd, const struct cgroup_component *controll
 	return TAKE_FD(fd);
 }
 
+/* The hierarchies' roots, each opened and checked once a process: a cgroup file system is
+ * mounted once, at boot, and stays, while every namespace audited names its own cgroups in
+ * it (four system calls a hierarchy a namespace, a dozen hierarchies on a v1 host). Only what
+ * was found is kept; "" is the unified hierarchy. Its directory (not an owner's decision)
+ * is checked again at each use. */
+#define HIERARCHIES_MAX 32
+static struct {
+	char name[NAME_MAX + 1];
+	int fd;
+} hierarchies[HIERARCHIES_MAX];
+static size_t n_hierarchies;
+
+/* The root of the hierarchy controllers name: a descriptor of the table's, or one of the
+ * caller's to close (*owned) when the table is full; or -errno. */
+static int hierarchy_root(struct cgroup_sources *src, const struct cgroup_component *controllers,
+			  bool *owned)
+{
+	char name[NAME_MAX + 1];
+	const char *ctl = controllers->s;
+	size_t n = controllers->n;
+	int fd;
+
+	if (n >= 5 && memcmp(ctl, "name=", 5) == 0) {
+		ctl += strlen("name=");
+		n -= strlen("name=");
+		if (n == 0)
+			return -EINVAL;
+	}
+	if (n >= sizeof(name) || memchr(ctl, '/', n))
+		return -EINVAL;
+	memcpy(name, ctl, n);
+	name[n] = 0;
+	*owned = false;
+	for (size_t i = 0; i < n_hierarchies; i++)
+		if (streq(hierarchies[i].name, name))
+			return hierarchies[i].fd;
+	/* Which names root chose is read from the cgroup file systems themselves. */
+	if (src->cgroup_fd == -EBADF) {
+		src->cgroup_fd = open(CGROUP_FS, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (src->cgroup_fd < 0)
+			src->cgroup_fd = -errno;
+	}
+	if (src->cgroup_fd < 0)
+		return src->cgroup_fd;
+	fd = open_hierarchy(src->cgroup_fd, name);
+	*owned = fd >= 0 && n_hierarchies == HIERARCHIES_MAX;
+	if (fd < 0 || *owned)
+		return fd;
+	memcpy(hierarchies[n_hierarchies].name, name, n + 1);
+	hierarchies[n_hierarchies++].fd = fd;
+	return fd;
+}
+
 int cgroup_trust_fs(void *userdata, const struct cgroup_component *controllers,
 		    const struct cgroup_component *comps, size_t n, bool *delegated)
 {
 	_cleanup_close_ int fd = -EBADF;
+	struct cgroup_sources *src = userdata;
 	struct stat st;
+	bool owned;
+	int root;
 
 	*delegated = false;
-	const struct cgroup_sources *src = userdata;
-
-	if (src->cgroup_fd < 0)
-		return -EBADF;
-	fd = open_hierarchy(src->cgroup_fd, controllers);
-	if (fd < 0)
-		return fd;
-	if (fstat(fd, &st) < 0)
+	root = hierarchy_root(src, controllers, &owned);
+	if (root < 0)
+		return root;
+	if (owned)
+		fd = root;
+	if (fstat(root, &st) < 0)
 		return -errno;
 	if (cgroup_dir_delegated(&st)) {
 		*delegated = true;
@@ -113,10 +152,11 @@ int cgroup_trust_fs(void *userdata, const struct cgroup_component *controllers,
 		name[comps[i].n] = 0;
 		if (streq(name, ".") || streq(name, ".."))
 			return (int)i;
-		next = open_beneath(fd, name, RESOLVE_NO_XDEV);
+		next = open_beneath(i == 0 ? root : fd, name, RESOLVE_NO_XDEV);
 		if (next < 0)
 			return (int)i;
-		close(fd);
+		if (fd >= 0)
+			close(fd);
 		fd = next;
 		if (fstat(fd, &st) < 0)
 			return (int)i;
@@ -187,7 +227,6 @@ static char *machine_for_unit(const char *machines, const char *unit)
 int container_probe(const char *proc, pid_t pid, const char *machines, struct container *ret)
 {
 	_cleanup_free_ char *path = NULL, *text = NULL, *machine = NULL;
-	_cleanup_close_ int cgroup_fd = -EBADF;
 	struct cgroup_sources src;
 	int r;
 
@@ -205,13 +244,11 @@ int container_probe(const char *proc, pid_t pid, const char *machines, struct co
 		r = read_full_file(path, CGROUP_FILE_SIZE_MAX, &text, NULL);
 	if (r < 0)
 		return r;
-	/* Which names root chose is read from the cgroup file systems themselves. */
-	cgroup_fd = open(CGROUP_FS, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (cgroup_fd < 0)
-		cgroup_fd = -errno;
 	/* containerd's tasks only when the host's registries are asked. */
-	src = (struct cgroup_sources){ cgroup_fd, machines ? -EBADF : -ENOENT };
+	src = (struct cgroup_sources){ -EBADF, machines ? -EBADF : -ENOENT };
 	r = container_from_cgroup(text, cgroup_trust_fs, containerd_task_fs, &src, ret);
+	if (src.cgroup_fd >= 0)
+		close(src.cgroup_fd);
 	if (src.tasks_fd >= 0)
 		close(src.tasks_fd);
 	if (r < 0)

@@ -57,7 +57,9 @@ typedef bool (*containerd_task_fn)(void *userdata, const struct cgroup_component
 
 /* What the live system says, for the two functions below. */
 struct cgroup_sources {
-	int cgroup_fd; /* /sys/fs/cgroup */
+	/* /sys/fs/cgroup; -EBADF: not opened yet (cgroup_trust_fs() opens it when a hierarchy's
+	 * root is not known yet, the caller closes it); another negative value: none */
+	int cgroup_fd;
 	/* containerd's task state directory; -EBADF: not opened yet (containerd_task_fs() opens
 	 * it, the caller closes it); another negative value: none */
 	int tasks_fd;
