@@ -127,12 +127,14 @@ static void effective_restore(const struct fsids_saved *saved)
 	(void)syscall(SYS_capset, &h, d);
 }
 
-/* Whether the effective set saved holds all of the permitted set. A file system uid going back
- * to 0 raises only permitted capabilities into the effective set, so such a set is the same
- * after it: no second capset(2). */
-static bool effective_full(const struct fsids_saved *saved)
+/* Whether going back to the saved file system uid left the effective set as saved, with no
+ * second capset(2) needed. The kernel raises the file capabilities of the permitted set into
+ * the effective set when the file system uid returns to 0, and drops them when it leaves 0
+ * (a daemon running as its own user with capabilities, back from root's ids). Only the first
+ * is harmless, and only to a set that held all of the permitted set already. */
+static bool effective_kept(const struct fsids_saved *saved)
 {
-	return saved->effective[0] == saved->permitted[0] &&
+	return saved->uid == 0 && saved->effective[0] == saved->permitted[0] &&
 	       saved->effective[1] == saved->permitted[1];
 }
 
@@ -151,6 +153,6 @@ void fsids_restore(const struct fsids_saved *saved)
 		abort();
 	if ((uid_t)setfsuid((uid_t)-1) != saved->uid || (gid_t)setfsgid((gid_t)-1) != saved->gid)
 		abort();
-	if (!effective_full(saved))
+	if (!effective_kept(saved))
 		effective_restore(saved);
 }

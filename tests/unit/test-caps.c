@@ -1,14 +1,16 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* fsids_become_user() and fsids_restore() (util/caps.c): the identity taken is the one the
  * kernel checks, and everything it set aside comes back exactly: file system ids, supplementary
- * groups, the effective set. Root only (exit 77 otherwise); each case runs in a child of its
- * own, whose credentials are its own to change. */
+ * groups, the effective set; from root, and from a user of its own with capabilities as the
+ * daemon runs. Root only (exit 77 otherwise); each case runs in a child of its own, whose
+ * credentials are its own to change. */
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
 #include <linux/capability.h>
 #include <stdint.h>
 #include <sys/fsuid.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -18,6 +20,8 @@
 #include "util/caps.h"
 
 #define NOBODY 65534
+/* in_child()'s drop: the case of service_user_rounds() */
+#define SERVICE_USER (-2)
 
 static char secret[] = "/tmp/ptsguard-test-caps-XXXXXX";
 
@@ -91,6 +95,59 @@ static void one_round(const gid_t *groups, int n, int drop)
 		close(fd);
 }
 
+static void expect_caps(const struct __user_cap_data_struct want[2], const char *when)
+{
+	struct __user_cap_data_struct now[2];
+
+	caps_read(now);
+	for (int i = 0; i < 2; i++) {
+		CHECK_MSG(now[i].effective == want[i].effective,
+			  "%s: effective[%d] %#x, expected %#x", when, i, now[i].effective,
+			  want[i].effective);
+		CHECK_MSG(now[i].permitted == want[i].permitted,
+			  "%s: permitted[%d] %#x, expected %#x", when, i, now[i].permitted,
+			  want[i].permitted);
+	}
+}
+
+/* The daemon as ptsguard.service runs it: a user of its own with capabilities. Going to root's
+ * file system ids and back (repair), or to another identity and back (a namespace's reads),
+ * must leave the ids and the effective set as they were: the kernel drops the file
+ * capabilities from the effective set when the file system uid leaves 0. */
+static void service_user_rounds(void)
+{
+	struct __user_cap_data_struct before[2];
+	struct fsids_saved saved;
+	const uid_t user = 4242;
+
+	if (prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0) < 0 || setgroups(0, NULL) < 0 ||
+	    setresgid(user, user, user) < 0 || setresuid(user, user, user) < 0)
+		abort();
+	caps_read(before);
+	before[0].effective = before[0].permitted;
+	before[1].effective = before[1].permitted;
+	caps_write(before);
+
+	EXPECT_INT(fsids_become_root(&saved), 0);
+	EXPECT_INT(setfsuid((uid_t)-1), 0);
+	EXPECT_INT(setfsgid((gid_t)-1), 0);
+	fsids_restore(&saved);
+	EXPECT_INT(setfsuid((uid_t)-1), user);
+	EXPECT_INT(setfsgid((gid_t)-1), user);
+	expect_caps(before, "back from root's ids");
+
+	for (int i = 0; i < 2; i++) {
+		uid_t as = i == 0 ? NOBODY : 0;
+
+		EXPECT_INT(fsids_become_user(as, as, &saved), 0);
+		EXPECT_INT(setfsuid((uid_t)-1), as);
+		fsids_restore(&saved);
+		EXPECT_INT(setfsuid((uid_t)-1), user);
+		EXPECT_INT(setfsgid((gid_t)-1), user);
+		expect_caps(before, as ? "back from nobody's ids" : "back from ids 0");
+	}
+}
+
 static void in_child(const char *what, const gid_t *groups, int n, int drop)
 {
 	pid_t pid = fork();
@@ -99,9 +156,13 @@ static void in_child(const char *what, const gid_t *groups, int n, int drop)
 	if (pid < 0)
 		abort();
 	if (pid == 0) {
-		one_round(groups, n, drop);
-		/* Twice: what the first gave back must serve the second. */
-		one_round(groups, n, drop);
+		if (drop == SERVICE_USER)
+			service_user_rounds();
+		else {
+			one_round(groups, n, drop);
+			/* Twice: what the first gave back must serve the second. */
+			one_round(groups, n, drop);
+		}
 		_exit(test_failures ? 1 : 0);
 	}
 	if (waitpid(pid, &status, 0) != pid)
@@ -129,6 +190,7 @@ int main(void)
 	 * restore must take it out again. */
 	in_child("effective set without CAP_DAC_OVERRIDE", two, 2, CAP_DAC_OVERRIDE);
 	in_child("effective set without CAP_NET_ADMIN", NULL, 0, CAP_NET_ADMIN);
+	in_child("a service user with capabilities", NULL, 0, SERVICE_USER);
 
 	unlink(secret);
 	return test_result("test-caps");
