@@ -92,15 +92,14 @@ int fsids_become_user(uid_t uid, gid_t gid, struct fsids_saved *saved)
 		return errno == EINVAL ? -E2BIG : -errno;
 	saved->n_groups = n;
 	caps_save(saved, d);
-	saved->uid = (uid_t)setfsuid((uid_t)-1);
-	saved->gid = (gid_t)setfsgid((gid_t)-1);
 	/* No group to set aside (root's usual case): none to give back either. */
 	if (n > 0 && syscall(SYS_setgroups, 0, NULL) < 0)
 		return -errno;
 	saved->changed = true;
 	saved->groups_changed = n > 0;
-	(void)setfsgid(gid);
-	(void)setfsuid(uid);
+	/* Each answers the id it replaced, whether or not it could: what to go back to. */
+	saved->gid = (gid_t)setfsgid(gid);
+	saved->uid = (uid_t)setfsuid(uid);
 	d[0].effective = d[1].effective = 0;
 	if ((uid_t)setfsuid((uid_t)-1) != uid || (gid_t)setfsgid((gid_t)-1) != gid ||
 	    syscall(SYS_capset, &h, d) < 0) {
