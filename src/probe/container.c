@@ -135,6 +135,7 @@ struct match {
 	enum rank rank;
 	const char *manager;
 	struct cgroup_component id, name, unit, pod;
+	bool task; /* a containerd task's (match_task()) */
 };
 
 /* What matching a file's paths asks the live system (or a test), and its last answer about a
@@ -246,6 +247,7 @@ static bool match_task(const struct cgroup_component *comps, size_t n, struct or
 	m->rank = RANK_RUNTIME;
 	m->manager = "containerd";
 	m->id = comps[1];
+	m->task = true;
 	return true;
 }
 
@@ -376,6 +378,23 @@ static void match_path(const char *path, size_t len, const struct cgroup_compone
 		}
 }
 
+/* Whether no further path can change the best one so far (best, from best_path), so that path
+ * needs no walk of its hierarchy: a v1 host lists the same path in a dozen hierarchies, each
+ * one's directories a dozen system calls to check. Only a runtime with a unit is final: a path
+ * replaces the best only with a higher rank, or with a unit at the same rank. A runtime
+ * without one (docker's cgroupfs driver, /docker/<id>) is final for the same path again: its
+ * components are the same names, matched alike (match_component() looks at a component and
+ * those above it), so the outermost runtime in any trusted part of it is the same component
+ * or none; not when it was a containerd task's, where a path trusted for one component less
+ * is matched by its first alone. */
+static bool settled(const struct match *best, const struct cgroup_component *best_path,
+		    const struct cgroup_component *path)
+{
+	if (best->rank != RANK_RUNTIME)
+		return false;
+	return best->unit.s || (!best->task && same_component(best_path, path));
+}
+
 static char *component_dup(const struct cgroup_component *c, bool unescape)
 {
 	char *s;
@@ -395,6 +414,7 @@ int container_from_cgroup(const char *text, cgroup_trust_fn trust, containerd_ta
 	/* Each line's hierarchy number and controllers, to find one listed twice. */
 	struct cgroup_component seen[CGROUP_HIERARCHIES_MAX][2];
 	struct match best = { 0 }, m;
+	struct cgroup_component best_path = { 0 }, path;
 	size_t n_seen = 0;
 
 	*ret = (struct container){ 0 };
@@ -416,9 +436,15 @@ int container_from_cgroup(const char *text, cgroup_trust_fn trust, containerd_ta
 				goto forged;
 			seen[n_seen][0] = h;
 			seen[n_seen++][1] = ctl;
-			match_path(c2 + 1, (size_t)(end - c2 - 1), &ctl, &o, &m);
-			if (m.rank > best.rank || (!best.unit.s && m.unit.s && m.rank == best.rank))
-				best = m;
+			path = (struct cgroup_component){ c2 + 1, (size_t)(end - c2 - 1) };
+			if (!settled(&best, &best_path, &path)) {
+				match_path(path.s, path.n, &ctl, &o, &m);
+				if (m.rank > best.rank ||
+				    (!best.unit.s && m.unit.s && m.rank == best.rank)) {
+					best = m;
+					best_path = path;
+				}
+			}
 		}
 		line = *end ? end + 1 : NULL;
 	}

@@ -158,12 +158,192 @@ static void expect(const char *text, const char *manager, const char *id, const 
 	expect_owned(text, NULL, manager, id, name);
 }
 
+/* fake_trust(), each call counted. */
+static unsigned trust_calls;
+
+static int counting_trust(void *userdata, const struct cgroup_component *controllers,
+			  const struct cgroup_component *comps, size_t n, bool *delegated)
+{
+	trust_calls++;
+	return fake_trust(userdata, controllers, comps, n, delegated);
+}
+
+/* The hierarchies walked for text (each a walk of the cgroup file system in the live oracle). */
+static unsigned walks(const char *text, const char *manager, const char *id)
+{
+	struct container c;
+	int r;
+
+	trust_calls = 0;
+	r = container_from_cgroup(text, counting_trust, fake_task, NULL, &c);
+	CHECK_MSG(r == 1 && streq_ptr(c.manager, manager) && streq_ptr(c.id, id), "%s: %d, %s %s",
+		  text, r, c.manager ?: "(null)", c.id ?: "(null)");
+	container_done(&c);
+	return trust_calls;
+}
+
+/* A trust that differs from one hierarchy to the next: a path cut, or delegated, at a depth
+ * the hierarchy's name and the seed (userdata) choose. */
+static int varied_trust(void *userdata, const struct cgroup_component *controllers,
+			const struct cgroup_component *comps, size_t n, bool *delegated)
+{
+	unsigned h = *(const unsigned *)userdata;
+
+	for (size_t i = 0; i < controllers->n; i++)
+		h = h * 31 + (unsigned char)controllers->s[i];
+	/* mixed, so that "ctl0" and "ctl1" differ in every bit used below */
+	h ^= h >> 16;
+	h *= 0x85ebca6bu;
+	h ^= h >> 13;
+	h *= 0xc2b2ae35u;
+	h ^= h >> 16;
+	*delegated = false;
+	if ((h & 15) == 0)
+		return -ENOENT;
+	for (size_t i = 0; i < n; i++) {
+		unsigned v = (h >> (4 + 3 * i)) & 7;
+
+		if (v == 0)
+			return (int)i;
+		if (v == 1) {
+			*delegated = true;
+			return (int)(i + 1);
+		}
+	}
+	return (int)n;
+}
+
+/* containerd's tasks, varied too: any namespace of an odd length, so that a runtime's own
+ * component can be one. */
+static bool varied_task(void *userdata, const struct cgroup_component *ns,
+			const struct cgroup_component *id)
+{
+	(void)userdata;
+	(void)id;
+	return ns->n % 2 == 1;
+}
+
+static int rank_of(const struct container *c)
+{
+	if (!c->manager)
+		return 0;
+	if (streq(c->manager, "systemd"))
+		return 1;
+	return streq(c->manager, "delegated") ? 2 : 3;
+}
+
+/* A file's container is that of its best line, each line judged alone: a runtime over a
+ * delegation over a service, and at the same rank the first with a unit. What the walks
+ * container_from_cgroup() leaves out (settled()) must not change that. Random files of
+ * hierarchies that often repeat the line before, over names every rule looks at. */
+static void check_best_of_lines(void)
+{
+	static const char *const names[] = {
+		"system.slice",
+		"docker-" ID1 ".scope",
+		"docker",
+		ID1,
+		ID2,
+		"containerd",
+		"default",
+		"k8s.io",
+		"libpod-" ID2 ".scope",
+		"machine-web.scope",
+		"user@1000.service",
+		"cron.service",
+		"kubepods",
+		"pod2ca4a155-3599-498d-bb9d-4446693fa3ea",
+		"lxc.payload.web",
+		"lxc",
+		"payload",
+		"docker-" ID2 ".scope",
+		"cri-containerd-" ID1,
+	};
+	unsigned seed = 1, differ = 0;
+
+	for (unsigned round = 0; round < 20000; round++) {
+		char text[4096], paths[8][512];
+		struct container whole, best = { 0 };
+		int lines = 1 + (int)(seed % 7), len = 0, best_rank = -1;
+		unsigned trust_seed;
+
+		seed = seed * 1103515245 + 12345;
+		trust_seed = seed >> 8;
+		for (int l = 0; l < lines; l++) {
+			seed = seed * 1103515245 + 12345;
+			if (l > 0 && (seed >> 16) % 2)
+				memcpy(paths[l], paths[l - 1], sizeof(paths[l]));
+			else {
+				int depth = (int)((seed >> 8) % 5), p = 0;
+
+				paths[l][0] = 0;
+				for (int d = 0; d < depth; d++) {
+					seed = seed * 1103515245 + 12345;
+					p += snprintf(paths[l] + p, sizeof(paths[l]) - (size_t)p,
+						      "/%s",
+						      names[(seed >> 16) % ELEMENTSOF(names)]);
+				}
+				if (depth == 0)
+					strcpy(paths[l], "/");
+			}
+			len += snprintf(text + len, sizeof(text) - (size_t)len, "%d:ctl%d:%s\n",
+					lines - l, l, paths[l]);
+		}
+		EXPECT(container_from_cgroup(text, varied_trust, varied_task, &trust_seed,
+					     &whole) >= 0);
+		for (int l = 0; l < lines; l++) {
+			char one[4200];
+			struct container c;
+			int rank;
+
+			snprintf(one, sizeof(one), "%d:ctl%d:%s\n", lines - l, l, paths[l]);
+			EXPECT(container_from_cgroup(one, varied_trust, varied_task, &trust_seed,
+						     &c) >= 0);
+			rank = rank_of(&c);
+			if (rank > best_rank || (!best.unit && c.unit && rank == best_rank)) {
+				container_done(&best);
+				best = c;
+				best_rank = rank;
+			} else
+				container_done(&c);
+		}
+		if (!streq_ptr(whole.manager, best.manager) || !streq_ptr(whole.id, best.id) ||
+		    !streq_ptr(whole.name, best.name) || !streq_ptr(whole.unit, best.unit) ||
+		    !streq_ptr(whole.pod_uid, best.pod_uid)) {
+			if (differ++ < 5)
+				CHECK_MSG(false, "%s: %s/%s, its best line %s/%s", text,
+					  whole.manager ?: "-", whole.id ?: whole.name ?: "-",
+					  best.manager ?: "-", best.id ?: best.name ?: "-");
+		}
+		container_done(&whole);
+		container_done(&best);
+	}
+	EXPECT_INT(differ, 0);
+}
+
 /* A user's systemd instance, as systemd delegates it: user@1000.service is uid 1000's. */
 #define USER_DIR    "user@1000.service"
 #define USER_PREFIX "0::/user.slice/user-1000.slice/" USER_DIR
 
 int main(void)
 {
+	/* A runtime found settles the file: the hierarchies after it are not walked, where they
+	 * cannot change it (check_best_of_lines()). Ten v1 hierarchies of a docker container: */
+	EXPECT_INT(walks("10:cpu:/system.slice/docker-" ID1 ".scope\n"
+			 "9:memory:/system.slice/docker-" ID1 ".scope\n"
+			 "8:pids:/system.slice/docker-" ID1 ".scope\n"
+			 "1:name=systemd:/system.slice/docker-" ID1 ".scope\n"
+			 "0::/system.slice/docker-" ID1 ".scope\n",
+			 "docker", ID1),
+		   1);
+	/* the cgroupfs driver: no unit, the same path settles it */
+	EXPECT_INT(walks("10:cpu:/docker/" ID1 "\n9:memory:/docker/" ID1
+			 "\n1:name=systemd:/docker/" ID1 "\n0::/\n",
+			 "docker", ID1),
+		   2);
+	/* a containerd task settles nothing: its path trusted one component less may say more */
+	EXPECT_INT(walks("3:cpu:/default/web\n2:memory:/default/web\n", "containerd", "web"), 2);
+	check_best_of_lines();
 	/* docker, systemd driver (v2), and cgroupfs driver on a hybrid host */
 	expect("0::/system.slice/docker-" ID1 ".scope\n", "docker", ID1, NULL);
 	expect("12:memory:/docker/" ID1 "\n11:name=systemd:/docker/" ID1
