@@ -48,7 +48,8 @@ void namespace_audit_attribute(struct namespace_audit *a)
 	if (a->attributed || !a->target)
 		return;
 	a->attributed = true;
-	(void)container_probe("/proc", a->target->pid, MACHINES_DIR, &a->container);
+	if (a->target->cgroup)
+		(void)container_probe(a->target->cgroup, MACHINES_DIR, &a->container);
 }
 
 int namespace_audit_run(struct namespace_audit *a, struct audit_target *target,

@@ -16,7 +16,6 @@
 #include "util/macro.h"
 #include "util/string-util.h"
 
-#define CGROUP_FILE_MAX (64u << 10)
 /* A devices.list has a line per rule: a container's few dozen, far below this. */
 #define DEVICES_LIST_MAX (64u << 10)
 
@@ -103,7 +102,7 @@ static int own_cgroups(char **paths)
 	if (!text) {
 		_cleanup_free_ char *t = NULL;
 
-		r = ns_read_proc(NULL, "cgroup", CGROUP_FILE_MAX, &t, NULL);
+		r = ns_read_proc(NULL, "cgroup", CGROUP_FILE_SIZE_MAX, &t, NULL);
 		if (r < 0)
 			return r;
 		r = parse_cgroups(t, own);
@@ -172,9 +171,12 @@ int probe_cgroup_procs_of(const struct namespace_target *t, int fds[ALLOC_CGROUP
 	r = own_cgroups(ours);
 	if (r < 0)
 		return r;
-	r = ns_read_proc(t, "cgroup", CGROUP_FILE_MAX, &text, NULL);
-	if (r < 0)
-		return r;
+	/* Read when t was opened; cut into lines here, so a copy. */
+	if (!t->cgroup)
+		return t->cgroup_error;
+	text = strdup(t->cgroup);
+	if (!text)
+		return -ENOMEM;
 	r = parse_cgroups(text, theirs);
 	if (r < 0)
 		return r;
@@ -219,7 +221,12 @@ int probe_device_cgroup(const struct namespace_target *t, struct device_cgroup *
 	int r;
 
 	*ret = NULL;
-	r = ns_read_proc(other ? t : NULL, "cgroup", CGROUP_FILE_MAX, &text, NULL);
+	if (!other)
+		r = ns_read_proc(NULL, "cgroup", CGROUP_FILE_SIZE_MAX, &text, NULL);
+	else if (!t->cgroup)
+		r = t->cgroup_error;
+	else
+		r = (text = strdup(t->cgroup)) ? 0 : -ENOMEM;
 	if (r < 0)
 		return r;
 	r = parse_cgroups(text, paths);
@@ -249,7 +256,7 @@ int probe_device_cgroup(const struct namespace_target *t, struct device_cgroup *
 	if (other) {
 		struct container c = { 0 };
 
-		r = container_probe("/proc", t->pid, MACHINES_DIR, &c);
+		r = container_probe(t->cgroup, MACHINES_DIR, &c);
 		if (r > 0 && c.manager &&
 		    (!(d->container_manager = strdup(c.manager)) ||
 		     ((c.name || c.id) && !(d->container_name = strdup(c.name ?: c.id))))) {

@@ -2,7 +2,7 @@
 /*
  * What attribution reads of the system (container.c is the rule, on text alone): the owners of
  * the cgroup directories a path runs through (cgroup_trust_fs()), containerd's state
- * (containerd_task_fs()), machined's registry, and a process's /proc/PID/cgroup
+ * (containerd_task_fs()) and machined's registry, for the text of a process's /proc/PID/cgroup
  * (container_probe()). Every name here is the cgroup tree's, which a delegated user or a
  * container partly chooses: opened beneath /sys/fs/cgroup or the state directory, never followed
  * out of it.
@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "probe/container.h"
+#include "util/clock.h"
 #include "util/fileio.h"
 #include "util/string-util.h"
 
@@ -69,19 +70,45 @@ static int open_hierarchy(int cgroup_fd, const char *name)
 /* The hierarchies' roots, each opened and checked once a process: a cgroup file system is
  * mounted once, at boot, and stays, while every namespace audited names its own cgroups in
  * it (four system calls a hierarchy a namespace, a dozen hierarchies on a v1 host). Only what
- * was found is kept; "" is the unified hierarchy. Its directory (not an owner's decision)
- * is checked again at each use. */
-#define HIERARCHIES_MAX 32
+ * was found is kept; "" is the unified hierarchy. Whether a root's names are root's own is
+ * asked again once its answer is a second old: only root can change that owner or mode (a
+ * container's root has no say over an inode of the host's root), and a run of
+ * --all-namespaces or the daemon's audit of a container should not ask it a hundred times. */
+#define HIERARCHIES_MAX	       32
+#define HIERARCHY_RECHECK_USEC USEC_PER_SEC
 static struct {
 	char name[NAME_MAX + 1];
 	int fd;
+	bool delegated;
+	uint64_t checked; /* CLOCK_MONOTONIC_COARSE of the last fstat(); 0: never */
 } hierarchies[HIERARCHIES_MAX];
 static size_t n_hierarchies;
 
-/* The root of the hierarchy controllers name: a descriptor of the table's, or one of the
- * caller's to close (*owned) when the table is full; or -errno. */
+/* Whether names in root (a table's, i, or another: i == n_hierarchies) are someone else's. */
+static int root_delegated(int root, size_t i, bool *ret)
+{
+	uint64_t now = now_usec(CLOCK_MONOTONIC_COARSE);
+	struct stat st;
+
+	if (i < n_hierarchies && hierarchies[i].checked &&
+	    now - hierarchies[i].checked < HIERARCHY_RECHECK_USEC) {
+		*ret = hierarchies[i].delegated;
+		return 0;
+	}
+	if (fstat(root, &st) < 0)
+		return -errno;
+	*ret = cgroup_dir_delegated(&st);
+	if (i < n_hierarchies) {
+		hierarchies[i].delegated = *ret;
+		hierarchies[i].checked = now ?: 1;
+	}
+	return 0;
+}
+
+/* The root of the hierarchy controllers name: a descriptor of the table's (its index in *i),
+ * or one of the caller's to close (*i == n_hierarchies) when the table is full; or -errno. */
 static int hierarchy_root(struct cgroup_sources *src, const struct cgroup_component *controllers,
-			  bool *owned)
+			  size_t *i)
 {
 	char name[NAME_MAX + 1];
 	const char *ctl = controllers->s;
@@ -98,10 +125,9 @@ static int hierarchy_root(struct cgroup_sources *src, const struct cgroup_compon
 		return -EINVAL;
 	memcpy(name, ctl, n);
 	name[n] = 0;
-	*owned = false;
-	for (size_t i = 0; i < n_hierarchies; i++)
-		if (streq(hierarchies[i].name, name))
-			return hierarchies[i].fd;
+	for (*i = 0; *i < n_hierarchies; (*i)++)
+		if (streq(hierarchies[*i].name, name))
+			return hierarchies[*i].fd;
 	/* Which names root chose is read from the cgroup file systems themselves. */
 	if (src->cgroup_fd == -EBADF) {
 		src->cgroup_fd = open(CGROUP_FS, O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -111,11 +137,11 @@ static int hierarchy_root(struct cgroup_sources *src, const struct cgroup_compon
 	if (src->cgroup_fd < 0)
 		return src->cgroup_fd;
 	fd = open_hierarchy(src->cgroup_fd, name);
-	*owned = fd >= 0 && n_hierarchies == HIERARCHIES_MAX;
-	if (fd < 0 || *owned)
+	if (fd < 0 || n_hierarchies == HIERARCHIES_MAX)
 		return fd;
 	memcpy(hierarchies[n_hierarchies].name, name, n + 1);
-	hierarchies[n_hierarchies++].fd = fd;
+	hierarchies[n_hierarchies].fd = fd;
+	hierarchies[n_hierarchies++].checked = 0;
 	return fd;
 }
 
@@ -125,21 +151,20 @@ int cgroup_trust_fs(void *userdata, const struct cgroup_component *controllers,
 	_cleanup_close_ int fd = -EBADF;
 	struct cgroup_sources *src = userdata;
 	struct stat st;
-	bool owned;
-	int root;
+	size_t h;
+	int root, r;
 
 	*delegated = false;
-	root = hierarchy_root(src, controllers, &owned);
+	root = hierarchy_root(src, controllers, &h);
 	if (root < 0)
 		return root;
-	if (owned)
-		fd = root;
-	if (fstat(root, &st) < 0)
-		return -errno;
-	if (cgroup_dir_delegated(&st)) {
-		*delegated = true;
+	if (h == n_hierarchies)
+		fd = root; /* not the table's: ours to close */
+	r = root_delegated(root, h, delegated);
+	if (r < 0)
+		return r;
+	if (*delegated)
 		return 0;
-	}
 	for (size_t i = 0; i < n; i++) {
 		char name[NAME_MAX + 1];
 		int next;
@@ -224,29 +249,16 @@ static char *machine_for_unit(const char *machines, const char *unit)
 	return strdup(target);
 }
 
-int container_probe(const char *proc, pid_t pid, const char *machines, struct container *ret)
+int container_probe(const char *cgroup, const char *machines, struct container *ret)
 {
-	_cleanup_free_ char *path = NULL, *text = NULL, *machine = NULL;
+	_cleanup_free_ char *machine = NULL;
 	struct cgroup_sources src;
 	int r;
 
 	*ret = (struct container){ 0 };
-	if (asprintf(&path, "%s/%d/cgroup", proc, (int)pid) < 0) {
-		path = NULL;
-		return -ENOMEM;
-	}
-	if (streq(proc, "/proc")) {
-		/* The kernel's file: no regular-file check (one fstat(2) per namespace). */
-		_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-
-		r = fd < 0 ? -errno : read_kernel_fd(fd, CGROUP_FILE_SIZE_MAX, &text, NULL);
-	} else
-		r = read_full_file(path, CGROUP_FILE_SIZE_MAX, &text, NULL);
-	if (r < 0)
-		return r;
 	/* containerd's tasks only when the host's registries are asked. */
 	src = (struct cgroup_sources){ -EBADF, machines ? -EBADF : -ENOENT };
-	r = container_from_cgroup(text, cgroup_trust_fs, containerd_task_fs, &src, ret);
+	r = container_from_cgroup(cgroup, cgroup_trust_fs, containerd_task_fs, &src, ret);
 	if (src.cgroup_fd >= 0)
 		close(src.cgroup_fd);
 	if (src.tasks_fd >= 0)

@@ -14,9 +14,6 @@
 /* Where systemd-machined registers machines: the machines_dir of container_probe(). */
 #define MACHINES_DIR "/run/systemd/machines"
 
-/* At most this much of /proc/PID/cgroup is read: one line per hierarchy. */
-#define CGROUP_FILE_SIZE_MAX (64u << 10)
-
 struct container {
 	/* "docker", "podman", "containerd", "crio", "lxc", "nspawn", "systemd", "unknown", or
 	 * "delegated" (below a directory another user owns, no runtime above it; name: that
@@ -89,9 +86,9 @@ bool containerd_task_fs(void *userdata, const struct cgroup_component *ns,
 /* Unescape systemd's \xNN escapes of a unit name in place ("foo\x2dbar" -> "foo-bar"). */
 void unit_name_unescape(char *s);
 
-/* The container of process pid under proc ("/proc"); machines is machined's directory
- * ("/run/systemd/machines", NULL not to look at the host's registries, machined's or
- * containerd's): a machine registered for the scope found names it, and makes an unmatched scope
- * an nspawn machine; containerd's tasks (CONTAINERD_TASKS_DIR) confirm a /<ns>/<id> path. 1, 0
- * (nothing matched) or -errno (the process is gone: -ENOENT or -ESRCH). */
-int container_probe(const char *proc, pid_t pid, const char *machines, struct container *ret);
+/* The container of a process, from the text of its /proc/PID/cgroup (namespace_target's, read
+ * when the target was opened); machines is machined's directory ("/run/systemd/machines", NULL
+ * not to look at the host's registries, machined's or containerd's): a machine registered for
+ * the scope found names it, and makes an unmatched scope an nspawn machine; containerd's tasks
+ * (CONTAINERD_TASKS_DIR) confirm a /<ns>/<id> path. 1, 0 (nothing matched) or -ENOMEM. */
+int container_probe(const char *cgroup, const char *machines, struct container *ret);

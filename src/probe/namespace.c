@@ -51,6 +51,7 @@ struct namespace_target *namespace_target_free(struct namespace_target *t)
 	closep(&t->root_fd);
 	free(t->uid_map);
 	free(t->gid_map);
+	free(t->cgroup);
 	free(t->root_path);
 	free(t);
 	return NULL;
@@ -303,6 +304,12 @@ int namespace_target_open(pid_t pid, struct namespace_target **ret)
 	if (!same_userns_as_identity_self(t) && ((r = read_idmap(t, "uid_map", &t->uid_map)) < 0 ||
 						 (r = read_idmap(t, "gid_map", &t->gid_map)) < 0))
 		return gone(-r);
+	/* Its container and its device rules are judged later from this one read: a failure is
+	 * theirs to tell (a process gone meanwhile is found so by the audit). */
+	r = ns_read_proc(t, "cgroup", CGROUP_FILE_SIZE_MAX, &t->cgroup, NULL);
+	if (r == -ENOMEM)
+		return r;
+	t->cgroup_error = r < 0 ? r : 0;
 	*ret = TAKE_PTR(t);
 	return 0;
 }

@@ -59,6 +59,11 @@ struct namespace_target {
 	/* Its user namespace's maps, the text of /proc/PID/uid_map and gid_map; NULL for the
 	 * identity (the initial user namespace). */
 	char *uid_map, *gid_map;
+	/* The text of its /proc/PID/cgroup, read once when it is opened: the cgroups of this
+	 * audit, which attribution and the probe's device rules both go by. NULL, with the -errno
+	 * of the read in cgroup_error, where it could not be read (no cgroups: -ENOENT). */
+	char *cgroup;
+	int cgroup_error;
 	/* The directories of the namespace that ns_lstat() resolved under its root during one
 	 * probe (ns_dirs_begin() to ns_dirs_end()), kept open so that each node costs one stat. */
 	struct ns_dirs *dirs;
@@ -142,6 +147,9 @@ const char *ns_read_error_string(int r);
  * own, as a stat there would give them (the overflow id where it has none), so that a namespace's
  * snapshot is in its own numbers like that of an audit run inside it. */
 void ns_translate_ids(const struct namespace_target *t, struct stat *st);
+/* At most this much of a /proc/PID/cgroup is read: a line per hierarchy. */
+#define CGROUP_FILE_SIZE_MAX (64u << 10)
+
 /* A file of /proc/PID (t NULL: /proc/self), e.g. "mountinfo", "gid_map". */
 int ns_read_proc(const struct namespace_target *t, const char *name, size_t max_size, char **ret,
 		 size_t *ret_size);
