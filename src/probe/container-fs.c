@@ -71,11 +71,12 @@ static int open_hierarchy(int cgroup_fd, const char *name)
  * mounted once, at boot, and stays, while every namespace audited names its own cgroups in
  * it (four system calls a hierarchy a namespace, a dozen hierarchies on a v1 host). Only what
  * was found is kept; "" is the unified hierarchy. Whether a root's names are root's own is
- * asked again once its answer is a second old: only root can change that owner or mode (a
- * container's root has no say over an inode of the host's root), and a run of
- * --all-namespaces or the daemon's audit of a container should not ask it a hundred times. */
+ * asked again once its answer is a minute old: only root can change that owner or mode (a
+ * container's root has no say over an inode of the host's root, nor has a delegated user), so
+ * no one else can make the answer stale; and a run of --all-namespaces, or the daemon through
+ * containers seconds apart, should not ask it for each namespace. */
 #define HIERARCHIES_MAX	       32
-#define HIERARCHY_RECHECK_USEC USEC_PER_SEC
+#define HIERARCHY_RECHECK_USEC (60 * USEC_PER_SEC)
 static struct {
 	char name[NAME_MAX + 1];
 	int fd;

@@ -36,10 +36,11 @@ struct ns_dirs {
 /* Close the directories d keeps and end its scope (d stays, empty, for the next probe). */
 void ns_dirs_close(struct ns_dirs *d);
 
-/* statmount() of the mount holding fd, looked up among the mounts of t's
- * namespace, asking for mask: 0 and *reply filled; -ENOENT when that mount is not one of the
- * namespace's; -EOPNOTSUPP where the kernel cannot say (no unique mount ids, namespace ids or
- * statmount() of another namespace: before Linux 6.11). Neither call asks the file system
- * anything. */
-int ns_statmount_in(const struct namespace_target *t, int fd, uint64_t mask,
+/* statmount() of the mount holding a file, looked up among the mounts of t's namespace, asking
+ * for mask; sx is the file's statx reply, asked with STATX_MNT_ID_UNIQUE_ABI (statx_nosync()):
+ * 0 and *reply filled; -ENOENT when that mount is not one of the namespace's; -EOPNOTSUPP
+ * where the kernel cannot say (no unique mount ids, namespace ids or statmount() of another
+ * namespace: before Linux 6.11). Neither call asks the file system anything. */
+struct statx;
+int ns_statmount_in(const struct namespace_target *t, const struct statx *sx, uint64_t mask,
 		    struct statmount_reply *reply);

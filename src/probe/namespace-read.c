@@ -146,10 +146,10 @@ static bool remote_fs(long type)
 /* The magic number of the file system fd is on, asked of the mount (statmount(), Linux 6.11)
  * rather than of the file system: fstatfs() would ask a FUSE daemon or a server, and wait for
  * it. 0, or -EOPNOTSUPP where the kernel cannot say so. */
-static int fs_magic_of(const struct namespace_target *t, int fd, uint64_t *ret)
+static int fs_magic_of(const struct namespace_target *t, const struct statx *sx, uint64_t *ret)
 {
 	struct statmount_reply reply;
-	int r = ns_statmount_in(t, fd, SM_SB_BASIC, &reply);
+	int r = ns_statmount_in(t, sx, SM_SB_BASIC, &reply);
 
 	if (r < 0)
 		return r;
@@ -165,18 +165,19 @@ static int fs_magic_of(const struct namespace_target *t, int fd, uint64_t *ret)
 static int look_here(const struct namespace_target *t, const struct ns_file *f, struct stat *st)
 {
 	_cleanup_close_ int opath = -EBADF;
+	struct statx sx;
 	uint64_t magic;
 	int r;
 
 	opath = ns_open(t, f->path, O_PATH | (f->flags & O_NOFOLLOW));
 	if (opath < 0)
 		return opath;
-	r = stat_nosync(opath, "", AT_EMPTY_PATH, st);
+	r = statx_nosync(opath, "", AT_EMPTY_PATH, STATX_MNT_ID_UNIQUE_ABI, st, &sx);
 	if (r < 0)
 		return r;
 	if (!S_ISREG(st->st_mode))
 		return -EBADFD;
-	if (fs_magic_of(t, opath, &magic) < 0 || remote_fs((long)magic))
+	if (fs_magic_of(t, &sx, &magic) < 0 || remote_fs((long)magic))
 		return -EAGAIN;
 	if (pseudo_fs((long)magic))
 		return -NS_READ_PSEUDO;

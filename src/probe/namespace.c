@@ -186,19 +186,16 @@ static int gone(int err)
 }
 
 /* namespace-internal.h */
-int ns_statmount_in(const struct namespace_target *t, int fd, uint64_t mask,
+int ns_statmount_in(const struct namespace_target *t, const struct statx *sx, uint64_t mask,
 		    struct statmount_reply *reply)
 {
 	struct mount_id_request_ns q = { .req = { .size = MOUNT_ID_REQUEST_SIZE_VER1,
 						  .param = mask },
 					 .mnt_ns_id = t->mntns_id };
-	struct statx sx;
 
-	if (!t->mntns_id ||
-	    statx(fd, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC, STATX_MNT_ID_UNIQUE_ABI, &sx) < 0 ||
-	    !(sx.stx_mask & STATX_MNT_ID_UNIQUE_ABI))
+	if (!t->mntns_id || !(sx->stx_mask & STATX_MNT_ID_UNIQUE_ABI))
 		return -EOPNOTSUPP;
-	q.req.mnt_id = sx.stx_mnt_id;
+	q.req.mnt_id = sx->stx_mnt_id;
 	if (syscall(__NR_statmount, &q, reply, sizeof(*reply), 0) == 0)
 		return (reply->mask & mask) == mask ? 0 : -EOPNOTSUPP;
 	if (errno == ENOENT)
@@ -211,10 +208,10 @@ int ns_statmount_in(const struct namespace_target *t, int fd, uint64_t mask,
  * mountinfo, printed relative to that root, then shows nothing it can see. 1 when it lies
  * outside, 0 when inside, -EOPNOTSUPP where the kernel cannot say (before Linux 6.11: no
  * unique mount ids, namespace ids or statmount() of another namespace). */
-static int root_outside_mntns(const struct namespace_target *t)
+static int root_outside_mntns(const struct namespace_target *t, const struct statx *sx)
 {
 	struct statmount_reply reply;
-	int r = ns_statmount_in(t, t->root_fd, SM_MNT_BASIC, &reply);
+	int r = ns_statmount_in(t, sx, SM_MNT_BASIC, &reply);
 
 	return r == -ENOENT ? 1 : r;
 }
@@ -240,6 +237,7 @@ int namespace_target_open(pid_t pid, struct namespace_target **ret)
 {
 	_cleanup_(namespace_target_freep) struct namespace_target *t = NULL;
 	const struct stat *root;
+	struct statx sx;
 	struct stat st;
 	char path[64];
 	uint64_t self;
@@ -284,7 +282,8 @@ int namespace_target_open(pid_t pid, struct namespace_target **ret)
 	root = self_root_cached();
 	if (!root)
 		return -errno;
-	if ((r = stat_nosync(t->root_fd, "", AT_EMPTY_PATH, &st)) < 0)
+	r = statx_nosync(t->root_fd, "", AT_EMPTY_PATH, STATX_MNT_ID_UNIQUE_ABI, &st, &sx);
+	if (r < 0)
 		return gone(-r);
 	t->root_is_ours = st.st_dev == root->st_dev && st.st_ino == root->st_ino;
 	t->root_dev = st.st_dev;
@@ -300,7 +299,7 @@ int namespace_target_open(pid_t pid, struct namespace_target **ret)
 		t->mntns_id = 0;
 	t->mntns_ours = self == t->mntns;
 	t->own = t->mntns_ours && t->root_is_ours;
-	t->root_outside = !t->own && root_outside_mntns(t) == 1;
+	t->root_outside = !t->own && root_outside_mntns(t, &sx) == 1;
 	if (!same_userns_as_identity_self(t) && ((r = read_idmap(t, "uid_map", &t->uid_map)) < 0 ||
 						 (r = read_idmap(t, "gid_map", &t->gid_map)) < 0))
 		return gone(-r);

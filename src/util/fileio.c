@@ -271,26 +271,32 @@ int read_long_fd(int fd, long *ret)
 	return parse_long_text(buf, ret);
 }
 
+int statx_nosync(int dirfd, const char *path, int flags, unsigned mask, struct stat *ret,
+		 struct statx *sx)
+{
+	if (statx(dirfd, path, flags | AT_STATX_DONT_SYNC, STATX_BASIC_STATS | mask, sx) < 0)
+		return -errno;
+	*ret = (struct stat){
+		.st_dev = makedev(sx->stx_dev_major, sx->stx_dev_minor),
+		.st_ino = sx->stx_ino,
+		.st_mode = sx->stx_mode,
+		.st_nlink = sx->stx_nlink,
+		.st_uid = sx->stx_uid,
+		.st_gid = sx->stx_gid,
+		.st_rdev = makedev(sx->stx_rdev_major, sx->stx_rdev_minor),
+		.st_size = (off_t)sx->stx_size,
+		.st_blksize = (blksize_t)sx->stx_blksize,
+		.st_blocks = (blkcnt_t)sx->stx_blocks,
+		.st_atim = { .tv_sec = sx->stx_atime.tv_sec, .tv_nsec = sx->stx_atime.tv_nsec },
+		.st_mtim = { .tv_sec = sx->stx_mtime.tv_sec, .tv_nsec = sx->stx_mtime.tv_nsec },
+		.st_ctim = { .tv_sec = sx->stx_ctime.tv_sec, .tv_nsec = sx->stx_ctime.tv_nsec },
+	};
+	return 0;
+}
+
 int stat_nosync(int dirfd, const char *path, int flags, struct stat *ret)
 {
 	struct statx sx;
 
-	if (statx(dirfd, path, flags | AT_STATX_DONT_SYNC, STATX_BASIC_STATS, &sx) < 0)
-		return -errno;
-	*ret = (struct stat){
-		.st_dev = makedev(sx.stx_dev_major, sx.stx_dev_minor),
-		.st_ino = sx.stx_ino,
-		.st_mode = sx.stx_mode,
-		.st_nlink = sx.stx_nlink,
-		.st_uid = sx.stx_uid,
-		.st_gid = sx.stx_gid,
-		.st_rdev = makedev(sx.stx_rdev_major, sx.stx_rdev_minor),
-		.st_size = (off_t)sx.stx_size,
-		.st_blksize = (blksize_t)sx.stx_blksize,
-		.st_blocks = (blkcnt_t)sx.stx_blocks,
-		.st_atim = { .tv_sec = sx.stx_atime.tv_sec, .tv_nsec = sx.stx_atime.tv_nsec },
-		.st_mtim = { .tv_sec = sx.stx_mtime.tv_sec, .tv_nsec = sx.stx_mtime.tv_nsec },
-		.st_ctim = { .tv_sec = sx.stx_ctime.tv_sec, .tv_nsec = sx.stx_ctime.tv_nsec },
-	};
-	return 0;
+	return statx_nosync(dirfd, path, flags, 0, ret, &sx);
 }

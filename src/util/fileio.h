@@ -50,6 +50,11 @@ const char *read_error_string(int r);
  * AT_SYMLINK_NOFOLLOW (and AT_EMPTY_PATH). Fills the fields of struct stat that statx gives. */
 struct stat;
 int stat_nosync(int dirfd, const char *path, int flags, struct stat *ret);
+/* The same, asking the kernel for mask beyond STATX_BASIC_STATS (STATX_MNT_ID_UNIQUE, say):
+ * its whole reply in *sx too, for what struct stat has no field for. */
+struct statx;
+int statx_nosync(int dirfd, const char *path, int flags, unsigned mask, struct stat *ret,
+		 struct statx *sx);
 
 /* A directory read with getdents64(2) straight from a descriptor the caller opened (and still
  * owns): readdir() on fdopendir() would cost an fstat(2) and two fcntl(2) more. */
