@@ -67,6 +67,8 @@ int fsids_become_root(struct fsids_saved *saved)
 		return r;
 	caps_save(saved, d);
 	saved->changed = true;
+	saved->uid_changed = saved->uid != 0;
+	saved->gid_changed = saved->gid != 0;
 	(void)setfsgid(0);
 	(void)setfsuid(0);
 	if ((uid_t)setfsuid((uid_t)-1) != 0 || (gid_t)setfsgid((gid_t)-1) != 0) {
@@ -97,11 +99,16 @@ int fsids_become_user(uid_t uid, gid_t gid, struct fsids_saved *saved)
 		return -errno;
 	saved->changed = true;
 	saved->groups_changed = n > 0;
-	/* Each answers the id it replaced, whether or not it could: what to go back to. */
+	/* Each answers the id it replaced, whether or not it could: what to go back to. An id
+	 * that was already the one asked for is in place whatever the call did: only one that
+	 * changed is checked. */
 	saved->gid = (gid_t)setfsgid(gid);
 	saved->uid = (uid_t)setfsuid(uid);
+	saved->gid_changed = saved->gid != gid;
+	saved->uid_changed = saved->uid != uid;
 	d[0].effective = d[1].effective = 0;
-	if ((uid_t)setfsuid((uid_t)-1) != uid || (gid_t)setfsgid((gid_t)-1) != gid ||
+	if ((saved->uid_changed && (uid_t)setfsuid((uid_t)-1) != uid) ||
+	    (saved->gid_changed && (gid_t)setfsgid((gid_t)-1) != gid) ||
 	    syscall(SYS_capset, &h, d) < 0) {
 		fsids_restore(saved);
 		*saved = (struct fsids_saved){ 0 };
@@ -142,16 +149,19 @@ void fsids_restore(const struct fsids_saved *saved)
 	if (!saved->changed)
 		return;
 	/* CAP_SETUID and CAP_SETGID first (fsids_become_user() emptied the set), then the ids
-	 * (a file system uid back to 0 raises the file capabilities again), then the set as it
-	 * was where that raise may have changed it. */
+	 * that changed (a file system uid back to 0 raises the file capabilities again, one
+	 * leaving 0 drops them), then the set as it was where that may have changed it. */
 	effective_restore(saved);
-	(void)setfsuid(saved->uid);
-	(void)setfsgid(saved->gid);
+	if (saved->uid_changed)
+		(void)setfsuid(saved->uid);
+	if (saved->gid_changed)
+		(void)setfsgid(saved->gid);
 	if (saved->groups_changed &&
 	    syscall(SYS_setgroups, (size_t)saved->n_groups, saved->groups) < 0)
 		abort();
-	if ((uid_t)setfsuid((uid_t)-1) != saved->uid || (gid_t)setfsgid((gid_t)-1) != saved->gid)
+	if ((saved->uid_changed && (uid_t)setfsuid((uid_t)-1) != saved->uid) ||
+	    (saved->gid_changed && (gid_t)setfsgid((gid_t)-1) != saved->gid))
 		abort();
-	if (!effective_kept(saved))
+	if (saved->uid_changed && !effective_kept(saved))
 		effective_restore(saved);
 }

@@ -33,6 +33,9 @@ struct fsids_saved {
 	bool changed;
 	uid_t uid;
 	gid_t gid;
+	/* whether the file system uid and gid were set to others (an id that stays, as root's
+	 * going to a namespace root's 0, needs neither a check nor a way back) */
+	bool uid_changed, gid_changed;
 	/* the sets as they were: only the effective set is changed, and given back */
 	uint32_t effective[2], permitted[2], inheritable[2];
 	/* fsids_become_user(): the supplementary groups it emptied */

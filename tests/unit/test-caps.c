@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* fsids_become_user() and fsids_restore() (util/caps.c): the identity taken is the one the
  * kernel checks, and everything it set aside comes back exactly: file system ids, supplementary
- * groups, the effective set; from root, and from a user of its own with capabilities as the
- * daemon runs. Root only (exit 77 otherwise); each case runs in a child of its own, whose
- * credentials are its own to change. */
+ * groups, the effective set; from root to nobody's ids and to ids 0 (which change none of the
+ * ids, only the set), and from a user of its own with capabilities as the daemon runs. Root only
+ * (exit 77 otherwise); each case runs in a child of its own, whose credentials are its own to
+ * change. */
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -24,6 +25,8 @@
 #define SERVICE_USER (-2)
 
 static char secret[] = "/tmp/ptsguard-test-caps-XXXXXX";
+/* the same, nobody's: what root's ids without root's capabilities may not open */
+static char nobodys[] = "/tmp/ptsguard-test-caps-XXXXXX";
 
 static void caps_read(struct __user_cap_data_struct d[2])
 {
@@ -46,9 +49,10 @@ static int n_groups(gid_t *groups)
 	return getgroups(FSIDS_GROUPS_MAX, groups);
 }
 
-/* One become-and-restore with the groups given and, when drop is >= 0, that capability taken
- * out of the effective set first. */
-static void one_round(const gid_t *groups, int n, int drop)
+/* One become-and-restore to the ids as (nobody's, or 0's: a namespace whose root is the host's)
+ * with the groups given and, when drop is >= 0, that capability taken out of the effective set
+ * first. */
+static void one_round(uid_t as, const gid_t *groups, int n, int drop)
 {
 	struct __user_cap_data_struct before[2], during[2], after[2];
 	struct fsids_saved saved;
@@ -63,16 +67,17 @@ static void one_round(const gid_t *groups, int n, int drop)
 		caps_write(before);
 	}
 
-	EXPECT_INT(fsids_become_user(NOBODY, NOBODY, &saved), 0);
-	EXPECT_INT(setfsuid((uid_t)-1), NOBODY);
-	EXPECT_INT(setfsgid((gid_t)-1), NOBODY);
+	EXPECT_INT(fsids_become_user(as, as, &saved), 0);
+	EXPECT_INT(setfsuid((uid_t)-1), as);
+	EXPECT_INT(setfsgid((gid_t)-1), as);
 	EXPECT_INT(n_groups(now), 0);
 	caps_read(during);
 	EXPECT_INT(during[0].effective, 0);
 	EXPECT_INT(during[1].effective, 0);
 	EXPECT_INT(during[0].permitted, before[0].permitted);
-	/* The kernel's own check: a file of root's, mode 0600, is not nobody's to open. */
-	fd = open(secret, O_RDONLY | O_CLOEXEC);
+	/* The kernel's own check: a file of another's, mode 0600, is not ours to open (root's
+	 * ids with none of root's capabilities are any user's). */
+	fd = open(as == 0 ? nobodys : secret, O_RDONLY | O_CLOEXEC);
 	EXPECT_INT(fd < 0 ? errno : 0, EACCES);
 	if (fd >= 0)
 		close(fd);
@@ -89,7 +94,7 @@ static void one_round(const gid_t *groups, int n, int drop)
 		EXPECT_INT(after[i].permitted, before[i].permitted);
 		EXPECT_INT(after[i].inheritable, before[i].inheritable);
 	}
-	fd = open(secret, O_RDONLY | O_CLOEXEC);
+	fd = open(as == 0 ? nobodys : secret, O_RDONLY | O_CLOEXEC);
 	EXPECT(fd >= 0);
 	if (fd >= 0)
 		close(fd);
@@ -148,7 +153,7 @@ static void service_user_rounds(void)
 	}
 }
 
-static void in_child(const char *what, const gid_t *groups, int n, int drop)
+static void in_child(const char *what, uid_t as, const gid_t *groups, int n, int drop)
 {
 	pid_t pid = fork();
 	int status;
@@ -159,9 +164,9 @@ static void in_child(const char *what, const gid_t *groups, int n, int drop)
 		if (drop == SERVICE_USER)
 			service_user_rounds();
 		else {
-			one_round(groups, n, drop);
+			one_round(as, groups, n, drop);
 			/* Twice: what the first gave back must serve the second. */
-			one_round(groups, n, drop);
+			one_round(as, groups, n, drop);
 		}
 		_exit(test_failures ? 1 : 0);
 	}
@@ -183,15 +188,30 @@ int main(void)
 	if (fd < 0 || fchmod(fd, 0600) < 0)
 		abort();
 	close(fd);
+	fd = mkstemp(nobodys);
+	if (fd < 0 || fchmod(fd, 0600) < 0 || fchown(fd, NOBODY, NOBODY) < 0)
+		abort();
+	close(fd);
 
-	in_child("no supplementary group", NULL, 0, -1);
-	in_child("two supplementary groups", two, 2, -1);
-	/* An effective set short of a file capability: going back to fsuid 0 raises it, and the
-	 * restore must take it out again. */
-	in_child("effective set without CAP_DAC_OVERRIDE", two, 2, CAP_DAC_OVERRIDE);
-	in_child("effective set without CAP_NET_ADMIN", NULL, 0, CAP_NET_ADMIN);
-	in_child("a service user with capabilities", NULL, 0, SERVICE_USER);
+	for (int i = 0; i < 2; i++) {
+		uid_t as = i == 0 ? NOBODY : 0;
+
+		in_child(as ? "no supplementary group" : "no supplementary group, to ids 0", as,
+			 NULL, 0, -1);
+		in_child(as ? "two supplementary groups" : "two supplementary groups, to ids 0", as,
+			 two, 2, -1);
+		/* An effective set short of a file capability: going back to fsuid 0 raises it,
+		 * and the restore must take it out again. */
+		in_child(as ? "effective set without CAP_DAC_OVERRIDE"
+			    : "effective set without CAP_DAC_OVERRIDE, to ids 0",
+			 as, two, 2, CAP_DAC_OVERRIDE);
+		in_child(as ? "effective set without CAP_NET_ADMIN"
+			    : "effective set without CAP_NET_ADMIN, to ids 0",
+			 as, NULL, 0, CAP_NET_ADMIN);
+	}
+	in_child("a service user with capabilities", NOBODY, NULL, 0, SERVICE_USER);
 
 	unlink(secret);
+	unlink(nobodys);
 	return test_result("test-caps");
 }
