@@ -253,6 +253,7 @@ static int daemon_reload(struct daemon *d)
 			d->config->probe_enabled = false;
 		log_config_loaded(d->config, "Reloaded");
 		holder_cache_expire(&d->holders);
+		user_lookup_forget();
 		mount_source_forget(d->mounts);
 		if (mount_source_apply(d->mounts, d->config) < 0)
 			log_warning("Carrying on with what tracks mount changes now");

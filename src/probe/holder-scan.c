@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "probe/holder-scan.h"
+#include "probe/slaves.h"
 #include "probe/namespace.h"
 #include "util/alloc.h"
 #include "util/clock.h"
@@ -50,7 +51,7 @@ static int covered_devs(const struct analysis *a, dev_t **ret, size_t *n)
  * directory; -ENOENT when none is reachable (a covered instance, or one reached only through
  * binds of single files). */
 static int count_slaves(const struct namespace_target *ns, const struct analysis *a,
-			const struct instance *in, long *ret)
+			const struct instance *in, const struct slave_listing *listed, long *ret)
 {
 	_cleanup_(dir_reader_done) struct dir_reader d = { 0 };
 	_cleanup_close_ int fd = -EBADF; /* the reader does not own its fd */
@@ -67,6 +68,10 @@ static int count_slaves(const struct namespace_target *ns, const struct analysis
 	}
 	if (!e)
 		return -ENOENT;
+	if (listed && listed->mount == e) {
+		*ret = listed->n;
+		return 0;
+	}
 	fd = ns_open(ns, e->mountpoint, O_RDONLY | O_DIRECTORY | O_NONBLOCK);
 	if (fd < 0)
 		return fd;
@@ -79,20 +84,27 @@ static int count_slaves(const struct namespace_target *ns, const struct analysis
 	return 0;
 }
 
-int probe_ptys_unseen(const struct namespace_target *ns, struct snapshot *s,
-		      const struct analysis *a)
+long probe_pty_nr(void)
 {
 	_cleanup_close_ int fd = -EBADF;
-	long nr, listed = 0;
 	int proc = procfs_fd();
+	long nr;
 
-	/* The kernel's count first: a pty allocated between the two readings makes the count
-	 * look short (a scan for nothing), never one closed meanwhile look complete. */
-	s->ptys_unseen = 0;
 	if (proc < 0)
-		return 0;
+		return -1;
 	fd = openat(proc, "sys/kernel/pty/nr", O_RDONLY | O_CLOEXEC);
-	if (fd < 0 || read_long_fd(fd, &nr) < 0)
+	if (fd < 0 || read_long_fd(fd, &nr) < 0 || nr < 0)
+		return -1;
+	return nr;
+}
+
+int probe_ptys_unseen(const struct namespace_target *ns, struct snapshot *s,
+		      const struct analysis *a, long nr, const struct slave_listing *listed_whole)
+{
+	long listed = 0;
+
+	s->ptys_unseen = 0;
+	if (nr < 0)
 		return 0; /* no count: nothing to compare with, as before */
 	FOREACH_ARRAY (in, a->instances, a->n_instances) {
 		long n;
@@ -102,7 +114,7 @@ int probe_ptys_unseen(const struct namespace_target *ns, struct snapshot *s,
 		if (listed >= nr)
 			break;
 		/* An instance whose slaves cannot be listed leaves its ptys unseen. */
-		if (count_slaves(ns, a, in, &n) >= 0)
+		if (count_slaves(ns, a, in, listed_whole, &n) >= 0)
 			listed += n;
 	}
 	s->ptys_unseen = nr > listed ? nr - listed : 0;

@@ -50,10 +50,16 @@ struct holder_scan {
 	uint64_t fds_scanned;
 };
 
+/* The ptys the kernel counts (/proc/sys/kernel/pty/nr), or -1 where it cannot say. Read before
+ * the instances are listed: a pty allocated between the two makes the count look short (a
+ * scan for nothing), never one closed meanwhile look complete. */
+long probe_pty_nr(void);
 /* Count the slaves listed by each devpts instance reachable in the namespace (a readdir of its
- * root each) against the ptys the kernel counts now, into s->ptys_unseen. Microseconds. */
+ * root each; the one probe_slaves() listed whole, listed, is not read again) against nr, the
+ * kernel's count read before any of them, into s->ptys_unseen. Microseconds. */
+struct slave_listing;
 int probe_ptys_unseen(const struct namespace_target *ns, struct snapshot *s,
-		      const struct analysis *a);
+		      const struct analysis *a, long nr, const struct slave_listing *listed);
 /* Whether a holder scan has anything to look for: an instance covered, or a pty unseen. */
 bool holder_scan_wanted(const struct analysis *a);
 

@@ -320,10 +320,14 @@ static int probe_details_in(const struct probe_options *opts, struct snapshot *s
 	/* Adding nodes may move s->nodes: only a's instances and mount indices are used here. */
 	const struct namespace_target *ns = opts ? opts->ns : NULL;
 	bool other = ns && !ns->own;
+	struct slave_listing listed;
+	long nr;
 
 	if (a->pts_path && (r = probe_add_node(ns, s, a->pts_path)) < 0)
 		return r;
-	r = probe_slaves(ns, opts && opts->has_alloc_user ? &opts->alloc_uid : NULL, s, a);
+	/* The kernel's count of ptys before any instance is listed (probe_pty_nr()). */
+	nr = probe_pty_nr();
+	r = probe_slaves(ns, opts && opts->has_alloc_user ? &opts->alloc_uid : NULL, s, a, &listed);
 	if (r < 0)
 		return r;
 	r = probe_tty_sessions(ns, s, a);
@@ -331,7 +335,7 @@ static int probe_details_in(const struct probe_options *opts, struct snapshot *s
 		return r;
 	/* Before the holders, whoever searches for them (the daemon and --all-namespaces after
 	 * this pass): whether some pty lives on an instance not mounted here. */
-	r = probe_ptys_unseen(ns, s, a);
+	r = probe_ptys_unseen(ns, s, a, nr, &listed);
 	if (r < 0)
 		return r;
 	if (!opts || !opts->skip_holders) {

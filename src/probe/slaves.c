@@ -23,14 +23,22 @@
 void probe_user_mapped(uid_t *uid, gid_t *gid)
 {
 	static const char *const paths[] = { "/proc/self/uid_map", "/proc/self/gid_map" };
+	/* Our user namespace's maps: each is written once, before we ran, and stays (the kernel
+	 * refuses a second write), and we never leave that namespace: read once a process. */
+	static char *maps[ELEMENTSOF(paths)];
+	static bool done;
 	unsigned *ids[] = { uid, gid };
 
+	if (!done) {
+		for (size_t i = 0; i < ELEMENTSOF(paths); i++)
+			(void)read_full_file(paths[i], 64 * 1024, &maps[i], NULL);
+		done = true;
+	}
 	for (size_t i = 0; i < ELEMENTSOF(paths); i++) {
-		_cleanup_free_ char *map = NULL;
 		unsigned high;
 
-		if (read_full_file(paths[i], 64 * 1024, &map, NULL) >= 0 &&
-		    !idmap_has_inside(map, *ids[i]) && idmap_highest_inside(map, &high) == 0)
+		if (maps[i] && !idmap_has_inside(maps[i], *ids[i]) &&
+		    idmap_highest_inside(maps[i], &high) == 0)
 			*ids[i] = high;
 	}
 }
@@ -87,15 +95,17 @@ static void drop_transient_slaves(const struct namespace_target *ns, struct snap
 }
 
 int probe_slaves(const struct namespace_target *ns, const uid_t *alloc_uid, struct snapshot *s,
-		 const struct analysis *a)
+		 const struct analysis *a, struct slave_listing *listed)
 {
 	const struct mount_entry *e;
 	size_t from = s->n_nodes;
 	_cleanup_close_ int fd = -EBADF;
 	struct dir_reader d;
 	const char *name;
+	long n = 0;
 	int r;
 
+	*listed = (struct slave_listing){ 0 };
 	if (!(e = analysis_serving_mount(a)))
 		return 0;
 	fd = ns_open(ns, e->mountpoint, O_RDONLY | O_DIRECTORY | O_NONBLOCK);
@@ -108,6 +118,7 @@ int probe_slaves(const struct namespace_target *ns, const uid_t *alloc_uid, stru
 
 		if (parse_uint(name, &idx) < 0)
 			continue;
+		n++;
 		p = path_join(e->mountpoint, name);
 		if (!p) {
 			r = -ENOMEM;
@@ -119,6 +130,8 @@ int probe_slaves(const struct namespace_target *ns, const uid_t *alloc_uid, stru
 			break;
 	}
 	dir_reader_done(&d);
+	if (r == 0)
+		*listed = (struct slave_listing){ e, n };
 	if (r < 0 && r != -ENOMEM)
 		r = 0; /* a listing cut short: what was read is what there is to judge */
 	if (r >= 0 && s->n_nodes > from) /* the user lookup only when a slave was listed */

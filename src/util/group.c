@@ -45,7 +45,21 @@ int group_lookup(const char *name, gid_t *ret)
 	return 0;
 }
 
-int user_lookup(const char *name, uid_t *uid, gid_t *gid)
+/* "nobody" as last looked up: every audit as root probes as that user unless told otherwise
+ * (the daemon's, at each change of the mount table or container), and NSS reads nsswitch.conf
+ * and the passwd file, or asks a directory service, each time. */
+static struct {
+	bool known;
+	uid_t uid;
+	gid_t gid;
+} nobody;
+
+void user_lookup_forget(void)
+{
+	nobody.known = false;
+}
+
+static int user_lookup_nss(const char *name, uid_t *uid, gid_t *gid)
 {
 	struct passwd *pw = getpwnam(name);
 	unsigned v;
@@ -66,4 +80,23 @@ int user_lookup(const char *name, uid_t *uid, gid_t *gid)
 		return 0;
 	}
 	return -ESRCH;
+}
+
+int user_lookup(const char *name, uid_t *uid, gid_t *gid)
+{
+	bool is_nobody = streq(name, PROBE_USER_DEFAULT);
+	int r;
+
+	if (is_nobody && nobody.known) {
+		*uid = nobody.uid;
+		*gid = nobody.gid;
+		return 0;
+	}
+	r = user_lookup_nss(name, uid, gid);
+	if (r >= 0 && is_nobody) {
+		nobody.uid = *uid;
+		nobody.gid = *gid;
+		nobody.known = true;
+	}
+	return r;
 }

@@ -24,5 +24,7 @@ int group_lookup(const char *name, gid_t *ret);
 
 /* The uid and primary gid of user name, or of a decimal uid as given (then its gid too).
  * "nobody" missing from the database is NOBODY_ID_FALLBACK. 0; -ESRCH when there is no such
- * user. */
+ * user. "nobody" is looked up once a process, until user_lookup_forget() (the daemon's
+ * reload); other names each time. */
 int user_lookup(const char *name, uid_t *uid, gid_t *gid);
+void user_lookup_forget(void);

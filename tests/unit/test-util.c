@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* The helpers of src/util: the hash index, string lists, the path prefix test, the group
- * lookup, the directory reader, set_printf(), the reading of kernel files, and modes and
+/* The helpers of src/util: the hash index, string lists, the path prefix test, the group and
+ * user lookups, the directory reader, set_printf(), the reading of kernel files, and modes and
  * device numbers as text (the digits printf would write, without printf). */
 #include <errno.h>
 #include <fcntl.h>
@@ -9,9 +9,12 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sched.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "test.h"
@@ -426,8 +429,66 @@ static void test_json_write(void)
 	json_object_put(o);
 }
 
+/* "nobody" is looked up once, until user_lookup_forget(); other users each time. Shown with a
+ * passwd file of our own bound over /etc/passwd, in a mount namespace of a child's (root only:
+ * the machine's file stays as it is). */
+static void user_lookup_child(const char *fake)
+{
+	uid_t uid, real_uid;
+	gid_t gid, real_gid;
+
+	EXPECT_INT(user_lookup(PROBE_USER_DEFAULT, &real_uid, &real_gid), 0);
+	if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
+	    mount(fake, "/etc/passwd", NULL, MS_BIND, NULL) < 0)
+		_exit(2);
+	CHECK_MSG(real_uid != 4321, "nobody is already uid 4321 here");
+	/* Still the first answer: the file was not read again. */
+	EXPECT_INT(user_lookup(PROBE_USER_DEFAULT, &uid, &gid), 0);
+	EXPECT_INT(uid, real_uid);
+	EXPECT_INT(gid, real_gid);
+	/* Another user is read from the file as it is now. */
+	EXPECT_INT(user_lookup("ptsguard-test-user", &uid, &gid), 0);
+	EXPECT_INT(uid, 4322);
+	/* Forgotten (a reload): read again. */
+	user_lookup_forget();
+	EXPECT_INT(user_lookup(PROBE_USER_DEFAULT, &uid, &gid), 0);
+	EXPECT_INT(uid, 4321);
+	EXPECT_INT(gid, 4320);
+	_exit(test_failures ? 1 : 0);
+}
+
+static void test_user_lookup(void)
+{
+	char fake[] = "/tmp/ptsguard-test-passwd-XXXXXX";
+	const char text[] = "root:x:0:0:root:/root:/bin/sh\n"
+			    "nobody:x:4321:4320:nobody:/nonexistent:/usr/sbin/nologin\n"
+			    "ptsguard-test-user:x:4322:4322::/nonexistent:/usr/sbin/nologin\n";
+	int fd, status;
+	pid_t pid;
+
+	if (geteuid() != 0) {
+		printf("test-util: user_lookup()'s cache needs root, not checked\n");
+		return;
+	}
+	fd = mkstemp(fake);
+	if (fd < 0 || write(fd, text, sizeof(text) - 1) != (ssize_t)sizeof(text) - 1 ||
+	    fchmod(fd, 0644) < 0)
+		abort();
+	close(fd);
+	pid = fork();
+	if (pid < 0)
+		abort();
+	if (pid == 0)
+		user_lookup_child(fake);
+	EXPECT_INT(waitpid(pid, &status, 0), pid);
+	CHECK_MSG(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		  "user_lookup(): the child failed (%#x)", status);
+	unlink(fake);
+}
+
 int main(void)
 {
+	test_user_lookup();
 	test_format_numbers();
 	test_json_write();
 	test_set_printf_self();
