@@ -55,11 +55,11 @@ struct holder_scan {
  * scan for nothing), never one closed meanwhile look complete. */
 long probe_pty_nr(void);
 /* Count the slaves listed by each devpts instance reachable in the namespace (a readdir of its
- * root each; the one probe_slaves() listed whole, listed, is not read again) against nr, the
- * kernel's count read before any of them, into s->ptys_unseen. Microseconds. */
+ * root each; the one probe_slaves() listed whole, listed_whole, is not read again) against nr,
+ * the kernel's count read before any of them, into s->ptys_unseen. Microseconds. */
 struct slave_listing;
 int probe_ptys_unseen(const struct namespace_target *ns, struct snapshot *s,
-		      const struct analysis *a, long nr, const struct slave_listing *listed);
+		      const struct analysis *a, long nr, const struct slave_listing *listed_whole);
 /* Whether a holder scan has anything to look for: an instance covered, or a pty unseen. */
 bool holder_scan_wanted(const struct analysis *a);
 
