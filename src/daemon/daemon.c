@@ -300,12 +300,13 @@ static int on_signal(sd_event_source *s, const struct signalfd_siginfo *si, void
 
 		ns_follower_get_stats(d->namespaces, &st);
 		log_info(
-		    "Mount namespaces: %zu followed, %llu appeared, %llu gone, %llu audits, "
-		    "%llu walks of /proc, %llu wake-ups, %.1f CPU-ms letting go of those whose "
-		    "process exited",
+		    "Mount namespaces: %zu followed, %llu appeared, %llu gone, %llu audits "
+		    "(%.1f CPU-ms), %llu walks of /proc, %llu wake-ups, %.1f CPU-ms letting go of "
+		    "those whose process exited",
 		    st.followed, (unsigned long long)st.appeared, (unsigned long long)st.gone,
-		    (unsigned long long)st.audits, (unsigned long long)st.scans,
-		    (unsigned long long)st.wakeups, (double)st.release_usec / USEC_PER_MSEC);
+		    (unsigned long long)st.audits, (double)st.audit_usec / USEC_PER_MSEC,
+		    (unsigned long long)st.scans, (unsigned long long)st.wakeups,
+		    (double)st.release_usec / USEC_PER_MSEC);
 		if (st.unfollowed > 0 || st.passes_cut > 0)
 			log_info("Mount namespaces not followed at the last walk (over the most it "
 				 "follows): %zu; passes of audits cut short: %llu",

@@ -91,11 +91,13 @@ static void followed_audit(struct ns_follower *f, struct followed_ns *x)
 				       .holders = followed_holders,
 				       .userdata = x };
 	char why[sizeof(a.err.message) + 64];
+	uint64_t cpu;
 	int r;
 
 	x->dirty = false;
 	if (x->pid == 0)
 		return;
+	cpu = cpu_usec_with_children();
 	r = namespace_audit_open(
 	    &a, x->pid, x->ino,
 	    &(struct namespace_root){ .dev = x->root_dev, .ino = x->root_ino, .chroot = x->chroot },
@@ -106,6 +108,7 @@ static void followed_audit(struct ns_follower *f, struct followed_ns *x)
 	 * this follower does not watch (only its /dev), so it wakes no audit of the namespace. */
 	if (r >= 0)
 		r = namespace_audit_run(&a, &target, f->config);
+	f->stats.audit_usec += cpu_usec_with_children() - cpu;
 	if (r < 0) {
 		if (r != -ESRCH) {
 			const char *buf[4];

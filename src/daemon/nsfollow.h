@@ -42,6 +42,10 @@ struct ns_follower_stats {
 	 * reference, the kernel tears the namespace down (unmounts it all) in the daemon's
 	 * close(2), work the container's own exit would otherwise have done. */
 	uint64_t release_usec;
+	/* CPU time of the audits of namespaces, with the children they wait for (the allocation
+	 * probe's, a guarded read's): what judging a container costs, apart from finding it,
+	 * following it and letting it go. */
+	uint64_t audit_usec;
 	/* Passes of audits cut short to let the event loop go on (PASS_BUDGET_USEC). */
 	uint64_t passes_cut;
 	size_t followed;

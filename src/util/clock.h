@@ -13,3 +13,5 @@
 #define USEC_PER_MSEC 1000ULL
 
 uint64_t now_usec(clockid_t clock);
+/* CPU time, user and system, of this process and of the children it has waited for. */
+uint64_t cpu_usec_with_children(void);
