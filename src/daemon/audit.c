@@ -15,6 +15,7 @@
 #include "report/journal-queue.h"
 #include "report/report.h"
 #include "util/alloc.h"
+#include "util/log.h"
 #include "util/output-file.h"
 #include "util/strv.h"
 #include "util/string-util.h"
@@ -25,6 +26,8 @@
  * both files are written; so they catch up with the system soon after space is freed. */
 #define OUTPUT_RETRY_MIN_USEC (100ULL * USEC_PER_MSEC)
 #define OUTPUT_RETRY_MAX_USEC (1ULL * USEC_PER_SEC)
+/* Audits in a row set aside while /dev/ptmx keeps changing; the next one reports whatever. */
+#define TORN_AUDITS_MAX 3
 
 /* Journal one transition; count what was detected for ptsguard_findings_total. */
 void log_transition(struct daemon *d, const struct transition_event *e)
@@ -340,7 +343,8 @@ int daemon_audit(struct daemon *d)
 	_cleanup_(audit_result_done) struct audit_result now = { 0 };
 	uint64_t t0 = now_usec(CLOCK_MONOTONIC);
 	struct report rep;
-	bool again = false;
+	bool again = false, set_aside = false;
+	unsigned woken = 0;
 	int r;
 
 	d->n_audits++;
@@ -354,6 +358,18 @@ int daemon_audit(struct daemon *d)
 	dev_watches_expect_probe(d->watches, &now.snap->probe);
 	daemon_ok(d, FAILURE_AUDIT);
 	dev_watches_follow_serving(d->watches, now.a);
+	/* /dev/ptmx replaced while this audit looked: its node and the probe's open may have met
+	 * two different ones (the old node judged healthy, the new one failing the probe: a
+	 * critical pty-allocation-fails for one audit). The change asks for the next audit,
+	 * which reports instead; a few in a row at most, and only root can replace it. */
+	woken = dev_watches_read_now(d->watches);
+	if ((woken & REASON_PTMX) && d->torn_audits < TORN_AUDITS_MAX) {
+		d->torn_audits++;
+		set_aside = true;
+		log_debug("/dev/ptmx changed during the audit: auditing again before reporting");
+		goto done;
+	}
+	d->torn_audits = 0;
 
 	r = daemon_log_transitions(d, &now.findings);
 	if (r < 0)
@@ -407,8 +423,13 @@ int daemon_audit(struct daemon *d)
 	daemon_notify_status(d, false);
 
 done:
-	d->udev_window = (struct ptmx_udev_event){ 0 };
+	/* An audit set aside leaves the udev event of its window to the next one. */
+	if (!set_aside)
+		d->udev_window = (struct ptmx_udev_event){ 0 };
 	schedule_end(&d->audits, now_usec(CLOCK_MONOTONIC));
+	/* What the events read just now ask for, as the event loop would have. */
+	if (woken)
+		daemon_schedule_audit(d, woken);
 	/* A whole table was just freed: give its pages back rather than keep the peak. */
 	if (d->last_audit_full)
 		(void)malloc_trim(0);

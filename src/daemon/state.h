@@ -57,6 +57,9 @@ struct daemon {
 	struct schedule audits;
 	bool last_audit_full; /* it read the whole table (always, without the tracker) */
 	uint64_t n_audits, n_udev_events;
+	/* Audits in a row set aside because /dev/ptmx changed while they looked at it
+	 * (daemon_audit()). */
+	unsigned torn_audits;
 
 	struct holder_cache holders;
 	/* Whether the search for holders may be put off until after this audit's outputs

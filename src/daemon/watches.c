@@ -289,42 +289,61 @@ static unsigned event_reasons(struct dev_watches *w, const struct inotify_event 
 	return reasons;
 }
 
-static int on_inotify(sd_event_source *s, int fd, uint32_t revents, void *userdata)
+/* Every event queued, into *reasons; 0, or -errno when the queue cannot be read. */
+static int read_events(struct dev_watches *w, unsigned *reasons)
 {
-	struct dev_watches *w = userdata;
 	union {
 		struct inotify_event ev;
 		char raw[4096];
 	} buf;
-	unsigned reasons = 0;
 
+	*reasons = 0;
 	for (;;) {
-		ssize_t n = read(fd, &buf, sizeof(buf));
+		ssize_t n = read(w->fd, &buf, sizeof(buf));
 
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
-			int r = -errno;
-
-			if (r == -EAGAIN)
-				break;
-			/* Still readable: carrying on would spin. Let the service manager restart
-			 * the daemon. */
-			log_error("Failed to read inotify events: %s", strerror(-r));
-			return sd_event_exit(w->event, r);
+			return errno == EAGAIN ? 0 : -errno;
 		}
 		for (char *p = buf.raw; p < buf.raw + n;) {
 			const struct inotify_event *e = (const struct inotify_event *)p;
 
-			reasons |= event_reasons(w, e);
+			*reasons |= event_reasons(w, e);
 			p += sizeof(struct inotify_event) + e->len;
 		}
+	}
+}
+
+static int on_inotify(sd_event_source *s, int fd, uint32_t revents, void *userdata)
+{
+	struct dev_watches *w = userdata;
+	unsigned reasons;
+	int r = read_events(w, &reasons);
+
+	if (r < 0) {
+		/* Still readable: carrying on would spin. Let the service manager restart the
+		 * daemon. */
+		log_error("Failed to read inotify events: %s", strerror(-r));
+		return sd_event_exit(w->event, r);
 	}
 	if (reasons) {
 		w->wakeups++;
 		w->on_change(w->userdata, reasons);
 	}
 	return 0;
+}
+
+unsigned dev_watches_read_now(struct dev_watches *w)
+{
+	unsigned reasons;
+
+	/* An error is the event loop's to meet at its next turn (the fd stays readable). */
+	if (w->fd < 0 || read_events(w, &reasons) < 0)
+		return 0;
+	if (reasons)
+		w->wakeups++;
+	return reasons;
 }
 
 int dev_watches_start(struct dev_watches *w)

@@ -41,5 +41,8 @@ void dev_watches_expect_probe(struct dev_watches *w, const struct alloc_probe *p
  * directory watched anew sees only what changes from then on: one more audit (REASON_PTS) covers
  * what came before. */
 void dev_watches_follow_serving(struct dev_watches *w, const struct analysis *a);
+/* Read the events queued now, as the event loop would, without waking anyone: the reasons
+ * they give (0: none, or nothing but our probe's echoes), for the caller to schedule. */
+unsigned dev_watches_read_now(struct dev_watches *w);
 /* Wake-ups that asked for an audit. */
 uint64_t dev_watches_wakeups(const struct dev_watches *w);
