@@ -84,20 +84,6 @@ static int count_slaves(const struct namespace_target *ns, const struct analysis
 	return 0;
 }
 
-long probe_pty_nr(void)
-{
-	_cleanup_close_ int fd = -EBADF;
-	int proc = procfs_fd();
-	long nr;
-
-	if (proc < 0)
-		return -1;
-	fd = openat(proc, "sys/kernel/pty/nr", O_RDONLY | O_CLOEXEC);
-	if (fd < 0 || read_long_fd(fd, &nr) < 0 || nr < 0)
-		return -1;
-	return nr;
-}
-
 int probe_ptys_unseen(const struct namespace_target *ns, struct snapshot *s,
 		      const struct analysis *a, long nr, const struct slave_listing *listed_whole)
 {

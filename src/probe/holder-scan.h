@@ -50,10 +50,6 @@ struct holder_scan {
 	uint64_t fds_scanned;
 };
 
-/* The ptys the kernel counts (/proc/sys/kernel/pty/nr), or -1 where it cannot say. Read before
- * the instances are listed: a pty allocated between the two makes the count look short (a
- * scan for nothing), never one closed meanwhile look complete. */
-long probe_pty_nr(void);
 /* Count the slaves listed by each devpts instance reachable in the namespace (a readdir of its
  * root each; the one probe_slaves() listed whole, listed_whole, is not read again) against nr,
  * the kernel's count read before any of them, into s->ptys_unseen. Microseconds. */

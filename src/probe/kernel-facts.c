@@ -99,15 +99,35 @@ static int probe_idmaps(const struct namespace_target *ns, struct snapshot *s)
 	return 0;
 }
 
-/* A sysctl of ours, read again at every audit (of every namespace): its file is opened once and
- * kept, each read one pread(2). fd: where it is kept, -1 until opened. */
-static int read_sysctl(int *fd, const char *path, long *ret)
+/* The sysctls of ours read again at every audit (of every namespace): each file is opened once
+ * and kept, each read one pread(2). -1 until opened. */
+enum { SYSCTL_PTY_MAX, SYSCTL_PTY_RESERVE, SYSCTL_PTY_NR, SYSCTL_USERNS_MAX, N_SYSCTLS };
+static const char *const sysctl_paths[N_SYSCTLS] = {
+	[SYSCTL_PTY_MAX] = "/proc/sys/kernel/pty/max",
+	[SYSCTL_PTY_RESERVE] = "/proc/sys/kernel/pty/reserve",
+	[SYSCTL_PTY_NR] = "/proc/sys/kernel/pty/nr",
+	[SYSCTL_USERNS_MAX] = "/proc/sys/user/max_user_namespaces",
+};
+static int sysctl_fds[N_SYSCTLS] = { -1, -1, -1, -1 };
+
+static int read_sysctl(unsigned which, long *ret)
 {
+	int *fd = &sysctl_fds[which];
+
 	if (*fd < 0)
-		*fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+		*fd = open(sysctl_paths[which], O_RDONLY | O_CLOEXEC | O_NOCTTY);
 	if (*fd < 0)
 		return -errno;
 	return read_long_fd(*fd, ret);
+}
+
+long probe_pty_nr(void)
+{
+	long nr;
+
+	if (read_sysctl(SYSCTL_PTY_NR, &nr) < 0 || nr < 0)
+		return -1;
+	return nr;
 }
 
 int probe_kernel_facts_from_snapshot(const struct snapshot *s, struct probe_kernel_facts *ret)
@@ -142,19 +162,16 @@ void probe_kernel_facts_done(struct probe_kernel_facts *k)
 int probe_kernel(const struct probe_kernel_facts *given, const struct namespace_target *ns,
 		 struct snapshot *s)
 {
-	static int fds[4] = { -1, -1, -1, -1 };
-
 	if (given) {
 		s->pty_max = given->pty_max;
 		s->pty_reserve = given->pty_reserve;
 		s->pty_nr = given->pty_nr;
 		s->user_namespaces_max = given->user_namespaces_max;
 	} else {
-		(void)read_sysctl(&fds[0], "/proc/sys/kernel/pty/max", &s->pty_max);
-		(void)read_sysctl(&fds[1], "/proc/sys/kernel/pty/reserve", &s->pty_reserve);
-		(void)read_sysctl(&fds[2], "/proc/sys/kernel/pty/nr", &s->pty_nr);
-		if (read_sysctl(&fds[3], "/proc/sys/user/max_user_namespaces",
-				&s->user_namespaces_max) < 0)
+		(void)read_sysctl(SYSCTL_PTY_MAX, &s->pty_max);
+		(void)read_sysctl(SYSCTL_PTY_RESERVE, &s->pty_reserve);
+		(void)read_sysctl(SYSCTL_PTY_NR, &s->pty_nr);
+		if (read_sysctl(SYSCTL_USERNS_MAX, &s->user_namespaces_max) < 0)
 			s->user_namespaces_max = 0;
 	}
 	probe_initial_mount_ns(ns, s);

@@ -25,3 +25,10 @@ void probe_kernel_facts_done(struct probe_kernel_facts *k);
  * ours) is the initial mount namespace, and its user namespace's id maps. 0 or -ENOMEM. */
 int probe_kernel(const struct probe_kernel_facts *given, const struct namespace_target *ns,
 		 struct snapshot *s);
+
+/* The ptys the kernel counts (/proc/sys/kernel/pty/nr) now, or -1 where it cannot say: one
+ * pread(2) of the file probe_kernel() keeps open. Read again just before the instances are
+ * listed (probe_ptys_unseen()): a pty allocated between the two makes the count look short (a
+ * scan for nothing), never one closed meanwhile look complete; the snapshot's count, taken
+ * before the mount table was read and parsed, would leave a wider window for the first. */
+long probe_pty_nr(void);
