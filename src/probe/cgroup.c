@@ -21,33 +21,6 @@
 
 enum { HIER_UNIFIED, HIER_DEVICES };
 
-/* Our mount of a hierarchy, opened once: a directory descriptor, or -errno (none). */
-static int hierarchy_fd(int which)
-{
-	static int fds[ALLOC_CGROUP_FDS] = { -EAGAIN, -EAGAIN };
-	static const char *const unified[] = { "/sys/fs/cgroup", "/sys/fs/cgroup/unified" };
-
-	if (fds[which] != -EAGAIN)
-		return fds[which];
-	fds[which] = -ENOENT;
-	for (size_t i = 0; i < (which == HIER_UNIFIED ? ELEMENTSOF(unified) : 1); i++) {
-		const char *path = which == HIER_UNIFIED ? unified[i] : "/sys/fs/cgroup/devices";
-		int fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
-		struct statfs sfs;
-
-		if (fd < 0)
-			continue;
-		if (fstatfs(fd, &sfs) == 0 &&
-		    (unsigned long)sfs.f_type ==
-			(which == HIER_UNIFIED ? CGROUP2_SUPER_MAGIC : CGROUP_SUPER_MAGIC)) {
-			fds[which] = fd;
-			break;
-		}
-		close(fd);
-	}
-	return fds[which];
-}
-
 /* Does the controller list (comma-separated) name devices? */
 static bool names_devices(const char *list, size_t n)
 {
@@ -63,9 +36,12 @@ static bool names_devices(const char *list, size_t n)
 }
 
 /* The paths of the unified and devices hierarchies in the text of a /proc/PID/cgroup (NULL:
- * not listed), as pointers into text, which is cut into lines. -EBADMSG when one is listed
- * twice (a cgroup name with a newline in it). */
-static int parse_cgroups(char *text, char *paths[ALLOC_CGROUP_FDS])
+ * not listed), as pointers into text, which is cut into lines, and, ctls not NULL, the
+ * controllers of their lines (the devices hierarchy's may be co-mounted with others: its
+ * directory is named by them all). -EBADMSG when one is listed twice (a cgroup name with a
+ * newline in it). */
+static int parse_cgroups(char *text, char *paths[ALLOC_CGROUP_FDS],
+			 struct cgroup_component ctls[ALLOC_CGROUP_FDS])
 {
 	paths[HIER_UNIFIED] = paths[HIER_DEVICES] = NULL;
 	for (char *line = text, *next; line && *line; line = next) {
@@ -88,6 +64,8 @@ static int parse_cgroups(char *text, char *paths[ALLOC_CGROUP_FDS])
 		if (paths[which])
 			return -EBADMSG;
 		paths[which] = c2 + 1;
+		if (ctls)
+			ctls[which] = (struct cgroup_component){ c1 + 1, (size_t)(c2 - c1 - 1) };
 	}
 	return 0;
 }
@@ -105,7 +83,7 @@ static int own_cgroups(char **paths)
 		r = ns_read_proc(NULL, "cgroup", CGROUP_FILE_SIZE_MAX, &t, NULL);
 		if (r < 0)
 			return r;
-		r = parse_cgroups(t, own);
+		r = parse_cgroups(t, own, NULL);
 		if (r < 0)
 			return r;
 		text = TAKE_PTR(t);
@@ -159,31 +137,44 @@ static int open_procs(int mount_fd, const char *path, unsigned long magic)
 	return fd >= 0 ? fd : -errno;
 }
 
+/* The cgroup file of t's process, to cut into lines: a copy of the one read when t was opened,
+ * or, for ourselves (t NULL or our own), read now. 0 or negative errno. */
+static int cgroup_text(const struct namespace_target *t, char **ret)
+{
+	if (!t || t->own)
+		return ns_read_proc(NULL, "cgroup", CGROUP_FILE_SIZE_MAX, ret, NULL);
+	if (!t->cgroup)
+		return t->cgroup_error;
+	*ret = strdup(t->cgroup);
+	return *ret ? 0 : -ENOMEM;
+}
+
 int probe_cgroup_procs_of(const struct namespace_target *t, int fds[ALLOC_CGROUP_FDS])
 {
 	static const unsigned long magic[ALLOC_CGROUP_FDS] = { CGROUP2_SUPER_MAGIC,
 							       CGROUP_SUPER_MAGIC };
 	_cleanup_free_ char *text = NULL;
 	char *theirs[ALLOC_CGROUP_FDS], *ours[ALLOC_CGROUP_FDS];
+	struct cgroup_component ctls[ALLOC_CGROUP_FDS];
 	int r;
 
 	fds[HIER_UNIFIED] = fds[HIER_DEVICES] = -1;
 	r = own_cgroups(ours);
 	if (r < 0)
 		return r;
-	/* Read when t was opened; cut into lines here, so a copy. */
-	if (!t->cgroup)
-		return t->cgroup_error;
-	text = strdup(t->cgroup);
-	if (!text)
-		return -ENOMEM;
-	r = parse_cgroups(text, theirs);
+	r = cgroup_text(t, &text);
+	if (r < 0)
+		return r;
+	r = parse_cgroups(text, theirs, ctls);
 	if (r < 0)
 		return r;
 	for (int i = 0; i < ALLOC_CGROUP_FDS; i++) {
-		int mount_fd = hierarchy_fd(i);
+		int mount_fd;
 
-		if (!theirs[i] || mount_fd < 0 || (ours[i] && streq(ours[i], theirs[i])))
+		if (!theirs[i] || (ours[i] && streq(ours[i], theirs[i])))
+			continue;
+		mount_fd = cgroup_hierarchy_root(&ctls[i]);
+		if (mount_fd < 0)
 			continue;
 		r = open_procs(mount_fd, theirs[i], magic[i]);
 		if (r < 0) {
@@ -195,14 +186,12 @@ int probe_cgroup_procs_of(const struct namespace_target *t, int fds[ALLOC_CGROUP
 	return 0;
 }
 
-/* devices.list of the v1 cgroup path, read only (a kernel file: no FIFO can be put there). */
-static int read_devices_list(const char *path, char **ret)
+/* devices.list of the v1 cgroup path beneath the hierarchy's mount_fd, read only (a kernel
+ * file: no FIFO can be put there). */
+static int read_devices_list(int mount_fd, const char *path, char **ret)
 {
 	_cleanup_close_ int dir = -EBADF, fd = -EBADF;
-	int mount_fd = hierarchy_fd(HIER_DEVICES);
 
-	if (mount_fd < 0)
-		return mount_fd;
 	dir = open_cgroup_dir(mount_fd, path, CGROUP_SUPER_MAGIC);
 	if (dir < 0)
 		return dir;
@@ -217,19 +206,15 @@ int probe_device_cgroup(const struct namespace_target *t, struct device_cgroup *
 	_cleanup_(device_cgroup_freep) struct device_cgroup *d = NULL;
 	_cleanup_free_ char *text = NULL;
 	char *paths[ALLOC_CGROUP_FDS];
+	struct cgroup_component ctls[ALLOC_CGROUP_FDS];
 	bool other = t && !t->own;
-	int r;
+	int mount_fd, r;
 
 	*ret = NULL;
-	if (!other)
-		r = ns_read_proc(NULL, "cgroup", CGROUP_FILE_SIZE_MAX, &text, NULL);
-	else if (!t->cgroup)
-		r = t->cgroup_error;
-	else
-		r = (text = strdup(t->cgroup)) ? 0 : -ENOMEM;
+	r = cgroup_text(t, &text);
 	if (r < 0)
 		return r;
-	r = parse_cgroups(text, paths);
+	r = parse_cgroups(text, paths, ctls);
 	if (r < 0)
 		return r;
 	d = calloc(1, sizeof(*d));
@@ -238,15 +223,15 @@ int probe_device_cgroup(const struct namespace_target *t, struct device_cgroup *
 	/* Where the v1 controller is mounted and the process is in it, its rules are the ones
 	 * met (a hybrid host may have BPF programs on the unified side too, which nothing lists).
 	 */
-	if (paths[HIER_DEVICES] && hierarchy_fd(HIER_DEVICES) >= 0) {
+	if (paths[HIER_DEVICES] && (mount_fd = cgroup_hierarchy_root(&ctls[HIER_DEVICES])) >= 0) {
 		d->version = 1;
 		d->path = strdup(paths[HIER_DEVICES]);
 		if (!d->path)
 			return -ENOMEM;
-		r = read_devices_list(d->path, &d->list);
+		r = read_devices_list(mount_fd, d->path, &d->list);
 		if (r == -ENOMEM)
 			return r;
-	} else if (paths[HIER_UNIFIED] && hierarchy_fd(HIER_UNIFIED) >= 0) {
+	} else if (paths[HIER_UNIFIED] && cgroup_hierarchy_root(&ctls[HIER_UNIFIED]) >= 0) {
 		d->version = 2;
 		d->path = strdup(paths[HIER_UNIFIED]);
 		if (!d->path)

@@ -106,10 +106,22 @@ static int root_delegated(int root, size_t i, bool *ret)
 	return 0;
 }
 
+/* /sys/fs/cgroup, opened once it opens. */
+static int cgroup_fs(void)
+{
+	static int fd = -EBADF;
+
+	if (fd < 0) {
+		fd = open(CGROUP_FS, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (fd < 0)
+			return -errno;
+	}
+	return fd;
+}
+
 /* The root of the hierarchy controllers name: a descriptor of the table's (its index in *i),
  * or one of the caller's to close (*i == n_hierarchies) when the table is full; or -errno. */
-static int hierarchy_root(struct cgroup_sources *src, const struct cgroup_component *controllers,
-			  size_t *i)
+static int hierarchy_root(const struct cgroup_component *controllers, size_t *i)
 {
 	char name[NAME_MAX + 1];
 	const char *ctl = controllers->s;
@@ -130,14 +142,10 @@ static int hierarchy_root(struct cgroup_sources *src, const struct cgroup_compon
 		if (streq(hierarchies[*i].name, name))
 			return hierarchies[*i].fd;
 	/* Which names root chose is read from the cgroup file systems themselves. */
-	if (src->cgroup_fd == -EBADF) {
-		src->cgroup_fd = open(CGROUP_FS, O_PATH | O_DIRECTORY | O_CLOEXEC);
-		if (src->cgroup_fd < 0)
-			src->cgroup_fd = -errno;
-	}
-	if (src->cgroup_fd < 0)
-		return src->cgroup_fd;
-	fd = open_hierarchy(src->cgroup_fd, name);
+	fd = cgroup_fs();
+	if (fd < 0)
+		return fd;
+	fd = open_hierarchy(fd, name);
 	if (fd < 0 || n_hierarchies == HIERARCHIES_MAX)
 		return fd;
 	memcpy(hierarchies[n_hierarchies].name, name, n + 1);
@@ -146,17 +154,29 @@ static int hierarchy_root(struct cgroup_sources *src, const struct cgroup_compon
 	return fd;
 }
 
+int cgroup_hierarchy_root(const struct cgroup_component *controllers)
+{
+	size_t i;
+	int fd = hierarchy_root(controllers, &i);
+
+	if (fd >= 0 && i == n_hierarchies) {
+		close(fd); /* a table full of hierarchies: no host mounts that many */
+		return -EMFILE;
+	}
+	return fd;
+}
+
 int cgroup_trust_fs(void *userdata, const struct cgroup_component *controllers,
 		    const struct cgroup_component *comps, size_t n, bool *delegated)
 {
 	_cleanup_close_ int fd = -EBADF;
-	struct cgroup_sources *src = userdata;
 	struct stat st;
 	size_t h;
 	int root, r;
 
+	(void)userdata;
 	*delegated = false;
-	root = hierarchy_root(src, controllers, &h);
+	root = hierarchy_root(controllers, &h);
 	if (root < 0)
 		return root;
 	if (h == n_hierarchies)
@@ -258,10 +278,8 @@ int container_probe(const char *cgroup, const char *machines, struct container *
 
 	*ret = (struct container){ 0 };
 	/* containerd's tasks only when the host's registries are asked. */
-	src = (struct cgroup_sources){ -EBADF, machines ? -EBADF : -ENOENT };
+	src = (struct cgroup_sources){ .tasks_fd = machines ? -EBADF : -ENOENT };
 	r = container_from_cgroup(cgroup, cgroup_trust_fs, containerd_task_fs, &src, ret);
-	if (src.cgroup_fd >= 0)
-		close(src.cgroup_fd);
 	if (src.tasks_fd >= 0)
 		close(src.tasks_fd);
 	if (r < 0)

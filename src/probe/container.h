@@ -54,16 +54,18 @@ typedef bool (*containerd_task_fn)(void *userdata, const struct cgroup_component
 
 /* What the live system says, for the two functions below. */
 struct cgroup_sources {
-	/* /sys/fs/cgroup; -EBADF: not opened yet (cgroup_trust_fs() opens it when a hierarchy's
-	 * root is not known yet, the caller closes it); another negative value: none */
-	int cgroup_fd;
 	/* containerd's task state directory; -EBADF: not opened yet (containerd_task_fs() opens
 	 * it, the caller closes it); another negative value: none */
 	int tasks_fd;
 };
 
-/* The same told from the cgroup file systems under /sys/fs/cgroup (userdata: a struct
- * cgroup_sources *). */
+/* The root of our mount of the hierarchy of controllers (as /proc/PID/cgroup's second field
+ * names them; empty: the unified hierarchy), beneath /sys/fs/cgroup and checked to be a cgroup
+ * file system of its version: a descriptor kept for the process's life (not the caller's to
+ * close), or -errno. */
+int cgroup_hierarchy_root(const struct cgroup_component *controllers);
+
+/* The same told from the cgroup file systems under /sys/fs/cgroup (userdata unused). */
 int cgroup_trust_fs(void *userdata, const struct cgroup_component *controllers,
 		    const struct cgroup_component *comps, size_t n, bool *delegated);
 
