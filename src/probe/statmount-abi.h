@@ -130,9 +130,17 @@ _Static_assert(sizeof(struct statmount_reply) == 512, "statmount ABI");
 #define SM_PROPAGATION_SLAVE  (1u << 19) /* MS_SLAVE, in mnt_propagation */
 #define SM_PROPAGATION_SHARED (1u << 20) /* MS_SHARED */
 
+#define LISTMOUNT_REVERSE (1u << 0) /* listmount: the latest ids first (Linux 6.14) */
+
+static inline long sys_listmount_flags(const struct mount_id_request *req, uint64_t *ids, size_t n,
+				       unsigned flags)
+{
+	return syscall(__NR_listmount, req, ids, n, flags);
+}
+
 static inline long sys_listmount(const struct mount_id_request *req, uint64_t *ids, size_t n)
 {
-	return syscall(__NR_listmount, req, ids, n, 0);
+	return sys_listmount_flags(req, ids, n, 0);
 }
 
 static inline long sys_statmount(const struct mount_id_request *req, struct statmount_reply *buf,
