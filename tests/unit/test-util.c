@@ -457,6 +457,129 @@ static void user_lookup_child(const char *fake)
 	_exit(test_failures ? 1 : 0);
 }
 
+static uint64_t xorshift(uint64_t *x)
+{
+	*x ^= *x << 13;
+	*x ^= *x >> 7;
+	*x ^= *x << 17;
+	return *x;
+}
+
+/* A random string for test_json_differential(): every byte value, with runs of plain text. */
+static size_t random_bytes(uint64_t *seed, char *buf, size_t max)
+{
+	size_t n = (size_t)(xorshift(seed) % max);
+
+	for (size_t i = 0; i < n; i++) {
+		uint64_t r = xorshift(seed);
+
+		/* the 12th of these is the literal's NUL: one inside a string too */
+		buf[i] =
+		    r % 4 == 0 ? (char)((r >> 8) % 256) : "a/\\\"b\n\t\x7f\xc3\xa9 "[(r >> 8) % 12];
+	}
+	buf[n] = 0;
+	return n;
+}
+
+static json_object *random_tree(uint64_t *seed, int depth)
+{
+	static const int64_t ints[] = { 0, 1, -1, INT64_MIN, INT64_MAX, 4096, -77 };
+	char buf[40];
+	uint64_t r = xorshift(seed);
+	size_t n;
+	json_object *o;
+
+	switch (depth <= 0 ? r % 6 : r % 8) {
+	case 0:
+		return NULL;
+	case 1:
+		return json_object_new_boolean(r & 0x100);
+	case 2:
+		return json_object_new_int64(r & 0x100 ? ints[(r >> 9) % ELEMENTSOF(ints)]
+						       : (int64_t)(r >> 1) - (int64_t)(r >> 2));
+	case 3:
+		/* above INT64_MAX, as the kernel's 64-bit counters may be */
+		return json_object_new_uint64(r & 0x100 ? (uint64_t)INT64_MAX + (r >> 9) : r >> 9);
+	case 4:
+		n = random_bytes(seed, buf, sizeof(buf) - 1);
+		return json_object_new_string_len(buf, (int)n);
+	case 5:
+		/* a parsed number keeps its own text */
+		return r & 0x100 ? json_object_new_double((double)(int64_t)r / 1e6)
+				 : json_tokener_parse("1.50");
+	case 6:
+		o = json_object_new_object();
+		n = xorshift(seed) % 5;
+		for (size_t i = 0; i < n; i++) {
+			random_bytes(seed, buf, 12);
+			json_object_object_add(o, buf, random_tree(seed, depth - 1));
+		}
+		return o;
+	default:
+		o = json_object_new_array();
+		n = xorshift(seed) % 5;
+		for (size_t i = 0; i < n; i++)
+			json_object_array_add(o, random_tree(seed, depth - 1));
+		return o;
+	}
+}
+
+/* json_to_text() and json_write() against json-c's own text of the same tree, over random
+ * trees of every shape and every byte in strings and keys. */
+static void test_json_differential(void)
+{
+	uint64_t seed = 0x6a736f6e;
+
+	for (int i = 0; i < 3000 && test_failures == 0; i++) {
+		json_object *o = random_tree(&seed, 1 + i % 5);
+
+		for (int pretty = 0; pretty <= 1; pretty++) {
+			int flags = JSON_C_TO_STRING_NOSLASHESCAPE |
+				    (pretty ? JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED
+					    : JSON_C_TO_STRING_PLAIN);
+			size_t len, size = 0;
+			const char *want = json_object_to_json_string_length(o, flags, &len);
+			char *text = json_to_text(o, pretty), *written = NULL;
+			FILE *f = open_memstream(&written, &size);
+
+			CHECK_MSG(want && text && f, "setup");
+			EXPECT_INT(json_write(f, o, pretty), 0);
+			EXPECT_INT(fclose(f), 0);
+			CHECK_MSG(strlen(text) == len + 1 && memcmp(text, want, len) == 0 &&
+				      text[len] == '\n',
+				  "tree %d, pretty %d: ours\n%s\njson-c's\n%s", i, pretty, text,
+				  want);
+			CHECK_MSG(size == len + 1 && memcmp(written, text, size) == 0,
+				  "tree %d, pretty %d: json_write() differs", i, pretty);
+			free(text);
+			free(written);
+		}
+		json_object_put(o);
+	}
+}
+
+/* A text past the stream's chunk comes out whole. */
+static void test_json_write_long(void)
+{
+	json_object *arr = json_object_new_array();
+	char *text, *written = NULL;
+	size_t size = 0;
+	FILE *f;
+
+	for (int i = 0; i < 20000; i++)
+		json_object_array_add(arr, json_object_new_string("/dev/pts/ptmx"));
+	text = json_to_text(arr, 1);
+	f = open_memstream(&written, &size);
+	CHECK_MSG(text && f, "setup");
+	EXPECT_INT(json_write(f, arr, 1), 0);
+	EXPECT_INT(fclose(f), 0);
+	CHECK_MSG(size > 300000 && size == strlen(text) && memcmp(written, text, size) == 0,
+		  "a long text written: %zu bytes", size);
+	free(text);
+	free(written);
+	json_object_put(arr);
+}
+
 static void test_user_lookup(void)
 {
 	char fake[] = "/tmp/ptsguard-test-passwd-XXXXXX";
@@ -491,6 +614,8 @@ int main(void)
 	test_user_lookup();
 	test_format_numbers();
 	test_json_write();
+	test_json_differential();
+	test_json_write_long();
 	test_set_printf_self();
 	test_dir_reader();
 	test_string_table();
