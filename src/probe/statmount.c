@@ -416,6 +416,7 @@ int mount_peek(uint64_t id, struct mount_peek *ret)
  * mount walks a ring of some 400 peers.
  */
 #define PREFER_SAMPLES	       64
+#define PREFER_SMALL_TABLE     256
 #define PREFER_PEERS_PER_MOUNT 400
 
 /* The peer group a mount receives from, as a slave, into *ret (0: none). 0, -ENOENT when it is
@@ -460,23 +461,23 @@ static int64_t mount_id_from(uint64_t after, unsigned flags)
 	return k < 0 ? -1 : k == 0 ? 0 : (int64_t)(id & INT64_MAX);
 }
 
-/* Whether a sample spread over the range of ids rather than over the mounts themselves has two
- * mounts receiving from one master; -1 where the kernel cannot say (before Linux 6.14). Without
- * listing every id (a walk of the whole tree, 5% of an audit of 10,000 mounts): the first id,
- * the last, and each sample one listmount(2) of a single id. A table whose big peer group this
- * misses (a burst of bind mounts made long after the rest, in a sliver of the ids) is read as
- * text: slower, the same table. */
-static int spread_masters_repeat(void)
+/* Whether a sample spread over the ids from lo, the first, to the last rather than over the
+ * mounts themselves has two mounts receiving from one master; -1 where the kernel cannot say
+ * (before Linux 6.14). Without listing every id (a walk of the whole tree, 5% of an audit of
+ * 10,000 mounts): the last id, and each sample one listmount(2) of a single id. A table whose
+ * big peer group this misses (a burst of bind mounts made long after the rest, in a sliver of
+ * the ids) is read as text: slower, the same table. */
+static int spread_masters_repeat(uint64_t lo)
 {
 	uint64_t masters[PREFER_SAMPLES];
-	int64_t lo = mount_id_from(0, 0), hi = mount_id_from(0, LISTMOUNT_REVERSE), prev = 0;
+	int64_t hi = mount_id_from(0, LISTMOUNT_REVERSE), prev = 0;
 	size_t n = 0;
 
-	if (lo < 0 || hi < 0)
+	if (hi < 0)
 		return -1;
-	for (size_t k = 0; k < PREFER_SAMPLES && lo > 0 && hi >= lo; k++) {
-		uint64_t at = (uint64_t)lo + (uint64_t)((unsigned __int128)(uint64_t)(hi - lo) * k /
-							PREFER_SAMPLES);
+	for (size_t k = 0; k < PREFER_SAMPLES && (uint64_t)hi >= lo; k++) {
+		uint64_t at =
+		    lo + (uint64_t)((unsigned __int128)((uint64_t)hi - lo) * k / PREFER_SAMPLES);
 		int64_t id = mount_id_from(at - 1, 0);
 		int r;
 
@@ -495,19 +496,13 @@ static int spread_masters_repeat(void)
 	return masters_repeat(masters, n);
 }
 
-bool mount_table_prefer_kernel(void)
+/* The estimate itself, over every id of the table: PREFER_SAMPLES of them, evenly spaced. */
+static bool samples_prefer_kernel(const uint64_t *ids, size_t n_ids)
 {
-	_cleanup_free_ uint64_t *ids = NULL;
 	uint64_t masters[PREFER_SAMPLES];
-	size_t n_ids, n_samples, n = 0;
+	size_t n_samples = n_ids < PREFER_SAMPLES ? n_ids : PREFER_SAMPLES, n = 0;
 	double peers = 0;
 
-	/* A host's mounts are shared, seldom slaves: most tables are told so without a listing. */
-	if (spread_masters_repeat() == 0)
-		return false;
-	if (list_mount_ids(&ids, &n_ids) < 0 || n_ids == 0)
-		return false;
-	n_samples = n_ids < PREFER_SAMPLES ? n_ids : PREFER_SAMPLES;
 	for (size_t k = 0; k < n_samples; k++) {
 		int r = mount_master(ids[k * n_ids / n_samples], &masters[n]);
 
@@ -530,4 +525,29 @@ bool mount_table_prefer_kernel(void)
 			peers += (double)c * (double)n_ids / (double)n;
 	}
 	return n > 0 && peers / (double)n >= PREFER_PEERS_PER_MOUNT;
+}
+
+bool mount_table_prefer_kernel(void)
+{
+	_cleanup_free_ uint64_t *ids = NULL;
+	uint64_t first[PREFER_SMALL_TABLE];
+	struct mount_id_request req = {
+		.size = MOUNT_ID_REQUEST_SIZE_VER0,
+		.mnt_id = LSMT_ROOT_ID,
+	};
+	long k = sys_listmount(&req, first, PREFER_SMALL_TABLE);
+	size_t n_ids;
+
+	/* A small table is listed whole in one call, as cheaply as sampled. */
+	if (k <= 0)
+		return false;
+	if (k < PREFER_SMALL_TABLE)
+		return samples_prefer_kernel(first, (size_t)k);
+	/* A host's mounts are shared, seldom slaves: most big tables are told so without a
+	 * listing. */
+	if (spread_masters_repeat(first[0]) == 0)
+		return false;
+	if (list_mount_ids(&ids, &n_ids) < 0 || n_ids == 0)
+		return false;
+	return samples_prefer_kernel(ids, n_ids);
 }
