@@ -138,6 +138,34 @@ static void sink_string(struct json_sink *s, const char *p, size_t n)
 	sink_lit(s, "\"");
 }
 
+/* A container as json-c lays it out: its opening bracket, a newline when pretty; before each
+ * item a comma after the first, a newline and the item's indentation; before the closing
+ * bracket a newline after any item and the container's own indentation. */
+static void sink_open(struct json_sink *s, char bracket, int pretty)
+{
+	sink_put(s, &bracket, 1);
+	if (pretty)
+		sink_lit(s, "\n");
+}
+
+static void sink_item(struct json_sink *s, bool first, int level, int pretty)
+{
+	if (!first) {
+		sink_lit(s, ",");
+		if (pretty)
+			sink_lit(s, "\n");
+	}
+	sink_indent(s, level + 1, pretty);
+}
+
+static void sink_close(struct json_sink *s, char bracket, bool any, int level, int pretty)
+{
+	if (pretty && any)
+		sink_lit(s, "\n");
+	sink_indent(s, level, pretty);
+	sink_put(s, &bracket, 1);
+}
+
 static void sink_value(struct json_sink *s, json_object *o, int level, int pretty)
 {
 	char num[24];
@@ -177,18 +205,11 @@ static void sink_value(struct json_sink *s, json_object *o, int level, int prett
 		return;
 	}
 	case json_type_object:
-		sink_lit(s, "{");
-		if (pretty)
-			sink_lit(s, "\n");
+		sink_open(s, '{', pretty);
 		json_object_object_foreach(o, key, val)
 		{
-			if (!first) {
-				sink_lit(s, ",");
-				if (pretty)
-					sink_lit(s, "\n");
-			}
+			sink_item(s, first, level, pretty);
 			first = false;
-			sink_indent(s, level + 1, pretty);
 			sink_string(s, key, strlen(key));
 			if (pretty)
 				sink_lit(s, ": ");
@@ -196,29 +217,16 @@ static void sink_value(struct json_sink *s, json_object *o, int level, int prett
 				sink_lit(s, ":");
 			sink_value(s, val, level + 1, pretty);
 		}
-		if (pretty && !first)
-			sink_lit(s, "\n");
-		sink_indent(s, level, pretty);
-		sink_lit(s, "}");
+		sink_close(s, '}', !first, level, pretty);
 		return;
 	case json_type_array:
-		sink_lit(s, "[");
-		if (pretty)
-			sink_lit(s, "\n");
+		sink_open(s, '[', pretty);
 		n = json_object_array_length(o);
 		for (size_t i = 0; i < n; i++) {
-			if (i > 0) {
-				sink_lit(s, ",");
-				if (pretty)
-					sink_lit(s, "\n");
-			}
-			sink_indent(s, level + 1, pretty);
+			sink_item(s, i == 0, level, pretty);
 			sink_value(s, json_object_array_get_idx(o, i), level + 1, pretty);
 		}
-		if (pretty && n > 0)
-			sink_lit(s, "\n");
-		sink_indent(s, level, pretty);
-		sink_lit(s, "]");
+		sink_close(s, ']', n > 0, level, pretty);
 		return;
 	}
 }
