@@ -22,7 +22,6 @@
 #include "probe/tty-sessions.h"
 #include "snapshot/initramfs-record.h"
 #include "snapshot/snapshot-json.h"
-#include "util/alloc.h"
 #include "util/caps.h"
 #include "util/escape.h"
 #include "util/fileio.h"
@@ -118,6 +117,34 @@ static int probe_identity(struct snapshot *s, const struct probe_options *opts,
 	return 0;
 }
 
+/* Read /proc/self/mountinfo into a table, or keep its text too when that is wanted. */
+static int read_own_mounts(struct snapshot *s, const struct probe_options *opts,
+			   struct mount_table **ret, struct parse_error *err)
+{
+	_cleanup_close_ int fd = -EBADF;
+	char *text;
+	size_t size;
+	int r;
+
+	if (opts->need_mountinfo_text) {
+		r = read_full_file("/proc/self/mountinfo", MOUNTINFO_SIZE_MAX, &text, &size);
+		if (r >= 0)
+			return snapshot_set_mountinfo(s, text, size, err);
+	} else {
+		fd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
+		r = fd < 0 ? -errno : mount_table_read_fd(fd, MOUNTINFO_SIZE_MAX, ret, err);
+		if (r >= 0 || err->line)
+			return r;
+	}
+	/* Name the file: with nsenter -m alone, /proc may be another pid namespace's. */
+	snprintf(err->message, sizeof(err->message), "cannot read /proc/self/mountinfo: %s%s",
+		 strerror(-r),
+		 r == -ENOENT ? " (is /proc here another pid namespace's? enter with "
+				"nsenter -m -p -r)"
+			      : "");
+	return r;
+}
+
 /* listmount()/statmount() where that is cheaper (statmount.h: slaves of big peer groups, where
  * mountinfo turns quadratic); the text otherwise, and whenever the text itself is wanted. Any
  * error of the kernel path but ENOMEM falls back to the text. */
@@ -127,7 +154,7 @@ static int probe_mounts(struct snapshot *s, const struct probe_options *opts,
 	struct mount_table *t = NULL;
 	char *text = NULL;
 	size_t size;
-	int r = 0;
+	int r;
 
 	if (opts->mounts) {
 		snapshot_set_mount_table(s, opts->mounts);
@@ -143,38 +170,23 @@ static int probe_mounts(struct snapshot *s, const struct probe_options *opts,
 							     : strerror(-r));
 			return r == -ENOENT ? -ESRCH : r;
 		}
-	} else if (!opts->need_mountinfo_text &&
-		   (opts->need_unique_ids || mount_table_prefer_kernel())) {
-		r = mount_table_from_kernel(&t);
-		if (r >= 0) {
-			snapshot_set_mount_table(s, t);
-			return 0;
-		}
+		if (opts->need_mountinfo_text)
+			return snapshot_set_mountinfo(s, text, size, err);
+		r = mount_table_parse(text, size, &t, err);
+		free(text);
+	} else {
+		r = -EOPNOTSUPP; /* the text, unless the kernel's table is wanted and given */
+		if (!opts->need_mountinfo_text &&
+		    (opts->need_unique_ids || mount_table_prefer_kernel()))
+			r = mount_table_from_kernel(&t);
 		if (r == -ENOMEM)
 			return r;
+		if (r < 0)
+			r = read_own_mounts(s, opts, &t, err);
 	}
-	if (!text)
-		r = read_full_file("/proc/self/mountinfo", MOUNTINFO_SIZE_MAX, &text, &size);
-	if (r < 0) {
-		/* Name the file: with nsenter -m alone, /proc may be another pid namespace's. */
-		snprintf(err->message, sizeof(err->message),
-			 "cannot read /proc/self/mountinfo: %s%s", strerror(-r),
-			 r == -ENOENT ? " (is /proc here another pid namespace's? enter with "
-					"nsenter -m -p -r)"
-				      : "");
-		return r;
-	}
-	/* What the parsed table, the analysis and the report will take: about four times the
-	 * text (heap_prefault() caps it, and does nothing for a small table or in the daemon). */
-	heap_prefault(4 * size);
-	if (opts->need_mountinfo_text)
-		return snapshot_set_mountinfo(s, text, size, err);
-	/* Nobody wants the text itself: parse it in place, not a copy of it. */
-	r = mount_table_parse_owned(text, size, &t, err);
-	if (r < 0)
-		return r;
-	snapshot_set_mount_table(s, t);
-	return 0;
+	if (r >= 0 && t)
+		snapshot_set_mount_table(s, t);
+	return r;
 }
 
 /* Which namespace this is, and what serves /dev/ptmx on the host, for devpts-host-instance. */

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * A direct parser of the kernel's mountinfo format (proc(5)): one pass, one
- * copy of the text, fields split and unescaped in place. libmount's parser is
+ * A direct parser of the kernel's mountinfo format (proc(5)): one pass over the
+ * text in pieces, each line split and unescaped in place in its piece and its
+ * strings kept in blocks of the table's own. libmount's parser is
  * the reference: tests/unit/test-mountinfo.c compares both on every sample, a
  * generated 50,000-line table and the live table. Profiling an audit of a
  * 10,000-mount host showed libmount's per-entry allocations and its format
@@ -14,21 +15,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/sysmacros.h>
+#include <unistd.h>
 
 #include "snapshot/mountinfo.h"
 #include "util/alloc.h"
 #include "util/escape.h"
 #include "util/string-util.h"
-
-struct mount_table *mount_table_free(struct mount_table *t)
-{
-	if (!t)
-		return NULL;
-	free(t->buffer);
-	free(t->entries);
-	free(t);
-	return NULL;
-}
 
 bool mount_entry_equal(const struct mount_entry *x, const struct mount_entry *y)
 {
@@ -193,87 +185,227 @@ static int parse_line(char *p, char *end, struct mount_entry *e, unsigned line,
 	return 0;
 }
 
-/* Parse t->buffer (size bytes and a NUL), which t owns, splitting it in place. */
-static int parse_buffer(struct mount_table *t, size_t size, struct parse_error *err)
+/*
+ * The strings of a table read in pieces: copied out of each piece into blocks that never move,
+ * and shared with the entry before when equal (a table's neighbours mostly have the same type,
+ * source and options), so that the table writes about a third of the text's bytes a second
+ * time, not all of them.
+ */
+struct mount_strings {
+	struct mount_strings *next;
+	size_t used, size;
+	char data[];
+};
+
+#define STRINGS_BLOCK (64u << 10)
+/* The text is read through a buffer of this size, grown only for a longer line. */
+#define READ_PIECE (64u << 10)
+
+static void strings_free(struct mount_strings *b)
 {
-	const char *text = t->buffer;
-	size_t lines = 0;
-	unsigned line = 0;
-	char *p, *end;
+	while (b) {
+		struct mount_strings *next = b->next;
+
+		free(b);
+		b = next;
+	}
+}
+
+struct mount_table *mount_table_free(struct mount_table *t)
+{
+	if (!t)
+		return NULL;
+	free(t->buffer);
+	strings_free(t->strings);
+	free(t->entries);
+	free(t);
+	return NULL;
+}
+
+static char *strings_add(struct mount_table *t, const char *s)
+{
+	size_t len = strlen(s) + 1;
+	struct mount_strings *b = t->strings;
+	char *p;
+
+	if (!b || b->size - b->used < len) {
+		size_t size = len > STRINGS_BLOCK ? len : STRINGS_BLOCK;
+
+		b = malloc(sizeof(*b) + size);
+		if (!b)
+			return NULL;
+		*b = (struct mount_strings){ .next = t->strings, .size = size };
+		t->strings = b;
+	}
+	p = memcpy(b->data + b->used, s, len);
+	b->used += len;
+	return p;
+}
+
+/* s, kept: the previous entry's copy when it is the same string. */
+static int keep_string(struct mount_table *t, char **s, const char *prev)
+{
+	if (prev && streq(*s, prev)) {
+		*s = (char *)prev;
+		return 0;
+	}
+	*s = strings_add(t, *s);
+	return *s ? 0 : -ENOMEM;
+}
+
+struct table_reader {
+	struct mount_table *t;
+	size_t allocated;
+	unsigned line; /* lines parsed so far */
+	int fd;	       /* read from it, or copy from text */
+	const char *text;
+	size_t size, offset;
+};
+
+static ssize_t reader_fill(struct table_reader *rd, char *buf, size_t n)
+{
+	ssize_t k;
+
+	if (!rd->text) {
+		do
+			k = read(rd->fd, buf, n);
+		while (k < 0 && errno == EINTR);
+		return k < 0 ? -errno : k;
+	}
+	if (n > rd->size - rd->offset)
+		n = rd->size - rd->offset;
+	memcpy(buf, rd->text + rd->offset, n);
+	rd->offset += n;
+	return (ssize_t)n;
+}
+
+/* One line, [p, end) with *end writable, parsed in place, then its strings copied out. */
+static int reader_line(struct table_reader *rd, char *p, char *end, struct parse_error *err)
+{
+	struct mount_table *t = rd->t;
+	const struct mount_entry *prev = t->n_entries ? &t->entries[t->n_entries - 1] : NULL;
+	struct mount_entry e = { 0 };
 	int r;
 
-	*err = (struct parse_error){ 0 };
-	if (memchr(text, 0, size)) {
-		const char *nul = memchr(text, 0, size);
-
-		for (const char *q = text; q < nul; q++)
-			line += *q == '\n';
-		return fail(err, line + 1, "NUL byte in line");
-	}
-
-	/* One allocation for the entries: count the lines first. Exactly that many (the last line
-	 * may lack its newline), and from calloc(): for a big table its pages come zeroed from the
-	 * kernel as they are first written, where growing an array by doubling would write zeros
-	 * over up to twice the table (1.3 MB at 10,000 mounts, 8% of an audit's CPU). */
-	for (const char *q = text; (q = memchr(q, '\n', size - (size_t)(q - text))); q++)
-		lines++;
-	t->entries = calloc(lines + 1, sizeof(*t->entries));
-	if (!t->entries)
+	*end = 0;
+	rd->line++;
+	if (end == p)
+		return 0;
+	r = parse_line(p, end, &e, rd->line, err);
+	if (r < 0)
+		return r;
+	if (keep_string(t, &e.root, prev ? prev->root : NULL) < 0 ||
+	    keep_string(t, &e.mountpoint, prev ? prev->mountpoint : NULL) < 0 ||
+	    keep_string(t, &e.fstype, prev ? prev->fstype : NULL) < 0 ||
+	    keep_string(t, &e.source, prev ? prev->source : NULL) < 0 ||
+	    keep_string(t, &e.mount_options, prev ? prev->mount_options : NULL) < 0 ||
+	    keep_string(t, &e.super_options, prev ? prev->super_options : NULL) < 0)
 		return -ENOMEM;
+	if (t->n_entries == rd->allocated) {
+		size_t n = rd->allocated ? rd->allocated * 2 : 64;
+		struct mount_entry *x = reallocarray(t->entries, n, sizeof(*x));
 
-	for (p = t->buffer, end = t->buffer + size; p < end;) {
-		char *eol = memchr(p, '\n', (size_t)(end - p));
+		if (!x)
+			return -ENOMEM;
+		t->entries = x;
+		rd->allocated = n;
+		/* Faulted in ahead: the heap that the next doubling, the strings and then the
+		 * analysis and the report carve up (nothing for a small table, or in the daemon).
+		 */
+		heap_prefault(2 * n * sizeof(*x));
+	}
+	t->entries[t->n_entries++] = e;
+	return 0;
+}
 
-		if (!eol)
-			eol = end;
-		*eol = 0;
-		line++;
-		if (eol > p) {
-			r = parse_line(p, eol, &t->entries[t->n_entries], line, err);
+/*
+ * Read the text in pieces through one small buffer and keep only what was parsed out of it.
+ * Reading it whole into one buffer, as large as the text, cost more than the parse: each fresh
+ * page of it is faulted in by the kernel writing to it and, in a virtual machine that shadows
+ * the guest's page tables, trapped again at our first read of it (2 to 4 ms of a 30 ms audit at
+ * 10,000 mounts, tests/bench/README.md).
+ */
+static int table_read(struct table_reader *rd, size_t max_size, struct mount_table **ret,
+		      struct parse_error *err)
+{
+	_cleanup_(mount_table_freep) struct mount_table *t = calloc(1, sizeof(*t));
+	_cleanup_free_ char *buf = NULL;
+	size_t cap = READ_PIECE, have = 0, total = 0;
+	bool eof = false;
+
+	*err = (struct parse_error){ 0 };
+	if (cap > max_size + 1)
+		cap = max_size + 1;
+	/* One more byte than the piece: the last line may lack its newline. */
+	if (!t || !(buf = malloc(cap + 1)))
+		return -ENOMEM;
+	rd->t = t;
+	while (!eof) {
+		char *p, *end, *nul;
+		ssize_t n;
+		int r;
+
+		if (have == cap) {
+			/* A line longer than the buffer: twice the buffer, within the limit. */
+			size_t nc = cap > (max_size + 1) / 2 ? max_size + 1 : cap * 2;
+			char *x;
+
+			if (nc <= cap)
+				return -EFBIG;
+			x = realloc(buf, nc + 1);
+			if (!x)
+				return -ENOMEM;
+			buf = x;
+			cap = nc;
+		}
+		n = reader_fill(rd, buf + have, cap - have);
+		if (n < 0)
+			return (int)n;
+		eof = n == 0;
+		total += (size_t)n;
+		if (total > max_size)
+			return -EFBIG;
+		nul = memchr(buf + have, 0, (size_t)n);
+		if (nul) {
+			unsigned line = rd->line + 1;
+
+			for (const char *q = buf; q < nul; q++)
+				line += *q == '\n';
+			return fail(err, line, "NUL byte in line");
+		}
+		have += (size_t)n;
+
+		end = buf + have;
+		for (p = buf; p < end;) {
+			char *eol = memchr(p, '\n', (size_t)(end - p));
+
+			if (!eol && !eof)
+				break;
+			r = reader_line(rd, p, eol ?: end, err);
 			if (r < 0)
 				return r;
-			t->n_entries++;
+			p = eol ? eol + 1 : end;
 		}
-		p = eol + 1;
+		have = (size_t)(end - p);
+		memmove(buf, p, have);
 	}
+	*ret = TAKE_PTR(t);
 	return 0;
 }
 
 int mount_table_parse(const char *text, size_t size, struct mount_table **ret,
 		      struct parse_error *err)
 {
-	_cleanup_(mount_table_freep) struct mount_table *t = calloc(1, sizeof(*t));
-	int r;
+	struct table_reader rd = { .fd = -EBADF, .text = text, .size = size };
 
-	*err = (struct parse_error){ 0 };
-	if (!t || !(t->buffer = malloc(size + 1)))
-		return -ENOMEM;
-	memcpy(t->buffer, text, size);
-	t->buffer[size] = 0;
-	r = parse_buffer(t, size, err);
-	if (r < 0)
-		return r;
-	*ret = TAKE_PTR(t);
-	return 0;
+	return table_read(&rd, size, ret, err);
 }
 
-int mount_table_parse_owned(char *text, size_t size, struct mount_table **ret,
-			    struct parse_error *err)
+int mount_table_read_fd(int fd, size_t max_size, struct mount_table **ret, struct parse_error *err)
 {
-	_cleanup_(mount_table_freep) struct mount_table *t = calloc(1, sizeof(*t));
-	int r;
+	struct table_reader rd = { .fd = fd };
 
-	*err = (struct parse_error){ 0 };
-	if (!t) {
-		free(text);
-		return -ENOMEM;
-	}
-	t->buffer = text;
-	r = parse_buffer(t, size, err);
-	if (r < 0)
-		return r;
-	*ret = TAKE_PTR(t);
-	return 0;
+	return table_read(&rd, max_size, ret, err);
 }
 
 bool option_get(const char *options, const char *name, char **ret_value)

@@ -13,12 +13,15 @@
 
 #include "util/macro.h"
 
+struct mount_strings;
+
 struct parse_error {
 	unsigned line; /* 1-based; 0 when the error is not about one line */
 	char message[256];
 };
 
-/* The strings point into the table's one buffer. */
+/* The strings point into the table's buffer or its string blocks, and an entry's may be the same
+ * as its neighbour's: they are the table's, never to be written or freed one by one. */
 struct mount_entry {
 	unsigned id;
 	unsigned parent_id;
@@ -37,16 +40,15 @@ struct mount_entry {
 struct mount_table {
 	struct mount_entry *entries;
 	size_t n_entries;
-	char *buffer; /* the text, split into fields in place */
+	char *buffer;		       /* the strings of a copy or of statmount(), or NULL */
+	struct mount_strings *strings; /* the strings of a parsed text, or NULL */
 };
 
 /* Parse mountinfo text. On -EINVAL, *err says which line and why. */
 int mount_table_parse(const char *text, size_t size, struct mount_table **ret,
 		      struct parse_error *err);
-/* The same without a copy: takes text (malloc'ed, size bytes and a NUL) whatever happens, and
- * splits it in place. */
-int mount_table_parse_owned(char *text, size_t size, struct mount_table **ret,
-			    struct parse_error *err);
+/* The same, read from fd until its end: -EFBIG past max_size bytes, -errno if a read fails. */
+int mount_table_read_fd(int fd, size_t max_size, struct mount_table **ret, struct parse_error *err);
 struct mount_table *mount_table_free(struct mount_table *t);
 /* Every field the same. */
 bool mount_entry_equal(const struct mount_entry *x, const struct mount_entry *y);

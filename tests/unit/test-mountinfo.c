@@ -2,9 +2,12 @@
 /* mountinfo parsing: escapes, long lines, optional fields, empty sources, malformed lines, and
  * the real samples captured on other hosts (tests/data/mountinfo). */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/sysmacros.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <libmount.h>
 #include <stdio.h>
@@ -12,6 +15,7 @@
 #include "snapshot/mountinfo.h"
 #include "test.h"
 #include "util/fileio.h"
+#include "util/macro.h"
 #include "util/path.h"
 #include "util/string-util.h"
 
@@ -38,29 +42,68 @@ static void parse_fails_at(const char *text, unsigned line)
 	mount_table_free(t);
 }
 
-/* mount_table_parse_owned() splits the buffer it is given, mount_table_parse() a copy: the
- * same entries either way. */
-static void compare_owned(const char *what, const char *text, size_t size,
-			  const struct mount_table *t)
+/* Write text into a pipe in pieces of awkward sizes, so that lines are cut at every kind of
+ * place (within a field, at a newline, a line longer than the reader's buffer), and return the
+ * pipe's read end. */
+static int pipe_in_pieces(const char *text, size_t size)
+{
+	static const size_t pieces[] = { 1, 7, 64, 100, 4095, 65537, 13, 65535, 2 };
+	int fds[2];
+	pid_t pid;
+
+	if (pipe2(fds, O_CLOEXEC) < 0)
+		return -errno;
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid == 0) {
+		close(fds[0]);
+		for (size_t off = 0, k = 0; off < size; k++) {
+			size_t n = pieces[k % ELEMENTSOF(pieces)];
+
+			if (n > size - off)
+				n = size - off;
+			if (write(fds[1], text + off, n) != (ssize_t)n)
+				_exit(1);
+			off += n;
+		}
+		_exit(0);
+	}
+	close(fds[1]);
+	return fds[0];
+}
+
+static int read_in_pieces(const char *text, size_t size, size_t max_size, struct mount_table **ret,
+			  struct parse_error *err)
+{
+	int fd = pipe_in_pieces(text, size), r, status;
+
+	if (fd < 0)
+		return fd;
+	r = mount_table_read_fd(fd, max_size, ret, err);
+	close(fd);
+	(void)wait(&status);
+	return r;
+}
+
+/* The table read from a descriptor in pieces is the one parsed from the whole text. */
+static void compare_read_fd(const char *what, const char *text, size_t size,
+			    const struct mount_table *t)
 {
 	_cleanup_(mount_table_freep) struct mount_table *o = NULL;
 	struct parse_error err;
-	char *copy = malloc(size + 1);
 
-	CHECK_MSG(copy != NULL, "%s: out of memory", what);
-	if (!copy || !t)
+	if (!t)
 		return;
-	memcpy(copy, text, size);
-	copy[size] = 0;
-	CHECK_MSG(mount_table_parse_owned(copy, size, &o, &err) == 0, "%s: owned: line %u: %s",
-		  what, err.line, err.message);
+	CHECK_MSG(read_in_pieces(text, size, size, &o, &err) == 0, "%s: read: line %u: %s", what,
+		  err.line, err.message);
 	if (!o)
 		return;
-	CHECK_MSG(o->n_entries == t->n_entries, "%s: owned parse: %zu entries, not %zu", what,
+	CHECK_MSG(o->n_entries == t->n_entries, "%s: read: %zu entries, not %zu", what,
 		  o->n_entries, t->n_entries);
 	for (size_t i = 0; i < o->n_entries && i < t->n_entries; i++)
 		CHECK_MSG(mount_entry_equal(&t->entries[i], &o->entries[i]),
-			  "%s[%zu]: the owned parse differs", what, i);
+			  "%s[%zu]: the table read in pieces differs", what, i);
 }
 
 /*
@@ -79,7 +122,7 @@ static void compare_with_libmount(const char *what, const char *text, size_t siz
 
 	CHECK_MSG(mount_table_parse(text, size, &t, &err) == 0, "%s: line %u: %s", what, err.line,
 		  err.message);
-	compare_owned(what, text, size, t);
+	compare_read_fd(what, text, size, t);
 	CHECK_MSG(mnt_table_parse_stream(tb, f, what) == 0, "%s: libmount cannot parse it", what);
 	while (t && mnt_table_next_fs(tb, itr, &fs) == 0) {
 		const struct mount_entry *e = &t->entries[i];
@@ -195,6 +238,7 @@ static void test_long_lines(void)
 		p += sprintf(p, "opt%04zu,", (i / 8) % 10000);
 	p += sprintf(p, "size=1k\n");
 	t = parse_ok(text);
+	compare_read_fd("a 200 KB line", text, strlen(text), t);
 	if (t) {
 		EXPECT_INT(t->n_entries, 1);
 		EXPECT_INT(strlen(t->entries[0].mountpoint), mp_len + 1);
@@ -289,6 +333,42 @@ static void test_empty_and_options(void)
 	EXPECT(v == NULL);
 }
 
+/* What only a reader of a descriptor meets: its limit, a NUL in a later piece, a read that
+ * fails, no newline at the end; and the strings neighbours share. */
+static void test_read_fd(void)
+{
+	static const char two[] = "22 27 0:21 / /proc rw,relatime - proc proc rw\n"
+				  "23 27 0:22 / /sys rw,relatime - sysfs sysfs rw";
+	static const char nul[] = "22 27 0:21 / /proc rw - proc proc rw\n23 27 0:2\0 / /x "
+				  "rw - proc proc rw\n";
+	struct mount_table *t = NULL;
+	struct parse_error err;
+	int fd;
+
+	EXPECT_INT(read_in_pieces(two, sizeof(two) - 1, sizeof(two) - 1, &t, &err), 0);
+	EXPECT(t && t->n_entries == 2 && streq(t->entries[1].super_options, "rw"));
+	/* Equal neighbours' strings are kept once. */
+	EXPECT(t && t->entries[0].mount_options == t->entries[1].mount_options);
+	EXPECT(t && t->entries[0].root == t->entries[1].root);
+	t = mount_table_free(t);
+
+	EXPECT_INT(read_in_pieces(two, sizeof(two) - 1, sizeof(two) - 2, &t, &err), -EFBIG);
+	EXPECT(t == NULL);
+	EXPECT_INT(read_in_pieces(two, 0, 16, &t, &err), 0);
+	EXPECT(t && t->n_entries == 0);
+	t = mount_table_free(t);
+
+	EXPECT_INT(read_in_pieces(nul, sizeof(nul) - 1, 1 << 20, &t, &err), -EINVAL);
+	EXPECT_INT(err.line, 2);
+	EXPECT(t == NULL);
+
+	fd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	EXPECT_INT(mount_table_read_fd(fd, 1 << 20, &t, &err), -EISDIR);
+	EXPECT_INT(err.line, 0);
+	EXPECT(t == NULL);
+	close(fd);
+}
+
 static void test_sample(const char *dir, const char *name, size_t lines)
 {
 	_cleanup_free_ char *path = path_join(dir, name), *text = NULL;
@@ -325,6 +405,7 @@ int main(int argc, char **argv)
 	test_malformed();
 	test_dashes();
 	test_empty_and_options();
+	test_read_fd();
 	if (argc < 2) {
 		fprintf(stderr, "usage: test-mountinfo SAMPLE-DIR\n");
 		return 1;
