@@ -229,10 +229,13 @@ def mount_stack(mountpoint):
 # leader is a user (podman exec -t, sudo-rs -i: "user"), or the slave was given to that user
 # first (login, sshd: "owned"), or root's own shell leads the session and runs a user's shell
 # inside it (su - user from root's terminal: "su"). The helper keeps the master and prints the
-# index once the session is set up; it ends when its stdin closes.
+# index once the session is set up; when its stdin closes it kills the session and ends. The
+# session does not count on the hangup to end it: a runner started under nohup (SIGHUP ignored,
+# and inherited) would leave it holding its pty after the test.
 SESSION_PTY = r"""
-import os, sys, fcntl, termios, time
+import os, signal, sys, fcntl, termios, time
 kind, uid, gid = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+signal.signal(signal.SIGHUP, signal.SIG_DFL)
 master, first = os.openpty()
 name = os.ttyname(first)
 index = int(name.rsplit("/", 1)[1])
@@ -268,6 +271,8 @@ os.close(w)
 os.read(r, 1)
 print(index, flush=True)
 sys.stdin.readline()
+os.killpg(pid, signal.SIGKILL)
+os.waitpid(pid, 0)
 """
 
 REOPEN_BY_NAME = r"""
