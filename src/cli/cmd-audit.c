@@ -111,13 +111,9 @@ static int write_report(const struct report *rep, enum format format, bool no_co
 	int r;
 
 	switch (format) {
-	case FORMAT_JSON: {
-		json_object *o = report_to_json(rep);
-
-		r = o ? json_write(stdout, o, 1) : -ENOMEM;
-		json_object_put(o);
+	case FORMAT_JSON:
+		r = report_write_json(stdout, rep);
 		break;
-	}
 	case FORMAT_PROMETHEUS:
 		r = report_write_prometheus(stdout, rep);
 		break;
@@ -155,38 +151,21 @@ struct namespaces_output {
 
 /* o as pretty JSON, each line indented by four more spaces, without the final newline: one item
  * of the namespaces array. */
-static int write_json_item(json_object *o, bool first)
+/* One item of the host report's "namespaces": written as it is described, in place. */
+static int write_json_item(const struct report_namespace *n, bool first)
 {
-	_cleanup_free_ char *text = json_to_text(o, 1);
-	size_t n;
+	int r;
 
-	if (!text)
-		return -ENOMEM;
-	n = strlen(text);
-	if (n > 0 && text[n - 1] == '\n')
-		text[--n] = 0;
 	fputs(first ? "\n    " : ",\n    ", stdout);
-	/* A line at a time (a report is thousands of lines, 200 namespaces' almost a megabyte). */
-	for (const char *p = text, *nl; *p; p = nl + 1) {
-		nl = strchrnul(p, '\n');
-		fwrite(p, 1, (size_t)(nl - p), stdout);
-		if (!*nl)
-			break;
-		fputs("\n    ", stdout);
-	}
-	return ferror(stdout) ? -EIO : 0;
+	r = report_namespace_write_json(stdout, n, 2);
+	return r < 0 ? r : ferror(stdout) ? -EIO : 0;
 }
 
 static int write_namespace(struct namespaces_output *out, const struct report_namespace *n)
 {
 	switch (out->args->format) {
-	case FORMAT_JSON: {
-		json_object *o = report_namespace_to_json(n);
-		int k = write_json_item(o, out->audited == 0);
-
-		json_object_put(o);
-		return k;
-	}
+	case FORMAT_JSON:
+		return write_json_item(n, out->audited == 0);
 	case FORMAT_PROMETHEUS:
 		return prometheus_namespaces_add(&out->prom, n);
 	default: {
@@ -262,14 +241,10 @@ static void write_namespace_error(struct namespaces_output *out, struct namespac
 	n.report = (struct report){ 0 };
 	n.error = error;
 	switch (out->args->format) {
-	case FORMAT_JSON: {
-		json_object *o = report_namespace_to_json(&n);
-
-		r = write_json_item(o, out->audited == 0);
-		json_object_put(o);
+	case FORMAT_JSON:
+		r = write_json_item(&n, out->audited == 0);
 		out->audited++;
 		break;
-	}
 	case FORMAT_PROMETHEUS:
 		break; /* counted in the exit status only */
 	default: {
@@ -487,11 +462,9 @@ static int audit_run(const struct audit_args *args)
 	/* The host's report first; its snapshot is freed before the first namespace is read. */
 	switch (args->format) {
 	case FORMAT_JSON: {
-		json_object *o = report_to_json(&rep);
 		char *end;
 
-		host_json = json_to_text(o, 1);
-		json_object_put(o);
+		host_json = report_to_text(&rep);
 		if (!host_json || !(end = strrchr(host_json, '}'))) {
 			r = -ENOMEM;
 			goto done;

@@ -12,13 +12,9 @@
 
 int state_file_write(const char *path, const struct report *rep)
 {
-	json_object *o = report_to_json(rep);
-	_cleanup_free_ char *text = json_to_text(o, 1);
-	int r;
+	_cleanup_free_ char *text = report_to_text(rep);
 
-	json_object_put(o);
-	r = text ? output_file_write(path, text, strlen(text), 0644, true, NULL) : -ENOMEM;
-	return r;
+	return text ? output_file_write(path, text, strlen(text), 0644, true, NULL) : -ENOMEM;
 }
 
 char *findings_signature(const struct findings *f)

@@ -32,231 +32,280 @@ int report_exit_status_all(const struct report *r)
 	return worst;
 }
 
-static json_object *json_timestamp(uint64_t usec)
+/*
+ * The report's schema, described once through an emitter (util/json-util.h): built as a json-c
+ * tree (report_to_json()), or written as its text with no tree (report_write_json(),
+ * report_to_text()), the same bytes either way.
+ */
+
+static void emit_timestamp(struct json_emit *e, const char *key, uint64_t usec)
 {
 	time_t t = (time_t)(usec / 1000000);
 	struct tm tm;
 	char buf[32];
 
 	if (!gmtime_r(&t, &tm) || strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
-		return NULL;
-	return json_object_new_string(buf);
+		emit_null(e, key);
+	else
+		emit_string(e, key, buf);
 }
 
 /* Which build wrote the report: a support engineer reading a state file needs to know. */
-static json_object *generator_json(void)
+static void emit_generator(struct json_emit *e)
 {
-	json_object *o = json_object_new_object();
-
-	json_add_new(o, "name", json_object_new_string("ptsguard"));
-	json_add_new(o, "version", json_object_new_string(version_release()));
-	json_add_new(o, "git", json_new_string_or_null(version_git()));
-	return o;
+	emit_object(e, "generator");
+	emit_string(e, "name", "ptsguard");
+	emit_string(e, "version", version_release());
+	emit_string(e, "git", version_git());
+	emit_end(e);
 }
 
-static json_object *host_json(const struct report *r)
+static void emit_host(struct json_emit *e, const struct report *r)
 {
-	json_object *o = json_object_new_object();
-
-	json_add_new(o, "hostname", json_object_new_string(r->snap->hostname ?: ""));
-	json_add_new(o, "kernel", json_object_new_string(r->snap->kernel_release ?: ""));
-	json_add_new(
-	    o, "semantics",
-	    json_object_new_string(r->a->multi_instance ? "multi-instance" : "single-instance"));
-	json_add_new(o, "tty_gid", json_object_new_int64(r->snap->tty_gid));
-	json_add_new(o, "user_namespaces",
-		     json_object_new_boolean(r->snap->user_namespaces_max > 0));
-	json_add_new(o, "mount_namespace", json_object_new_string(snapshot_mount_ns_kind(r->snap)));
-	return o;
+	emit_object(e, "host");
+	emit_string(e, "hostname", r->snap->hostname ?: "");
+	emit_string(e, "kernel", r->snap->kernel_release ?: "");
+	emit_string(e, "semantics", r->a->multi_instance ? "multi-instance" : "single-instance");
+	emit_int(e, "tty_gid", r->snap->tty_gid);
+	emit_bool(e, "user_namespaces", r->snap->user_namespaces_max > 0);
+	emit_string(e, "mount_namespace", snapshot_mount_ns_kind(r->snap));
+	emit_end(e);
 }
 
-static json_object *ptmx_json(const struct analysis *a)
+static void emit_ptmx(struct json_emit *e, const struct analysis *a)
 {
-	json_object *o = json_object_new_object();
 	const struct node *n = a->ptmx, *fin = a->ptmx_final;
 	const struct mount_entry *serving = analysis_serving_mount(a);
 	bool present = n && n->type != NODE_MISSING;
 
-	json_add_new(o, "path", json_object_new_string(PTMX_PATH));
-	json_add_new(o, "kind", json_object_new_string(ptmx_kind_to_string(a->ptmx_kind)));
-	json_add_new(o, "mode", present ? json_new_mode(n->mode) : NULL);
-	json_add_new(o, "rdev", fin && fin->type == NODE_CHAR ? json_new_devnum(fin->rdev) : NULL);
-	json_add_new(o, "target", present ? json_new_string_or_null(n->target) : NULL);
-	json_add_new(o, "serving_mount_id", serving ? json_object_new_int64(serving->id) : NULL);
-	return o;
+	emit_object(e, "ptmx");
+	emit_string(e, "path", PTMX_PATH);
+	emit_string(e, "kind", ptmx_kind_to_string(a->ptmx_kind));
+	if (present)
+		emit_mode(e, "mode", n->mode);
+	else
+		emit_null(e, "mode");
+	if (fin && fin->type == NODE_CHAR)
+		emit_devnum(e, "rdev", fin->rdev);
+	else
+		emit_null(e, "rdev");
+	emit_string(e, "target", present ? n->target : NULL);
+	if (serving)
+		emit_int(e, "serving_mount_id", serving->id);
+	else
+		emit_null(e, "serving_mount_id");
+	emit_end(e);
 }
 
-static json_object *options_json(const struct devpts_options *op)
+static void emit_options(struct json_emit *e, const struct devpts_options *op)
 {
-	json_object *o = json_object_new_object();
-
-	json_add_new(o, "gid", op->has_gid ? json_object_new_int64(op->gid) : NULL);
-	json_add_new(o, "mode", json_new_mode(op->mode));
-	json_add_new(o, "ptmxmode", json_new_mode(op->ptmxmode));
-	json_add_new(o, "max", op->has_max ? json_object_new_int64(op->max) : NULL);
-	return o;
+	emit_object(e, "options");
+	if (op->has_gid)
+		emit_int(e, "gid", op->gid);
+	else
+		emit_null(e, "gid");
+	emit_mode(e, "mode", op->mode);
+	emit_mode(e, "ptmxmode", op->ptmxmode);
+	if (op->has_max)
+		emit_int(e, "max", op->max);
+	else
+		emit_null(e, "max");
+	emit_end(e);
 }
 
-static json_object *instances_json(const struct analysis *a)
+static void emit_instances(struct json_emit *e, const struct analysis *a)
 {
 	const struct mount_table *t = a->snap->mounts;
-	json_object *arr = json_new_array_sized(a->n_instances);
 
+	emit_array(e, "instances", a->n_instances);
 	FOREACH_ARRAY (in, a->instances, a->n_instances) {
-		json_object *o = json_object_new_object(),
-			    *mounts = json_new_array_sized(in->n_mounts);
-		json_object *holders = json_new_array_sized(0);
-
-		json_add_new(o, "device", json_new_devnum(in->dev));
+		emit_object(e, NULL);
+		emit_devnum(e, "device", in->dev);
+		emit_array(e, "mounts", in->n_mounts);
 		for (size_t i = 0; i < in->n_mounts; i++) {
 			size_t m = in->mounts[i];
-			const struct mount_entry *e = &t->entries[m];
-			json_object *mo = json_object_new_object();
+			const struct mount_entry *me = &t->entries[m];
 
-			json_add_new(mo, "mount_id", json_object_new_int64(e->id));
-			json_add_new(mo, "parent_id", json_object_new_int64(e->parent_id));
-			json_add_new(mo, "mountpoint", json_object_new_string(e->mountpoint));
-			json_add_new(mo, "covered", json_object_new_boolean(!a->reachable[m]));
-			json_add_new(mo, "covered_by",
-				     a->covered_by[m] != NO_MOUNT
-					 ? json_object_new_int64(t->entries[a->covered_by[m]].id)
-					 : NULL);
-			json_object_array_add(mounts, mo);
+			emit_object(e, NULL);
+			emit_int(e, "mount_id", me->id);
+			emit_int(e, "parent_id", me->parent_id);
+			emit_string(e, "mountpoint", me->mountpoint);
+			emit_bool(e, "covered", !a->reachable[m]);
+			if (a->covered_by[m] != NO_MOUNT)
+				emit_int(e, "covered_by", t->entries[a->covered_by[m]].id);
+			else
+				emit_null(e, "covered_by");
+			emit_end(e);
 		}
-		json_add_new(o, "mounts", mounts);
-		json_add_new(o, "options", options_json(&in->options));
-		json_add_new(o, "serving", json_object_new_boolean(in->serving));
+		emit_end(e);
+		emit_options(e, &in->options);
+		emit_bool(e, "serving", in->serving);
+		emit_array(e, "holders", 0);
 		FOREACH_ARRAY (h, a->snap->holders, a->snap->n_holders) {
-			json_object *ho;
-
 			if (h->dev != in->dev)
 				continue;
-			ho = json_object_new_object();
-			json_add_new(ho, "pid", json_object_new_int64(h->pid));
-			json_add_new(ho, "comm", json_object_new_string(h->comm ?: ""));
-			json_add_new(ho, "index", json_object_new_int64(h->index));
-			json_object_array_add(holders, ho);
+			emit_object(e, NULL);
+			emit_int(e, "pid", h->pid);
+			emit_string(e, "comm", h->comm ?: "");
+			emit_int(e, "index", h->index);
+			emit_end(e);
 		}
-		json_add_new(o, "holders", holders);
-		json_object_array_add(arr, o);
+		emit_end(e);
+		emit_end(e);
 	}
-	return arr;
+	emit_end(e);
 }
 
-static json_object *finding_json(const struct finding *f)
+static void emit_finding(struct json_emit *e, const struct finding *f)
 {
-	json_object *o = json_object_new_object(), *ids = json_new_array_sized(f->n_mount_ids);
-	json_object *devs = json_new_array_sized(f->n_devices);
-
-	json_add_new(o, "id", json_object_new_string(f->check->id));
-	json_add_new(o, "severity", json_object_new_string(severity_to_string(f->severity)));
-	json_add_new(o, "message_id", json_object_new_string(f->check->message_id));
-	json_add_new(o, "summary", json_object_new_string(f->summary ?: f->check->summary));
+	emit_object(e, NULL);
+	emit_string(e, "id", f->check->id);
+	emit_string(e, "severity", severity_to_string(f->severity));
+	emit_string(e, "message_id", f->check->message_id);
+	emit_string(e, "summary", f->summary ?: f->check->summary);
+	emit_array(e, "mount_ids", f->n_mount_ids);
 	for (size_t i = 0; i < f->n_mount_ids; i++)
-		json_object_array_add(ids, json_object_new_int64(f->mount_ids[i]));
-	json_add_new(o, "mount_ids", ids);
+		emit_int(e, NULL, f->mount_ids[i]);
+	emit_end(e);
+	emit_array(e, "devices", f->n_devices);
 	for (size_t i = 0; i < f->n_devices; i++)
-		json_object_array_add(devs, json_new_devnum(f->devices[i]));
-	json_add_new(o, "devices", devs);
-	json_add_new(o, "evidence", json_object_get(f->evidence));
-	json_add_new(o, "remedy", json_new_string_or_null(f->remedy));
-	json_add_new(o, "repairable", json_object_new_boolean(finding_repairable(f)));
-	return o;
+		emit_devnum(e, NULL, f->devices[i]);
+	emit_end(e);
+	emit_value(e, "evidence", json_object_get(f->evidence));
+	emit_string(e, "remedy", f->remedy);
+	emit_bool(e, "repairable", finding_repairable(f));
+	emit_end(e);
+}
+
+/* Holders are looked for only when a covered instance exists; a process whose fds could not be
+ * read (not root), or one a search cut short at its time budget did not reach, may hold one
+ * unseen. */
+static void emit_holders_scan(struct json_emit *e, const struct snapshot *s)
+{
+	const struct holders_progress *p = &s->holders_progress;
+
+	emit_object(e, "holders_scan");
+	emit_bool(e, "performed", s->holders_scanned);
+	emit_int(e, "processes_skipped", s->holders_skipped);
+	emit_bool(e, "complete", !s->holders_scanned || !p->partial);
+	emit_int(e, "processes_scanned", p->processes_scanned);
+	emit_int(e, "processes_left", p->processes_left);
+	emit_int(e, "fds_scanned", (int64_t)p->fds_scanned);
+	emit_end(e);
+}
+
+static void emit_namespace(struct json_emit *e, const struct report_namespace *n);
+
+static void emit_report(struct json_emit *e, const char *key, const struct report *r)
+{
+	int64_t counts[_SEVERITY_MAX] = { 0 };
+
+	emit_object(e, key);
+	emit_string(e, "schema", "ptsguard.report/1");
+	emit_timestamp(e, "generated_at", r->generated_at);
+	emit_string(e, "source", r->source);
+	emit_generator(e);
+	emit_host(e, r);
+	/* A report of a namespace snapshot audited offline says which namespace it was. */
+	if (r->snap->ns && !r->namespaces)
+		emit_value(e, "namespace", snapshot_namespace_to_json(r->snap->ns));
+	emit_ptmx(e, r->a);
+	emit_instances(e, r->a);
+	emit_array(e, "findings", r->findings->n_items);
+	FOREACH_ARRAY (f, r->findings->items, r->findings->n_items) {
+		emit_finding(e, f);
+		counts[f->severity]++;
+	}
+	emit_end(e);
+	emit_value(e, "boot", boot_report_json(r->a));
+	if (r->snap->last_healthy.known)
+		emit_value(e, "last_healthy", devpts_seen_healthy_to_json(&r->snap->last_healthy));
+	emit_value(e, "probe", alloc_probe_to_json(&r->snap->probe));
+	emit_holders_scan(e, r->snap);
+	if (r->journal) {
+		emit_object(e, "journal");
+		emit_int(e, "queued", (int64_t)r->journal->queued);
+		emit_int(e, "dropped", (int64_t)r->journal->dropped);
+		emit_end(e);
+	}
+	if (r->namespaces) {
+		emit_array(e, "namespaces", r->n_namespaces);
+		FOREACH_ARRAY (n, r->namespaces, r->n_namespaces)
+			emit_namespace(e, n);
+		emit_end(e);
+	}
+	emit_object(e, "summary");
+	emit_int(e, "critical", counts[SEVERITY_CRITICAL]);
+	emit_int(e, "warning", counts[SEVERITY_WARNING]);
+	emit_int(e, "info", counts[SEVERITY_INFO]);
+	emit_end(e);
+	emit_end(e);
+}
+
+static void emit_namespace(struct json_emit *e, const struct report_namespace *n)
+{
+	struct report inner = n->report;
+
+	emit_object(e, NULL);
+	emit_int(e, "mntns", (int64_t)n->mntns);
+	/* Only for a chroot inside the namespace: an item of a namespace keeps its shape. */
+	if (n->root)
+		emit_string(e, "root", n->root);
+	emit_int(e, "pid", n->pid);
+	emit_int(e, "pids_total", n->pids_total);
+	if (n->container_manager) {
+		emit_object(e, "container");
+		emit_string(e, "manager", n->container_manager);
+		emit_string(e, "id", n->container_id);
+		emit_string(e, "name", n->container_name);
+		emit_string(e, "pod_uid", n->container_pod_uid);
+		emit_end(e);
+	} else
+		emit_null(e, "container");
+	if (n->error) {
+		emit_null(e, "report");
+		emit_string(e, "error", n->error);
+	} else {
+		/* A namespace's own report has no namespaces of its own. */
+		inner.namespaces = NULL;
+		inner.n_namespaces = 0;
+		emit_report(e, "report", &inner);
+	}
+	emit_end(e);
 }
 
 json_object *report_to_json(const struct report *r)
 {
-	json_object *o = json_object_new_object();
-	json_object *findings = json_new_array_sized(r->findings->n_items);
-	json_object *summary = json_object_new_object();
-	int64_t counts[_SEVERITY_MAX] = { 0 };
+	struct json_emit e;
 
-	json_add_new(o, "schema", json_object_new_string("ptsguard.report/1"));
-	json_add_new(o, "generated_at", json_timestamp(r->generated_at));
-	json_add_new(o, "source", json_object_new_string(r->source));
-	json_add_new(o, "generator", generator_json());
-	json_add_new(o, "host", host_json(r));
-	/* A report of a namespace snapshot audited offline says which namespace it was. */
-	if (r->snap->ns && !r->namespaces)
-		json_add_new(o, "namespace", snapshot_namespace_to_json(r->snap->ns));
-	json_add_new(o, "ptmx", ptmx_json(r->a));
-	json_add_new(o, "instances", instances_json(r->a));
-	FOREACH_ARRAY (f, r->findings->items, r->findings->n_items) {
-		json_object_array_add(findings, finding_json(f));
-		counts[f->severity]++;
-	}
-	json_add_new(o, "findings", findings);
-	json_add_new(o, "boot", boot_report_json(r->a));
-	if (r->snap->last_healthy.known)
-		json_add_new(o, "last_healthy",
-			     devpts_seen_healthy_to_json(&r->snap->last_healthy));
-	json_add_new(o, "probe", alloc_probe_to_json(&r->snap->probe));
-	{
-		/* Holders are looked for only when a covered instance exists; a process whose fds
-		 * could not be read (not root), or one a search cut short at its time budget did
-		 * not reach, may hold one unseen. */
-		const struct holders_progress *p = &r->snap->holders_progress;
-		json_object *scan = json_object_new_object();
-
-		json_add_new(scan, "performed", json_object_new_boolean(r->snap->holders_scanned));
-		json_add_new(scan, "processes_skipped",
-			     json_object_new_int64(r->snap->holders_skipped));
-		json_add_new(scan, "complete",
-			     json_object_new_boolean(!r->snap->holders_scanned || !p->partial));
-		json_add_new(scan, "processes_scanned",
-			     json_object_new_int64(p->processes_scanned));
-		json_add_new(scan, "processes_left", json_object_new_int64(p->processes_left));
-		json_add_new(scan, "fds_scanned", json_object_new_int64((int64_t)p->fds_scanned));
-		json_add_new(o, "holders_scan", scan);
-	}
-	if (r->journal) {
-		json_object *j = json_object_new_object();
-
-		json_add_new(j, "queued", json_object_new_int64((int64_t)r->journal->queued));
-		json_add_new(j, "dropped", json_object_new_int64((int64_t)r->journal->dropped));
-		json_add_new(o, "journal", j);
-	}
-	if (r->namespaces) {
-		json_object *arr = json_new_array_sized(r->n_namespaces);
-
-		FOREACH_ARRAY (n, r->namespaces, r->n_namespaces)
-			json_object_array_add(arr, report_namespace_to_json(n));
-		json_add_new(o, "namespaces", arr);
-	}
-	json_add_new(summary, "critical", json_object_new_int64(counts[SEVERITY_CRITICAL]));
-	json_add_new(summary, "warning", json_object_new_int64(counts[SEVERITY_WARNING]));
-	json_add_new(summary, "info", json_object_new_int64(counts[SEVERITY_INFO]));
-	json_add_new(o, "summary", summary);
-	return o;
+	emit_start_tree(&e);
+	emit_report(&e, NULL, r);
+	return emit_take_tree(&e);
 }
 
-json_object *report_namespace_to_json(const struct report_namespace *n)
+int report_namespace_write_json(FILE *f, const struct report_namespace *n, int level)
 {
-	json_object *o = json_object_new_object(), *c = NULL;
-	struct report inner = n->report;
+	struct json_emit e;
 
-	json_add_new(o, "mntns", json_object_new_int64((int64_t)n->mntns));
-	/* Only for a chroot inside the namespace: an item of a namespace keeps its shape. */
-	if (n->root)
-		json_add_new(o, "root", json_object_new_string(n->root));
-	json_add_new(o, "pid", json_object_new_int64(n->pid));
-	json_add_new(o, "pids_total", json_object_new_int64(n->pids_total));
-	if (n->container_manager) {
-		c = json_object_new_object();
-		json_add_new(c, "manager", json_object_new_string(n->container_manager));
-		json_add_new(c, "id", json_new_string_or_null(n->container_id));
-		json_add_new(c, "name", json_new_string_or_null(n->container_name));
-		json_add_new(c, "pod_uid", json_new_string_or_null(n->container_pod_uid));
-	}
-	json_add_new(o, "container", c);
-	if (n->error) {
-		json_add_new(o, "report", NULL);
-		json_add_new(o, "error", json_object_new_string(n->error));
-		return o;
-	}
-	/* A namespace's own report has no namespaces of its own. */
-	inner.namespaces = NULL;
-	inner.n_namespaces = 0;
-	json_add_new(o, "report", report_to_json(&inner));
-	return o;
+	emit_start_text(&e, f, 1, level);
+	emit_namespace(&e, n);
+	return emit_finish_file(&e, false);
+}
+
+int report_write_json(FILE *f, const struct report *r)
+{
+	struct json_emit e;
+
+	emit_start_text(&e, f, 1, 0);
+	emit_report(&e, NULL, r);
+	return emit_finish_file(&e, true);
+}
+
+char *report_to_text(const struct report *r)
+{
+	struct json_emit e;
+
+	emit_start_text(&e, NULL, 1, 0);
+	emit_report(&e, NULL, r);
+	return emit_take_text(&e);
 }

@@ -60,8 +60,14 @@ struct report_namespace {
 int report_exit_status_all(const struct report *r);
 
 json_object *report_to_json(const struct report *r);
-/* { mntns, [root,] pid, pids_total, container, report }: one item of a report's namespaces[]. */
-json_object *report_namespace_to_json(const struct report_namespace *n);
+/* The same report's text (pretty, with a newline) written to f with no tree: 0 or -errno. */
+int report_write_json(FILE *f, const struct report *r);
+/* The same text in memory, NULL when out of memory. */
+char *report_to_text(const struct report *r);
+/* { mntns, [root,] pid, pids_total, container, report }: one item of a report's namespaces[],
+ * its text written to f as it sits at that nesting level of an enclosing text, no newline after
+ * it. 0 or -errno. */
+int report_namespace_write_json(FILE *f, const struct report_namespace *n, int level);
 /* The container as one label: "<manager>/<name>", else "<manager>/<id>" (a 64-digit id cut to
  * 12), else "<manager>"; "" when none. The pod is not in it. */
 #define CONTAINER_LABEL_MAX 256

@@ -48,13 +48,6 @@ json_object *json_new_array_sized(size_t n)
  */
 #define JSON_SINK_CHUNK (64u << 10)
 
-struct json_sink {
-	FILE *f; /* NULL: the text is kept in buf */
-	char *buf;
-	size_t len, cap;
-	int error; /* the first: -ENOMEM or -EIO */
-};
-
 static int sink_room(struct json_sink *s, size_t n)
 {
 	size_t cap;
@@ -233,27 +226,217 @@ static void sink_value(struct json_sink *s, json_object *o, int level, int prett
 
 char *json_to_text(json_object *o, int pretty)
 {
-	struct json_sink s = { 0 };
+	struct json_emit e;
 
-	sink_value(&s, o, 0, pretty != 0);
-	sink_put(&s, "\n", 2); /* and the NUL */
-	if (s.error) {
-		free(s.buf);
-		return NULL;
-	}
-	return s.buf;
+	emit_start_text(&e, NULL, pretty, 0);
+	sink_value(&e.sink, o, 0, e.pretty);
+	return emit_take_text(&e);
 }
 
 int json_write(FILE *f, json_object *o, int pretty)
 {
-	struct json_sink s = { .f = f };
+	struct json_emit e;
+
+	emit_start_text(&e, f, pretty, 0);
+	sink_value(&e.sink, o, 0, e.pretty);
+	return emit_finish_file(&e, true);
+}
+
+/* The item about to be added to the open container: in the text, its separator, indentation and
+ * key. */
+static void emit_item(struct json_emit *e, const char *key)
+{
+	int d = e->depth;
+
+	if (!e->tree_mode && d > 0) {
+		sink_item(&e->sink, !e->any[d - 1], e->level + d - 1, e->pretty);
+		if (key) {
+			sink_string(&e->sink, key, strlen(key));
+			if (e->pretty)
+				sink_lit(&e->sink, ": ");
+			else
+				sink_lit(&e->sink, ":");
+		}
+	}
+	if (d > 0)
+		e->any[d - 1] = true;
+}
+
+/* A tree's value into the open container (the root when none is open); NULL is null. */
+static void emit_tree_add(struct json_emit *e, const char *key, json_object *v)
+{
+	json_object *top = e->depth > 0 ? e->open[e->depth - 1] : NULL;
+
+	if (e->depth == 0) {
+		json_object_put(e->root);
+		e->root = v;
+	} else if (!top) /* a container that could not be made: the error is set */
+		json_object_put(v);
+	else if (json_object_is_type(top, json_type_array))
+		json_object_array_add(top, v);
+	else
+		json_object_object_add_ex(
+		    top, key, v, JSON_C_OBJECT_ADD_KEY_IS_NEW | JSON_C_OBJECT_KEY_IS_CONSTANT);
+}
+
+static void emit_begin(struct json_emit *e, const char *key, bool array, size_t n_hint)
+{
+	json_object *c = NULL;
+
+	if (e->depth >= JSON_EMIT_DEPTH) {
+		e->sink.error = e->sink.error ?: -E2BIG;
+		return;
+	}
+	emit_item(e, key);
+	if (e->tree_mode) {
+		c = array ? json_new_array_sized(n_hint) : json_object_new_object();
+		if (!c)
+			e->sink.error = e->sink.error ?: -ENOMEM;
+		emit_tree_add(e, key, c);
+	} else
+		sink_open(&e->sink, array ? '[' : '{', e->pretty);
+	e->open[e->depth] = c;
+	e->close[e->depth] = array ? ']' : '}';
+	e->any[e->depth] = false;
+	e->depth++;
+}
+
+void emit_object(struct json_emit *e, const char *key)
+{
+	emit_begin(e, key, false, 0);
+}
+
+void emit_array(struct json_emit *e, const char *key, size_t n_hint)
+{
+	emit_begin(e, key, true, n_hint);
+}
+
+void emit_end(struct json_emit *e)
+{
+	if (e->depth == 0)
+		return;
+	e->depth--;
+	if (!e->tree_mode)
+		sink_close(&e->sink, e->close[e->depth], e->any[e->depth], e->level + e->depth,
+			   e->pretty);
+}
+
+void emit_value(struct json_emit *e, const char *key, json_object *v)
+{
+	emit_item(e, key);
+	if (e->tree_mode) {
+		emit_tree_add(e, key, v);
+		return;
+	}
+	sink_value(&e->sink, v, e->level + e->depth, e->pretty);
+	json_object_put(v);
+}
+
+void emit_null(struct json_emit *e, const char *key)
+{
+	emit_item(e, key);
+	if (e->tree_mode)
+		emit_tree_add(e, key, NULL);
+	else
+		sink_lit(&e->sink, "null");
+}
+
+void emit_string(struct json_emit *e, const char *key, const char *v)
+{
+	if (!v) {
+		emit_null(e, key);
+		return;
+	}
+	emit_item(e, key);
+	if (e->tree_mode)
+		emit_tree_add(e, key, json_object_new_string(v));
+	else
+		sink_string(&e->sink, v, strlen(v));
+}
+
+void emit_int(struct json_emit *e, const char *key, int64_t v)
+{
+	char num[24];
+
+	emit_item(e, key);
+	if (e->tree_mode)
+		emit_tree_add(e, key, json_object_new_int64(v));
+	else
+		sink_put(&e->sink, num, (size_t)snprintf(num, sizeof(num), "%" PRId64, v));
+}
+
+void emit_bool(struct json_emit *e, const char *key, bool v)
+{
+	emit_item(e, key);
+	if (e->tree_mode)
+		emit_tree_add(e, key, json_object_new_boolean(v));
+	else if (v)
+		sink_lit(&e->sink, "true");
+	else
+		sink_lit(&e->sink, "false");
+}
+
+void emit_mode(struct json_emit *e, const char *key, mode_t mode)
+{
+	char buf[8];
+
+	emit_string(e, key, format_mode(mode, buf));
+}
+
+void emit_devnum(struct json_emit *e, const char *key, dev_t dev)
+{
+	char buf[24];
+
+	emit_string(e, key, format_devnum(dev, buf));
+}
+
+void emit_start_tree(struct json_emit *e)
+{
+	*e = (struct json_emit){ .tree_mode = true };
+}
+
+void emit_start_text(struct json_emit *e, FILE *f, int pretty, int level)
+{
+	*e = (struct json_emit){ .sink = { .f = f }, .pretty = pretty != 0, .level = level };
+}
+
+json_object *emit_take_tree(struct json_emit *e)
+{
+	json_object *o = e->root;
+
+	e->root = NULL;
+	if (e->sink.error) {
+		json_object_put(o);
+		return NULL;
+	}
+	return o;
+}
+
+int emit_finish_file(struct json_emit *e, bool newline)
+{
 	int r;
 
-	sink_value(&s, o, 0, pretty != 0);
-	sink_lit(&s, "\n");
-	if (!s.error && s.len > 0 && fwrite(s.buf, 1, s.len, f) != s.len)
-		s.error = -EIO;
-	r = s.error;
-	free(s.buf);
+	if (newline)
+		sink_lit(&e->sink, "\n");
+	if (!e->sink.error && e->sink.len > 0 &&
+	    fwrite(e->sink.buf, 1, e->sink.len, e->sink.f) != e->sink.len)
+		e->sink.error = -EIO;
+	r = e->sink.error;
+	free(e->sink.buf);
+	e->sink = (struct json_sink){ 0 };
 	return r;
+}
+
+char *emit_take_text(struct json_emit *e)
+{
+	char *text;
+
+	sink_put(&e->sink, "\n", 2); /* and the NUL */
+	text = e->sink.buf;
+	if (e->sink.error) {
+		free(text);
+		text = NULL;
+	}
+	e->sink = (struct json_sink){ 0 };
+	return text;
 }

@@ -81,6 +81,79 @@ static bool json_subset(json_object *want, json_object *have, const char *where,
 	}
 }
 
+/* The report's text written with no tree (report_to_text(), report_write_json()) is the tree's
+ * text byte for byte: for the report itself, and as the host of two namespaces, one audited (its
+ * report inside) and one that failed, with a journal, each field's other branch. */
+static void same_text(const struct report *rep, const char *what)
+{
+	struct report_namespace ns[2] = {
+		{ .mntns = 4026532000,
+		  .pid = 42,
+		  .pids_total = 3,
+		  .report = *rep,
+		  .container_manager = "docker",
+		  .container_id = "c0ffee" },
+		{ .mntns = 4026532001, .pid = 43, .root = "/srv/chroot", .error = "it exited" },
+	};
+	struct journal_stats journal = { .queued = 7, .dropped = 1 };
+	struct report host = *rep;
+	const struct report *both[] = { rep, &host };
+
+	host.namespaces = ns;
+	host.n_namespaces = ELEMENTSOF(ns);
+	host.journal = &journal;
+	for (size_t i = 0; i < ELEMENTSOF(both); i++) {
+		json_object *o = report_to_json(both[i]);
+		_cleanup_free_ char *tree = json_to_text(o, 1), *text = report_to_text(both[i]),
+				    *written = NULL;
+		size_t size = 0;
+		FILE *f = open_memstream(&written, &size);
+
+		CHECK_MSG(f && report_write_json(f, both[i]) == 0, "%s: report_write_json failed",
+			  what);
+		if (f)
+			fclose(f);
+		CHECK_MSG(tree && text && streq(tree, text),
+			  "%s%s: the text without a tree differs from the tree's:\n%s\n---\n%s",
+			  what, i ? " (with namespaces)" : "", text ?: "(null)", tree ?: "(null)");
+		CHECK_MSG(tree && written && streq(tree, written),
+			  "%s%s: the text written to a file differs from the tree's", what,
+			  i ? " (with namespaces)" : "");
+		json_object_put(o);
+	}
+	/* Each item of "namespaces" written alone, at the nesting of audit --all-namespaces's
+	 * items (level 2: every line after the first indented by four more spaces). */
+	{
+		json_object *o = report_to_json(&host), *arr = NULL;
+
+		json_object_object_get_ex(o, "namespaces", &arr);
+		for (size_t i = 0; i < host.n_namespaces; i++) {
+			_cleanup_free_ char *tree =
+						json_to_text(json_object_array_get_idx(arr, i), 1),
+					    *item = NULL, *want = NULL;
+			size_t size = 0, wsize = 0;
+			FILE *f = open_memstream(&item, &size), *w = open_memstream(&want, &wsize);
+
+			CHECK_MSG(f && report_namespace_write_json(f, &ns[i], 2) == 0,
+				  "%s: namespace %zu: report_namespace_write_json failed", what, i);
+			for (const char *p = tree; w && p && *p; p++) {
+				if (*p != '\n')
+					fputc(*p, w);
+				else if (p[1])
+					fputs("\n    ", w);
+			}
+			if (f)
+				fclose(f);
+			if (w)
+				fclose(w);
+			CHECK_MSG(item && want && streq(item, want),
+				  "%s: namespace %zu written alone differs:\n%s\n---\n%s", what, i,
+				  item ?: "(null)", want ?: "(null)");
+		}
+		json_object_put(o);
+	}
+}
+
 /* Audit a snapshot and return the report JSON with generated_at removed. */
 static json_object *audit(const struct snapshot *s, int *exit_status)
 {
@@ -92,6 +165,7 @@ static json_object *audit(const struct snapshot *s, int *exit_status)
 	if (analysis_new(s, &a) < 0 || checks_run(a, NULL, &f) < 0)
 		return NULL;
 	rep = (struct report){ .snap = s, .a = a, .findings = &f, .source = "snapshot" };
+	same_text(&rep, s->hostname ?: "a fixture");
 	o = report_to_json(&rep);
 	json_object_object_del(o, "generated_at");
 	*exit_status = report_exit_status(&f);
