@@ -309,10 +309,11 @@ static int reader_line(struct table_reader *rd, char *p, char *end, struct parse
 			return -ENOMEM;
 		t->entries = x;
 		rd->allocated = n;
-		/* Faulted in ahead: the heap that the next doubling, the strings and then the
-		 * analysis and the report carve up (nothing for a small table, or in the daemon).
+		/* Faulted in ahead, as much again as the entries: the heap that the next doubling,
+		 * the strings, the analysis and the report carve up (nothing for a small table,
+		 * or in the daemon).
 		 */
-		heap_prefault(2 * n * sizeof(*x));
+		heap_prefault(n * sizeof(*x));
 	}
 	t->entries[t->n_entries++] = e;
 	return 0;
