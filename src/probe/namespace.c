@@ -123,19 +123,27 @@ static const struct stat *self_root_cached(void)
 	return known ? &root : NULL;
 }
 
+int ns_open_proc(const struct namespace_target *t, const char *name)
+{
+	char path[64];
+	int fd;
+
+	if (t)
+		fd = openat(t->proc_fd, name, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	else {
+		snprintf(path, sizeof(path), "/proc/self/%s", name);
+		fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	}
+	return fd < 0 ? -errno : fd;
+}
+
 int ns_read_proc(const struct namespace_target *t, const char *name, size_t max_size, char **ret,
 		 size_t *ret_size)
 {
-	_cleanup_close_ int fd = -EBADF;
-	char path[64];
+	_cleanup_close_ int fd = ns_open_proc(t, name);
 
-	if (!t) {
-		snprintf(path, sizeof(path), "/proc/self/%s", name);
-		return read_full_file(path, max_size, ret, ret_size);
-	}
-	fd = openat(t->proc_fd, name, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	/* A file of /proc/PID, which no process can replace: no regular-file check needed. */
 	return read_kernel_fd(fd, max_size, ret, ret_size);
 }

@@ -150,7 +150,9 @@ void ns_translate_ids(const struct namespace_target *t, struct stat *st);
 /* At most this much of a /proc/PID/cgroup is read: a line per hierarchy. */
 #define CGROUP_FILE_SIZE_MAX (64u << 10)
 
-/* A file of /proc/PID (t NULL: /proc/self), e.g. "mountinfo", "gid_map". */
+/* A file of /proc/PID (t NULL: /proc/self), e.g. "mountinfo", "gid_map": opened (read-only,
+ * close-on-exec), or read whole. */
+int ns_open_proc(const struct namespace_target *t, const char *name);
 int ns_read_proc(const struct namespace_target *t, const char *name, size_t max_size, char **ret,
 		 size_t *ret_size);
 

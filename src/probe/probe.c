@@ -117,9 +117,12 @@ static int probe_identity(struct snapshot *s, const struct probe_options *opts,
 	return 0;
 }
 
-/* Read /proc/self/mountinfo into a table, or keep its text too when that is wanted. */
-static int read_own_mounts(struct snapshot *s, const struct probe_options *opts,
-			   struct mount_table **ret, struct parse_error *err)
+/* /proc/PID/mountinfo of the namespace audited (ns NULL: /proc/self/mountinfo) read into a table,
+ * or its text kept too when that is wanted. For another namespace, its mountpoints as its root
+ * sees them: what every path below resolves under. */
+static int read_mounts(struct snapshot *s, const struct probe_options *opts,
+		       const struct namespace_target *ns, struct mount_table **ret,
+		       struct parse_error *err)
 {
 	_cleanup_close_ int fd = -EBADF;
 	char *text;
@@ -127,14 +130,20 @@ static int read_own_mounts(struct snapshot *s, const struct probe_options *opts,
 	int r;
 
 	if (opts->need_mountinfo_text) {
-		r = read_full_file("/proc/self/mountinfo", MOUNTINFO_SIZE_MAX, &text, &size);
+		r = ns_read_proc(ns, "mountinfo", MOUNTINFO_SIZE_MAX, &text, &size);
 		if (r >= 0)
 			return snapshot_set_mountinfo(s, text, size, err);
 	} else {
-		fd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
-		r = fd < 0 ? -errno : mount_table_read_fd(fd, MOUNTINFO_SIZE_MAX, ret, err);
+		fd = ns_open_proc(ns, "mountinfo");
+		r = fd < 0 ? fd : mount_table_read_fd(fd, MOUNTINFO_SIZE_MAX, ret, err);
 		if (r >= 0 || err->line)
 			return r;
+	}
+	if (ns) {
+		snprintf(err->message, sizeof(err->message), "cannot read /proc/%d/mountinfo: %s",
+			 (int)ns->pid,
+			 r == -ENOENT || r == -ESRCH ? "the process has exited" : strerror(-r));
+		return r == -ENOENT ? -ESRCH : r;
 	}
 	/* Name the file: with nsenter -m alone, /proc may be another pid namespace's. */
 	snprintf(err->message, sizeof(err->message), "cannot read /proc/self/mountinfo: %s%s",
@@ -151,39 +160,22 @@ static int read_own_mounts(struct snapshot *s, const struct probe_options *opts,
 static int probe_mounts(struct snapshot *s, const struct probe_options *opts,
 			struct parse_error *err)
 {
+	const struct namespace_target *ns = opts->ns && !opts->ns->own ? opts->ns : NULL;
 	struct mount_table *t = NULL;
-	char *text = NULL;
-	size_t size;
-	int r;
+	int r = -EOPNOTSUPP; /* the text, unless the kernel's table is wanted and given */
 
 	if (opts->mounts) {
 		snapshot_set_mount_table(s, opts->mounts);
 		return 0;
 	}
-	if (opts->ns && !opts->ns->own) {
-		/* Its mountpoints as its root sees them: what every path below resolves under. */
-		r = ns_read_proc(opts->ns, "mountinfo", MOUNTINFO_SIZE_MAX, &text, &size);
-		if (r < 0) {
-			snprintf(err->message, sizeof(err->message),
-				 "cannot read /proc/%d/mountinfo: %s", (int)opts->ns->pid,
-				 r == -ENOENT || r == -ESRCH ? "the process has exited"
-							     : strerror(-r));
-			return r == -ENOENT ? -ESRCH : r;
-		}
-		if (opts->need_mountinfo_text)
-			return snapshot_set_mountinfo(s, text, size, err);
-		r = mount_table_parse(text, size, &t, err);
-		free(text);
-	} else {
-		r = -EOPNOTSUPP; /* the text, unless the kernel's table is wanted and given */
-		if (!opts->need_mountinfo_text &&
-		    (opts->need_unique_ids || mount_table_prefer_kernel()))
-			r = mount_table_from_kernel(&t);
+	if (!ns && !opts->need_mountinfo_text &&
+	    (opts->need_unique_ids || mount_table_prefer_kernel())) {
+		r = mount_table_from_kernel(&t);
 		if (r == -ENOMEM)
 			return r;
-		if (r < 0)
-			r = read_own_mounts(s, opts, &t, err);
 	}
+	if (r < 0)
+		r = read_mounts(s, opts, ns, &t, err);
 	if (r >= 0 && t)
 		snapshot_set_mount_table(s, t);
 	return r;

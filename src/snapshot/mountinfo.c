@@ -229,7 +229,14 @@ static char *strings_add(struct mount_table *t, const char *s)
 	char *p;
 
 	if (!b || b->size - b->used < len) {
-		size_t size = len > STRINGS_BLOCK ? len : STRINGS_BLOCK;
+		/* 4 KiB first, then twice the last up to STRINGS_BLOCK: a container's table of 30
+		 * mounts takes one small block, a host's of 10,000 a few dozen large ones. */
+		size_t size = b ? b->size * 2 : 4096;
+
+		if (size > STRINGS_BLOCK)
+			size = STRINGS_BLOCK;
+		if (size < len)
+			size = len;
 
 		b = malloc(sizeof(*b) + size);
 		if (!b)
