@@ -149,9 +149,8 @@ struct namespaces_output {
 	gid_t probe_gid;
 };
 
-/* o as pretty JSON, each line indented by four more spaces, without the final newline: one item
- * of the namespaces array. */
-/* One item of the host report's "namespaces": written as it is described, in place. */
+/* One item of the host report's "namespaces", written as it is described at its nesting (each
+ * line four more spaces in), without a newline after it. */
 static int write_json_item(const struct report_namespace *n, bool first)
 {
 	int r;

@@ -188,8 +188,8 @@ static int parse_line(char *p, char *end, struct mount_entry *e, unsigned line,
 /*
  * The strings of a table read in pieces: copied out of each piece into blocks that never move,
  * and shared with the entry before when equal (a table's neighbours mostly have the same type,
- * source and options), so that the table writes about a third of the text's bytes a second
- * time, not all of them.
+ * source and options), so that mostly what differs from the line before, the mountpoint, is
+ * written a second time.
  */
 struct mount_strings {
 	struct mount_strings *next;
@@ -330,7 +330,7 @@ static int reader_line(struct table_reader *rd, char *p, char *end, struct parse
  * Read the text in pieces through one small buffer and keep only what was parsed out of it.
  * Reading it whole into one buffer, as large as the text, cost more than the parse: each fresh
  * page of it is faulted in by the kernel writing to it and, in a virtual machine that shadows
- * the guest's page tables, trapped again at our first read of it (2 to 4 ms of a 30 ms audit at
+ * the guest's page tables, trapped again at our first read of it (about 3 ms of a 30 ms audit at
  * 10,000 mounts, tests/bench/README.md).
  */
 static int table_read(struct table_reader *rd, size_t max_size, struct mount_table **ret,
