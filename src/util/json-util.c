@@ -159,6 +159,31 @@ static void sink_close(struct json_sink *s, char bracket, bool any, int level, i
 	sink_put(s, &bracket, 1);
 }
 
+/* An object's key and its separator. */
+static void sink_key(struct json_sink *s, const char *key, int pretty)
+{
+	sink_string(s, key, strlen(key));
+	if (pretty)
+		sink_lit(s, ": ");
+	else
+		sink_lit(s, ":");
+}
+
+static void sink_bool(struct json_sink *s, bool v)
+{
+	if (v)
+		sink_lit(s, "true");
+	else
+		sink_lit(s, "false");
+}
+
+static void sink_int64(struct json_sink *s, int64_t v)
+{
+	char num[24];
+
+	sink_put(s, num, (size_t)snprintf(num, sizeof(num), "%" PRId64, v));
+}
+
 static void sink_value(struct json_sink *s, json_object *o, int level, int pretty)
 {
 	char num[24];
@@ -171,17 +196,16 @@ static void sink_value(struct json_sink *s, json_object *o, int level, int prett
 		sink_lit(s, "null");
 		return;
 	case json_type_boolean:
-		if (json_object_get_boolean(o))
-			sink_lit(s, "true");
-		else
-			sink_lit(s, "false");
+		sink_bool(s, json_object_get_boolean(o));
 		return;
 	case json_type_int:
 		/* An int64 answers INT64_MAX for a uint64 above it: that one is asked as such. */
 		v = json_object_get_int64(o);
-		n = (size_t)(v == INT64_MAX
-				 ? snprintf(num, sizeof(num), "%" PRIu64, json_object_get_uint64(o))
-				 : snprintf(num, sizeof(num), "%" PRId64, v));
+		if (v != INT64_MAX) {
+			sink_int64(s, v);
+			return;
+		}
+		n = (size_t)snprintf(num, sizeof(num), "%" PRIu64, json_object_get_uint64(o));
 		sink_put(s, num, n);
 		return;
 	case json_type_string:
@@ -203,11 +227,7 @@ static void sink_value(struct json_sink *s, json_object *o, int level, int prett
 		{
 			sink_item(s, first, level, pretty);
 			first = false;
-			sink_string(s, key, strlen(key));
-			if (pretty)
-				sink_lit(s, ": ");
-			else
-				sink_lit(s, ":");
+			sink_key(s, key, pretty);
 			sink_value(s, val, level + 1, pretty);
 		}
 		sink_close(s, '}', !first, level, pretty);
@@ -250,13 +270,8 @@ static void emit_item(struct json_emit *e, const char *key)
 
 	if (!e->tree_mode && d > 0) {
 		sink_item(&e->sink, !e->any[d - 1], e->level + d - 1, e->pretty);
-		if (key) {
-			sink_string(&e->sink, key, strlen(key));
-			if (e->pretty)
-				sink_lit(&e->sink, ": ");
-			else
-				sink_lit(&e->sink, ":");
-		}
+		if (key)
+			sink_key(&e->sink, key, e->pretty);
 	}
 	if (d > 0)
 		e->any[d - 1] = true;
@@ -356,13 +371,11 @@ void emit_string(struct json_emit *e, const char *key, const char *v)
 
 void emit_int(struct json_emit *e, const char *key, int64_t v)
 {
-	char num[24];
-
 	emit_item(e, key);
 	if (e->tree_mode)
 		emit_tree_add(e, key, json_object_new_int64(v));
 	else
-		sink_put(&e->sink, num, (size_t)snprintf(num, sizeof(num), "%" PRId64, v));
+		sink_int64(&e->sink, v);
 }
 
 void emit_bool(struct json_emit *e, const char *key, bool v)
@@ -370,10 +383,8 @@ void emit_bool(struct json_emit *e, const char *key, bool v)
 	emit_item(e, key);
 	if (e->tree_mode)
 		emit_tree_add(e, key, json_object_new_boolean(v));
-	else if (v)
-		sink_lit(&e->sink, "true");
 	else
-		sink_lit(&e->sink, "false");
+		sink_bool(&e->sink, v);
 }
 
 void emit_mode(struct json_emit *e, const char *key, mode_t mode)
