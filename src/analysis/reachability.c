@@ -2,6 +2,7 @@
 /* Which mounts of a snapshot's table are reachable by path, which are covered and by what,
  * which are stacked on which (analysis/analysis.h), on tables of any size and shape; and the
  * mounts those facts depend on (analysis_relevant_mounts()). */
+#include <assert.h>
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -11,6 +12,7 @@
 #include "analysis/analysis.h"
 #include "util/alloc.h"
 #include "util/hashindex.h"
+#include "util/limits.h"
 #include "util/string-util.h"
 
 /*
@@ -28,11 +30,14 @@ struct child_index {
 	struct prefix_hash *prefix;
 };
 
+/* 16 bytes, not 24: one of these per mount of the table, and every page of them is touched. A
+ * mountpoint is shorter than the table, which is at most MOUNTINFO_SIZE_MAX. */
 struct prefix_hash {
 	uint64_t state;
-	size_t len;
+	uint32_t len;
 	bool known;
 };
+static_assert(MOUNTINFO_SIZE_MAX <= UINT32_MAX, "a mountpoint's length fits in prefix_hash.len");
 
 static bool child_is(const struct mount_entry *e, unsigned parent_id, const char *path, size_t len)
 {
@@ -65,7 +70,7 @@ static const struct prefix_hash *own_prefix(struct child_index *ci, size_t i)
 	const struct mount_entry *e = &ci->t->entries[i];
 
 	if (!ph->known) {
-		ph->len = strlen(e->mountpoint);
+		ph->len = (uint32_t)strlen(e->mountpoint);
 		ph->state = hash_path_feed(hash_path_start(e->id), e->mountpoint, ph->len);
 		ph->known = true;
 	}
@@ -105,7 +110,7 @@ static int child_index_build(struct child_index *ci, const struct mount_table *t
 {
 	size_t n = t->n_entries;
 	_cleanup_free_ uint64_t *hashes = malloc(sizeof(uint64_t) * (n ?: 1));
-	_cleanup_free_ size_t *lens = malloc(sizeof(size_t) * (n ?: 1));
+	_cleanup_free_ uint32_t *lens = malloc(sizeof(uint32_t) * (n ?: 1));
 	int r;
 
 	if (!hashes || !lens)
@@ -123,7 +128,7 @@ static int child_index_build(struct child_index *ci, const struct mount_table *t
 		uint64_t state;
 		size_t done = hash_after_parent(ci, e, parent ? parent[i] : NO_MOUNT, &state);
 
-		lens[i] = strlen(e->mountpoint);
+		lens[i] = (uint32_t)strlen(e->mountpoint);
 		hashes[i] =
 		    hash_path_finish(hash_path_feed(state, e->mountpoint + done, lens[i] - done));
 	}

@@ -152,15 +152,14 @@ int mount_tracker_follow(struct mount_tracker *t, const struct analysis *a)
 	if (r < 0)
 		return r;
 	/* A table read from mountinfo text has no unique ids: statmount() is not usable here. */
-	for (size_t k = 0; k < n; k++)
-		if (table->entries[idx[k]].unique_id == 0)
-			return -EOPNOTSUPP;
+	if (!table->unique_ids)
+		return -EOPNOTSUPP;
 	r = mount_table_copy(table, idx, n, &copy);
 	if (r < 0)
 		return r;
 	t->n_ids = 0;
 	for (size_t k = 0; k < n; k++)
-		if ((r = follow_id(t, copy->entries[k].unique_id)) < 0) {
+		if ((r = follow_id(t, copy->unique_ids[k])) < 0) {
 			mount_table_free(copy);
 			return r;
 		}
@@ -604,7 +603,8 @@ int mount_tracker_refresh(struct mount_tracker *t)
 	if (now->n_entries != t->last->n_entries)
 		return 1;
 	for (size_t i = 0; i < now->n_entries; i++)
-		if (!mount_entry_equal(&now->entries[i], &t->last->entries[i]))
+		if (now->unique_ids[i] != t->last->unique_ids[i] ||
+		    !mount_entry_equal(&now->entries[i], &t->last->entries[i]))
 			return 1;
 	return 0;
 }

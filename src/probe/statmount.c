@@ -255,10 +255,12 @@ static int table_from_ids(const uint64_t *ids, size_t n_ids, struct mount_table 
 	if (!t)
 		return -ENOMEM;
 	t->entries = calloc(n_ids ?: 1, sizeof(*t->entries));
+	t->unique_ids = calloc(n_ids ?: 1, sizeof(*t->unique_ids));
 	offsets = calloc(n_ids ?: 1, sizeof(*offsets));
 	sm = malloc(sm_size);
 	/* About 100 bytes of strings per mount on a typical host; grown as needed. */
-	if (!t->entries || !offsets || !sm || GROW(b.data, b.allocated, n_ids * 128 + 1) < 0)
+	if (!t->entries || !t->unique_ids || !offsets || !sm ||
+	    GROW(b.data, b.allocated, n_ids * 128 + 1) < 0)
 		return -ENOMEM;
 
 	for (size_t i = 0; i < n_ids; i++) {
@@ -277,7 +279,7 @@ static int table_from_ids(const uint64_t *ids, size_t n_ids, struct mount_table 
 		if (r < 0)
 			return r;
 		if (r == 0)
-			t->entries[t->n_entries++].unique_id = ids[i];
+			t->unique_ids[t->n_entries++] = ids[i];
 	}
 
 	/* The buffer has stopped moving: turn offsets into pointers. */

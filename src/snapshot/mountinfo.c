@@ -24,8 +24,8 @@
 
 bool mount_entry_equal(const struct mount_entry *x, const struct mount_entry *y)
 {
-	return x->unique_id == y->unique_id && x->id == y->id && x->parent_id == y->parent_id &&
-	       x->dev == y->dev && streq(x->root, y->root) && streq(x->mountpoint, y->mountpoint) &&
+	return x->id == y->id && x->parent_id == y->parent_id && x->dev == y->dev &&
+	       streq(x->root, y->root) && streq(x->mountpoint, y->mountpoint) &&
 	       streq(x->fstype, y->fstype) && streq(x->source, y->source) &&
 	       streq(x->mount_options, y->mount_options) &&
 	       streq(x->super_options, y->super_options) && x->shared == y->shared &&
@@ -52,6 +52,13 @@ int mount_table_copy(const struct mount_table *t, const size_t *idx, size_t n,
 	c->buffer = p = malloc(size ?: 1);
 	if (!c->buffer)
 		return -ENOMEM;
+	if (t->unique_ids) {
+		c->unique_ids = malloc(sizeof(*c->unique_ids) * (n ?: 1));
+		if (!c->unique_ids)
+			return -ENOMEM;
+		for (size_t k = 0; k < n; k++)
+			c->unique_ids[k] = t->unique_ids[idx ? idx[k] : k];
+	}
 #define COPY_FIELD(field)                                                                          \
 	do {                                                                                       \
 		size_t _len = strlen(e->field) + 1;                                                \
@@ -218,6 +225,7 @@ struct mount_table *mount_table_free(struct mount_table *t)
 	free(t->buffer);
 	strings_free(t->strings);
 	free(t->entries);
+	free(t->unique_ids);
 	free(t);
 	return NULL;
 }

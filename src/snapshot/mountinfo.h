@@ -25,7 +25,6 @@ struct parse_error {
 struct mount_entry {
 	unsigned id;
 	unsigned parent_id;
-	uint64_t unique_id; /* statmount()'s 64-bit id; 0 when read from mountinfo text */
 	dev_t dev;
 	char *root;
 	char *mountpoint;
@@ -42,6 +41,10 @@ struct mount_table {
 	size_t n_entries;
 	char *buffer;		       /* the strings of a copy or of statmount(), or NULL */
 	struct mount_strings *strings; /* the strings of a parsed text, or NULL */
+	/* statmount()'s 64-bit id of each entry, or NULL for a table read from mountinfo text: kept
+	 * apart so that the entries of the usual table are 72 bytes, not 80 (at 10,000 mounts, 20
+	 * pages fewer to touch, and their copies while the table grows). */
+	uint64_t *unique_ids;
 };
 
 /* Parse mountinfo text. On -EINVAL, *err says which line and why. */
@@ -50,10 +53,10 @@ int mount_table_parse(const char *text, size_t size, struct mount_table **ret,
 /* The same, read from fd until its end: -EFBIG past max_size bytes, -errno if a read fails. */
 int mount_table_read_fd(int fd, size_t max_size, struct mount_table **ret, struct parse_error *err);
 struct mount_table *mount_table_free(struct mount_table *t);
-/* Every field the same. */
+/* Every field the same (the tables' unique ids are not fields of an entry). */
 bool mount_entry_equal(const struct mount_entry *x, const struct mount_entry *y);
 /* A deep copy of the entries at the given indices, in that order (all of them when idx is
- * NULL). */
+ * NULL), with their unique ids. */
 int mount_table_copy(const struct mount_table *t, const size_t *idx, size_t n,
 		     struct mount_table **ret);
 DEFINE_POINTER_CLEANUP(struct mount_table, mount_table_free)

@@ -18,12 +18,14 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <sched.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
@@ -214,13 +216,65 @@ static void test_denied(const char *name, long nr, int err)
 		  strerrorname_np(err));
 }
 
+/* The kernel's table has a unique id for each entry, kept apart from the entries; a copy of some
+ * entries, in another order, keeps each one's id; a table read from text has none. */
+static void test_unique_ids(const struct mount_table *kernel)
+{
+	_cleanup_(mount_table_freep) struct mount_table *copy = NULL, *text = NULL,
+							*text_copy = NULL;
+	_cleanup_free_ size_t *idx = NULL;
+	struct parse_error err;
+	size_t n = kernel->n_entries;
+	static const char line[] = "22 1 0:21 / / rw - tmpfs tmpfs rw\n";
+
+	CHECK_MSG(kernel->unique_ids, "the kernel's table has no unique ids");
+	if (!kernel->unique_ids)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		CHECK_MSG(kernel->unique_ids[i] != 0, "entry %zu (mount %u) has unique id 0", i,
+			  kernel->entries[i].id);
+		for (size_t j = 0; j < i; j++)
+			CHECK_MSG(kernel->unique_ids[i] != kernel->unique_ids[j],
+				  "entries %zu and %zu share unique id %" PRIu64, j, i,
+				  kernel->unique_ids[i]);
+	}
+	idx = calloc(n ?: 1, sizeof(*idx));
+	CHECK_MSG(idx, "out of memory");
+	if (!idx)
+		return;
+	for (size_t k = 0; k < n; k++)
+		idx[k] = n - 1 - k;
+	CHECK_MSG(mount_table_copy(kernel, idx, n, &copy) == 0,
+		  "the kernel's table reversed: no copy");
+	if (!copy)
+		return;
+	CHECK_MSG(copy->unique_ids, "the copy lost the unique ids");
+	for (size_t k = 0; copy->unique_ids && k < n; k++) {
+		CHECK_MSG(copy->unique_ids[k] == kernel->unique_ids[n - 1 - k],
+			  "copy's entry %zu: unique id %" PRIu64 ", not %" PRIu64, k,
+			  copy->unique_ids[k], kernel->unique_ids[n - 1 - k]);
+		CHECK_MSG(mount_entry_equal(&copy->entries[k], &kernel->entries[n - 1 - k]),
+			  "copy's entry %zu differs from its original", k);
+	}
+	CHECK_MSG(mount_table_parse(line, sizeof(line) - 1, &text, &err) == 0,
+		  "a one-line text table does not parse");
+	CHECK_MSG(text && text->n_entries == 1 && !text->unique_ids, "a text table has unique ids");
+	CHECK_MSG(text && mount_table_copy(text, NULL, 0, &text_copy) == 0,
+		  "a text table: no copy");
+	CHECK_MSG(text_copy && text_copy->n_entries == 1 && !text_copy->unique_ids,
+		  "a text table's copy has unique ids");
+}
+
 static int test_live(void)
 {
-	int r = compare_until_equal("live table", NULL);
+	_cleanup_(mount_table_freep) struct mount_table *kernel = NULL;
+	int r = compare_until_equal("live table", &kernel);
 
 	if (r == EXIT_SKIP)
 		return EXIT_SKIP;
 	CHECK_MSG(r == 0, "the live table differs between mountinfo and statmount");
+	if (kernel)
+		test_unique_ids(kernel);
 	test_denied("listmount", __NR_listmount, ENOSYS);
 	test_denied("listmount", __NR_listmount, EPERM);
 	test_denied("statmount", __NR_statmount, EPERM);
