@@ -263,11 +263,13 @@ int analysis_new(const struct snapshot *snap, struct analysis **ret)
 	if (!snap->mounts)
 		return -EINVAL;
 	n = snap->mounts->n_entries;
+	if (n >= NO_MOUNT)
+		return -E2BIG;
 	a->multi_instance = kernel_at_least(snap->kernel_release, 4, 7);
 	a->reachable = calloc(n ?: 1, sizeof(bool));
-	a->covered_by = calloc(n ?: 1, sizeof(size_t));
-	a->stacked_on = calloc(n ?: 1, sizeof(size_t));
-	a->parent = calloc(n ?: 1, sizeof(size_t));
+	a->covered_by = calloc(n ?: 1, sizeof(*a->covered_by));
+	a->stacked_on = calloc(n ?: 1, sizeof(*a->stacked_on));
+	a->parent = calloc(n ?: 1, sizeof(*a->parent));
 	a->serving_mount = NO_MOUNT;
 	a->pts_covering_mount = NO_MOUNT;
 	if (!a->reachable || !a->covered_by || !a->stacked_on || !a->parent)

@@ -26,16 +26,18 @@ struct child_index {
 	/* Per mount, once asked for: the hash of its mountpoint seeded with its own id, not yet
 	 * finished. A child's mountpoint begins with its parent's and its hashes are seeded with
 	 * the parent's id, so they all continue from there: the parent's part is hashed once for
-	 * all its children, not once for each. NULL when the parents are not known. */
+	 * all its children, not once for each. NULL when the parents are not known. Only the
+	 * entries of the mounts asked for are written, and which those are is kept in a bitmap:
+	 * in a large table few mounts are parents, and the pages of the rest are never touched
+	 * (calloc() would clear every one of them; each costs a trap in some virtual machines). */
 	struct prefix_hash *prefix;
+	uint64_t *prefix_known;
 };
 
-/* 16 bytes, not 24: one of these per mount of the table, and every page of them is touched. A
- * mountpoint is shorter than the table, which is at most MOUNTINFO_SIZE_MAX. */
+/* A mountpoint is shorter than the table, which is at most MOUNTINFO_SIZE_MAX. */
 struct prefix_hash {
 	uint64_t state;
 	uint32_t len;
-	bool known;
 };
 static_assert(MOUNTINFO_SIZE_MAX <= UINT32_MAX, "a mountpoint's length fits in prefix_hash.len");
 
@@ -60,7 +62,9 @@ static void child_index_done(struct child_index *ci)
 {
 	hash_index_done(&ci->x);
 	free(ci->prefix);
+	free(ci->prefix_known);
 	ci->prefix = NULL;
+	ci->prefix_known = NULL;
 }
 
 /* The hash state of mount i's whole mountpoint seeded with its id (ci->prefix is set). */
@@ -68,11 +72,12 @@ static const struct prefix_hash *own_prefix(struct child_index *ci, size_t i)
 {
 	struct prefix_hash *ph = &ci->prefix[i];
 	const struct mount_entry *e = &ci->t->entries[i];
+	uint64_t bit = UINT64_C(1) << (i % 64);
 
-	if (!ph->known) {
+	if (!(ci->prefix_known[i / 64] & bit)) {
 		ph->len = (uint32_t)strlen(e->mountpoint);
 		ph->state = hash_path_feed(hash_path_start(e->id), e->mountpoint, ph->len);
-		ph->known = true;
+		ci->prefix_known[i / 64] |= bit;
 	}
 	return ph;
 }
@@ -106,7 +111,7 @@ static size_t hash_after_parent(struct child_index *ci, const struct mount_entry
 /* The index of t; parent, when given, is each mount's parent (NO_MOUNT: none known), whose
  * mountpoints are then hashed once for all their children. */
 static int child_index_build(struct child_index *ci, const struct mount_table *t,
-			     const size_t *parent)
+			     const uint32_t *parent)
 {
 	size_t n = t->n_entries;
 	_cleanup_free_ uint64_t *hashes = malloc(sizeof(uint64_t) * (n ?: 1));
@@ -116,7 +121,8 @@ static int child_index_build(struct child_index *ci, const struct mount_table *t
 	if (!hashes || !lens)
 		return -ENOMEM;
 	ci->t = t;
-	if (parent && !(ci->prefix = calloc(n ?: 1, sizeof(struct prefix_hash))))
+	if (parent && (!(ci->prefix = malloc(sizeof(struct prefix_hash) * (n ?: 1))) ||
+		       !(ci->prefix_known = calloc(n / 64 + 1, sizeof(uint64_t)))))
 		return -ENOMEM;
 	r = hash_index_reserve(&ci->x, n);
 	if (r < 0)
@@ -282,15 +288,16 @@ static int compute_reachability(struct analysis *a, const struct id_index *by_id
 	struct child_index *ci = &index;
 	const struct mount_table *t = a->snap->mounts;
 	size_t n = t->n_entries;
-	size_t *parent = a->parent;
-	_cleanup_free_ size_t *sibling = NULL, *pos_cover = NULL, *stack = NULL;
+	uint32_t *parent = a->parent;
+	/* Positions in 32 bits, as in struct analysis. */
+	_cleanup_free_ uint32_t *sibling = NULL, *pos_cover = NULL, *stack = NULL;
 	_cleanup_free_ unsigned char *state = NULL; /* 0 new, 1 on stack, 2 done */
 	_cleanup_free_ bool *has_child = NULL;
 	int r;
 
-	sibling = malloc(sizeof(size_t) * (n ?: 1));
-	pos_cover = calloc(n ?: 1, sizeof(size_t));
-	stack = malloc(sizeof(size_t) * (n ?: 1));
+	sibling = malloc(sizeof(*sibling) * (n ?: 1));
+	pos_cover = calloc(n ?: 1, sizeof(*pos_cover));
+	stack = malloc(sizeof(*stack) * (n ?: 1));
 	state = calloc(n ?: 1, 1);
 	has_child = calloc(n ?: 1, sizeof(bool));
 	if (!sibling || !pos_cover || !stack || !state || !has_child)
@@ -304,7 +311,7 @@ static int compute_reachability(struct analysis *a, const struct id_index *by_id
 
 		if (p != NO_MOUNT)
 			has_child[p] = true;
-		parent[i] = p == i ? NO_MOUNT : p;
+		parent[i] = (uint32_t)(p == i ? NO_MOUNT : p);
 	}
 	r = child_index_build(ci, t, parent);
 	if (r < 0)
@@ -320,8 +327,8 @@ static int compute_reachability(struct analysis *a, const struct id_index *by_id
 			top = child_index_find(ci, e->id, e->mountpoint, own->len,
 					       hash_path_finish(own->state), &c);
 		}
-		a->stacked_on[i] = top == i ? NO_MOUNT : top;
-		sibling[i] = sibling_cover(ci, e, parent[i], &a->cover_work);
+		a->stacked_on[i] = (uint32_t)(top == i ? NO_MOUNT : top);
+		sibling[i] = (uint32_t)sibling_cover(ci, e, parent[i], &a->cover_work);
 	}
 	/* The index released before the walk below and the instances: for 50,000 mounts it is
 	 * 1 MiB. */
@@ -339,21 +346,21 @@ static int compute_reachability(struct analysis *a, const struct id_index *by_id
 
 		while (cur != NO_MOUNT && state[cur] == 0) {
 			state[cur] = 1;
-			stack[depth++] = cur;
+			stack[depth++] = (uint32_t)cur;
 			cur = parent[cur];
 		}
 		/* A cycle (only a hostile table has one): the last mount walked, whose parent is
 		 * already on the stack, becomes a root, so every parent is done before its child.
 		 */
 		if (cur != NO_MOUNT && state[cur] == 1)
-			parent[stack[depth - 1]] = NO_MOUNT;
+			parent[stack[depth - 1]] = (uint32_t)NO_MOUNT;
 		while (depth > 0) {
 			size_t m = stack[--depth], p = parent[m], hide = sibling[m];
 
 			if (hide == NO_MOUNT && p != NO_MOUNT)
 				hide = a->stacked_on[p] == m ? pos_cover[p] : a->covered_by[p];
-			pos_cover[m] = hide;
-			a->covered_by[m] = hide != NO_MOUNT ? hide : a->stacked_on[m];
+			pos_cover[m] = (uint32_t)hide;
+			a->covered_by[m] = hide != NO_MOUNT ? (uint32_t)hide : a->stacked_on[m];
 			a->reachable[m] = a->covered_by[m] == NO_MOUNT;
 			state[m] = 2;
 		}
