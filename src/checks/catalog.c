@@ -67,6 +67,7 @@ int checks_run(const struct analysis *a, const struct check_policy *policy, stru
 			if (r < 0)
 				return r;
 		}
+	findings_seal(out);
 	findings_sort(out);
 	return 0;
 }

@@ -16,6 +16,8 @@
 
 #include "analysis/analysis.h"
 
+struct json_emit;
+
 enum severity {
 	SEVERITY_INFO,
 	SEVERITY_WARNING,
@@ -49,7 +51,13 @@ struct finding {
 	size_t n_mount_ids;
 	dev_t *devices;
 	size_t n_devices;
-	json_object *evidence; /* owned */
+	/* The evidence, a JSON object: while the check that made the finding may still add to it
+	 * (until the next finding is added), a json-c object; then, sealed, its compact text in
+	 * evidence_text, and evidence is NULL. An object of four keys is about a kilobyte of
+	 * json-c's hash table, its text about a tenth of that. Read it with the finding_evidence*()
+	 * functions below, which take either. */
+	json_object *evidence;
+	char *evidence_text;
 	/* The check's repair cannot work here (a gid= the user namespace cannot name), or the
 	 * remedy holds no command at all: it is for a person to read. */
 	bool manual;
@@ -133,6 +141,17 @@ int checks_run(const struct analysis *a, const struct check_policy *policy, stru
 struct finding *findings_add(struct findings *f, const struct check_info *info,
 			     enum severity severity, json_object *evidence);
 int finding_add_mount(struct finding *f, unsigned mount_id, dev_t dev);
+/* Add key to f's evidence, sealed or not; takes v. 0 or -ENOMEM. */
+int finding_evidence_add(struct finding *f, const char *key, json_object *v);
+/* Whether f's evidence has key, as json_object_object_get_ex(); *ret is its value, a new
+ * reference (NULL: null or absent). */
+bool finding_evidence_get(const struct finding *f, const char *key, json_object **ret);
+/* f's evidence as compact JSON text, newly allocated, or NULL (out of memory). */
+char *finding_evidence_text(const struct finding *f);
+/* f's evidence as the value of key in what e describes. */
+void finding_emit_evidence(const struct finding *f, struct json_emit *e, const char *key);
+/* Seal every finding's evidence (checks_run() does, once the checks are done). */
+void findings_seal(struct findings *f);
 void findings_sort(struct findings *f);
 /* Drop (and free) findings below min. */
 void findings_filter(struct findings *f, enum severity min);

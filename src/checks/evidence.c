@@ -118,14 +118,16 @@ int check_set_remount_remedy(struct finding *f, const struct check_context *ctx,
 	 * single-id map, as unshare -r and rootless setups make) refuses the mount (EINVAL). */
 	if (info->remount_owner && !idmap_has_inside(ctx->snap->gid_map, ctx->snap->tty_gid)) {
 		f->manual = true;
-		json_object_object_add(f->evidence, "gid_settable", json_object_new_boolean(false));
+		if (finding_evidence_add(f, "gid_settable", json_object_new_boolean(false)) < 0)
+			return -ENOMEM;
 		/* A namespace that maps one gid (unshare -r, unprivileged bubblewrap) has one
 		 * user: its ptys in its own group harm no one, and nothing better can be set.
 		 * Reported for what it is, not as a failure. */
 		if (idmap_size(ctx->snap->gid_map) == 1) {
 			f->severity = SEVERITY_INFO;
-			json_object_object_add(f->evidence, "single_id_namespace",
-					       json_object_new_boolean(true));
+			if (finding_evidence_add(f, "single_id_namespace",
+						 json_object_new_boolean(true)) < 0)
+				return -ENOMEM;
 			return set_printf(&f->remedy,
 					  "nothing to do for this namespace's one user: gid=%u "
 					  "cannot be set on %s in a user namespace that maps a "
@@ -149,7 +151,8 @@ int check_set_remount_remedy(struct finding *f, const struct check_context *ctx,
 	 * a single-id namespace's finding stays info wherever its instance is. */
 	if (snapshot_is_host_instance(ctx->snap, in->dev) && !snapshot_in_host_userns(ctx->snap)) {
 		f->manual = true;
-		json_object_object_add(f->evidence, "host_instance", json_object_new_boolean(true));
+		if (finding_evidence_add(f, "host_instance", json_object_new_boolean(true)) < 0)
+			return -ENOMEM;
 		return set_printf(
 		    &f->remedy,
 		    "do not remount %s for this namespace: it is the host's own devpts "

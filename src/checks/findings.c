@@ -6,6 +6,7 @@
 
 #include "checks/checks.h"
 #include "util/alloc.h"
+#include "util/json-util.h"
 #include "util/string-table.h"
 
 static const char *const severity_table[_SEVERITY_MAX] = {
@@ -24,6 +25,82 @@ static void finding_done(struct finding *f)
 	free(f->devices);
 	free(f->journal_fields); /* one block, the strings inside */
 	json_object_put(f->evidence);
+	free(f->evidence_text);
+}
+
+/* The object becomes its text. Out of memory it stays an object, which every reader takes too. */
+static void finding_seal(struct finding *f)
+{
+	char *text;
+
+	if (!f->evidence)
+		return;
+	text = json_to_compact(f->evidence);
+	if (!text)
+		return;
+	json_object_put(f->evidence);
+	f->evidence = NULL;
+	f->evidence_text = text;
+}
+
+void findings_seal(struct findings *f)
+{
+	FOREACH_ARRAY (i, f->items, f->n_items)
+		finding_seal(i);
+}
+
+int finding_evidence_add(struct finding *f, const char *key, json_object *v)
+{
+	if (!f->evidence && f->evidence_text) {
+		/* Sealed: opened again (the probe's check confirms others' findings), and sealed
+		 * again with the rest. */
+		f->evidence = json_tokener_parse(f->evidence_text);
+		if (!f->evidence) {
+			json_object_put(v);
+			return -ENOMEM;
+		}
+		free(f->evidence_text);
+		f->evidence_text = NULL;
+	}
+	if (!f->evidence || json_object_object_add(f->evidence, key, v) < 0) {
+		json_object_put(v);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+bool finding_evidence_get(const struct finding *f, const char *key, json_object **ret)
+{
+	_cleanup_(json_object_putp) json_object *parsed = NULL;
+	json_object *ev = f->evidence, *v = NULL;
+
+	*ret = NULL;
+	if (!ev) {
+		/* A key the text does not hold anywhere is not in it: most readers ask each
+		 * finding for a key few have ("origin"). */
+		if (!f->evidence_text || !strstr(f->evidence_text, key))
+			return false;
+		ev = parsed = json_tokener_parse(f->evidence_text);
+	}
+	if (!ev || !json_object_object_get_ex(ev, key, &v))
+		return false;
+	*ret = json_object_get(v);
+	return true;
+}
+
+char *finding_evidence_text(const struct finding *f)
+{
+	if (f->evidence_text)
+		return strdup(f->evidence_text);
+	return f->evidence ? json_to_compact(f->evidence) : strdup("{}");
+}
+
+void finding_emit_evidence(const struct finding *f, struct json_emit *e, const char *key)
+{
+	if (f->evidence_text)
+		emit_json_text(e, key, f->evidence_text);
+	else
+		emit_value(e, key, json_object_get(f->evidence));
 }
 
 void findings_done(struct findings *f)
@@ -39,6 +116,11 @@ struct finding *findings_add(struct findings *f, const struct check_info *info,
 {
 	struct finding *n;
 
+	/* The last finding is done with (its check has moved on to this one, or ended): its
+	 * evidence is sealed, and the object's memory is there for this one's (500 findings touch
+	 * some 60 pages fewer). */
+	if (f->n_items > 0)
+		finding_seal(&f->items[f->n_items - 1]);
 	if (!evidence || GROW(f->items, f->allocated, f->n_items + 1) < 0) {
 		json_object_put(evidence);
 		return NULL;

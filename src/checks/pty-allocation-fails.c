@@ -193,8 +193,8 @@ static int pty_allocation_fails(const struct check_context *ctx, const struct ch
 			continue;
 		yes = has_failed && (pred->steps & ALLOC_STEP_BIT(failed)) &&
 		      (p->mismatch || errno_predicted(pred, p->error));
-		json_object_object_add(i->evidence, "confirmed_by_probe",
-				       json_object_new_boolean(yes));
+		if (finding_evidence_add(i, "confirmed_by_probe", json_object_new_boolean(yes)) < 0)
+			return -ENOMEM;
 		if (yes && i->severity == SEVERITY_CRITICAL)
 			confirmed = true;
 		else if (yes && !by_id) {

@@ -10,15 +10,10 @@
 
 char *finding_try_key(const struct finding *f)
 {
-	_cleanup_free_ char *key = finding_key(f);
-	const char *ev;
+	_cleanup_free_ char *key = finding_key(f), *ev = finding_evidence_text(f);
 	char *k;
 
-	if (!key)
-		return NULL;
-	ev = f->evidence ? json_object_to_json_string_ext(f->evidence, JSON_C_TO_STRING_PLAIN)
-			 : "null";
-	if (!ev || asprintf(&k, "%s\t%s", key, ev) < 0)
+	if (!key || !ev || asprintf(&k, "%s\t%s", key, ev) < 0)
 		return NULL;
 	return k;
 }

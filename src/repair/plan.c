@@ -8,6 +8,7 @@
 #include "repair/action.h"
 #include "snapshot/devpts-mode.h"
 #include "util/string-util.h"
+#include "util/json-util.h"
 #include "util/path.h"
 #include "util/alloc.h"
 
@@ -112,13 +113,15 @@ static int plan_slaves(struct repair_plan *p, const struct analysis *an, const s
 static int plan_session_owner(struct repair_plan *p, const struct analysis *an,
 			      const struct finding *f)
 {
-	json_object *path = json_object_object_get(f->evidence, "path"),
-		    *session = json_object_object_get(f->evidence, "session");
-	json_object *uid = session ? json_object_object_get(session, "uid") : NULL,
-		    *gid = session ? json_object_object_get(session, "gid") : NULL;
+	_cleanup_(json_object_putp) json_object *path = NULL, *session = NULL;
+	json_object *uid, *gid;
 	const struct node *n;
 	struct repair_action *a;
 
+	(void)finding_evidence_get(f, "path", &path);
+	(void)finding_evidence_get(f, "session", &session);
+	uid = session ? json_object_object_get(session, "uid") : NULL;
+	gid = session ? json_object_object_get(session, "gid") : NULL;
 	if (!path || !uid || !gid ||
 	    !(n = snapshot_find_node(an->snap, json_object_get_string(path))))
 		return 0;
@@ -184,11 +187,12 @@ static int plan_ptmx(struct repair_plan *p, const struct analysis *an, const str
  * evidence says which, and where its symlink chain ends); anything else is for a person. */
 static int plan_dev_tty(struct repair_plan *p, const struct analysis *an, const struct finding *f)
 {
-	json_object *problem = json_object_object_get(f->evidence, "problem"),
-		    *resolved = json_object_object_get(f->evidence, "resolved");
+	_cleanup_(json_object_putp) json_object *problem = NULL, *resolved = NULL;
 	const struct node *n;
 	struct repair_action *a;
 
+	(void)finding_evidence_get(f, "problem", &problem);
+	(void)finding_evidence_get(f, "resolved", &resolved);
 	if (problem && streq(json_object_get_string(problem), "missing")) {
 		a = add_action(p, f, ACTION_MKNOD);
 		if (!a || !(a->path = strdup(DEV_TTY_PATH)) ||

@@ -104,10 +104,9 @@ int journal_log_transition(const struct transition_event *e)
 	char dev[24];
 	int r = 0;
 
-	evidence = f->evidence ? json_to_text(f->evidence, 0) : strdup("{}");
+	evidence = finding_evidence_text(f);
 	if (!evidence || !summary || (detail && !detail_text) || (e->context && !context))
 		return -ENOMEM;
-	evidence[strcspn(evidence, "\n")] = 0;
 
 	if (asprintf(&message, "%s%s%s%s: %s%s%s", context ? "[" : "", context ?: "",
 		     context ? "] " : "", t == TRANSITION_DETECTED ? f->check->id : state, summary,

@@ -171,7 +171,7 @@ static void emit_finding(struct json_emit *e, const struct finding *f)
 	for (size_t i = 0; i < f->n_devices; i++)
 		emit_devnum(e, NULL, f->devices[i]);
 	emit_end(e);
-	emit_value(e, "evidence", json_object_get(f->evidence));
+	finding_emit_evidence(f, e, "evidence");
 	emit_string(e, "remedy", f->remedy);
 	emit_bool(e, "repairable", finding_repairable(f));
 	emit_end(e);

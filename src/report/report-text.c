@@ -6,6 +6,7 @@
 #include "report/report.h"
 #include "report/stack-picture.h"
 #include "util/escape.h"
+#include "util/json-util.h"
 #include "util/macro.h"
 #include "util/parse.h"
 
@@ -70,11 +71,11 @@ static void write_probe_line(FILE *f, const struct snapshot *s)
 /* One line on where a boot-born instance's options come from (the evidence's "origin"). */
 static void write_origin_line(FILE *f, const struct finding *i, const char *dim, const char *reset)
 {
-	json_object *o, *v;
+	_cleanup_(json_object_putp) json_object *o = NULL;
+	json_object *v;
 	const char *by = NULL;
 
-	if (!i->evidence || !json_object_object_get_ex(i->evidence, "origin", &o) ||
-	    !json_object_is_type(o, json_type_object))
+	if (!finding_evidence_get(i, "origin", &o) || !json_object_is_type(o, json_type_object))
 		return;
 	if (json_object_object_get_ex(o, "changed_by", &v) &&
 	    json_object_is_type(v, json_type_string))

@@ -6,6 +6,7 @@
 
 #include "report/transitions.h"
 #include "util/alloc.h"
+#include "util/json-util.h"
 #include "util/string-table.h"
 #include "util/string-util.h"
 #include "util/strv.h"
@@ -30,14 +31,13 @@ char *finding_key(const struct finding *f)
 
 bool finding_same_occurrence(const struct finding *x, const struct finding *y)
 {
-	json_object *ax, *ay;
+	_cleanup_(json_object_putp) json_object *ax = NULL, *ay = NULL;
 
 	if (x->severity != y->severity)
 		return false;
 	if (!x->check->transition)
 		return true;
-	if (!json_object_object_get_ex(x->evidence, "after", &ax) ||
-	    !json_object_object_get_ex(y->evidence, "after", &ay))
+	if (!finding_evidence_get(x, "after", &ax) || !finding_evidence_get(y, "after", &ay))
 		return false;
 	return json_object_equal(ax, ay);
 }

@@ -10,6 +10,7 @@
 
 #include "util/json-util.h"
 #include "util/parse.h"
+#include "util/string-util.h"
 
 json_object *json_new_mode(mode_t mode)
 {
@@ -159,14 +160,19 @@ static void sink_close(struct json_sink *s, char bracket, bool any, int level, i
 	sink_put(s, &bracket, 1);
 }
 
-/* An object's key and its separator. */
-static void sink_key(struct json_sink *s, const char *key, int pretty)
+static void sink_key_separator(struct json_sink *s, int pretty)
 {
-	sink_string(s, key, strlen(key));
 	if (pretty)
 		sink_lit(s, ": ");
 	else
 		sink_lit(s, ":");
+}
+
+/* An object's key and its separator. */
+static void sink_key(struct json_sink *s, const char *key, int pretty)
+{
+	sink_string(s, key, strlen(key));
+	sink_key_separator(s, pretty);
 }
 
 static void sink_bool(struct json_sink *s, bool v)
@@ -242,6 +248,68 @@ static void sink_value(struct json_sink *s, json_object *o, int level, int prett
 		sink_close(s, ']', n > 0, level, pretty);
 		return;
 	}
+}
+
+/* Just past the closing quote of the string whose opening quote is at p. */
+static const char *text_string_end(const char *p)
+{
+	for (p++; *p && *p != '"'; p++)
+		if (*p == '\\' && p[1])
+			p++;
+	return *p ? p + 1 : p;
+}
+
+/*
+ * The value at p in a compact text sink_value() wrote (json_to_compact()), written again as
+ * sink_value() writes the tree it came from, at level: strings and numbers are copied as they
+ * stand (sink_value() writes them alike compact or pretty), containers laid out. Returns where
+ * the value ends. A text it did not write sets -EINVAL and ends the walk.
+ */
+static const char *sink_text_value(struct json_sink *s, const char *p, int level, int pretty)
+{
+	const char *q;
+
+	if (*p == '{' || *p == '[') {
+		char close = *p == '{' ? '}' : ']';
+		bool first = true;
+
+		sink_open(s, *p++, pretty);
+		while (*p && *p != close) {
+			if (!first && *p == ',')
+				p++;
+			sink_item(s, first, level, pretty);
+			first = false;
+			if (close == '}') {
+				q = text_string_end(p);
+				sink_put(s, p, (size_t)(q - p));
+				sink_key_separator(s, pretty);
+				p = *q == ':' ? q + 1 : q;
+			}
+			p = sink_text_value(s, p, level + 1, pretty);
+		}
+		sink_close(s, close, !first, level, pretty);
+		return *p ? p + 1 : p;
+	}
+	q = *p == '"' ? text_string_end(p) : p + strcspn(p, ",]}");
+	if (q == p) {
+		s->error = s->error ?: -EINVAL;
+		return p + strlen(p);
+	}
+	sink_put(s, p, (size_t)(q - p));
+	return q;
+}
+
+char *json_to_compact(json_object *o)
+{
+	char *text = json_to_text(o, 0), *shrunk;
+	size_t n;
+
+	if (!text)
+		return NULL;
+	n = strcspn(text, "\n");
+	text[n] = 0;
+	shrunk = realloc(text, n + 1);
+	return shrunk ?: text;
 }
 
 char *json_to_text(json_object *o, int pretty)
@@ -345,6 +413,21 @@ void emit_value(struct json_emit *e, const char *key, json_object *v)
 	}
 	sink_value(&e->sink, v, e->level + e->depth, e->pretty);
 	json_object_put(v);
+}
+
+void emit_json_text(struct json_emit *e, const char *key, const char *text)
+{
+	json_object *v;
+
+	emit_item(e, key);
+	if (!e->tree_mode) {
+		sink_text_value(&e->sink, text, e->level + e->depth, e->pretty);
+		return;
+	}
+	v = json_tokener_parse(text);
+	if (!v && !streq(text, "null"))
+		e->sink.error = e->sink.error ?: -EINVAL;
+	emit_tree_add(e, key, v);
 }
 
 void emit_null(struct json_emit *e, const char *key)

@@ -9,11 +9,15 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+#include "util/macro.h"
+
 /* Add KEY, a string literal (its text is kept, not copied), to o, which must not have it yet:
  * no search of o's keys and no copy of the key, for the objects a report is built of. */
 #define json_add_new(o, KEY, value)                                                                \
 	json_object_object_add_ex((o), "" KEY, (value),                                            \
 				  JSON_C_OBJECT_ADD_KEY_IS_NEW | JSON_C_OBJECT_KEY_IS_CONSTANT)
+
+DEFINE_POINTER_CLEANUP(json_object, json_object_put)
 
 json_object *json_new_mode(mode_t mode);
 json_object *json_new_devnum(dev_t dev);
@@ -24,6 +28,8 @@ json_object *json_new_array_sized(size_t n);
 
 /* Serialize deterministically (two-space pretty print, no slash escaping), with a newline. */
 char *json_to_text(json_object *o, int pretty);
+/* The same unindented, with no newline, in an allocation of its size: a value kept as text. */
+char *json_to_compact(json_object *o);
 /* The same text written to f, without a copy of it. 0 or -EIO/-ENOMEM. */
 int json_write(FILE *f, json_object *o, int pretty);
 
@@ -63,6 +69,8 @@ void emit_object(struct json_emit *e, const char *key);
 void emit_array(struct json_emit *e, const char *key, size_t n_hint);
 void emit_end(struct json_emit *e);
 void emit_value(struct json_emit *e, const char *key, json_object *v);
+/* A value kept as json_to_compact() wrote it: the same as emit_value() of the value it holds. */
+void emit_json_text(struct json_emit *e, const char *key, const char *text);
 void emit_null(struct json_emit *e, const char *key);
 void emit_string(struct json_emit *e, const char *key, const char *v); /* NULL: null */
 void emit_int(struct json_emit *e, const char *key, int64_t v);

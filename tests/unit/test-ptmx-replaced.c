@@ -67,9 +67,9 @@ static int audit(struct ptmx_replaced *p, const char *nodes, const struct ptmx_u
 
 static const char *evidence_text(const struct finding *f, const char *key, char *buf, size_t n)
 {
-	json_object *v = NULL;
+	_cleanup_(json_object_putp) json_object *v = NULL;
 
-	if (!json_object_object_get_ex(f->evidence, key, &v))
+	if (!finding_evidence_get(f, key, &v))
 		return "(absent)";
 	snprintf(buf, n, "%s",
 		 json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN |

@@ -8,6 +8,7 @@
 #include "repair/outcomes.h"
 #include "report/transitions.h"
 #include "test.h"
+#include "util/json-util.h"
 #include "util/string-util.h"
 
 /* A finding of check id at mountpoint, first mount mount_id (0: none), evidence as JSON text. */
@@ -168,6 +169,74 @@ static void test_occurrence(void)
 	findings_done(&now);
 }
 
+/* f's evidence written alone, pretty, at level 2 (where a report puts it). */
+static char *emitted(const struct finding *f)
+{
+	struct json_emit e;
+
+	emit_start_text(&e, NULL, 1, 2);
+	finding_emit_evidence(f, &e, NULL);
+	return emit_take_text(&e);
+}
+
+/* A finding's evidence is sealed as text when the next finding is added, or by findings_seal(),
+ * and reads, writes and compares the same either way. */
+static void test_evidence_sealed(void)
+{
+	static const char ev[] = "{\"path\":\"/dev/pts/0\",\"after\":null,\"n\":1}";
+	struct findings f = { 0 }, other = { 0 };
+	_cleanup_free_ char *open_text = NULL, *open_emitted = NULL, *text = NULL, *e2 = NULL;
+	json_object *v = NULL;
+	struct finding *x;
+
+	x = add(&f, "ptmx-replaced", SEVERITY_WARNING, "/dev/ptmx", 0, ev);
+	if (!x)
+		return;
+	CHECK_MSG(x->evidence && !x->evidence_text, "the last finding is sealed already");
+	open_text = finding_evidence_text(x);
+	open_emitted = emitted(x);
+	EXPECT_STR(open_text, ev);
+	add(&f, "ptmx-replaced", SEVERITY_WARNING, "/dev/ptmx", 0, "{\"after\":2}");
+	x = &f.items[0];
+	CHECK_MSG(!x->evidence && x->evidence_text, "adding the next did not seal the first");
+	text = finding_evidence_text(x);
+	EXPECT_STR(text, ev);
+	e2 = emitted(x);
+	EXPECT_STR(e2, open_emitted);
+
+	/* present and null, absent, present */
+	CHECK_MSG(finding_evidence_get(x, "after", &v) && !v, "\"after\": null, sealed");
+	CHECK_MSG(!finding_evidence_get(x, "before", &v) && !v, "no \"before\", sealed");
+	CHECK_MSG(finding_evidence_get(x, "path", &v) && v &&
+		      streq(json_object_get_string(v), "/dev/pts/0"),
+		  "\"path\", sealed");
+	json_object_put(v);
+	/* a key that is only a value's text is not a key */
+	CHECK_MSG(!finding_evidence_get(x, "dev", &v), "\"dev\" found in \"/dev/pts/0\"");
+
+	/* Added to once sealed (the probe's check does so), then sealed again with the rest. */
+	EXPECT_INT(finding_evidence_add(x, "confirmed_by_probe", json_object_new_boolean(true)), 0);
+	findings_seal(&f);
+	CHECK_MSG(!f.items[0].evidence && !f.items[1].evidence, "findings_seal() left an object");
+	free(text);
+	text = finding_evidence_text(&f.items[0]);
+	EXPECT_STR(text,
+		   "{\"path\":\"/dev/pts/0\",\"after\":null,\"n\":1,\"confirmed_by_probe\":true}");
+
+	/* A sealed "after" and an open one compare as values (json_object_equal()). */
+	add(&other, "ptmx-replaced", SEVERITY_WARNING, "/dev/ptmx", 0, "{\"after\":null}");
+	CHECK_MSG(finding_same_occurrence(&f.items[0], &other.items[0]),
+		  "null \"after\", sealed and open: another occurrence");
+	CHECK_MSG(!finding_same_occurrence(&f.items[1], &other.items[0]),
+		  "\"after\" 2 and null: the same occurrence");
+	findings_done(&other);
+	add(&other, "ptmx-replaced", SEVERITY_WARNING, "/dev/ptmx", 0, "{\"after\":2}");
+	CHECK_MSG(finding_same_occurrence(&f.items[1], &other.items[0]),
+		  "\"after\" 2, sealed and open: another occurrence");
+	findings_done(&other);
+	findings_done(&f);
+}
+
 /* A finding journaled as repaired leaves quietly; one still there is not affected. */
 static void test_quiet_keys(void)
 {
@@ -236,6 +305,7 @@ int main(void)
 	test_order();
 	test_two_mounts();
 	test_occurrence();
+	test_evidence_sealed();
 	test_quiet_keys();
 	test_repair_outcomes();
 	return test_result("test-transitions");

@@ -558,6 +558,81 @@ static void test_json_differential(void)
 	}
 }
 
+/* The text one emitter call writes at level (inside an object when key is given), with v either
+ * as a tree or as its compact text. */
+static char *emit_one(json_object *v, const char *compact, const char *key, int pretty, int level)
+{
+	struct json_emit e;
+
+	emit_start_text(&e, NULL, pretty, level);
+	if (key)
+		emit_object(&e, NULL);
+	if (compact)
+		emit_json_text(&e, key, compact);
+	else
+		emit_value(&e, key, json_object_get(v));
+	if (key)
+		emit_end(&e);
+	return emit_take_text(&e);
+}
+
+/* A value kept as compact text (a sealed finding's evidence) is written as the tree it came from
+ * would be, at any nesting, pretty or not, and read back as that tree; a text the emitter did not
+ * write fails, and ends. */
+static void test_json_compact(void)
+{
+	static const char *const broken[] = { "", "[,]", "{\"a\":}", "[1,,2]" };
+	uint64_t seed = 0x636f6d70;
+
+	for (int i = 0; i < 3000 && test_failures == 0; i++) {
+		json_object *o = random_tree(&seed, 1 + i % 5), *back;
+		char *compact = json_to_compact(o), *plain = json_to_text(o, 0), *again;
+		struct json_emit e;
+
+		CHECK_MSG(compact && plain, "setup");
+		CHECK_MSG(strlen(compact) + 1 == strlen(plain) &&
+			      strncmp(compact, plain, strlen(compact)) == 0,
+			  "tree %d: compact\n%s\nplain\n%s", i, compact, plain);
+		for (int pretty = 0; pretty <= 1; pretty++)
+			for (int level = 0; level <= 2; level += 2)
+				for (int keyed = 0; keyed <= 1; keyed++) {
+					const char *key = keyed ? "evidence" : NULL;
+					char *want = emit_one(o, NULL, key, pretty, level),
+					     *got = emit_one(NULL, compact, key, pretty, level);
+
+					CHECK_MSG(want && got && streq(want, got),
+						  "tree %d, pretty %d, level %d, key %d: from the "
+						  "tree\n%s\nfrom the text\n%s",
+						  i, pretty, level, keyed, want, got);
+					free(want);
+					free(got);
+				}
+		emit_start_tree(&e);
+		emit_json_text(&e, NULL, compact);
+		back = emit_take_tree(&e);
+		/* the same text, not json_object_equal(): a boolean made of 0x100 is true too */
+		again = back || streq(compact, "null") ? json_to_text(back, 0) : NULL;
+		CHECK_MSG(again && streq(again, plain),
+			  "tree %d: read back as another tree\n%s\n%s", i, compact,
+			  again ?: "(none)");
+		free(again);
+		json_object_put(back);
+		free(compact);
+		free(plain);
+		json_object_put(o);
+	}
+	for (size_t i = 0; i < ELEMENTSOF(broken); i++) {
+		struct json_emit e;
+
+		emit_start_text(&e, NULL, 1, 0);
+		emit_json_text(&e, NULL, broken[i]);
+		CHECK_MSG(!emit_take_text(&e), "\"%s\" was written", broken[i]);
+		emit_start_tree(&e);
+		emit_json_text(&e, NULL, broken[i]);
+		CHECK_MSG(!emit_take_tree(&e), "\"%s\" was read", broken[i]);
+	}
+}
+
 /* A text past the stream's chunk comes out whole. */
 static void test_json_write_long(void)
 {
@@ -615,6 +690,7 @@ int main(void)
 	test_format_numbers();
 	test_json_write();
 	test_json_differential();
+	test_json_compact();
 	test_json_write_long();
 	test_set_printf_self();
 	test_dir_reader();
