@@ -143,8 +143,9 @@ struct finding *findings_add(struct findings *f, const struct check_info *info,
 int finding_add_mount(struct finding *f, unsigned mount_id, dev_t dev);
 /* Add key to f's evidence, sealed or not; takes v. 0 or -ENOMEM. */
 int finding_evidence_add(struct finding *f, const char *key, json_object *v);
-/* Whether f's evidence has key, as json_object_object_get_ex(); *ret is its value, a new
- * reference (NULL: null or absent). */
+/* Whether f's evidence has key (a name JSON writes as it is: no quote, backslash or control
+ * character), as json_object_object_get_ex(); *ret is its value, a new reference (NULL: null or
+ * absent). */
 bool finding_evidence_get(const struct finding *f, const char *key, json_object **ret);
 /* f's evidence as compact JSON text, newly allocated, or NULL (out of memory). */
 char *finding_evidence_text(const struct finding *f);

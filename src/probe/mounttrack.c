@@ -600,7 +600,7 @@ int mount_tracker_refresh(struct mount_tracker *t)
 		t->need_full = true;
 		return 1;
 	}
-	if (now->n_entries != t->last->n_entries)
+	if (now->n_entries != t->last->n_entries || !now->unique_ids || !t->last->unique_ids)
 		return 1;
 	for (size_t i = 0; i < now->n_entries; i++)
 		if (now->unique_ids[i] != t->last->unique_ids[i] ||
