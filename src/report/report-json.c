@@ -307,5 +307,5 @@ char *report_to_text(const struct report *r)
 
 	emit_start_text(&e, NULL, 1, 0);
 	emit_report(&e, NULL, r);
-	return emit_take_text(&e);
+	return emit_take_text(&e, true);
 }

@@ -301,14 +301,14 @@ static const char *sink_text_value(struct json_sink *s, const char *p, int level
 
 char *json_to_compact(json_object *o)
 {
-	char *text = json_to_text(o, 0), *shrunk;
-	size_t n;
+	struct json_emit e;
+	char *text, *shrunk;
 
-	if (!text)
-		return NULL;
-	n = strcspn(text, "\n");
-	text[n] = 0;
-	shrunk = realloc(text, n + 1);
+	emit_start_text(&e, NULL, 0, 0);
+	sink_value(&e.sink, o, 0, e.pretty);
+	text = emit_take_text(&e, false);
+	/* The sink's buffer is 4 KiB at least: kept, a finding's 130 bytes would take that. */
+	shrunk = text ? realloc(text, strlen(text) + 1) : NULL;
 	return shrunk ?: text;
 }
 
@@ -318,7 +318,7 @@ char *json_to_text(json_object *o, int pretty)
 
 	emit_start_text(&e, NULL, pretty, 0);
 	sink_value(&e.sink, o, 0, e.pretty);
-	return emit_take_text(&e);
+	return emit_take_text(&e, true);
 }
 
 int json_write(FILE *f, json_object *o, int pretty)
@@ -521,11 +521,13 @@ int emit_finish_file(struct json_emit *e, bool newline)
 	return r;
 }
 
-char *emit_take_text(struct json_emit *e)
+char *emit_take_text(struct json_emit *e, bool newline)
 {
 	char *text;
 
-	sink_put(&e->sink, "\n", 2); /* and the NUL */
+	if (newline)
+		sink_lit(&e->sink, "\n");
+	sink_put(&e->sink, "", 1); /* the NUL */
 	text = e->sink.buf;
 	if (e->sink.error) {
 		free(text);

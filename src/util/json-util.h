@@ -81,5 +81,5 @@ void emit_devnum(struct json_emit *e, const char *key, dev_t dev);
 json_object *emit_take_tree(struct json_emit *e);
 /* The rest of the text, and a newline if asked, written to the file: 0 or -errno. */
 int emit_finish_file(struct json_emit *e, bool newline);
-/* The text with a newline, or NULL when something failed. */
-char *emit_take_text(struct json_emit *e);
+/* The text, with a newline if asked, or NULL when something failed. */
+char *emit_take_text(struct json_emit *e, bool newline);

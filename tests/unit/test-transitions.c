@@ -176,7 +176,7 @@ static char *emitted(const struct finding *f)
 
 	emit_start_text(&e, NULL, 1, 2);
 	finding_emit_evidence(f, &e, NULL);
-	return emit_take_text(&e);
+	return emit_take_text(&e, true);
 }
 
 /* A finding's evidence is sealed as text when the next finding is added, or by findings_seal(),

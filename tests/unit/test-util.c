@@ -573,7 +573,7 @@ static char *emit_one(json_object *v, const char *compact, const char *key, int 
 		emit_value(&e, key, json_object_get(v));
 	if (key)
 		emit_end(&e);
-	return emit_take_text(&e);
+	return emit_take_text(&e, true);
 }
 
 /* A value kept as compact text (a sealed finding's evidence) is written as the tree it came from
@@ -626,7 +626,7 @@ static void test_json_compact(void)
 
 		emit_start_text(&e, NULL, 1, 0);
 		emit_json_text(&e, NULL, broken[i]);
-		CHECK_MSG(!emit_take_text(&e), "\"%s\" was written", broken[i]);
+		CHECK_MSG(!emit_take_text(&e, true), "\"%s\" was written", broken[i]);
 		emit_start_tree(&e);
 		emit_json_text(&e, NULL, broken[i]);
 		CHECK_MSG(!emit_take_tree(&e), "\"%s\" was read", broken[i]);
