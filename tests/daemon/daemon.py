@@ -328,7 +328,10 @@ def case_lifecycle(ptsguard, opts):
 
     took = stop_daemon(c, daemon)
     c.true(took < 2.0, "exits promptly after SIGTERM (%.3fs)" % took)
-    c.true(daemon.notify.count("STOPPING", "1") == 1, "STOPPING=1 sent")
+    # The datagram was sent before the daemon exited, but the socket's reader thread may not
+    # have taken it in yet: wait for it, then there must be exactly one.
+    daemon.notify.wait("STOPPING", "1", what="STOPPING=1 on the notify socket")
+    c.true(daemon.notify.count("STOPPING", "1") == 1, "STOPPING=1 sent once")
     log("SIGTERM to exit: %.1f ms" % (took * 1000))
     journal.stop()
     c.done()
