@@ -10,6 +10,9 @@ static int devpts_foreign_defaults(const struct check_context *ctx, const struct
 
 	FOREACH_ARRAY (in, a->instances, a->n_instances) {
 		const struct mount_entry *e = analysis_mount(a, in->visible_mount);
+		struct devpts_fix fix = { .owner = true,
+					  .tty_gid = ctx->snap->tty_gid,
+					  .policy = ctx->policy };
 		struct finding *f;
 		json_object *ev;
 		char mode[8];
@@ -23,8 +26,7 @@ static int devpts_foreign_defaults(const struct check_context *ctx, const struct
 			&f->summary,
 			"devpts at %s has no gid= (mode %s): its ptys get the creator's group",
 			e->mountpoint, format_mode(in->options.mode, mode)) < 0 ||
-		    set_printf(&f->remedy, "mount -o remount,gid=%u,mode=620 %s",
-			       (unsigned)ctx->snap->tty_gid, e->mountpoint) < 0 ||
+		    !(f->remedy = devpts_remount_command(&in->options, &fix, e->mountpoint)) ||
 		    set_printf(&f->mountpoint, "%s", e->mountpoint) < 0)
 			return -ENOMEM;
 	}

@@ -26,6 +26,7 @@ static int devpts_host_instance(const struct check_context *ctx, const struct ch
 	const struct analysis *a = ctx->a;
 	const struct snapshot_namespace *ns = a->snap->ns;
 	const struct mount_entry *e = analysis_serving_mount(a);
+	_cleanup_free_ char *opts = NULL;
 	json_object *ev, *host;
 	struct finding *f;
 	char dev[24];
@@ -67,7 +68,14 @@ static int devpts_host_instance(const struct check_context *ctx, const struct ch
 			"and its ptys appear on the host",
 			format_devnum(a->serving->dev, dev), check_serving_mountpoint(a),
 			ns->host.mountpoint ?: "?") < 0 ||
-		    set_printf(&f->remedy, "%s", info->remedy) < 0)
+		    !(opts = devpts_fresh_options(ctx->policy, ctx->snap->tty_gid, true, true)) ||
+		    set_printf(
+			&f->remedy,
+			"give the namespace its own devpts instance: mount -t devpts -o %s "
+			"devpts /dev/pts and ln -sf pts/ptmx /dev/ptmx inside it "
+			"(docker/podman: drop -v /dev:/dev or -v /dev/pts; bubblewrap: --dev "
+			"/dev instead of --dev-bind /dev /dev)",
+			opts) < 0)
 			return -ENOMEM;
 	}
 	if (set_printf(&f->mountpoint, "%s", check_serving_mountpoint(a)) < 0)
@@ -95,7 +103,7 @@ const struct check_info check_devpts_host_instance = {
 	    "also has the host's root directory and user namespace (a systemd service's sandbox, "
 	    "a plain unshare -m) sees the host's whole tree anyway: there the finding is info.",
 	.remedy = "give the namespace its own devpts instance: mount -t devpts -o "
-		  "newinstance,ptmxmode=0666,mode=620,gid=5 devpts /dev/pts and ln -sf pts/ptmx "
+		  "newinstance,gid=5,mode=620,ptmxmode=0666 devpts /dev/pts and ln -sf pts/ptmx "
 		  "/dev/ptmx inside it (docker/podman: drop -v /dev:/dev or -v /dev/pts; "
 		  "bubblewrap: --dev /dev instead of --dev-bind /dev /dev)",
 	.run = devpts_host_instance,

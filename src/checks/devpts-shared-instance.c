@@ -8,9 +8,14 @@ static int devpts_shared_instance(const struct check_context *ctx, const struct 
 {
 	const struct analysis *a = ctx->a;
 	const struct mount_table *t = ctx->snap->mounts;
+	_cleanup_free_ char *opts = NULL;
 
 	if (a->multi_instance || !a->serving)
 		return 0;
+	/* A private instance for the chroot, reached there through its own pts/ptmx. */
+	opts = devpts_fresh_options(ctx->policy, ctx->snap->tty_gid, true, true);
+	if (!opts)
+		return -ENOMEM;
 	for (size_t i = 0; i < t->n_entries; i++) {
 		const struct mount_entry *e = &t->entries[i];
 		struct finding *f;
@@ -30,10 +35,8 @@ static int devpts_shared_instance(const struct check_context *ctx, const struct 
 			       "changes the options of %s",
 			       e->mountpoint, format_devnum(e->dev, dev),
 			       check_serving_mountpoint(a)) < 0 ||
-		    set_printf(&f->remedy,
-			       "umount %s && mount -t devpts -o newinstance,ptmxmode=0666,gid=%u,"
-			       "mode=620 devpts %s",
-			       e->mountpoint, (unsigned)ctx->snap->tty_gid, e->mountpoint) < 0 ||
+		    set_printf(&f->remedy, "umount %s && mount -t devpts -o %s devpts %s",
+			       e->mountpoint, opts, e->mountpoint) < 0 ||
 		    set_printf(&f->mountpoint, "%s", e->mountpoint) < 0)
 			return -ENOMEM;
 	}
@@ -50,7 +53,7 @@ const struct check_info check_devpts_shared_instance = {
 		       "xen-create-image does) shares the system /dev/pts: any mount or remount "
 		       "there with other options resets the options of the system's ptys.",
 	.remedy = "umount the mount and mount it again with -o "
-		  "newinstance,ptmxmode=0666,gid=5,mode=620 (and link ptmx -> pts/ptmx "
+		  "newinstance,gid=5,mode=620,ptmxmode=0666 (and link ptmx -> pts/ptmx "
 		  "there); then mount -o remount,gid=5,mode=620 /dev/pts",
 	.run = devpts_shared_instance,
 };

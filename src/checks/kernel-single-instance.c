@@ -5,11 +5,15 @@
 static int kernel_single_instance(const struct check_context *ctx, const struct check_info *info,
 				  struct findings *out)
 {
+	_cleanup_free_ char *opts = NULL;
 	struct finding *f;
 	json_object *ev;
 
 	if (ctx->a->multi_instance)
 		return 0;
+	opts = devpts_fresh_options(ctx->policy, ctx->snap->tty_gid, true, true);
+	if (!opts)
+		return -ENOMEM;
 	ev = json_object_new_object();
 	json_object_object_add(ev, "kernel", json_object_new_string(ctx->snap->kernel_release));
 	f = findings_add(out, info, info->severity, ev);
@@ -18,7 +22,7 @@ static int kernel_single_instance(const struct check_context *ctx, const struct 
 		       "kernel %s predates 4.7: devpts mounts without newinstance share one "
 		       "instance",
 		       ctx->snap->kernel_release) < 0 ||
-	    set_printf(&f->remedy, "%s", info->remedy) < 0)
+	    set_printf(&f->remedy, "mount extra devpts instances with -o %s", opts) < 0)
 		return -ENOMEM;
 	return 0;
 }
@@ -31,6 +35,6 @@ const struct check_info check_kernel_single_instance = {
 	.explanation = "This kernel is older than 4.7: every devpts mount made without newinstance "
 		       "joins the single system instance, so a mount in a chroot changes the "
 		       "system's ptys. Mount extra devpts instances with newinstance.",
-	.remedy = "mount extra devpts instances with -o newinstance,ptmxmode=0666,gid=5,mode=620",
+	.remedy = "mount extra devpts instances with -o newinstance,gid=5,mode=620,ptmxmode=0666",
 	.run = kernel_single_instance,
 };

@@ -60,7 +60,7 @@ static int ptmx_no_devpts(const struct check_context *ctx, const struct check_in
 {
 	const struct analysis *a = ctx->a;
 	const struct node *pts;
-	_cleanup_free_ char *lost = NULL;
+	_cleanup_free_ char *lost = NULL, *opts = NULL;
 	struct finding *f;
 	json_object *ev;
 	const char *state;
@@ -82,8 +82,10 @@ static int ptmx_no_devpts(const struct check_context *ctx, const struct check_in
 		json_object_put(ev);
 		return -ENOMEM;
 	}
+	/* A char /dev/ptmx reaches the instance at pts beside it whatever its ptmxmode. */
+	opts = devpts_fresh_options(ctx->policy, ctx->snap->tty_gid, false, false);
 	f = findings_add(out, info, info->severity, ev);
-	if (!f ||
+	if (!f || !opts ||
 	    set_printf(&f->summary,
 		       "nothing devpts is mounted at %s (%s): every open of %s fails with ENODEV",
 		       a->pts_path, state, a->ptmx_final->path) < 0 ||
@@ -97,18 +99,16 @@ static int ptmx_no_devpts(const struct check_context *ctx, const struct check_in
 			       "%s is a symlink (to %s): mkdir -p and mount would follow it and "
 			       "mount on its target (stacking a second devpts if one is there), "
 			       "where %s never looks; remove the link first: rm %s && mkdir %s && "
-			       "mount -t devpts -o gid=%u,mode=620,ptmxmode=000 devpts %s (or, to "
+			       "mount -t devpts -o %s devpts %s (or, to "
 			       "keep the link, mount on its target deliberately with ptmxmode=0666 "
 			       "and make %s a symlink to pts/ptmx)%s",
 			       a->pts_path, pts->target ?: "?", a->ptmx_final->path, a->pts_path,
-			       a->pts_path, (unsigned)ctx->snap->tty_gid, a->pts_path,
-			       a->ptmx_final->path, lost) < 0)
+			       a->pts_path, opts, a->pts_path, a->ptmx_final->path, lost) < 0)
 			return -ENOMEM;
 		return 0;
 	}
-	if (set_printf(&f->remedy,
-		       "mkdir -p %s && mount -t devpts -o gid=%u,mode=620,ptmxmode=000 devpts %s%s",
-		       a->pts_path, (unsigned)ctx->snap->tty_gid, a->pts_path, lost) < 0)
+	if (set_printf(&f->remedy, "mkdir -p %s && mount -t devpts -o %s devpts %s%s", a->pts_path,
+		       opts, a->pts_path, lost) < 0)
 		return -ENOMEM;
 	return 0;
 }
@@ -127,8 +127,7 @@ const struct check_info check_ptmx_no_devpts = {
 		       "no longer mounted here (a lazy umount, a chroot's teardown that "
 		       "propagated), a new devpts does not bring their sessions back: the remedy "
 		       "points to " UNREACHABLE_CHECK_ID ", which names them.",
-	.remedy = "mkdir -p /dev/pts && mount -t devpts -o gid=5,mode=620,ptmxmode=000 devpts "
-		  "/dev/pts",
+	.remedy = "mkdir -p /dev/pts && mount -t devpts -o gid=5,mode=620 devpts /dev/pts",
 	.run = ptmx_no_devpts,
 	.predicts = { .steps = ALLOC_STEP_BIT(ALLOC_STEP_OPEN_PTMX) },
 };

@@ -355,10 +355,11 @@ static void format_tty_group(const struct config *c, FILE *f)
 
 static void format_mode_pin(const struct config *c, FILE *f)
 {
-	fputs(!c->check_policy.pin_mode		      ? "620|600"
-	      : (c->check_policy.mode & 0777) == 0600 ? "600"
-						      : "620",
-	      f);
+	mode_t modes[2];
+	size_t n = devpts_modes_healthy(&c->check_policy, modes);
+
+	for (size_t i = 0; i < n; i++)
+		fprintf(f, "%s%03o", i ? "|" : "", (unsigned)modes[i]);
 }
 
 static void format_repair_policy(const struct config *c, FILE *f)

@@ -33,7 +33,7 @@ enum action_kind {
 	ACTION_MKNOD,	    /* create /dev/ptmx, or /dev/tty (rdev says which) */
 	ACTION_SYMLINK,	    /* create /dev/ptmx -> pts/ptmx */
 	ACTION_CHMOD,	    /* /dev/ptmx, or /dev/tty (rdev), to 0666 */
-	ACTION_SLAVE,	    /* one slave: group tty, mode 620 */
+	ACTION_SLAVE,	    /* one slave: group tty, the instance's mode (devpts_mode_wanted) */
 	ACTION_SLAVE_OWNER, /* one root-owned slave: to the uid of its session */
 };
 

@@ -6,7 +6,6 @@
 
 #include "snapshot/devpts-options.h"
 #include "snapshot/mountinfo.h"
-#include "snapshot/snapshot.h"
 #include "util/macro.h"
 #include "util/parse.h"
 
@@ -146,4 +145,19 @@ char *devpts_remount_command(const struct devpts_options *now, const struct devp
 	if (!opts || asprintf(&cmd, "mount -o remount,%s %s", opts, mountpoint) < 0)
 		return NULL;
 	return cmd;
+}
+
+char *devpts_fresh_options(const struct check_policy *policy, gid_t tty_gid, bool newinstance,
+			   bool ptmx)
+{
+	/* A fresh instance has no mode of its own to keep: the rule's choice for "nothing known".
+	 */
+	struct devpts_options none = { .mode = 07777 };
+	char *opts;
+
+	if (asprintf(&opts, "%sgid=%u,mode=%03o%s", newinstance ? "newinstance," : "",
+		     (unsigned)tty_gid, (unsigned)devpts_mode_wanted(policy, &none, 0),
+		     ptmx ? ",ptmxmode=0666" : "") < 0)
+		return NULL;
+	return opts;
 }

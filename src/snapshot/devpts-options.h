@@ -43,10 +43,9 @@ char *devpts_options_format(const struct devpts_options *o);
 size_t devpts_modes_healthy(const struct check_policy *policy, mode_t ret[static 2]);
 /* Is mode (permission bits) a healthy slave mode? policy may be NULL. */
 bool devpts_mode_healthy(const struct check_policy *policy, mode_t mode);
-/* Are these options healthy: gid= the tty group, and a healthy slave mode? policy may be NULL. */
 /* The same options: gid=, uid=, the modes (permission bits) and max=. */
 bool devpts_options_same(const struct devpts_options *x, const struct devpts_options *y);
-
+/* Are these options healthy: gid= the tty group, and a healthy slave mode? policy may be NULL. */
 bool devpts_options_healthy(const struct check_policy *policy, const struct devpts_options *o,
 			    gid_t tty_gid);
 /* The slave mode to set on an instance that has the options now, the one rule of it (repair,
@@ -63,8 +62,14 @@ bool devpts_options_healthy(const struct check_policy *policy, const struct devp
 mode_t devpts_mode_wanted(const struct check_policy *policy, const struct devpts_options *now,
 			  mode_t last_healthy);
 
-struct snapshot;
-struct devpts_seen_healthy;
+/* A devpts instance as the daemon last saw it healthy (gid= the tty group, a healthy slave mode),
+ * kept in its state file: the mode a repair of that instance restores when nothing says
+ * better (snapshot/devpts-mode.h, devpts_mode_recorded). */
+struct devpts_seen_healthy {
+	bool known;
+	dev_t dev;
+	mode_t mode; /* 0620 or 0600 */
+};
 
 /* The daemon's record: an instance seen now with healthy options (gid= the tty group, a healthy
  * mode under policy) is what a later repair of it restores. Updates *seen when so. */
@@ -83,6 +88,13 @@ struct devpts_fix {
 /* The options after a remount of an instance that has now: what fix asks, the rest kept. */
 struct devpts_options devpts_options_target(const struct devpts_options *now,
 					    const struct devpts_fix *fix);
+/* The options of a devpts instance mounted afresh, for a remedy that mounts one: "gid=G,mode=M"
+ * with the slave mode of the rule (the pinned Mode=, else 620), then "ptmxmode=0666" when ptmx
+ * is set (the instance is reached through a pts/ptmx link or bind; a char /dev/ptmx beside it
+ * needs none), with "newinstance," first when newinstance is set (kernels before 4.7).
+ * malloc'ed, or NULL. */
+char *devpts_fresh_options(const struct check_policy *policy, gid_t tty_gid, bool newinstance,
+			   bool ptmx);
 /* "mount -o remount,OPTIONS MOUNTPOINT" for those target options, malloc'ed, or NULL. */
 char *devpts_remount_command(const struct devpts_options *now, const struct devpts_fix *fix,
 			     const char *mountpoint);

@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "snapshot/allocation.h"
+#include "snapshot/devpts-options.h"
 #include "snapshot/mountinfo.h"
 #include "util/macro.h"
 
@@ -107,15 +108,6 @@ struct snapshot_namespace {
 	 * its own tree. Optional in JSON, default false. */
 	bool root_is_host;
 	struct host_serving host;
-};
-
-/* A devpts instance as the daemon last saw it healthy (gid= the tty group, a healthy slave mode),
- * kept in its state file: the mode a repair of that instance restores when nothing says
- * better (snapshot/devpts-mode.h, devpts_mode_recorded). */
-struct devpts_seen_healthy {
-	bool known;
-	dev_t dev;
-	mode_t mode; /* 0620 or 0600 */
 };
 
 /* How far the search for holders went (probe/holder-scan.h). partial: it stopped at its time

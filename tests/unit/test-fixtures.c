@@ -6,14 +6,23 @@
  * their evidence and remedy, and optionally a subset of the whole report. The
  * test also checks that the report is deterministic and that a snapshot
  * written back out and re-read gives the same findings.
+ *
+ * Each fixture goes through pipeline_run(), as every command's audit does, with the
+ * configuration its optional "_config" key holds (the text of a ptsguard.conf: [Devpts] Mode=,
+ * [Ignore] Checks=, ...), else the built-in defaults: what the configuration changes about the
+ * findings and their remedies is tested here too.
  */
 #include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "analysis/analysis.h"
 #include "checks/checks.h"
+#include "config/conf.h"
+#include "pipeline/pipeline.h"
 #include "report/report.h"
 #include "snapshot/snapshot-json.h"
 #include "snapshot/snapshot.h"
@@ -154,23 +163,71 @@ static void same_text(const struct report *rep, const char *what)
 	}
 }
 
-/* Audit a snapshot and return the report JSON with generated_at removed. */
-static json_object *audit(const struct snapshot *s, int *exit_status)
+/* The configuration of the fixture being run: its "_config", or the built-in defaults. */
+static struct config *fixture_config;
+
+/* Load "_config" (a string: a configuration file's text) of root into fixture_config, through a
+ * file as config_load() reads every configuration. */
+static int load_fixture_config(json_object *root, const char *path)
 {
-	_cleanup_(analysis_freep) struct analysis *a = NULL;
-	struct findings f = { 0 };
+	char tmp[] = "/tmp/ptsguard-fixture-XXXXXX";
+	struct config_error err = { 0 };
+	json_object *conf = NULL;
+	const char *text;
+	int fd, r;
+
+	fixture_config = config_free(fixture_config);
+	if (!json_object_object_get_ex(root, "_config", &conf))
+		return config_new_default(&fixture_config);
+	text = json_object_get_string(conf);
+	fd = mkstemp(tmp);
+	if (fd < 0)
+		return -errno;
+	r = write(fd, text, strlen(text)) == (ssize_t)strlen(text) ? 0 : -EIO;
+	close(fd);
+	if (r == 0)
+		r = config_load(tmp, &fixture_config, &err);
+	unlink(tmp);
+	CHECK_MSG(r == 0, "%s: _config: line %u: %s", path, err.line, err.message);
+	return r;
+}
+
+/* Audit s through the pipeline (s taken over) and return the report JSON with generated_at
+ * removed. */
+static json_object *audit_taken(struct snapshot *s, int *exit_status)
+{
+	struct audit_target t = { .snapshot = s };
+	struct audit_result res = { 0 };
+	struct parse_error perr = { 0 };
 	struct report rep;
 	json_object *o;
 
-	if (analysis_new(s, &a) < 0 || checks_run(a, NULL, &f) < 0)
+	if (pipeline_run(&t, fixture_config, &res, &perr) < 0)
 		return NULL;
-	rep = (struct report){ .snap = s, .a = a, .findings = &f, .source = "snapshot" };
-	same_text(&rep, s->hostname ?: "a fixture");
+	rep = (struct report){
+		.snap = res.snap, .a = res.a, .findings = &res.findings, .source = "snapshot"
+	};
+	same_text(&rep, res.snap->hostname ?: "a fixture");
 	o = report_to_json(&rep);
 	json_object_object_del(o, "generated_at");
-	*exit_status = report_exit_status(&f);
-	findings_done(&f);
+	*exit_status = report_exit_status(&res.findings);
+	audit_result_done(&res);
 	return o;
+}
+
+/* The same for a snapshot that stays the caller's: audited from a copy (its JSON read back,
+ * which the round trip below proves is the same snapshot). */
+static json_object *audit(const struct snapshot *s, int *exit_status)
+{
+	json_object *o = snapshot_to_json(s);
+	_cleanup_free_ char *text = json_to_text(o, 0);
+	struct load_error err = { { 0 } };
+	struct snapshot *copy = NULL;
+
+	json_object_put(o);
+	if (!text || snapshot_parse(text, strlen(text), &copy, &err) < 0)
+		return NULL;
+	return audit_taken(copy, exit_status);
 }
 
 static int worst_exit(json_object *findings)
@@ -187,7 +244,7 @@ static int worst_exit(json_object *findings)
 }
 
 /* The daemon's incremental tracking audits only analysis_relevant_mounts(): a table of those
- * alone must give the same report, byte for byte. */
+ * alone must give the same report, byte for byte. s is taken over. */
 static void test_relevant_subset(const char *path, struct snapshot *s, const char *full_text)
 {
 	_cleanup_(analysis_freep) struct analysis *a = NULL;
@@ -201,12 +258,13 @@ static void test_relevant_subset(const char *path, struct snapshot *s, const cha
 	if (!s || analysis_new(s, &a) < 0 || analysis_relevant_mounts(a, &idx, &n) < 0 ||
 	    mount_table_copy(s->mounts, idx, n, &subset) < 0) {
 		CHECK_MSG(false, "%s: cannot take the relevant mounts", path);
+		snapshot_free(s);
 		return;
 	}
 	n_all = s->mounts->n_entries;
 	a = analysis_free(a);
 	snapshot_set_mount_table(s, subset);
-	rep = audit(s, &status);
+	rep = audit_taken(s, &status);
 	text = json_to_text(rep, 1);
 	CHECK_MSG(text && streq(text, full_text),
 		  "%s: the %zu relevant mounts of %zu audit differently:\n%s", path, n, n_all,
@@ -235,6 +293,10 @@ static void test_fixture(const char *path)
 	if (r < 0)
 		return;
 	root = json_tokener_parse(text);
+	if (load_fixture_config(root, path) < 0) {
+		json_object_put(root);
+		return;
+	}
 	expect = json_object_object_get(root, "_expect");
 	want_findings = json_object_object_get(expect, "findings");
 	json_object_object_get_ex(expect, "report", &want_report);
@@ -292,6 +354,30 @@ static void test_fixture(const char *path)
 			  "%s: finding %zu has no remedy", path, i);
 	}
 
+	/* Under a pinned Mode=, every slave mode a remedy sets (mode=NNN, chmod NNN) is that mode:
+	 * the one rule, whatever check wrote the remedy. */
+	if (fixture_config->check_policy.pin_mode)
+		for (size_t i = 0; i < json_object_array_length(findings); i++) {
+			const char *remedy = json_object_get_string(json_object_object_get(
+			    json_object_array_get_idx(findings, i), "remedy"));
+			unsigned pinned = fixture_config->check_policy.mode & 0777;
+
+			for (const char *p = remedy; p && *p; p++) {
+				bool opt = strncmp(p, "mode=", 5) == 0 &&
+					   (p == remedy || (p[-1] != 'x' && p[-1] != 'e'));
+				bool chmod = strncmp(p, "chmod ", 6) == 0;
+				unsigned v;
+
+				if (!opt && !chmod)
+					continue;
+				v = (unsigned)strtoul(p + (opt ? 5 : 6), NULL, 8);
+				CHECK_MSG(v == pinned,
+					  "%s: finding %zu's remedy sets mode %03o, not "
+					  "the pinned %03o: %s",
+					  path, i, v, pinned, remedy);
+			}
+		}
+
 	/* Deterministic: the same input gives the same bytes. */
 	rep2 = audit(s, &status2);
 	t1 = json_to_text(rep, 1);
@@ -313,7 +399,7 @@ static void test_fixture(const char *path)
 			  path);
 		json_object_put(rep3);
 	}
-	test_relevant_subset(path, again, t1);
+	test_relevant_subset(path, TAKE_PTR(again), t1);
 
 	json_object_put(written);
 	json_object_put(rep2);
@@ -365,6 +451,7 @@ int main(int argc, char **argv)
 		n++;
 	}
 	closedir(d);
+	fixture_config = config_free(fixture_config);
 	if (n_names > 0) {
 		CHECK_MSG(n == (size_t)n_names, "%zu of the %d fixtures named found in %s", n,
 			  n_names, argv[1]);
