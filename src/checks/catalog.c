@@ -2,39 +2,14 @@
 /*
  * The catalog: every check module in catalog order, and the run of them all. Ids, severities and
  * MESSAGE_IDs are a public contract (docs/checks.md): never rename or reuse one. A new check is
- * one module with its row, listed here.
+ * one module with its row, and one line in the list of src/meson.build, which gives this order.
  */
 #include "checks/check.h"
 #include "util/string-util.h"
 
-const struct check_info *const check_catalog[] = {
-	&check_ptmx_missing,
-	&check_ptmx_not_device,
-	&check_ptmx_mode,
-	&check_ptmx_no_devpts,
-	&check_ptmx_locked,
-	&check_ptmx_replaced,
-	&check_pts_covered,
-	&check_devpts_options_lost,
-	&check_devpts_gid_mismatch,
-	&check_devpts_overmount,
-	&check_devpts_orphan_in_use,
-	&check_pty_instance_unreachable,
-	&check_devpts_shared_instance,
-	&check_devpts_foreign_defaults,
-	&check_pty_slave_perms,
-	&check_pt_chown_setuid,
-	&check_pty_capacity,
-	&check_fstab_devpts_options,
-	&check_kernel_single_instance,
-	&check_ptmx_foreign_instance,
-	&check_devpts_uid_set,
-	&check_pty_path_blocked,
-	&check_devpts_host_instance,
-	&check_dev_tty_broken,
-	&check_pty_owner_not_session_user,
-	&check_pty_allocation_fails,
-};
+#define CHECK_ROW(name) &check_##name,
+const struct check_info *const check_catalog[] = { CHECK_LIST(CHECK_ROW) };
+#undef CHECK_ROW
 
 const size_t check_catalog_size = ELEMENTSOF(check_catalog);
 

@@ -12,19 +12,15 @@
 #include <sys/sysmacros.h>
 
 #include "analysis/boot.h"
+#include "check-list.h"
 #include "checks/checks.h"
 #include "util/json-util.h"
 #include "util/limits.h"
 
-/* The catalog rows, one per module. */
-extern const struct check_info check_ptmx_missing, check_ptmx_not_device, check_ptmx_mode,
-    check_ptmx_no_devpts, check_ptmx_locked, check_ptmx_replaced, check_pts_covered,
-    check_devpts_options_lost, check_devpts_gid_mismatch, check_devpts_overmount,
-    check_devpts_orphan_in_use, check_devpts_shared_instance, check_devpts_foreign_defaults,
-    check_pty_slave_perms, check_pt_chown_setuid, check_pty_capacity, check_fstab_devpts_options,
-    check_kernel_single_instance, check_ptmx_foreign_instance, check_devpts_uid_set,
-    check_pty_path_blocked, check_devpts_host_instance, check_pty_allocation_fails,
-    check_dev_tty_broken, check_pty_owner_not_session_user, check_pty_instance_unreachable;
+/* The catalog rows, one per module, declared from the list in src/meson.build. */
+#define CHECK_DECLARE(name) extern const struct check_info check_##name;
+CHECK_LIST(CHECK_DECLARE)
+#undef CHECK_DECLARE
 
 /* The devpts instance whose mount is on top at mountpoint mp, if any: what /dev/pts/N names
  * there. */
