@@ -2,8 +2,8 @@
 #include "checks/check.h"
 #include "util/string-util.h"
 
-/* The check that names sessions stranded on a devpts instance no mount here shows (issue 26,
- * item 1): an empty /dev/pts after a lazy umount, or a chroot's teardown that propagated. */
+/* The check that names sessions stranded on a devpts instance no mount here shows: an empty
+ * /dev/pts after a lazy umount, or a chroot's teardown that propagated. */
 #define UNREACHABLE_CHECK_ID "pty-instance-unreachable"
 #define LOST_HOLDERS_NAMED   4
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Incremental mount tracking for the daemon (issue: scale). fanotify mount
+ * Incremental mount tracking for the daemon, for tables of any size. fanotify mount
  * events (FAN_MNT_ATTACH/FAN_MNT_DETACH on our mount namespace, Linux 6.15)
  * say exactly which mount came or went; statmount() says what it is. The
  * tracker keeps only the relevant mounts (analysis_relevant_mounts(): devpts
