@@ -168,6 +168,53 @@ static int device_cgroup_remedy(const struct check_context *ctx, enum alloc_step
 		   : 1;
 }
 
+/* The ioctl a step of the probe makes on the master it opened, or NULL for a step that opens a
+ * node (or compares): grantpt() and ptsname() ask TIOCGPTN (glibc 2.33 and later), unlockpt()
+ * TIOCSPTLCK, and the peer TIOCGPTPEER. */
+static const char *step_ioctl(enum alloc_step s)
+{
+	switch (s) {
+	case ALLOC_STEP_GRANTPT:
+	case ALLOC_STEP_PTSNAME:
+		return "TIOCGPTN";
+	case ALLOC_STEP_UNLOCKPT:
+		return "TIOCSPTLCK";
+	case ALLOC_STEP_PEER:
+		return "TIOCGPTPEER";
+	default:
+		return NULL;
+	}
+}
+
+/* An ioctl on the master denied (EACCES, EPERM) after /dev/ptmx opened: what can deny that. The
+ * device cgroup and the node's mode are judged at open(2) and cannot; an ioctl filter can: a
+ * Landlock domain that handles LANDLOCK_ACCESS_FS_IOCTL_DEV (Linux 6.10) without granting it
+ * beneath /dev/pts and /dev/ptmx (EACCES), a seccomp filter on ioctl(2) (any errno it was
+ * written with), an LSM's ioctl hook. 1 when it is such a failure (the remedy set), 0, -ENOMEM. */
+static int ioctl_denied_remedy(const struct alloc_probe *p, enum alloc_step failed, json_object *ev,
+			       struct finding *f)
+{
+	const char *ioctl = step_ioctl(failed);
+
+	if (!ioctl || (p->error != EACCES && p->error != EPERM))
+		return 0;
+	json_object_object_add(ev, "ioctl_denied", json_object_new_string(ioctl));
+	return set_printf(
+		   &f->remedy,
+		   "open(/dev/ptmx) succeeded and the %s ioctl on it was then denied with "
+		   "%s: not the device cgroup or a mode, which are judged at open, but an "
+		   "ioctl filter in the process's sandbox: a Landlock domain handling "
+		   "LANDLOCK_ACCESS_FS_IOCTL_DEV (Linux 6.10+) must grant it beneath /dev/pts "
+		   "and /dev/ptmx (the sandbox's rules for device ioctls), a seccomp filter "
+		   "must let ioctl(2) %s pass (Seccomp: 2 in /proc/PID/status means one is "
+		   "loaded; Seccomp_filters: says how many), or an LSM denies it (journalctl -k "
+		   "| grep -i -e apparmor -e avc); reproduce inside the sandbox with script "
+		   "-qc true /dev/null",
+		   ioctl, errno_name(p->error) ?: "an error", ioctl) < 0
+		   ? -ENOMEM
+		   : 1;
+}
+
 static int pty_allocation_fails(const struct check_context *ctx, const struct check_info *info,
 				struct findings *out)
 {
@@ -259,6 +306,13 @@ static int pty_allocation_fails(const struct check_context *ctx, const struct ch
 			return -ENOMEM;
 		return 0;
 	}
+	/* An ioctl denied on a master that opened: an ioctl filter, never the device cgroup. */
+	{
+		int r = ioctl_denied_remedy(p, failed, ev, f);
+
+		if (r != 0)
+			return r < 0 ? r : 0;
+	}
 	/* EPERM opening a node: the device cgroup the probe met, when its rules do not clear it. */
 	if (failed == ALLOC_STEP_OPEN_PTMX || failed == ALLOC_STEP_OPEN_SLAVE) {
 		int r = device_cgroup_remedy(ctx, failed, ev, f);
@@ -293,7 +347,12 @@ const struct check_info check_pty_allocation_fails = {
 	    "cgroup v1 its path, and whether its devices.list allows c 5:2 or c 136:*; on cgroup "
 	    "v2, where the rules are a BPF program nothing lists, the cgroup that carries it; "
 	    "with the systemd unit (the path's last .service or .scope) or the container it "
-	    "belongs to. When a critical finding predicts it, that finding says "
+	    "belongs to. An ioctl on the master denied after /dev/ptmx opened (grantpt and "
+	    "ptsname's TIOCGPTN, unlockpt's TIOCSPTLCK, TIOCGPTPEER) names ioctl filtering "
+	    "instead: a Landlock domain handling LANDLOCK_ACCESS_FS_IOCTL_DEV without granting "
+	    "it beneath /dev/pts and /dev/ptmx, or a seccomp filter on ioctl; the device cgroup "
+	    "cannot deny an ioctl on a file already open. When a critical finding predicts it, "
+	    "that finding says "
 	    "\"confirmed_by_probe\": true instead, and this one is not reported. When only a "
 	    "warning predicts it (/dev/ptmx of mode 0600, no pty left), it is reported here all "
 	    "the same, naming that warning (\"predicted_by\") and taking its remedy: users are "

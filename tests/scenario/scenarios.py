@@ -1366,16 +1366,22 @@ SECCOMP_EXEC = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__fi
 TIOCSPTLCK = 0x40045431
 
 
-def unpredicted_failure(sc, report, step, errno_name, errno_number):
+def unpredicted_failure(sc, report, step, errno_name, errno_number, ioctl_denied=None):
     sc.expect(report, ["pty-allocation-fails"])
     f = sc.finding(report, "pty-allocation-fails")
     if f is not None:
-        sc.check.eq(
-            f.get("evidence"),
-            {"step": step, "errno": {"name": errno_name, "number": errno_number}, "uid": 65534, "gid": 65534,
-             "ptsname": None},
-            "pty-allocation-fails evidence",
-        )
+        want = {"step": step, "errno": {"name": errno_name, "number": errno_number}, "uid": 65534, "gid": 65534,
+                "ptsname": None}
+        if ioctl_denied:
+            want["ioctl_denied"] = ioctl_denied
+        sc.check.eq(f.get("evidence"), want, "pty-allocation-fails evidence")
+        if ioctl_denied:
+            # An ioctl denied on a master that opened: the remedy follows the failing step to
+            # ioctl filtering, and never blames the device cgroup, which cannot deny it.
+            remedy = f.get("remedy") or ""
+            sc.check.true(ioctl_denied in remedy and "LANDLOCK_ACCESS_FS_IOCTL_DEV" in remedy and "seccomp" in remedy,
+                          "the remedy names the ioctl and ioctl filtering: %r" % remedy)
+            sc.check.true("device cgroup (c 5:2" not in remedy, "the remedy does not blame the device cgroup: %r" % remedy)
         sc.check.eq(f.get("repairable"), False, "pty-allocation-fails is not repairable")
 
 
@@ -1390,10 +1396,40 @@ def probe_seccomp_unlock(sc):
     sc.setup_base()
     sc.mount_devpts("/dev/pts", HEALTHY)
     report = sc.audit(wrap=[SECCOMP_EXEC, "ioctl=0x%x:EPERM" % TIOCSPTLCK])
-    unpredicted_failure(sc, report, "unlockpt", "EPERM", 1)
+    unpredicted_failure(sc, report, "unlockpt", "EPERM", 1, ioctl_denied="TIOCSPTLCK")
     sc.check.eq((report.get("probe") or {}).get("failed_step"), "unlockpt", "probe.failed_step")
     # The same system without the filter: nothing to report.
     report = sc.audit()
+    sc.expect(report, [])
+
+
+LANDLOCK_EXEC = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "helpers", "landlock-exec")
+
+
+@case("probe-landlock-ioctl")
+def probe_landlock_ioctl(sc):
+    """A healthy mount table, and the audit (with its probe) runs in a Landlock domain that
+    handles the right to use ioctls on devices (LANDLOCK_ACCESS_FS_IOCTL_DEV, Linux 6.10)
+    without granting it, as agent and build sandboxes do: /dev/ptmx opens, and grantpt()'s
+    TIOCGPTN fails with EACCES. A user in that sandbox fails the same way; the finding names
+    ioctl filtering. Beside it, the control: the same domain granting the right beneath /dev."""
+    r = subprocess.run([LANDLOCK_EXEC, "true"], stdin=sc.null, capture_output=True, text=True)
+    if r.returncode != 0:
+        raise SetupError("landlock-exec cannot run here (exit %d): %s" % (r.returncode, r.stderr.strip()))
+    sc.setup_base()
+    sc.mount_devpts("/dev/pts", HEALTHY)
+    denied = [LANDLOCK_EXEC]
+    res = sc.probe(wrap=denied)
+    # pty-probe opens /dev/ptmx, then unlocks it (TIOCSPTLCK): that first ioctl is denied.
+    sc.check.eq((res.get("ok"), res.get("step"), res.get("error")), (False, "unlock", "EACCES"),
+                "a user in the sandbox: the first ioctl after the open fails with EACCES (%s)" % res)
+    report = sc.audit(wrap=denied)
+    unpredicted_failure(sc, report, "grantpt", "EACCES", 13, ioctl_denied="TIOCGPTN")
+    # The control: the right granted beneath /dev, as a sandbox that means to allow ptys does.
+    granted = [LANDLOCK_EXEC, "--grant", "/dev"]
+    res = sc.probe(wrap=granted)
+    sc.check.eq(res.get("ok"), True, "a user in the sandbox granted IOCTL_DEV under /dev gets a pty (%s)" % res)
+    report = sc.audit(wrap=granted)
     sc.expect(report, [])
 
 
