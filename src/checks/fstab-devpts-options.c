@@ -4,6 +4,22 @@
 #include "util/parse.h"
 #include "util/string-util.h"
 
+/* Is /dev/ptmx here a devpts ptmx node of the instance mounted at mountpoint (a pts/ptmx
+ * symlink or bind, as every container, nspawn and PrivateDevices= have)? Then ptmxmode= decides
+ * who may allocate, and a remount that does not give it resets it to 000: mount(2) does, and so
+ * does mount -o remount with an fstab line, which systemd-remount-fs runs at every boot. */
+static bool ptmx_through_instance(const struct analysis *a, const char *mountpoint)
+{
+	const char *mp = check_serving_mountpoint(a);
+	size_t n = strlen(mountpoint);
+
+	while (n > 1 && mountpoint[n - 1] == '/')
+		n--;
+	return a->route == ROUTE_OK && a->serving && a->ptmx_final &&
+	       a->ptmx_final->dev == a->serving->dev && mp && strlen(mp) == n &&
+	       strncmp(mp, mountpoint, n) == 0;
+}
+
 static int fstab_devpts_options(const struct check_context *ctx, const struct check_info *info,
 				struct findings *out)
 {
@@ -14,12 +30,13 @@ static int fstab_devpts_options(const struct check_context *ctx, const struct ch
 
 	fstab_iter_init(&it, s->fstab, s->fstab ? strlen(s->fstab) : 0);
 	while ((r = fstab_iter_next(&it, &fe)) > 0) {
-		_cleanup_free_ char *gid = NULL, *mode = NULL;
+		_cleanup_free_ char *gid = NULL, *mode = NULL, *ptmxmode = NULL;
 		const char *opts, *mountpoint = fe.file;
 		unsigned line = fe.line;
 		unsigned gid_v;
 		mode_t mode_v = 0600;
-		bool gid_ok, mode_ok, has_mode;
+		bool gid_ok, mode_ok, has_mode, through, ptmx_ok = true;
+		mode_t ptmx_v = 0;
 		char modes[8];
 		struct finding *f;
 		json_object *ev;
@@ -33,30 +50,45 @@ static int fstab_devpts_options(const struct check_context *ctx, const struct ch
 		if (has_mode && parse_mode(mode, &mode_v) < 0)
 			mode_v = 07777;
 		mode_ok = devpts_mode_healthy(ctx->policy, mode_v);
-		if (gid_ok && mode_ok)
+		through = ptmx_through_instance(ctx->a, mountpoint);
+		if (through)
+			ptmx_ok = option_get(opts, "ptmxmode", &ptmxmode) &&
+				  parse_mode(ptmxmode, &ptmx_v) == 0 && (ptmx_v & 0006) == 0006;
+		if (gid_ok && mode_ok && ptmx_ok)
 			continue;
 		ev = json_object_new_object();
 		json_object_object_add(ev, "file", json_object_new_string("/etc/fstab"));
 		json_object_object_add(ev, "line", json_object_new_int64(line));
 		json_object_object_add(ev, "mountpoint", json_object_new_string(mountpoint));
 		json_object_object_add(ev, "options", json_object_new_string(opts));
+		if (through)
+			json_object_object_add(ev, "ptmx_through_instance",
+					       json_object_new_boolean(true));
 		check_add_origin(ctx, ev, analysis_mount_at(ctx->a, mountpoint));
 		f = findings_add(out, info, info->severity, ev);
 		if (!f ||
 		    set_printf(&f->summary,
-			       "/etc/fstab line %u mounts devpts on %s with \"%s\": %s%s%s%s", line,
-			       mountpoint, opts, gid_ok ? "" : "no gid=tty",
+			       "/etc/fstab line %u mounts devpts on %s with \"%s\": %s%s%s%s%s%s",
+			       line, mountpoint, opts, gid_ok ? "" : "no gid=tty",
 			       !gid_ok && !mode_ok ? ", " : "", mode_ok ? "" : "no mode=",
-			       mode_ok ? "" : check_healthy_modes(ctx->policy, modes)) < 0 ||
-		    set_printf(&f->remedy,
-			       "edit /etc/fstab line %u to: devpts %s devpts gid=%u,mode=%03o 0 0",
-			       line, mountpoint, (unsigned)s->tty_gid,
-			       /* no mode= at all: name the traditional mode, not the default */
-			       (unsigned)devpts_mode_wanted(
-				   ctx->policy,
-				   &(struct devpts_options){ .mode = has_mode ? mode_v : 07777,
-							     .has_gid = gid_ok },
-				   0)) < 0 ||
+			       mode_ok ? "" : check_healthy_modes(ctx->policy, modes),
+			       ptmx_ok || (gid_ok && mode_ok) ? "" : ", ",
+			       ptmx_ok
+				   ? ""
+				   : "no ptmxmode=0666 while /dev/ptmx leads to its pts/ptmx: a "
+				     "remount with this line resets ptmxmode to 000 and every "
+				     "non-root pty allocation fails with EACCES") < 0 ||
+		    set_printf(
+			&f->remedy,
+			"edit /etc/fstab line %u to: devpts %s devpts gid=%u,mode=%03o%s 0 0", line,
+			mountpoint, (unsigned)s->tty_gid,
+			/* no mode= at all: name the traditional mode, not the default */
+			(unsigned)devpts_mode_wanted(
+			    ctx->policy,
+			    &(struct devpts_options){ .mode = has_mode ? mode_v : 07777,
+						      .has_gid = gid_ok },
+			    0),
+			through ? ",ptmxmode=0666" : "") < 0 ||
 		    set_printf(&f->mountpoint, "%s", mountpoint) < 0)
 			return -ENOMEM;
 	}
@@ -74,7 +106,11 @@ const struct check_info check_fstab_devpts_options = {
 		       "\"defaults\" drops gid= and sets mode 600); elsewhere a remount or a "
 		       "second mount does, and the system's ptys lose their group or mode. When "
 		       "the initramfs record knows the instance, the evidence's origin says what "
-		       "it had before switch-root.",
+		       "it had before switch-root. Where /dev/ptmx leads to the instance's own "
+		       "pts/ptmx (a symlink or bind: containers, nspawn, PrivateDevices=), the "
+		       "line must also give ptmxmode=0666: a remount that does not resets it to "
+		       "000, and every non-root allocation then fails with EACCES; beside a "
+		       "character /dev/ptmx, ptmxmode does not matter.",
 	.remedy = "change the entry to: devpts /dev/pts devpts gid=5,mode=620 0 0",
 	.run = fstab_devpts_options,
 };

@@ -1227,6 +1227,43 @@ def fstab(sc):
         )
 
 
+@case("fstab-ptmx-relock")
+def fstab_ptmx_relock(sc):
+    """/dev/ptmx a pts/ptmx link (every container, nspawn, PrivateDevices=) and an fstab line
+    with gid=5,mode=620 but no ptmxmode=: healthy now, and the next remount with that line (what
+    systemd-remount-fs runs at boot) resets ptmxmode to 000 and locks every non-root allocation.
+    The finding names the line and gives a fixed one; the remount is then done, as boot would,
+    with the line as it was (locked) and as the remedy gives it (stays healthy). The control
+    beside it, the same line beside a character /dev/ptmx, is fstab-healthy."""
+    line = "devpts /dev/pts devpts gid=5,mode=620 0 0\n"
+    sc.setup_base(ptmx="symlink", fstab="# static file system information\n" + line)
+    sc.mount_devpts("/dev/pts", HEALTHY + ",ptmxmode=0666")
+    report = sc.audit()
+    sc.expect(report, ["fstab-devpts-options"])
+    f = sc.finding(report, "fstab-devpts-options") or {}
+    ev = f.get("evidence") or {}
+    sc.check.eq((ev.get("line"), ev.get("options"), ev.get("ptmx_through_instance")), (2, "gid=5,mode=620", True),
+                "fstab-devpts-options evidence")
+    fixed = "devpts /dev/pts devpts gid=5,mode=620,ptmxmode=0666 0 0"
+    sc.check.eq(f.get("remedy"), "edit /etc/fstab line 2 to: " + fixed, "the remedy gives the fixed line")
+    sc.check.true("ptmxmode" in (f.get("summary") or ""), "the summary says ptmxmode: %r" % f.get("summary"))
+    # What boot does with the line as it is: mount -o remount takes fstab's options.
+    sc.sh("mount", "-o", "remount", "/dev/pts")
+    res = sc.probe()
+    sc.check.eq((res.get("ok"), res.get("error")), (False, "EACCES"), "after the remount a user gets EACCES (%s)" % res)
+    locked = sc.audit()
+    sc.check.true("ptmx-locked" in [x.get("id") for x in locked.get("findings", [])],
+                  "the remount with the old line locked /dev/ptmx (ptmx-locked)")
+    # The line as the remedy gives it, the instance healthy again, and the same remount.
+    sc.bind_file("/etc/fstab", "# static file system information\n" + fixed + "\n")
+    sc.sh("mount", "-o", "remount,gid=5,mode=620,ptmxmode=0666", "/dev/pts")
+    sc.sh("mount", "-o", "remount", "/dev/pts")
+    report = sc.audit()
+    sc.expect(report, [])
+    res = sc.probe()
+    sc.check.eq(res.get("ok"), True, "after the remount with the fixed line a user gets a pty (%s)" % res)
+
+
 # ---------------------------------------------------------------------------
 # The other output formats agree with the JSON
 
