@@ -13,6 +13,7 @@ of the same state finds exactly the same. Exit 0 pass, 1 fail, 77 skip (not
 root, or no mount namespaces here).
 """
 
+import errno
 import json
 import os
 import re
@@ -1712,6 +1713,54 @@ def hidden_stack(sc):
     sc.check.eq(serving, [dev], "the serving instance is the new /dev's")
     res = sc.probe()
     sc.expect_probe(res, ok=True, gid=TTY_GID, mode="0620", dev=dev, by_name="same")
+
+
+@case("pty-capacity-reserve")
+def pty_capacity_reserve(sc):
+    """kernel.pty.reserve on the real kernel: this case's private mount namespace is not the
+    initial one, so its own devpts instance stops at kernel.pty.max less kernel.pty.reserve
+    (the host's, mounted from the initial mount namespace, would go on to max). Masters
+    are opened here until ENOSPC, then all but 50 below that limit released, and the audit
+    judges the instance against the limit it really has. Runs alone: for a moment no instance
+    outside the initial mount namespace on the machine can allocate."""
+    import resource
+
+    def sysctl(name):
+        with open("/proc/sys/kernel/pty/" + name) as f:
+            return int(f.read())
+
+    sc.setup_base()
+    sc.mount_devpts("/dev/pts", HEALTHY)
+    pty_max, reserve = sysctl("max"), sysctl("reserve")
+    limit = pty_max - reserve
+    if limit <= 100 or pty_max > 65536:
+        raise SetupError("kernel.pty.max %d, reserve %d: outside what this case can fill" % (pty_max, reserve))
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, pty_max + 256), max(hard, pty_max + 256)))
+    masters, err = [], None
+    try:
+        while len(masters) < pty_max:
+            try:
+                masters.append(os.open("/dev/ptmx", os.O_RDWR | os.O_NOCTTY | os.O_CLOEXEC))
+            except OSError as e:
+                err = e.errno
+                break
+        nr_full = sysctl("nr")
+        sc.check.eq(err, errno.ENOSPC, "this namespace's instance ran out with ENOSPC")
+        sc.check.true(limit - 2 <= nr_full < pty_max - 1,
+                      "it ran out at kernel.pty.nr %d: max %d less reserve %d, not max" % (nr_full, pty_max, reserve))
+        # Back below the limit by 50: near it, not at it.
+        while masters and sysctl("nr") > limit - 50:
+            os.close(masters.pop())
+        report = sc.audit()
+        sc.expect(report, ["pty-capacity"])
+        f = sc.finding(report, "pty-capacity") or {}
+        ev = f.get("evidence") or {}
+        sc.check.eq((ev.get("limit"), ev.get("reserve_available"), ev.get("scope")), (limit, False, "serving-instance"),
+                    "pty-capacity judged against max less reserve: %s" % ev)
+    finally:
+        for fd in masters:
+            os.close(fd)
 
 
 @case("lxc-bind-capacity")
