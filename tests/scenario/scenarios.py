@@ -1715,6 +1715,63 @@ def hidden_stack(sc):
     sc.expect_probe(res, ok=True, gid=TTY_GID, mode="0620", dev=dev, by_name="same")
 
 
+def give_slave_errno(uid=1000, gid=5):
+    """What a privileged program that hands a new pty to a logging-in user gets (sshd, login,
+    sudo's use_pty chown the slave): None, or the errno name of the chown."""
+    master, slave = os.openpty()
+    try:
+        os.fchown(slave, uid, gid)
+        return None
+    except OSError as e:
+        return errno.errorcode.get(e.errno, str(e.errno))
+    finally:
+        os.close(slave)
+        os.close(master)
+
+
+def read_only_case(sc, level, remedy_start):
+    """The audit names a read-only serving devpts (at level), a login cannot be given its
+    slave, and the remedy's command, run as printed, makes both right."""
+    sc.check.eq(give_slave_errno(), "EROFS", "a slave cannot be given to a user (%s read-only)" % level)
+    report = sc.audit()
+    sc.check.true("devpts-read-only" in [f.get("id") for f in report.get("findings", [])],
+                  "devpts-read-only is reported")
+    f = sc.finding(report, "devpts-read-only") or {}
+    sc.check.eq(((f.get("evidence") or {}).get("read_only"), f.get("severity")), (level, "critical"),
+                "devpts-read-only evidence and severity")
+    remedy = f.get("remedy") or ""
+    sc.check.true(remedy.startswith(remedy_start), "the remedy %r starts with %r" % (remedy, remedy_start))
+    command = remedy.split(" (")[0]
+    sc.sh("sh", "-c", command)
+    report = sc.audit()
+    sc.expect(report, [])
+    sc.check.eq(give_slave_errno(), None, "after %r a slave can be given to a user" % command)
+
+
+@case("devpts-read-only-mount")
+def devpts_read_only_mount(sc):
+    """/dev/pts read-only as a mount (what a recursive read-only bind of /dev gives a container
+    since Linux 5.12): allocation works, chown of the slave fails EROFS; remount,bind,rw."""
+    sc.setup_base()
+    sc.mount_devpts("/dev/pts", HEALTHY)
+    sc.sh("mount", "-o", "remount,bind,ro", "/dev/pts")
+    read_only_case(sc, "mount", "mount -o remount,bind,rw /dev/pts")
+
+
+@case("devpts-read-only-super")
+def devpts_read_only_super(sc):
+    """A bind of one slave (a container's console) remounted read-only without bind: the
+    instance's superblock becomes read-only under every mount of it, /dev/pts's own mount flag
+    still rw. The remedy remounts the instance rw with its options."""
+    sc.setup_base()
+    sc.mount_devpts("/dev/pts", HEALTHY)
+    _, held = sc.hold(unprivileged=False)
+    open("/dev/console", "w").close()
+    sc.sh("mount", "--bind", "/dev/pts/%d" % held["index"], "/dev/console")
+    sc.sh("mount", "-o", "remount,ro,gid=5,mode=620", "/dev/console")
+    read_only_case(sc, "superblock", "mount -o remount,rw,gid=5,mode=620 /dev/pts")
+
+
 @case("pty-capacity-reserve")
 def pty_capacity_reserve(sc):
     """kernel.pty.reserve on the real kernel: this case's private mount namespace is not the
