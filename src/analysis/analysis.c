@@ -223,6 +223,14 @@ static int route_ptmx(struct analysis *a)
 		return 0;
 	}
 
+	/* A bind of a char node that is no devpts ptmx: since 4.7 the kernel looks up pts beside
+	 * the node within the bind's own mount, whose root is the node itself, so nothing can be
+	 * mounted there; where the node came from (the host's /dev, with a devpts beside it
+	 * there) does not matter. */
+	if (a->multi_instance && a->ptmx_kind == PTMX_BIND) {
+		a->route = ROUTE_BIND_NO_INSTANCE;
+		return 0;
+	}
 	dir = path_dirname(n->path);
 	if (!dir)
 		return -ENOMEM;

@@ -50,6 +50,10 @@ enum ptmx_route {
 	ROUTE_NO_DEVPTS,   /* char node, nothing devpts at pts beside it */
 	ROUTE_PTS_COVERED, /* char node, the devpts at pts beside it is covered */
 	ROUTE_UNKNOWN,	   /* old kernel, no devpts mounted: the kernel's internal instance */
+	/* kernel >= 4.7, a bind mount of a ptmx node from outside devpts at /dev/ptmx: the kernel
+	 * looks for pts beside the node on the bind's own mount, a file, where nothing is
+	 * mounted, and every open fails with ENOENT */
+	ROUTE_BIND_NO_INSTANCE,
 };
 
 struct analysis {

@@ -53,6 +53,8 @@ static void write_ptmx_line(FILE *f, const struct analysis *a)
 		}
 	} else if (a->route == ROUTE_UNKNOWN)
 		fprintf(f, "; serving the kernel's internal devpts (none mounted)");
+	else if (a->route == ROUTE_BIND_NO_INSTANCE)
+		fprintf(f, "; a bind of a node from outside devpts: reaches no devpts instance");
 	else
 		fprintf(f, "; no devpts instance is reachable");
 	fputc('\n', f);

@@ -204,6 +204,39 @@ def healthy_bind(sc):
     sc.expect_probe(res, ok=True, uid=UNPRIVILEGED_UID, gid=TTY_GID, mode="0620", dev=dev)
 
 
+@case("ptmx-bind-host-node")
+def ptmx_bind_host_node(sc):
+    """A sandbox's /dev/ptmx bound from the host's /dev/ptmx (a char node beside the host's own
+    devpts), with a devpts of its own at /dev/pts: since 4.7 the kernel looks for pts beside the
+    node within the bind's own mount, and every open fails with ENOENT. The remedy, run as
+    printed, links pts/ptmx instead. The healthy control is healthy-bind (a bind of the
+    instance's own pts/ptmx)."""
+    sc.setup_base(ptmx=None)
+    sc.mount_devpts("/dev/pts", HEALTHY)
+    host = sc.scratch_dir("host-dev")
+    os.makedirs(os.path.join(host, "pts"), exist_ok=True)
+    sc.sh("mount", "-t", "devpts", "-o", "newinstance,gid=5,mode=620,ptmxmode=0666", "devpts", os.path.join(host, "pts"))
+    sc.mknod_ptmx(path=os.path.join(host, "ptmx"))
+    open("/dev/ptmx", "w").close()
+    sc.sh("mount", "--bind", os.path.join(host, "ptmx"), "/dev/ptmx")
+    res = sc.probe()
+    sc.check.eq((res.get("ok"), res.get("step"), res.get("error")), (False, "open", "ENOENT"),
+                "a user's open of the bound node fails with ENOENT (%s)" % res)
+    report = sc.audit()
+    sc.expect(report, ["ptmx-bind-no-instance"])
+    sc.check.eq((report.get("ptmx") or {}).get("serving_mount_id"), None, "the report names no serving instance")
+    f = sc.finding(report, "ptmx-bind-no-instance") or {}
+    sc.check.eq((f.get("evidence") or {}).get("confirmed_by_probe"), True, "the probe confirms it")
+    command = (f.get("remedy") or "").split(" (or ")[0]
+    sc.check.true(command.startswith("umount /dev/ptmx && rm -f /dev/ptmx && ln -s pts/ptmx /dev/ptmx"),
+                  "the remedy links pts/ptmx: %r" % command)
+    sc.sh("sh", "-c", command)
+    report = sc.audit()
+    sc.expect(report, [])
+    res = sc.probe()
+    sc.check.eq(res.get("ok"), True, "after the remedy a user gets a pty (%s)" % res)
+
+
 @case("healthy-mode600")
 def healthy_mode600(sc):
     # systemd 258's default.
