@@ -17,6 +17,7 @@
 #include "probe/probe.h"
 #include "probe/ptmx-route.h"
 #include "probe/setuid-helpers.h"
+#include "probe/slave-copies.h"
 #include "probe/slaves.h"
 #include "probe/statmount.h"
 #include "probe/tty-sessions.h"
@@ -332,6 +333,9 @@ static int probe_details_in(const struct probe_options *opts, struct snapshot *s
 	/* The kernel's count of ptys before any instance is listed (probe_pty_nr()). */
 	nr = probe_pty_nr();
 	r = probe_slaves(ns, opts && opts->has_alloc_user ? &opts->alloc_uid : NULL, s, a, &listed);
+	if (r < 0)
+		return r;
+	r = probe_slave_copies(ns, s, a);
 	if (r < 0)
 		return r;
 	r = probe_tty_sessions(ns, s, a);

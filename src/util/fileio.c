@@ -221,6 +221,7 @@ int dir_reader_next(struct dir_reader *d, const char **ret_name)
 	}
 	de = (const struct dirent64 *)(d->buf + d->pos);
 	d->pos += de->d_reclen;
+	d->type = de->d_type;
 	*ret_name = de->d_name;
 	return 1;
 }

@@ -62,6 +62,8 @@ struct dir_reader {
 	int fd;
 	char *buf;
 	size_t pos, end;
+	unsigned char
+	    type; /* d_type of the last entry (DT_UNKNOWN: the file system does not say) */
 };
 /* The next entry of d ("." and ".." included): 1 and *ret_name (valid until the next call),
  * 0 at the end, or -errno. dir_reader_done() frees the buffer, not the descriptor. */

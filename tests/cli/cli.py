@@ -692,6 +692,9 @@ def expected_finding_severity(cat, f, report):
     # One user in a namespace that maps one gid, and no gid= can be set there: a fact too.
     if f.get("evidence", {}).get("single_id_namespace") is True:
         return "info"
+    # A copied slave node is critical as the console only.
+    if f["id"] == "pty-slave-copy" and f.get("evidence", {}).get("console") is False:
+        return "warning"
     return expected_severity(cat, f["id"], report)
 
 

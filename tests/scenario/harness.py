@@ -143,6 +143,9 @@ def expected_severity(catalog, check_id, finding=None):
     # A session on an unreachable instance whose name opens no other pty here.
     if check_id == "pty-instance-unreachable" and ((finding or {}).get("evidence") or {}).get("colliding_total") == 0:
         return "warning"
+    # A copied slave node is critical as the console only.
+    if check_id == "pty-slave-copy" and ((finding or {}).get("evidence") or {}).get("console") is False:
+        return "warning"
     # A user namespace mapping one gid has one user, and no gid= can be set there.
     if ((finding or {}).get("evidence") or {}).get("single_id_namespace") is True:
         return "info"

@@ -1805,6 +1805,37 @@ def devpts_read_only_super(sc):
     read_only_case(sc, "superblock", "mount -o remount,rw,gid=5,mode=620 /dev/pts")
 
 
+@case("dev-console-slave-copy")
+def dev_console_slave_copy(sc):
+    """A runtime copied a pty slave as a device node onto /dev/console (docker-in-docker,
+    --device=/dev/pts/N:/dev/console): every open of it fails with EIO. The remedy, run as
+    printed, binds the slave itself, which is quiet (the control: LXC's and nspawn's way)."""
+    sc.setup_base()
+    sc.mount_devpts("/dev/pts", HEALTHY)
+    _, held = sc.hold(unprivileged=False)
+    index = held["index"]
+    os.mknod("/dev/console", 0o600 | stat.S_IFCHR, os.makedev(136, index))
+    try:
+        os.close(os.open("/dev/console", os.O_RDWR | os.O_NOCTTY))
+        got = None
+    except OSError as e:
+        got = errno.errorcode.get(e.errno)
+    sc.check.eq(got, "EIO", "an open of the copied node fails with EIO")
+    report = sc.audit()
+    sc.expect(report, ["pty-slave-copy"])
+    f = sc.finding(report, "pty-slave-copy") or {}
+    ev = f.get("evidence") or {}
+    sc.check.eq((f.get("severity"), ev.get("path"), ev.get("index"), ev.get("console")),
+                ("critical", "/dev/console", index, True), "pty-slave-copy severity and evidence")
+    command = (f.get("remedy") or "").split(" (")[0]
+    sc.check.eq(command, "rm /dev/console && touch /dev/console && mount --bind /dev/pts/%d /dev/console" % index,
+                "the remedy binds the slave")
+    sc.sh("sh", "-c", command)
+    os.close(os.open("/dev/console", os.O_RDWR | os.O_NOCTTY))
+    report = sc.audit()
+    sc.expect(report, [])
+
+
 @case("pty-capacity-reserve")
 def pty_capacity_reserve(sc):
     """kernel.pty.reserve on the real kernel: this case's private mount namespace is not the
