@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* The daemon's scheduling rule (daemon/schedule.h) on a fake clock: coalescing, the CPU share,
  * the flags, and a burst of wake-ups run through it as the daemon's timer would. */
-#include "daemon/schedule.h"
+#include "daemon/policy.h"
 #include "test.h"
 #include "util/clock.h"
 
