@@ -19,14 +19,17 @@
 #include "checks/checks.h"
 #include "checks/ptmx-replaced.h"
 #include "config/conf.h"
+#include "daemon/daemon.h"
 #include "daemon/holder-cache.h"
+#include "daemon/host-audit.h"
 #include "daemon/log-once.h"
 #include "daemon/mount-source.h"
 #include "daemon/nsfollow.h"
+#include "daemon/policy.h"
 #include "daemon/privileges.h"
-#include "daemon/schedule.h"
 #include "daemon/startup-guard.h"
 #include "daemon/state.h"
+#include "daemon/timer.h"
 #include "daemon/watches.h"
 #include "pipeline/pipeline.h"
 #include "probe/probe.h"
@@ -46,9 +49,7 @@
 #include "util/strv.h"
 #include "util/systemd-dl.h"
 
-/* The audit timer may fire this late; the coalescing window is counted in milliseconds. */
-#define AUDIT_TIMER_ACCURACY_USEC (1 * USEC_PER_MSEC)
-#define UDEV_RECEIVE_BUFFER	  (128 * 1024)
+#define UDEV_RECEIVE_BUFFER (128 * 1024)
 
 static void log_config_error(const struct config_error *err, int r, const char *what)
 {
@@ -76,7 +77,7 @@ static void log_config_loaded(const struct config *c, const char *verb)
 
 static void on_namespace_transition(void *userdata, const struct transition_event *e)
 {
-	log_transition(userdata, e);
+	daemon_log_transition(userdata, e);
 }
 
 /* Follow the other mount namespaces when the configuration says so, or stop. */
@@ -98,23 +99,22 @@ static void daemon_apply_namespaces(struct daemon *d)
 		log_warning("Cannot follow the other mount namespaces: %s", strerror(-r));
 }
 
-/* An audit now; Policy=safe's repair may want one more after it (its rounds ran out). */
+static void daemon_schedule_audit(struct daemon *d, unsigned reason);
+
+/* An audit now, and the next one it asks for (daemon/host-audit.h). */
 static void daemon_audit_now(struct daemon *d)
 {
-	if (daemon_audit(d) > 0)
-		daemon_schedule_audit(d, REASON_REPAIR);
+	unsigned next = 0;
+
+	(void)daemon_audit(d, &next);
+	if (next)
+		daemon_schedule_audit(d, next);
 }
 
-static struct schedule_rule daemon_rule(const struct daemon *d)
+/* An audit for reason (enum audit_reason), as daemon/policy.h says; one already due stands. */
+static void daemon_schedule_audit(struct daemon *d, unsigned reason)
 {
-	return (struct schedule_rule){ .window_usec = d->config->coalesce_usec,
-				       .cpu_percent = d->config->audit_cpu_percent };
-}
-
-/* An audit for reason (enum audit_reason), as daemon/schedule.h says; one already due stands. */
-void daemon_schedule_audit(struct daemon *d, unsigned reason)
-{
-	struct schedule_rule rule = daemon_rule(d);
+	struct schedule_rule rule = schedule_rule_from_config(d->config);
 	unsigned flags = schedule_flags(reason);
 	uint64_t now, due;
 	int r;
@@ -127,13 +127,9 @@ void daemon_schedule_audit(struct daemon *d, unsigned reason)
 		flags |= SCHEDULE_COST_UNKNOWN;
 	now = now_usec(CLOCK_MONOTONIC);
 	due = schedule_due(&d->audits, &rule, now, flags);
-	/* Due now (the first change after a quiet window): at the loop's next turn, after the other
-	 * sources ready with it, not up to the timer's accuracy later, which an idle loop would
-	 * sleep through. */
-	r = sd_event_source_set_time_accuracy(d->audit_timer,
-					      due <= now ? 1 : AUDIT_TIMER_ACCURACY_USEC);
+	r = sd_event_source_set_time_accuracy(d->audit_timer, timer_accuracy(due, now));
 	if (r >= 0)
-		r = arm_timer(d->audit_timer, due);
+		r = timer_arm(d->audit_timer, due);
 	if (r < 0) {
 		/* Never lose an audit: do it now rather than not at all. */
 		daemon_fail(d, FAILURE_TIMER, "Failed to arm the audit timer: %s", strerror(-r));
@@ -171,7 +167,7 @@ static int on_heartbeat_timer(sd_event_source *s, uint64_t usec, void *userdata)
 		else if (r > 0)
 			daemon_ok(d, FAILURE_PROMETHEUS);
 	}
-	r = arm_timer(s, usec + d->config->prometheus_heartbeat_usec);
+	r = timer_arm(s, usec + d->config->prometheus_heartbeat_usec);
 	if (r < 0)
 		daemon_fail(d, FAILURE_TIMER, "Failed to arm the heartbeat timer: %s",
 			    strerror(-r));
@@ -332,17 +328,6 @@ static int add_described(int r, sd_event_source *s, const char *description)
 	if (r < 0)
 		return r;
 	return sd_event_source_set_description(s, description);
-}
-
-/* A one-shot CLOCK_MONOTONIC timer, off until armed. */
-static int add_timer(struct daemon *d, sd_event_source **ret, sd_event_time_handler_t handler,
-		     const char *description)
-{
-	int r = sd_event_add_time(d->event, ret, CLOCK_MONOTONIC, UINT64_MAX,
-				  AUDIT_TIMER_ACCURACY_USEC, handler, d);
-
-	r = add_described(r, *ret, description);
-	return r < 0 ? r : sd_event_source_set_enabled(*ret, SD_EVENT_OFF);
 }
 
 /* udev and inotify are optional (see daemon_new()): they log at warning level. */
@@ -521,15 +506,16 @@ int daemon_new(const struct daemon_options *opts, struct daemon **ret)
 
 	daemon_setup_journal(d);
 
-	r = add_timer(d, &d->audit_timer, on_audit_timer, "audit-timer");
+	r = timer_add(d->event, &d->audit_timer, on_audit_timer, d, "audit-timer");
 	if (r >= 0)
-		r = add_timer(d, &d->holder_timer, on_holder_timer, "holder-timer");
+		r = timer_add(d->event, &d->holder_timer, on_holder_timer, d, "holder-timer");
 	if (r >= 0)
-		r = add_timer(d, &d->retry_timer, on_retry_timer, "output-retry-timer");
+		r = timer_add(d->event, &d->retry_timer, on_retry_timer, d, "output-retry-timer");
 	if (r >= 0)
-		r = add_timer(d, &d->heartbeat_timer, on_heartbeat_timer, "heartbeat-timer");
+		r = timer_add(d->event, &d->heartbeat_timer, on_heartbeat_timer, d,
+			      "heartbeat-timer");
 	if (r >= 0)
-		r = arm_timer(d->heartbeat_timer,
+		r = timer_arm(d->heartbeat_timer,
 			      now_usec(CLOCK_MONOTONIC) + d->config->prometheus_heartbeat_usec);
 	if (r < 0)
 		return log_error("Failed to create the timers: %s", strerror(-r)), r;

@@ -8,11 +8,12 @@
  * pipeline: probe -> checks, ptmx-replaced against its baseline among them
  * -> Ignore=), whose transitions from the previous audit are journaled; then
  * the repair policy is applied, and the state file, the Prometheus textfile
- * and STATUS= are brought up to date (daemon/audit.c). When: daemon/schedule.h.
+ * and STATUS= are brought up to date (daemon/host-audit.h). When and
+ * whether: daemon/policy.h, which decides and does nothing.
  * What each step does lives in its own module (report/transitions.h,
  * report/outputs.h, daemon/holder-cache.h, checks/ptmx-replaced.h,
  * repair/session.h); its repair policy (which findings Policy=safe repairs,
- * daemon/repair-tries.h) is the daemon's own.
+ * daemon/policy.h) is the daemon's own.
  */
 #pragma once
 

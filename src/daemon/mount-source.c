@@ -8,12 +8,10 @@
 
 #include "daemon/log-once.h"
 #include "daemon/mount-source.h"
-#include "daemon/schedule.h"
+#include "daemon/policy.h"
+#include "daemon/timer.h"
 #include "util/clock.h"
 #include "util/log.h"
-
-/* The refresh timer may fire this late; the coalescing window is counted in milliseconds. */
-#define REFRESH_TIMER_ACCURACY_USEC (1 * USEC_PER_MSEC)
 
 /* One backend: what a change of the table means, and which mounts an audit reads. */
 struct mount_backend {
@@ -26,7 +24,7 @@ struct mount_backend {
 	/* Read them: > 0 an audit is due; < 0 the backend cannot go on. */
 	int (*dispatch)(struct mount_source *m);
 	/* The mountinfo poll woke: > 0 an audit is due; < 0 the backend cannot go on. NULL: every
-	 * wake-up is an audit. Coalesced by the window (daemon/schedule.h). */
+	 * wake-up is an audit. Coalesced by the window (daemon/policy.h). */
 	int (*refresh)(struct mount_source *m);
 	/* As mount_source_table(); -ESTALE: read the whole table. */
 	int (*table)(struct mount_source *m, struct mount_table **ret);
@@ -204,7 +202,8 @@ static int on_refresh_timer(sd_event_source *s, uint64_t usec, void *userdata)
  * re-read per window, not per mount. */
 static void schedule_refresh(struct mount_source *m)
 {
-	struct schedule_rule rule = { .window_usec = m->config->coalesce_usec };
+	/* The CPU share does not apply: their cost is unknown (SCHEDULE_COST_UNKNOWN). */
+	struct schedule_rule rule = schedule_rule_from_config(m->config);
 	uint64_t now = now_usec(CLOCK_MONOTONIC), due;
 	int r;
 
@@ -215,9 +214,7 @@ static void schedule_refresh(struct mount_source *m)
 		refresh(m);
 		return;
 	}
-	r = sd_event_source_set_time(m->refresh_timer, due);
-	if (r >= 0)
-		r = sd_event_source_set_enabled(m->refresh_timer, SD_EVENT_ONESHOT);
+	r = timer_arm(m->refresh_timer, due);
 	if (r < 0) {
 		log_once_fail(&m->timer_failure, "Failed to arm the refresh timer: %s",
 			      strerror(-r));
@@ -265,12 +262,7 @@ int mount_source_new(sd_event *event, mount_source_fn on_change, void *userdata,
 	if (r >= 0)
 		r = sd_event_source_set_description(m->monitor_source, "mount-monitor");
 	if (r >= 0)
-		r = sd_event_add_time(event, &m->refresh_timer, CLOCK_MONOTONIC, UINT64_MAX,
-				      REFRESH_TIMER_ACCURACY_USEC, on_refresh_timer, m);
-	if (r >= 0)
-		r = sd_event_source_set_description(m->refresh_timer, "refresh-timer");
-	if (r >= 0)
-		r = sd_event_source_set_enabled(m->refresh_timer, SD_EVENT_OFF);
+		r = timer_add(event, &m->refresh_timer, on_refresh_timer, m, "refresh-timer");
 	if (r < 0)
 		return log_error("Failed to watch the mount table: %s", strerror(-r)), r;
 	*ret = TAKE_PTR(m);

@@ -6,7 +6,7 @@
  *   - mountinfo: every change is an audit, of the whole table;
  *   - fanotify: the mount tracker (probe/mounttrack.h) hears attach and detach from fanotify and
  *     follows the relevant mounts; a wake-up of the poll (a remount) re-reads those few,
- *     coalesced as daemon/schedule.h says, and is an audit only when one of them changed.
+ *     coalesced as daemon/policy.h says, and is an audit only when one of them changed.
  * When the tracker fails, the source falls back to mountinfo for good (until a reload).
  */
 #pragma once

@@ -18,13 +18,6 @@
 #include "util/escape.h"
 #include "util/log.h"
 
-/* A namespace just found is audited once it is this old: a runtime builds a container's /dev
- * after creating its namespace, and the half-built state is nothing to report. */
-#define NAMESPACE_SETTLE_USEC (500 * 1000ULL)
-/* One pass of audits runs at most this long before it lets the event loop (the host's audit,
- * the watchdog) go on; the rest waits for the next pass, which AuditCPUPercent= spaces. */
-#define PASS_BUDGET_USEC (50 * 1000ULL)
-
 /* Its container, looked for once, when it is first audited: a runtime moves a container's
  * process into its cgroup after creating its namespace, and a walk of /proc may come between. */
 static void followed_set_container(struct followed_ns *x, struct namespace_audit *a)
@@ -138,35 +131,30 @@ static void followed_audit(struct ns_follower *f, struct followed_ns *x)
 int follower_on_audit_timer(sd_event_source *s, uint64_t usec, void *userdata)
 {
 	struct ns_follower *f = userdata;
-	uint64_t t0 = now_usec(CLOCK_MONOTONIC), settled = 0;
-	bool cut = false;
+	struct ns_pass pass;
 
-	schedule_start(&f->passes, t0);
-	/* From where the last pass stopped, round: none waits behind others that keep changing. */
+	/* Which namespaces this pass audits, where it stops and resumes: daemon/policy.h. */
+	ns_pass_begin(&pass, now_usec(CLOCK_MONOTONIC));
+	schedule_start(&f->passes, pass.start);
 	for (size_t k = 0; k < f->n; k++) {
-		size_t i = (f->next_audit + k) % f->n;
+		size_t i = ns_pass_index(f->next_audit, k, f->n);
 		struct followed_ns *x = f->items[i];
+		enum ns_pass_step step =
+		    ns_pass_next(&pass, i, x->dirty, x->found, now_usec(CLOCK_MONOTONIC));
 
-		if (!x->dirty)
-			continue;
-		if (x->found + NAMESPACE_SETTLE_USEC > t0) {
-			if (settled == 0 || x->found + NAMESPACE_SETTLE_USEC < settled)
-				settled = x->found + NAMESPACE_SETTLE_USEC;
-			continue;
-		}
-		if (now_usec(CLOCK_MONOTONIC) - t0 >= PASS_BUDGET_USEC) {
-			f->next_audit = i;
-			cut = true;
+		if (step == NS_PASS_STOP) {
+			f->next_audit = pass.resume;
 			break;
 		}
-		followed_audit(f, x);
+		if (step == NS_PASS_AUDIT)
+			followed_audit(f, x);
 	}
 	schedule_end(&f->passes, now_usec(CLOCK_MONOTONIC));
-	if (cut) {
+	if (pass.cut) {
 		f->stats.passes_cut++;
 		follower_schedule_pass(f);
 	}
-	if (settled > 0)
-		(void)follower_arm(f->audit_timer, settled);
+	if (pass.settled > 0)
+		(void)timer_arm_earliest(f->audit_timer, pass.settled);
 	return 0;
 }

@@ -19,7 +19,8 @@
 #include "checks/checks.h"
 #include "daemon/holder-cache.h"
 #include "daemon/nsfollow.h"
-#include "daemon/schedule.h"
+#include "daemon/policy.h"
+#include "daemon/timer.h"
 #include "probe/mntns.h"
 #include "report/report.h"
 #include "util/systemd-dl.h"
@@ -108,10 +109,8 @@ void follower_forget_at(struct ns_follower *f, size_t i, bool gone);
 void follower_forget(struct ns_follower *f, struct followed_ns *x);
 
 /* nsfollow-timers.c */
-/* Arm timer s for usec (CLOCK_MONOTONIC), unless an earlier deadline is armed already. */
-int follower_arm(sd_event_source *s, uint64_t usec);
 /* The next pass of audits: after the coalescing window, and no sooner than the CPU share
- * allows after the last pass (daemon/schedule.h). */
+ * allows after the last pass (daemon/policy.h). */
 void follower_schedule_pass(struct ns_follower *f);
 /* A walk of /proc, delay from now. */
 void follower_schedule_scan(struct ns_follower *f, uint64_t delay);

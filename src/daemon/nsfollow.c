@@ -24,15 +24,6 @@
 #include "util/log.h"
 #include "util/string-util.h"
 
-/* A namespace followed holds two descriptors (its process's pidfd, its mount table). This many
- * are kept for everything else, the host's audits first: whoever can make mount namespaces (any
- * user, where user namespaces are allowed) must not leave the daemon without descriptors. */
-#define FDS_PER_NAMESPACE 2
-#define FDS_RESERVED	  256
-/* And never more than this many, whatever that limit: each costs the daemon about 10 KiB (its
- * findings, its processes, its container), and a host runs a few thousand containers at most. */
-#define FOLLOWED_MAX 16384
-
 /* The one followed for namespace ino at root (dev, rino); any of namespace ino when root is
  * NULL. */
 static struct followed_ns *find(struct ns_follower *f, uint64_t ino, const struct mntns *root)
@@ -78,9 +69,8 @@ static bool in_own_userns(struct ns_follower *f, pid_t pid)
 	       st.st_dev == f->own_userns.st_dev && st.st_ino == f->own_userns.st_ino;
 }
 
-/* At the most it follows, a privileged namespace takes the place of one made in a user
- * namespace (let go of quietly; found again, and left out, by the next walk): whoever makes
- * namespaces of their own cannot crowd out the containers of the host's runtimes. */
+/* Let go of one namespace made in a user namespace (quietly; found again, and left out, by the
+ * next walk), for a privileged one to take its place (follow_new(), daemon/policy.h). */
 static bool make_room(struct ns_follower *f)
 {
 	for (size_t i = 0; i < f->n; i++)
@@ -113,6 +103,7 @@ static void walk_proc(struct ns_follower *f)
 	f->stats.unfollowed = 0;
 	FOREACH_ARRAY (ns, l.items, l.n) {
 		struct followed_ns *x = find(f, ns->ino, ns);
+		enum follow_new follow;
 		bool fresh, privileged;
 
 		if (ns->n_pids == 0)
@@ -125,7 +116,8 @@ static void walk_proc(struct ns_follower *f)
 		}
 		fresh = !x;
 		privileged = fresh && in_own_userns(f, ns->pids[0]);
-		if (fresh && f->n >= f->max_followed && !(privileged && make_room(f))) {
+		follow = fresh ? follow_new(f->n, f->max_followed, privileged) : FOLLOW_NEW_YES;
+		if (follow == FOLLOW_NEW_NO || (follow == FOLLOW_NEW_IN_PLACE && !make_room(f))) {
 			f->stats.unfollowed++;
 			continue;
 		}
@@ -213,7 +205,7 @@ static int on_scan_timer(sd_event_source *s, uint64_t usec, void *userdata)
 		walk = true;
 	}
 	if (!walk) {
-		(void)follower_arm(s, f->scan_due);
+		(void)timer_arm_earliest(s, f->scan_due);
 		return 0;
 	}
 	walk_proc(f);
@@ -221,18 +213,14 @@ static int on_scan_timer(sd_event_source *s, uint64_t usec, void *userdata)
 	return 0;
 }
 
-/* How many namespaces to follow: FOLLOWED_MAX, or what the limit of open files leaves room for
- * with FDS_RESERVED kept. */
+/* How many namespaces to follow with the limit of open files (follow_limit(), daemon/policy.h). */
 static size_t max_followed(void)
 {
 	struct rlimit rl;
-	size_t room;
 
 	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur == RLIM_INFINITY)
-		return FOLLOWED_MAX;
-	room = rl.rlim_cur > FDS_RESERVED ? (size_t)(rl.rlim_cur - FDS_RESERVED) / FDS_PER_NAMESPACE
-					  : 0;
-	return room < FOLLOWED_MAX ? room : FOLLOWED_MAX;
+		return follow_limit(UINT64_MAX);
+	return follow_limit(rl.rlim_cur);
 }
 
 static int host_copy(const struct host_serving *from, struct host_serving *to)

@@ -16,12 +16,14 @@
  *   - its going: a pidfd of the process it is followed through; when that process exits, the
  *     next walk follows it through another of its processes, or forgets it.
  *
- * Audits of namespaces are coalesced like the host's: changes within CoalesceMSec= are audited
- * together, and a pass starts no sooner than AuditCPUPercent= allows after the last one's cost.
- * A pass stops after 50 ms (the next one goes on where it stopped), and no more namespaces are
- * followed than the limit of open files leaves room for, 256 kept for the rest, nor more than
- * 16384 (memory), privileged ones first: whoever makes namespaces cannot hold up or starve the
- * host's own audits.
+ * Audits of namespaces are coalesced by the host's rule, but a pass always waits a whole
+ * CoalesceMSec= (the host's first change after a quiet window is audited at once): changes
+ * within it are audited together, and a pass starts no sooner than AuditCPUPercent= allows
+ * after the last one's cost. A pass stops after PASS_BUDGET_USEC (the next one goes on where it
+ * stopped), and no more namespaces are followed than the limit of open files leaves room for,
+ * FDS_RESERVED kept for the rest, nor more than FOLLOWED_MAX (memory), privileged ones first:
+ * whoever makes namespaces cannot hold up or starve the host's own audits. These decisions and
+ * their constants are daemon/policy.h's.
  * Transitions are journaled like the host's, with PTSGUARD_MNTNS= and PTSGUARD_CONTAINER=.
  */
 #pragma once

@@ -1,9 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The state every part of the daemon shares (struct daemon) and the steps one part calls in
- * another. daemon.c sets the loop and its sources up, schedules audits and reloads; audit.c is
- * one audit: the pipeline, its transitions journaled, Policy=safe's repair of what it found (the
- * daemon's memory of what it tried, daemon/repair-tries.h), the sinks.
+ * The host's daemon as daemon.c (the loop, its sources, scheduling, reloads) and host-audit.c
+ * (one audit of the host) share it: struct daemon. The namespace follower and the other modules
+ * below them keep their own state.
  */
 #pragma once
 
@@ -11,10 +10,9 @@
 #include <syslog.h>
 
 #include "checks/ptmx-replaced.h"
-#include "daemon/daemon.h"
 #include "daemon/holder-cache.h"
 #include "daemon/log-once.h"
-#include "daemon/schedule.h"
+#include "daemon/policy.h"
 #include "daemon/startup-guard.h"
 #include "config/conf.h"
 #include "pipeline/pipeline.h"
@@ -23,9 +21,6 @@
 #include "report/transitions.h"
 #include "util/clock.h"
 #include "util/systemd-dl.h"
-
-/* Repairs in one audit: each round tries what the previous one's re-audit found untried. */
-#define REPAIR_ROUNDS_MAX 3
 
 /* Recurring failures are logged once each, until the operation succeeds again. */
 enum failure {
@@ -62,10 +57,9 @@ struct daemon {
 	unsigned torn_audits;
 
 	struct holder_cache holders;
-	/* Whether the search for holders may be put off until after this audit's outputs
-	 * (daemon_holders()): the findings kept were judged with no holder at all, and the last
-	 * search was not put off already. */
-	bool judged_without_holders, holders_put_off;
+	/* Whether the search for holders may be put off until after an audit's outputs
+	 * (daemon/policy.h). */
+	struct holder_pacing holder_pacing;
 	struct findings findings; /* of the last audit, Ignore= applied */
 	/* The serving instance as last seen healthy: what a repair of it restores (also from the
 	 * state file, for the next daemon of this boot and for ptsguard repair). */
@@ -76,7 +70,7 @@ struct daemon {
 	/* Policy=safe: the appearances (finding_try_key()) of the repairable findings whose
 	 * repair was tried, kept while they stay present. Each appearance of a finding is tried
 	 * once: one that a repair did not fix is not tried again on every wake-up (our own remount
-	 * is a mount event too); one that changed is (daemon/repair-tries.h). */
+	 * is a mount event too); one that changed is (daemon/policy.h). */
 	char **tried_keys;
 
 	struct ptmx_replaced ptmx;	    /* /dev/ptmx against its baseline */
@@ -103,17 +97,3 @@ struct daemon {
  * is logged again. */
 #define daemon_fail(d, what, ...) log_once_fail(&(d)->failures[what], __VA_ARGS__)
 #define daemon_ok(d, what)	  log_once_ok(&(d)->failures[what])
-
-/* audit.c */
-/* Fire once at usec (CLOCK_MONOTONIC). */
-int arm_timer(sd_event_source *s, uint64_t usec);
-void log_transition(struct daemon *d, const struct transition_event *e);
-int daemon_log_transitions(struct daemon *d, const struct findings *now);
-void daemon_notify_status(struct daemon *d, bool ready);
-int daemon_collect(struct daemon *d, struct audit_result *ret);
-/* One audit, its transitions journaled, Policy=safe applied, the outputs written: 1 when another
- * audit is wanted (repair's rounds ran out while each still changed something), 0, or -errno. */
-int daemon_audit(struct daemon *d);
-
-/* daemon.c */
-void daemon_schedule_audit(struct daemon *d, unsigned reason);

@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "daemon/log-once.h"
-#include "daemon/schedule.h"
+#include "daemon/policy.h"
 #include "daemon/watches.h"
 #include "probe/probe.h"
 #include "util/log.h"

@@ -1,15 +1,15 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* One audit of the host: see daemon/daemon.h. */
+/* One audit of the host (daemon/host-audit.h): it carries out what daemon/policy.h decides. */
 #include <errno.h>
 #include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "daemon/state.h"
+#include "daemon/host-audit.h"
 #include "daemon/mount-source.h"
 #include "daemon/nsfollow.h"
-#include "daemon/repair-tries.h"
-#include "daemon/schedule.h"
+#include "daemon/policy.h"
+#include "daemon/timer.h"
 #include "daemon/watches.h"
 #include "repair/session.h"
 #include "report/journal-queue.h"
@@ -21,16 +21,7 @@
 #include "util/string-util.h"
 #include "util/systemd-dl.h"
 
-/* A failed write of the state file or the textfile (a full or read-only /run) is retried by
- * auditing again: first after OUTPUT_RETRY_MIN_USEC, doubling up to OUTPUT_RETRY_MAX_USEC, until
- * both files are written; so they catch up with the system soon after space is freed. */
-#define OUTPUT_RETRY_MIN_USEC (100ULL * USEC_PER_MSEC)
-#define OUTPUT_RETRY_MAX_USEC (1ULL * USEC_PER_SEC)
-/* Audits in a row set aside while /dev/ptmx keeps changing; the next one reports whatever. */
-#define TORN_AUDITS_MAX 3
-
-/* Journal one transition; count what was detected for ptsguard_findings_total. */
-void log_transition(struct daemon *d, const struct transition_event *e)
+void daemon_log_transition(struct daemon *d, const struct transition_event *e)
 {
 	const struct finding *f = e->finding;
 	int r;
@@ -45,8 +36,6 @@ void log_transition(struct daemon *d, const struct transition_event *e)
 			    transition_to_string(e->transition), strerror(-r));
 }
 
-/* One journal entry per transition between the previous audit's findings and these. A finding
- * journaled as repaired since then leaves without a "resolved" entry. */
 int daemon_log_transitions(struct daemon *d, const struct findings *now)
 {
 	_cleanup_(transitions_done) struct transitions t = { 0 };
@@ -56,7 +45,7 @@ int daemon_log_transitions(struct daemon *d, const struct findings *now)
 	if (r < 0)
 		return r;
 	FOREACH_ARRAY (e, t.items, t.n_items)
-		log_transition(d, e);
+		daemon_log_transition(d, e);
 
 	/* A repaired finding that is still (or again) present is tracked like any other. */
 	d->repaired_keys = strv_free(d->repaired_keys);
@@ -92,21 +81,17 @@ static void daemon_write_outputs(struct daemon *d, const struct report *rep)
 		failed = failed || r < 0;
 	}
 
-	if (!failed) {
-		d->retry_usec = 0;
+	d->retry_usec = output_retry_next(d->retry_usec, failed);
+	if (d->retry_usec == 0) {
 		(void)sd_event_source_set_enabled(d->retry_timer, SD_EVENT_OFF);
 		return;
 	}
-	d->retry_usec = d->retry_usec == 0			    ? OUTPUT_RETRY_MIN_USEC
-			: d->retry_usec * 2 > OUTPUT_RETRY_MAX_USEC ? OUTPUT_RETRY_MAX_USEC
-								    : d->retry_usec * 2;
-	r = arm_timer(d->retry_timer, now_usec(CLOCK_MONOTONIC) + d->retry_usec);
+	r = timer_arm(d->retry_timer, now_usec(CLOCK_MONOTONIC) + d->retry_usec);
 	if (r < 0)
 		daemon_fail(d, FAILURE_TIMER, "Failed to arm the output retry timer: %s",
 			    strerror(-r));
 }
 
-/* STATUS= when it changed; READY=1 with it after the first audit. */
 void daemon_notify_status(struct daemon *d, bool ready)
 {
 	_cleanup_free_ char *s = findings_status_text(&d->findings);
@@ -121,51 +106,23 @@ void daemon_notify_status(struct daemon *d, bool ready)
 	d->status = TAKE_PTR(s);
 }
 
-/* Fire once at usec (CLOCK_MONOTONIC). */
-int arm_timer(sd_event_source *s, uint64_t usec)
-{
-	int r = sd_event_source_set_time(s, usec);
-
-	return r < 0 ? r : sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
-}
-
 /* Holders of covered instances, from the holder cache while it applies; a timer audits again
- * when a fresh scan expires, or at once while a search is under way.
- *
- * A search that would start where the findings kept were judged with no holder (an instance
- * covered where none was) is put off: this audit lists the processes, runs no slice, and reports
- * the search partial, so the change that asked for it (the overmount) is in the state file and
- * the journal without waiting for a read of every fd on the host. Nothing an earlier search
- * found can leave meanwhile, as there was none. The next audit, at once (as
- * daemon_schedule_audit() spaces it), runs the search and writes again; two audits in a row never
- * put it off, so a table that changes at every audit still gets its search. */
+ * when a fresh scan expires, or at once while a search is under way. Whether the search is put
+ * off, and when the timer fires: daemon/policy.h. */
 static int daemon_holders(struct daemon *d, struct snapshot *s, const struct analysis *a)
 {
 	uint64_t now = now_usec(CLOCK_MONOTONIC), max_age = d->config->holder_rescan_usec;
-	bool put_off = d->judged_without_holders && !d->holders_put_off && !d->holders.pass.started;
+	bool put_off = holder_pacing_put_off(&d->holder_pacing, d->holders.pass.started);
 	int r, k;
 
 	r = holder_cache_fill(&d->holders, s, a, &(struct holder_scope){ .proc = "/proc" }, now,
 			      max_age, put_off ? 0 : HOLDER_SCAN_SLICE_USEC);
 	if (r < 0)
 		return r;
-	d->holders_put_off = put_off && r == HOLDERS_PARTIAL;
-	/* A search under way goes on at the next audit, soon (daemon_schedule_audit() spaces it
-	 * as AuditCPUPercent= says): no dispatch of the loop holds the watchdog for the whole. */
-	if (r == HOLDERS_PARTIAL) {
-		k = arm_timer(d->holder_timer, now);
-		if (k < 0)
-			daemon_fail(d, FAILURE_TIMER, "Failed to arm the holder timer: %s",
-				    strerror(-k));
-	}
-	if (r == HOLDERS_NONE_COVERED)
-		(void)sd_event_source_set_enabled(d->holder_timer, SD_EVENT_OFF);
-	if (r == HOLDERS_SCANNED) {
-		k = arm_timer(d->holder_timer, now + max_age);
-		if (k < 0)
-			daemon_fail(d, FAILURE_TIMER, "Failed to arm the holder timer: %s",
-				    strerror(-k));
-	}
+	k = timer_apply(d->holder_timer,
+			holder_pacing_after(&d->holder_pacing, put_off, r, now, max_age));
+	if (k < 0)
+		daemon_fail(d, FAILURE_TIMER, "Failed to arm the holder timer: %s", strerror(-k));
 	return 0;
 }
 
@@ -182,9 +139,6 @@ static int daemon_transitions_cb(void *userdata, const struct analysis *a, struc
 	return ptmx_replaced_check(&d->ptmx, a, &d->udev_window, out);
 }
 
-/* Probe, analyse, run the checks (ptmx-replaced with them), drop what Ignore= ignores. Logs
- * failures. With the tracker, the probe audits the followed mounts alone unless a full read is
- * due. */
 int daemon_collect(struct daemon *d, struct audit_result *ret)
 {
 	struct audit_target t = {
@@ -231,30 +185,6 @@ static void daemon_note_healthy(struct daemon *d, const struct audit_result *now
 	now->snap->last_healthy = d->last_healthy;
 }
 
-/* Forget the tries of the findings now has no more: one that comes back is tried again (and one
- * that changes, daemon/repair-tries.h). */
-static int daemon_prune_tried(struct daemon *d, const struct findings *now)
-{
-	_cleanup_strv_free_ char **keep = NULL;
-
-	for (char **t = d->tried_keys; t && *t; t++) {
-		bool present = false;
-
-		FOREACH_ARRAY (f, now->items, now->n_items) {
-			_cleanup_free_ char *key = finding_key(f);
-
-			if (!key)
-				return -ENOMEM;
-			present = present || try_key_has_key(*t, key);
-		}
-		if (present && strv_extend(&keep, *t) < 0)
-			return -ENOMEM;
-	}
-	strv_free(d->tried_keys);
-	d->tried_keys = TAKE_PTR(keep);
-	return 0;
-}
-
 /* The repair session's audit after acting: the daemon's own. */
 static int daemon_repair_audit(void *userdata, struct audit_result *ret)
 {
@@ -286,30 +216,11 @@ static int daemon_repair(struct daemon *d, struct audit_result *now)
 	struct findings fresh = { 0 };
 	int r;
 
-	r = daemon_prune_tried(d, &now->findings);
+	r = repair_tries_prune(&d->tried_keys, &now->findings);
+	if (r >= 0)
+		r = repair_tries_select(&d->tried_keys, &now->findings, &fresh);
 	if (r < 0)
 		return r;
-	/* Only the repairable findings not tried yet; each is tried from here on. */
-	FOREACH_ARRAY (f, now->findings.items, now->findings.n_items) {
-		char *key;
-
-		if (!finding_repairable(f))
-			continue;
-		key = finding_try_key(f);
-		if (!key)
-			r = -ENOMEM;
-		else if (strv_contains(d->tried_keys, key))
-			free(key);
-		else if (strv_push(&d->tried_keys, key) < 0 ||
-			 GROW(fresh.items, fresh.allocated, fresh.n_items + 1) < 0)
-			r = -ENOMEM;
-		else
-			fresh.items[fresh.n_items++] = *f; /* borrowed: freed with now */
-		if (r < 0) {
-			free(fresh.items);
-			return r;
-		}
-	}
 	if (fresh.n_items == 0) {
 		free(fresh.items);
 		return 0;
@@ -338,12 +249,13 @@ out:
 	return r;
 }
 
-int daemon_audit(struct daemon *d)
+int daemon_audit(struct daemon *d, unsigned *ret_reasons)
 {
 	_cleanup_(audit_result_done) struct audit_result now = { 0 };
 	uint64_t t0 = now_usec(CLOCK_MONOTONIC);
 	struct report rep;
-	bool again = false, set_aside = false;
+	enum repair_round_next step = REPAIR_ROUND_DONE;
+	bool set_aside = false;
 	unsigned woken = 0;
 	int r;
 
@@ -363,13 +275,11 @@ int daemon_audit(struct daemon *d)
 	 * critical pty-allocation-fails for one audit). The change asks for the next audit,
 	 * which reports instead; a few in a row at most, and only root can replace it. */
 	woken = dev_watches_read_now(d->watches);
-	if ((woken & REASON_PTMX) && d->torn_audits < TORN_AUDITS_MAX) {
-		d->torn_audits++;
-		set_aside = true;
+	set_aside = torn_audit_set_aside(&d->torn_audits, woken);
+	if (set_aside) {
 		log_debug("/dev/ptmx changed during the audit: auditing again before reporting");
 		goto done;
 	}
-	d->torn_audits = 0;
 
 	r = daemon_log_transitions(d, &now.findings);
 	if (r < 0)
@@ -386,24 +296,21 @@ int daemon_audit(struct daemon *d)
 	 * repair's re-audit may find what its finding hid (no /dev/ptmx: no instance to judge the
 	 * slaves of): that is repaired in turn, a few rounds at most; past them, the next audit. */
 	if (d->config->repair_policy == REPAIR_POLICY_SAFE) {
-		for (unsigned round = 0;; round++) {
+		unsigned round = 0;
+
+		do {
 			r = daemon_repair(d, &now);
-			if (r <= 0)
-				break;
-			if (round + 1 == REPAIR_ROUNDS_MAX) {
-				again = true;
-				break;
-			}
-		}
-		if (r < 0)
-			goto done;
+			if (r < 0)
+				goto done;
+			step = repair_round_next(round++, r > 0);
+		} while (step == REPAIR_ROUND_AGAIN);
 	} else
 		d->tried_keys = strv_free(d->tried_keys);
 
 	findings_done(&d->findings);
 	d->findings = now.findings;
 	now.findings = (struct findings){ 0 };
-	d->judged_without_holders = now.snap->n_holders == 0;
+	d->holder_pacing.judged_without_holders = now.snap->n_holders == 0;
 	daemon_note_healthy(d, &now);
 
 	rep = (struct report){
@@ -427,11 +334,11 @@ done:
 	if (!set_aside)
 		d->udev_window = (struct ptmx_udev_event){ 0 };
 	schedule_end(&d->audits, now_usec(CLOCK_MONOTONIC));
-	/* What the events read just now ask for, as the event loop would have. */
-	if (woken)
-		daemon_schedule_audit(d, woken);
+	/* What the events read just now ask for, as the event loop would have; and one more audit
+	 * when repair's rounds ran out while each still changed something. */
+	*ret_reasons = woken | (step == REPAIR_ROUND_NEXT_AUDIT ? REASON_REPAIR : 0);
 	/* A whole table was just freed: give its pages back rather than keep the peak. */
 	if (d->last_audit_full)
 		(void)malloc_trim(0);
-	return r < 0 ? r : again;
+	return r < 0 ? r : 0;
 }
