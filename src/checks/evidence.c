@@ -106,6 +106,36 @@ const char *check_healthy_modes(const struct check_policy *p, char buf[static 8]
 	return buf;
 }
 
+/* A userland that insists on the tty group (glibc before 2.33, whose grantpt() chowns the slave
+ * to it, through pt_chown where it cannot itself): its path, or NULL. */
+static const char *userland_needs_tty_group(const struct snapshot *s, json_object **ret_ev)
+{
+	const char *why = NULL;
+	json_object *ev;
+
+	FOREACH_ARRAY (h, s->helpers, s->n_helpers) {
+		const char *base = strrchr(h->path, '/');
+
+		if (base && streq(base + 1, "pt_chown")) {
+			why = h->path;
+			break;
+		}
+	}
+	if (!why && s->userland.glibc_minor > 0 && s->userland.glibc_minor < 33)
+		why = s->userland.libc;
+	if (!why)
+		return NULL;
+	ev = json_object_new_object();
+	json_object_object_add(ev, "libc", json_new_string_or_null(s->userland.libc));
+	json_object_object_add(
+	    ev, "glibc",
+	    s->userland.glibc_minor ? json_object_new_int64(s->userland.glibc_minor) : NULL);
+	json_object_object_add(ev, "pt_chown",
+			       why == s->userland.libc ? NULL : json_object_new_string(why));
+	*ret_ev = ev;
+	return why;
+}
+
 int check_set_remount_remedy(struct finding *f, const struct check_context *ctx,
 			     const struct instance *in, const char *mp,
 			     const struct check_info *info)
@@ -124,6 +154,30 @@ int check_set_remount_remedy(struct finding *f, const struct check_context *ctx,
 		 * user: its ptys in its own group harm no one, and nothing better can be set.
 		 * Reported for what it is, not as a failure. */
 		if (idmap_size(ctx->snap->gid_map) == 1) {
+			json_object *old = NULL;
+			const char *why = userland_needs_tty_group(ctx->snap, &old);
+
+			/* Unless its userland insists on a tty group it cannot have: then nobody
+			 * there gets a pty (grantpt() fails; pt_chown, not setuid here, cannot). */
+			if (why) {
+				if (finding_evidence_add(f, "single_id_namespace",
+							 json_object_new_boolean(true)) < 0 ||
+				    finding_evidence_add(f, "old_userland", old) < 0)
+					return -ENOMEM;
+				return set_printf(
+				    &f->remedy,
+				    "this namespace maps a single gid, so %s cannot have gid=, and "
+				    "its userland (%s) gives every new slave the tty group, which "
+				    "it "
+				    "cannot name: grantpt() fails and no pty can be had; map a "
+				    "range "
+				    "that includes gid %u (/etc/subgid and newgidmap, podman "
+				    "--userns=auto, unshare --map-auto), or use the runtime's "
+				    "fakeroot mode (apptainer or singularity --fakeroot), or an "
+				    "image "
+				    "with glibc 2.33 or later",
+				    mp, why, (unsigned)ctx->snap->tty_gid);
+			}
 			f->severity = SEVERITY_INFO;
 			if (finding_evidence_add(f, "single_id_namespace",
 						 json_object_new_boolean(true)) < 0)

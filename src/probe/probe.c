@@ -21,6 +21,8 @@
 #include "probe/slaves.h"
 #include "probe/statmount.h"
 #include "probe/tty-sessions.h"
+#include "probe/userland.h"
+#include "snapshot/idmap.h"
 #include "snapshot/initramfs-record.h"
 #include "snapshot/snapshot-json.h"
 #include "util/caps.h"
@@ -337,6 +339,9 @@ static int probe_details_in(const struct probe_options *opts, struct snapshot *s
 		return r;
 	r = probe_slave_copies(ns, s, a);
 	if (r < 0)
+		return r;
+	/* A namespace that maps one gid: can its userland live without a tty group? */
+	if (idmap_size(s->gid_map) == 1 && (r = probe_userland(ns, s)) < 0)
 		return r;
 	r = probe_tty_sessions(ns, s, a);
 	if (r < 0)

@@ -281,6 +281,16 @@ json_object *snapshot_to_json(const struct snapshot *s)
 	if (s->device_cgroup)
 		json_object_object_add(root, "device_cgroup",
 				       device_cgroup_to_json(s->device_cgroup));
+	if (s->userland.libc) {
+		json_object *u = json_object_new_object();
+
+		json_object_object_add(u, "libc", json_object_new_string(s->userland.libc));
+		json_object_object_add(u, "glibc_minor",
+				       s->userland.glibc_minor
+					   ? json_object_new_int64(s->userland.glibc_minor)
+					   : NULL);
+		json_object_object_add(root, "userland", u);
+	}
 	return root;
 }
 
@@ -480,6 +490,28 @@ static int load_array(json_object *root, const char *key, load_item_fn fn, struc
 	return 0;
 }
 
+/* The optional "userland": {"libc": path, "glibc_minor": N or null}. */
+static int load_userland(json_object *root, struct snapshot *s, struct load_error *err)
+{
+	const char *libc;
+	json_object *o;
+	long minor = 0;
+	int r;
+
+	r = json_get(root, "", "userland", json_type_object, JSON_OPTIONAL, &o, err);
+	if (r < 0 || !o)
+		return r;
+	if ((r = json_get_string(o, "userland", "libc", JSON_REQUIRED, &libc, err)) < 0 ||
+	    (r = json_get_long(o, "userland", "glibc_minor", 1, 999, JSON_NULLABLE | JSON_OPTIONAL,
+			       &minor, err)) < 0)
+		return r;
+	s->userland.libc = strdup(libc);
+	if (!s->userland.libc)
+		return -ENOMEM;
+	s->userland.glibc_minor = (unsigned)minor;
+	return 0;
+}
+
 /* The optional "device_cgroup": a version 1 has a list or null, a version 2 none. */
 static int load_device_cgroup(json_object *root, struct snapshot *s, struct load_error *err)
 {
@@ -614,7 +646,7 @@ int snapshot_from_json(json_object *root, struct snapshot **ret, struct load_err
 		return r;
 	if ((r = json_get(root, "", "probe", json_type_object, JSON_OPTIONAL, &v, err)) < 0 ||
 	    (v && (r = alloc_probe_from_json(v, "probe", &s->probe, err)) < 0) ||
-	    (r = load_device_cgroup(root, s, err)) < 0)
+	    (r = load_device_cgroup(root, s, err)) < 0 || (r = load_userland(root, s, err)) < 0)
 		return r;
 
 	*ret = TAKE_PTR(s);

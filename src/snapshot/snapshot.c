@@ -82,6 +82,7 @@ struct snapshot *snapshot_free(struct snapshot *s)
 	initramfs_record_free(s->initramfs);
 	snapshot_namespace_free(s->ns);
 	device_cgroup_free(s->device_cgroup);
+	free(s->userland.libc);
 	free(s);
 	return NULL;
 }

@@ -188,6 +188,15 @@ struct snapshot {
 	struct alloc_probe probe;
 	/* NULL unless that probe failed an open with EPERM and the cgroup could be read. */
 	struct device_cgroup *device_cgroup;
+
+	/* The C library the judged root has, read only where its user namespace maps a single
+	 * gid (probe/userland.h): libc is the path looked at with its symlink's target (NULL: none
+	 * found), glibc_minor the 2.N it names (0: not told by the name, as from 2.34 on, where
+	 * libc.so.6 is the library itself). Optional in JSON ("userland"). */
+	struct userland {
+		char *libc;
+		unsigned glibc_minor;
+	} userland;
 };
 
 struct snapshot *snapshot_new(void);

@@ -690,7 +690,7 @@ def expected_finding_severity(cat, f, report):
     if f["id"] == "pty-instance-unreachable" and f.get("evidence", {}).get("colliding_total") == 0:
         return "warning"
     # One user in a namespace that maps one gid, and no gid= can be set there: a fact too.
-    if f.get("evidence", {}).get("single_id_namespace") is True:
+    if f.get("evidence", {}).get("single_id_namespace") is True and not f.get("evidence", {}).get("old_userland"):
         return "info"
     # A copied slave node is critical as the console only.
     if f["id"] == "pty-slave-copy" and f.get("evidence", {}).get("console") is False:

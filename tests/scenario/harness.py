@@ -146,8 +146,10 @@ def expected_severity(catalog, check_id, finding=None):
     # A copied slave node is critical as the console only.
     if check_id == "pty-slave-copy" and ((finding or {}).get("evidence") or {}).get("console") is False:
         return "warning"
-    # A user namespace mapping one gid has one user, and no gid= can be set there.
-    if ((finding or {}).get("evidence") or {}).get("single_id_namespace") is True:
+    # A user namespace mapping one gid has one user, and no gid= can be set there; unless its
+    # userland insists on a tty group (glibc before 2.33, pt_chown): then nobody gets a pty.
+    ev = (finding or {}).get("evidence") or {}
+    if ev.get("single_id_namespace") is True and not ev.get("old_userland"):
         return "info"
     return sev
 

@@ -2152,6 +2152,41 @@ def userns_rootless_host_stack(sc):
     sc.expect_probe(res, ok=True, uid=UNPRIVILEGED_UID, gid=TTY_GID, mode="0620", by_name="same")
 
 
+@case("userns-single-id-old-userland")
+def userns_single_id_old_userland(sc):
+    """unshare -r over a root whose userland is glibc 2.17's layout (libc.so.6 a link to
+    libc-2.17.so, as CentOS 7's, in /usr/lib64): such a glibc's grantpt() chowns every slave to
+    the tty group, which a namespace mapping one gid cannot name, so nobody there gets a pty.
+    The same namespace over a current userland is userns-single-id (info)."""
+    sc.setup_base()
+    sc.mount_devpts("/dev/pts", HEALTHY)
+    null = os.path.join(sc.workdir, "null")
+    open(null, "w").close()
+    os.chmod(null, 0o666)
+    os.mknod(null + ".tty", 0o666 | stat.S_IFCHR, os.makedev(5, 0))
+    os.chmod(null + ".tty", 0o666)
+    lib64 = sc.scratch_dir("lib64")
+    for name in os.listdir("/usr/lib64"):
+        src = os.path.join("/usr/lib64", name)
+        if os.path.islink(src):
+            os.symlink(os.readlink(src), os.path.join(lib64, name))
+    os.symlink("libc-2.17.so", os.path.join(lib64, "libc.so.6"))
+    setup = (
+        (USERNS_DEV % (null, null))
+        + "; mount -t devpts -o mode=620,ptmxmode=666 devpts /dev/pts"
+        + "; mount --bind %s /usr/lib64" % lib64
+    )
+    report, snap, res = userns_audit(sc, 1, setup, probe_as_user=False)
+    sc.expect(report, ["devpts-options-lost"])
+    f = sc.finding(report, "devpts-options-lost") or {}
+    ev = f.get("evidence") or {}
+    sc.check.eq((f.get("severity"), ev.get("single_id_namespace"), (ev.get("old_userland") or {}).get("glibc")),
+                ("critical", True, 17), "critical, naming glibc 2.17")
+    remedy = f.get("remedy") or ""
+    sc.check.true("map a range" in remedy and "fakeroot" in remedy, "the remedy maps a range or uses fakeroot: %r" % remedy)
+    sc.check.eq(((snap or {}).get("userland") or {}).get("glibc_minor"), 17, "the snapshot records the userland")
+
+
 @case("userns-single-id")
 def userns_single_id(sc):
     """unshare -r, unprivileged bubblewrap: one id mapped; gid=5 cannot be mounted (EINVAL), and
