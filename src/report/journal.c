@@ -87,6 +87,70 @@ _printf_(3, 4) static int add_field(struct iovec *iov, size_t *n, const char *fm
 	return 0;
 }
 
+/*
+ * Without a journal: a line on standard error and, for the daemon, syslog. A consumer finds a
+ * transition by its bracketed tag ("[STATE]" on standard error, "[ptsguard check=...]" in
+ * syslog), so whatever a name put in the words (the context, a mountpoint in the summary, the
+ * detail) has its brackets escaped besides the rest (util/escape.h): the only tag in the line is
+ * the one written here.
+ */
+static char *transition_line(const struct transition_event *e, bool syslog_line)
+{
+	const struct finding *f = e->finding;
+	enum transition t = e->transition;
+	const char *state = transition_to_string(t), *sev = severity_to_string(f->severity);
+	_cleanup_free_ char *summary = cescape_brackets(f->summary ?: f->check->summary),
+			    *detail = e->detail ? cescape_brackets(e->detail) : NULL,
+			    *context = e->context ? cescape_brackets(e->context) : NULL;
+	char *line = NULL;
+	int r;
+
+	if (!summary || (e->detail && !detail) || (e->context && !context))
+		return NULL;
+	if (syslog_line)
+		/* the journal's MESSAGE= words, then a tag of fixed form to match on */
+		r = asprintf(
+		    &line,
+		    "%s%s%s%s: %s%s%s [ptsguard check=%s state=%s severity=%s message_id=%s]",
+		    context ? "[" : "", context ?: "", context ? "] " : "",
+		    t == TRANSITION_DETECTED ? f->check->id : state, summary, detail ? "; " : "",
+		    detail ?: "", f->check->id, state, sev, f->check->message_id);
+	else
+		r = asprintf(&line, "ptsguard: %s%s%s[%s] %s (%s): %s%s%s", context ? "[" : "",
+			     context ?: "", context ? "] " : "", state, f->check->id, sev, summary,
+			     detail ? ": " : "", detail ?: "");
+	return r < 0 ? NULL : line;
+}
+
+char *journal_syslog_line(const struct transition_event *e)
+{
+	return transition_line(e, true);
+}
+
+char *journal_stderr_line(const struct transition_event *e)
+{
+	return transition_line(e, false);
+}
+
+static int log_line_transition(const struct transition_event *e)
+{
+	_cleanup_free_ char *line = NULL;
+
+	if (to_syslog) {
+		line = journal_syslog_line(e);
+		if (!line)
+			return -ENOMEM;
+		syslog(transition_priority(e->transition, e->finding->severity), "%s", line);
+		free(line);
+		line = NULL;
+	}
+	line = journal_stderr_line(e);
+	if (!line)
+		return -ENOMEM;
+	fprintf(stderr, "%s\n", line);
+	return 0;
+}
+
 int journal_log_transition(const struct transition_event *e)
 {
 	const struct finding *f = e->finding;
@@ -115,17 +179,8 @@ int journal_log_transition(const struct transition_event *e)
 		return -ENOMEM;
 	}
 
-	if (!journal_available()) {
-		/* syslog: the journal's MESSAGE= words, then a tag of fixed form to match on */
-		if (to_syslog)
-			syslog(transition_priority(t, f->severity),
-			       "%s [ptsguard check=%s state=%s severity=%s message_id=%s]", message,
-			       f->check->id, state, sev, f->check->message_id);
-		fprintf(stderr, "ptsguard: %s%s%s[%s] %s (%s): %s%s%s\n", context ? "[" : "",
-			context ?: "", context ? "] " : "", state, f->check->id, sev, summary,
-			detail ? ": " : "", detail_text ?: "");
-		return 0;
-	}
+	if (!journal_available())
+		return log_line_transition(e);
 
 	if (add_field(iov, &n, "MESSAGE=%s", message) < 0 ||
 	    add_field(iov, &n, "MESSAGE_ID=%s", f->check->message_id) < 0 ||
@@ -152,6 +207,27 @@ int journal_log_transition(const struct transition_event *e)
 	return r;
 }
 
+/* A message's brackets as \x5b and \x5d (its names are escaped by whoever wrote it, the
+ * brackets not): in syslog a bracketed "[ptsguard ...]" is a transition's tag. */
+static char *escape_brackets(const char *msg)
+{
+	size_t n = strlen(msg), k = 0;
+	char *out, *o;
+
+	for (const char *p = msg; *p; p++)
+		k += *p == '[' || *p == ']';
+	o = out = malloc(n + 3 * k + 1);
+	if (!out)
+		return NULL;
+	for (const char *p = msg; *p; p++)
+		if (*p == '[' || *p == ']')
+			o += sprintf(o, "\\x%02x", (unsigned)*p);
+		else
+			*o++ = *p;
+	*o = 0;
+	return out;
+}
+
 void journal_log_sink(int priority, const char *const *fields, const char *msg)
 {
 	_cleanup_free_ char *message = NULL, *prio = NULL;
@@ -161,8 +237,11 @@ void journal_log_sink(int priority, const char *const *fields, const char *msg)
 	/* A person running it in a terminal reads the terminal; a service's stderr is the journal
 	 * anyway, but through sd_journal the entry carries its fields. */
 	if (!journal_available() || isatty(STDERR_FILENO)) {
-		if (to_syslog && !journal_available())
-			syslog(priority, "%s", msg);
+		if (to_syslog && !journal_available()) {
+			_cleanup_free_ char *line = escape_brackets(msg);
+
+			syslog(priority, "%s", line ?: "(out of memory)");
+		}
 		fprintf(stderr, "ptsguard: %s\n", msg);
 		return;
 	}
