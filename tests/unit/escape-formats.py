@@ -131,7 +131,7 @@ def check_lines(c, i, syslog, stderr):
 
 def main():
     driver, snapshot = sys.argv[1], sys.argv[2]
-    count = int(sys.argv[3]) if len(sys.argv) > 3 else 150
+    count = int(sys.argv[3]) if len(sys.argv) > 3 else 100
     if not shutil.which("promtool"):
         testlib.log("SKIP: promtool (package prometheus) is not installed")
         return testlib.EXIT_SKIP
