@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/uio.h>
 #include <syslog.h>
 #include <unistd.h>
@@ -88,13 +89,14 @@ _printf_(3, 4) static int add_field(struct iovec *iov, size_t *n, const char *fm
 }
 
 /*
- * Without a journal: a line on standard error and, for the daemon, syslog. A consumer finds a
- * transition by its bracketed tag ("[STATE]" on standard error, "[ptsguard check=...]" in
- * syslog), so whatever a name put in the words (the context, a mountpoint in the summary, the
- * detail) has its brackets escaped besides the rest (util/escape.h): the only tag in the line is
- * the one written here.
+ * The words for people: MESSAGE=, and without a journal a line on standard error and, for the
+ * daemon, syslog. A consumer finds a transition by its bracketed tag ("[STATE]" on standard
+ * error, "[ptsguard check=...]" in syslog, where a journal's MESSAGE= may be forwarded too), so
+ * whatever a name put in the words (the context, a mountpoint in the summary, the detail) is
+ * escaped with its brackets (util/escape.h): the only tag in a line is the one written here.
+ * stderr_line: standard error's layout, else MESSAGE='s.
  */
-static char *transition_line(const struct transition_event *e, bool syslog_line)
+static char *transition_words(const struct transition_event *e, bool stderr_line)
 {
 	const struct finding *f = e->finding;
 	enum transition t = e->transition;
@@ -107,29 +109,34 @@ static char *transition_line(const struct transition_event *e, bool syslog_line)
 
 	if (!summary || (e->detail && !detail) || (e->context && !context))
 		return NULL;
-	if (syslog_line)
-		/* the journal's MESSAGE= words, then a tag of fixed form to match on */
-		r = asprintf(
-		    &line,
-		    "%s%s%s%s: %s%s%s [ptsguard check=%s state=%s severity=%s message_id=%s]",
-		    context ? "[" : "", context ?: "", context ? "] " : "",
-		    t == TRANSITION_DETECTED ? f->check->id : state, summary, detail ? "; " : "",
-		    detail ?: "", f->check->id, state, sev, f->check->message_id);
-	else
+	if (stderr_line)
 		r = asprintf(&line, "ptsguard: %s%s%s[%s] %s (%s): %s%s%s", context ? "[" : "",
 			     context ?: "", context ? "] " : "", state, f->check->id, sev, summary,
 			     detail ? ": " : "", detail ?: "");
+	else
+		r = asprintf(&line, "%s%s%s%s: %s%s%s", context ? "[" : "", context ?: "",
+			     context ? "] " : "", t == TRANSITION_DETECTED ? f->check->id : state,
+			     summary, detail ? "; " : "", detail ?: "");
 	return r < 0 ? NULL : line;
 }
 
 char *journal_syslog_line(const struct transition_event *e)
 {
-	return transition_line(e, true);
+	const struct finding *f = e->finding;
+	_cleanup_free_ char *words = transition_words(e, false);
+	char *line;
+
+	/* the journal's MESSAGE= words, then a tag of fixed form to match on */
+	if (!words || asprintf(&line, "%s [ptsguard check=%s state=%s severity=%s message_id=%s]",
+			       words, f->check->id, transition_to_string(e->transition),
+			       severity_to_string(f->severity), f->check->message_id) < 0)
+		return NULL;
+	return line;
 }
 
 char *journal_stderr_line(const struct transition_event *e)
 {
-	return transition_line(e, false);
+	return transition_words(e, true);
 }
 
 static int log_line_transition(const struct transition_event *e)
@@ -158,29 +165,20 @@ int journal_log_transition(const struct transition_event *e)
 	const char *detail = e->detail;
 	enum transition t = e->transition;
 	const char *state = transition_to_string(t), *sev = severity_to_string(f->severity);
-	/* MESSAGE and the stderr line are for people: escaped (util/escape.h), the context too (a
-	 * container's name is what the namespace chose); fields stay exact */
-	_cleanup_free_ char *evidence = NULL, *summary = cescape(f->summary ?: f->check->summary),
-			    *detail_text = detail ? cescape(detail) : NULL,
-			    *context = e->context ? cescape(e->context) : NULL, *message = NULL;
+	/* fields stay exact; the words are for people (transition_words()) */
+	_cleanup_free_ char *evidence = NULL, *message = NULL;
 	struct iovec iov[32];
 	size_t n = 0;
 	char dev[24];
 	int r = 0;
 
-	evidence = finding_evidence_text(f);
-	if (!evidence || !summary || (detail && !detail_text) || (e->context && !context))
-		return -ENOMEM;
-
-	if (asprintf(&message, "%s%s%s%s: %s%s%s", context ? "[" : "", context ?: "",
-		     context ? "] " : "", t == TRANSITION_DETECTED ? f->check->id : state, summary,
-		     detail ? "; " : "", detail_text ?: "") < 0) {
-		message = NULL;
-		return -ENOMEM;
-	}
-
 	if (!journal_available())
 		return log_line_transition(e);
+
+	evidence = finding_evidence_text(f);
+	message = transition_words(e, false);
+	if (!evidence || !message)
+		return -ENOMEM;
 
 	if (add_field(iov, &n, "MESSAGE=%s", message) < 0 ||
 	    add_field(iov, &n, "MESSAGE_ID=%s", f->check->message_id) < 0 ||
@@ -207,21 +205,20 @@ int journal_log_transition(const struct transition_event *e)
 	return r;
 }
 
-/* A message's brackets as \x5b and \x5d (its names are escaped by whoever wrote it, the
- * brackets not): in syslog a bracketed "[ptsguard ...]" is a transition's tag. */
-static char *escape_brackets(const char *msg)
+/* msg with the '[' of each "[ptsguard" written \x5b: the daemon's other messages name what
+ * namespaces named (escaped by their writers, brackets and all else kept), and in syslog, where
+ * a journal may forward MESSAGE= too, "[ptsguard ...]" is a transition's tag. NULL when out of
+ * memory. */
+static char *defuse_tags(const char *msg)
 {
-	size_t n = strlen(msg), k = 0;
-	char *out, *o;
+	size_t n = strlen(msg);
+	char *out = malloc(4 * n + 1), *o = out;
 
-	for (const char *p = msg; *p; p++)
-		k += *p == '[' || *p == ']';
-	o = out = malloc(n + 3 * k + 1);
 	if (!out)
 		return NULL;
 	for (const char *p = msg; *p; p++)
-		if (*p == '[' || *p == ']')
-			o += sprintf(o, "\\x%02x", (unsigned)*p);
+		if (*p == '[' && strncasecmp(p + 1, "ptsguard", 8) == 0)
+			o = stpcpy(o, "\\x5b");
 		else
 			*o++ = *p;
 	*o = 0;
@@ -230,18 +227,16 @@ static char *escape_brackets(const char *msg)
 
 void journal_log_sink(int priority, const char *const *fields, const char *msg)
 {
-	_cleanup_free_ char *message = NULL, *prio = NULL;
+	_cleanup_free_ char *defused = defuse_tags(msg), *message = NULL, *prio = NULL;
 	struct iovec iov[16];
 	size_t n = 0;
 
+	msg = defused ?: "(out of memory)";
 	/* A person running it in a terminal reads the terminal; a service's stderr is the journal
 	 * anyway, but through sd_journal the entry carries its fields. */
 	if (!journal_available() || isatty(STDERR_FILENO)) {
-		if (to_syslog && !journal_available()) {
-			_cleanup_free_ char *line = escape_brackets(msg);
-
-			syslog(priority, "%s", line ?: "(out of memory)");
-		}
+		if (to_syslog && !journal_available())
+			syslog(priority, "%s", msg);
 		fprintf(stderr, "ptsguard: %s\n", msg);
 		return;
 	}

@@ -43,8 +43,9 @@ int journal_open_queue(struct journal_queue **ret);
 /* With on, whatever would go to the journal while its socket is absent also goes to syslog
  * (openlog("ptsguard", LOG_PID, LOG_DAEMON)): a transition as its MESSAGE= words followed by
  * "[ptsguard check=ID state=STATE severity=SEV message_id=ID]" at its PRIORITY=, any other
- * message as it is but for its brackets, written \x5b and \x5d. The daemon's choice, made once at
- * start; the one-shot commands do not. */
+ * message as it is but for the '[' of any "[ptsguard" in it, written \x5b (in its MESSAGE= and
+ * standard error's line too): the only such tag a consumer finds is a transition's. The daemon's
+ * choice, made once at start; the one-shot commands do not. */
 void journal_use_syslog(bool on);
 
 /* Where entries go: the journal if its socket exists, else standard error. libsystemd always

@@ -2565,7 +2565,7 @@ def case_namespaces_control_bytes(ptsguard, opts):
         c.true(isinstance(message, str), "MESSAGE is text: %r" % message)
         message = journal_bytes(message).decode("utf-8", "replace")
         clean("MESSAGE", message)
-        c.true(message.startswith("[%s, mount namespace %s] ptmx-locked: " % (HOSTILE_ESCAPED, ino)), "MESSAGE names the container escaped: %r" % message)
+        c.true(message.startswith("[%s, mount namespace %s] ptmx-locked: " % (HOSTILE_ESCAPED.replace("[", r"\x5b").replace("]", r"\x5d"), ino)), "MESSAGE names the container escaped, its brackets too: %r" % message)
         p.kill()
         p.wait()
         wait_for("the going in the journal", lambda: [x for x in entries() if "is gone" in journal_bytes(x.get("MESSAGE")).decode("utf-8", "replace")])
@@ -2845,8 +2845,9 @@ def case_syslog_forged_tag(ptsguard, opts):
         p.wait()
         line = syslog.wait("the chroot gone", lambda l: "is gone, with its" in l)
         c.eq(SYSLOG_TAG.findall(line), [], "the message that the chroot is gone has no tag: %r" % line)
-        forged = [l for l in syslog.read() if "message_id=0]" in l]
+        forged = [l for l in syslog.read() if any("message_id=0" in t for t in SYSLOG_TAG.findall(l))]
         c.eq(forged, [], "no line with the forged tag")
+        c.eq([l for l in daemon.stderr_text().splitlines() if "[ptsguard" in l], [], "standard error: no line with a tag")
         rc, _ = daemon.stop()
         c.eq(rc, 0, "daemon exit status")
     finally:
