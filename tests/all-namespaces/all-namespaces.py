@@ -462,7 +462,9 @@ def chroot_names(ptsguard):
     one with a forged syslog tag, quote and backslash in its name: the Prometheus exposition
     passes promtool and keeps the host's own series, each chroot's series labelled with its
     exact root; the JSON is valid UTF-8, matches the schema, and keeps the exact root in
-    root_hex."""
+    root_hex. With a devpts at a path that is not UTF-8 in the host's table, the host's
+    snapshot is valid UTF-8 and audited gives the live audit's findings and mounts, that
+    mountpoint exact in mountpoint_hex."""
     c = testlib.Checker()
     procs = []
     try:
@@ -471,6 +473,10 @@ def chroot_names(ptsguard):
             tree = chroot_tree(raw.decode("utf-8", "surrogateescape"), "hand-made")
             procs.append(chrooted(tree))
             trees[os.fsencode(tree)] = procs[-1]
+        # a devpts instance of the host's table at a path that is not UTF-8
+        raw_pts = os.path.join(harness.TEST_DIR, "chroots", RAW_ROOT.decode("utf-8", "surrogateescape"), "pts")
+        os.mkdir(raw_pts)
+        harness.sys_mount("devpts", raw_pts, "devpts", 0, "newinstance,gid=5,mode=620,ptmxmode=000")
         own = mntns(os.getpid())
 
         r = subprocess.run([ptsguard, "audit", "--all-namespaces", "--format", "prometheus"], stdin=subprocess.DEVNULL, capture_output=True, timeout=60)
@@ -506,6 +512,25 @@ def chroot_names(ptsguard):
         for tree, n in items.items():
             c.eq(n["pid"], trees[tree].pid, "json: %r judged through its process" % tree)
             c.eq([f["id"] for f in n["report"]["findings"] if f["severity"] != "info"], ["ptmx-missing"], "json: %r: its own /dev judged" % tree)
+
+        # The host's mount table holds the trees' tmpfs mounts: its snapshot is valid UTF-8 and
+        # read back gives the same mounts, their paths exact, and the same findings.
+        path = os.path.join(harness.TEST_DIR, "host.json")
+        r = subprocess.run([ptsguard, "snapshot", "--output", path], stdin=subprocess.DEVNULL, capture_output=True, timeout=60)
+        c.eq(r.returncode, 0, "snapshot: exit status (stderr %r)" % r.stderr)
+        with open(path, "rb") as f:
+            raw = f.read()
+        try:
+            testlib.validate_snapshot(json.loads(raw.decode("utf-8", errors="strict")), error=Failure)
+        except (UnicodeDecodeError, ValueError) as e:
+            c.fail("snapshot: not valid JSON in UTF-8: %s" % e)
+        live = json.loads(subprocess.run([ptsguard, "audit", "--json"], stdin=subprocess.DEVNULL, capture_output=True, timeout=60).stdout.decode("utf-8"))
+        r = subprocess.run([ptsguard, "audit", "--json", "--snapshot", path], stdin=subprocess.DEVNULL, capture_output=True, timeout=60)
+        offline = json.loads(r.stdout.decode("utf-8"))
+        c.eq([(f["id"], f["summary"]) for f in offline["findings"]], [(f["id"], f["summary"]) for f in live["findings"]], "snapshot: the same findings as live")
+        c.eq(offline["instances"], live["instances"], "snapshot: the same instances and mounts")
+        pts = [m for i in offline["instances"] for m in i["mounts"] if "mountpoint_hex" in m]
+        c.true([bytes.fromhex(m["mountpoint_hex"]) for m in pts] == [os.fsencode(raw_pts)], "snapshot: the devpts at a path that is not UTF-8, exact in mountpoint_hex: %r" % pts)
     finally:
         for p in procs:
             p.kill()
