@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/uio.h>
 #include <syslog.h>
 #include <unistd.h>
@@ -87,6 +88,76 @@ _printf_(3, 4) static int add_field(struct iovec *iov, size_t *n, const char *fm
 	return 0;
 }
 
+/*
+ * The words for people: MESSAGE=, and without a journal a line on standard error and, for the
+ * daemon, syslog. A consumer finds a transition by its bracketed tag ("[STATE]" on standard
+ * error, "[ptsguard check=...]" in syslog, where a journal's MESSAGE= may be forwarded too), so
+ * whatever a name put in the words (the context, a mountpoint in the summary, the detail) is
+ * escaped with its brackets (util/escape.h): the only tag in a line is the one written here.
+ * stderr_line: standard error's layout, else MESSAGE='s.
+ */
+static char *transition_words(const struct transition_event *e, bool stderr_line)
+{
+	const struct finding *f = e->finding;
+	enum transition t = e->transition;
+	const char *state = transition_to_string(t), *sev = severity_to_string(f->severity);
+	_cleanup_free_ char *summary = cescape_brackets(f->summary ?: f->check->summary),
+			    *detail = e->detail ? cescape_brackets(e->detail) : NULL,
+			    *context = e->context ? cescape_brackets(e->context) : NULL;
+	char *line = NULL;
+	int r;
+
+	if (!summary || (e->detail && !detail) || (e->context && !context))
+		return NULL;
+	if (stderr_line)
+		r = asprintf(&line, "ptsguard: %s%s%s[%s] %s (%s): %s%s%s", context ? "[" : "",
+			     context ?: "", context ? "] " : "", state, f->check->id, sev, summary,
+			     detail ? ": " : "", detail ?: "");
+	else
+		r = asprintf(&line, "%s%s%s%s: %s%s%s", context ? "[" : "", context ?: "",
+			     context ? "] " : "", t == TRANSITION_DETECTED ? f->check->id : state,
+			     summary, detail ? "; " : "", detail ?: "");
+	return r < 0 ? NULL : line;
+}
+
+char *journal_syslog_line(const struct transition_event *e)
+{
+	const struct finding *f = e->finding;
+	_cleanup_free_ char *words = transition_words(e, false);
+	char *line;
+
+	/* the journal's MESSAGE= words, then a tag of fixed form to match on */
+	if (!words || asprintf(&line, "%s [ptsguard check=%s state=%s severity=%s message_id=%s]",
+			       words, f->check->id, transition_to_string(e->transition),
+			       severity_to_string(f->severity), f->check->message_id) < 0)
+		return NULL;
+	return line;
+}
+
+char *journal_stderr_line(const struct transition_event *e)
+{
+	return transition_words(e, true);
+}
+
+static int log_line_transition(const struct transition_event *e)
+{
+	_cleanup_free_ char *line = NULL;
+
+	if (to_syslog) {
+		line = journal_syslog_line(e);
+		if (!line)
+			return -ENOMEM;
+		syslog(transition_priority(e->transition, e->finding->severity), "%s", line);
+		free(line);
+		line = NULL;
+	}
+	line = journal_stderr_line(e);
+	if (!line)
+		return -ENOMEM;
+	fprintf(stderr, "%s\n", line);
+	return 0;
+}
+
 int journal_log_transition(const struct transition_event *e)
 {
 	const struct finding *f = e->finding;
@@ -94,38 +165,20 @@ int journal_log_transition(const struct transition_event *e)
 	const char *detail = e->detail;
 	enum transition t = e->transition;
 	const char *state = transition_to_string(t), *sev = severity_to_string(f->severity);
-	/* MESSAGE and the stderr line are for people: escaped (util/escape.h), the context too (a
-	 * container's name is what the namespace chose); fields stay exact */
-	_cleanup_free_ char *evidence = NULL, *summary = cescape(f->summary ?: f->check->summary),
-			    *detail_text = detail ? cescape(detail) : NULL,
-			    *context = e->context ? cescape(e->context) : NULL, *message = NULL;
+	/* fields stay exact; the words are for people (transition_words()) */
+	_cleanup_free_ char *evidence = NULL, *message = NULL;
 	struct iovec iov[32];
 	size_t n = 0;
 	char dev[24];
 	int r = 0;
 
+	if (!journal_available())
+		return log_line_transition(e);
+
 	evidence = finding_evidence_text(f);
-	if (!evidence || !summary || (detail && !detail_text) || (e->context && !context))
+	message = transition_words(e, false);
+	if (!evidence || !message)
 		return -ENOMEM;
-
-	if (asprintf(&message, "%s%s%s%s: %s%s%s", context ? "[" : "", context ?: "",
-		     context ? "] " : "", t == TRANSITION_DETECTED ? f->check->id : state, summary,
-		     detail ? "; " : "", detail_text ?: "") < 0) {
-		message = NULL;
-		return -ENOMEM;
-	}
-
-	if (!journal_available()) {
-		/* syslog: the journal's MESSAGE= words, then a tag of fixed form to match on */
-		if (to_syslog)
-			syslog(transition_priority(t, f->severity),
-			       "%s [ptsguard check=%s state=%s severity=%s message_id=%s]", message,
-			       f->check->id, state, sev, f->check->message_id);
-		fprintf(stderr, "ptsguard: %s%s%s[%s] %s (%s): %s%s%s\n", context ? "[" : "",
-			context ?: "", context ? "] " : "", state, f->check->id, sev, summary,
-			detail ? ": " : "", detail_text ?: "");
-		return 0;
-	}
 
 	if (add_field(iov, &n, "MESSAGE=%s", message) < 0 ||
 	    add_field(iov, &n, "MESSAGE_ID=%s", f->check->message_id) < 0 ||
@@ -152,12 +205,33 @@ int journal_log_transition(const struct transition_event *e)
 	return r;
 }
 
+/* msg with the '[' of each "[ptsguard" written \x5b: the daemon's other messages name what
+ * namespaces named (escaped by their writers, brackets and all else kept), and in syslog, where
+ * a journal may forward MESSAGE= too, "[ptsguard ...]" is a transition's tag. NULL when out of
+ * memory. */
+static char *defuse_tags(const char *msg)
+{
+	size_t n = strlen(msg);
+	char *out = malloc(4 * n + 1), *o = out;
+
+	if (!out)
+		return NULL;
+	for (const char *p = msg; *p; p++)
+		if (*p == '[' && strncasecmp(p + 1, "ptsguard", 8) == 0)
+			o = stpcpy(o, "\\x5b");
+		else
+			*o++ = *p;
+	*o = 0;
+	return out;
+}
+
 void journal_log_sink(int priority, const char *const *fields, const char *msg)
 {
-	_cleanup_free_ char *message = NULL, *prio = NULL;
+	_cleanup_free_ char *defused = defuse_tags(msg), *message = NULL, *prio = NULL;
 	struct iovec iov[16];
 	size_t n = 0;
 
+	msg = defused ?: "(out of memory)";
 	/* A person running it in a terminal reads the terminal; a service's stderr is the journal
 	 * anyway, but through sd_journal the entry carries its fields. */
 	if (!journal_available() || isatty(STDERR_FILENO)) {

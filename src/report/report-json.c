@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -6,6 +7,7 @@
 #include "analysis/boot.h"
 #include "report/report.h"
 #include "snapshot/snapshot-json.h"
+#include "util/escape.h"
 #include "util/json-util.h"
 #include "util/macro.h"
 #include "util/version.h"
@@ -37,6 +39,22 @@ int report_exit_status_all(const struct report *r)
  * tree (report_to_json()), or written as its text with no tree (report_write_json(),
  * report_to_text()), the same bytes either way.
  */
+
+/* A path a namespace named, under key; its text is written valid UTF-8 (util/json-util.h), and
+ * when it is not, its exact bytes follow as hex digits under hex_key (docs/report.md). */
+static void emit_path(struct json_emit *e, const char *key, const char *hex_key, const char *v)
+{
+	_cleanup_free_ char *hex = NULL;
+
+	emit_string(e, key, v);
+	if (!v || utf8_valid(v, strlen(v)))
+		return;
+	hex = hex_bytes(v, strlen(v));
+	if (!hex)
+		e->sink.error = e->sink.error ?: -ENOMEM;
+	else
+		emit_string(e, hex_key, hex);
+}
 
 static void emit_timestamp(struct json_emit *e, const char *key, uint64_t usec)
 {
@@ -129,7 +147,7 @@ static void emit_instances(struct json_emit *e, const struct analysis *a)
 			emit_object(e, NULL);
 			emit_int(e, "mount_id", me->id);
 			emit_int(e, "parent_id", me->parent_id);
-			emit_string(e, "mountpoint", me->mountpoint);
+			emit_path(e, "mountpoint", "mountpoint_hex", me->mountpoint);
 			emit_bool(e, "covered", !a->reachable[m]);
 			if (a->covered_by[m] != NO_MOUNT)
 				emit_int(e, "covered_by", t->entries[a->covered_by[m]].id);
@@ -250,7 +268,7 @@ static void emit_namespace(struct json_emit *e, const struct report_namespace *n
 	emit_int(e, "mntns", (int64_t)n->mntns);
 	/* Only for a chroot inside the namespace: an item of a namespace keeps its shape. */
 	if (n->root)
-		emit_string(e, "root", n->root);
+		emit_path(e, "root", "root_hex", n->root);
 	emit_int(e, "pid", n->pid);
 	emit_int(e, "pids_total", n->pids_total);
 	if (n->container_manager) {

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <errno.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "report/report.h"
+#include "util/escape.h"
 #include "util/macro.h"
 
 /*
@@ -102,17 +104,35 @@ void prometheus_namespaces_done(struct prometheus_namespaces *p)
 	*p = (struct prometheus_namespaces){ 0 };
 }
 
-/* A label value of the exposition format: backslash, double quote and newline escaped. */
+/*
+ * A label value of the exposition format, from a name a namespace chose (a container's name, a
+ * chroot's path): valid UTF-8 whatever its bytes, as the format requires (a single invalid byte
+ * makes Prometheus reject the whole scrape, the host's series with it), and lossless. The value
+ * is the name with its backslashes doubled and each byte that is not part of well-formed UTF-8
+ * as \xNN; written with the format's own escapes of backslash, double quote and newline.
+ */
 static void fputs_label(const char *s, FILE *f)
 {
-	for (; *s; s++) {
-		if (*s == '\\' || *s == '"')
-			fputc('\\', f);
-		if (*s == '\n') {
+	static const char hex[] = "0123456789abcdef";
+	size_t n = strlen(s);
+
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+		size_t k;
+
+		if (c == '\\')
+			fputs("\\\\\\\\", f);
+		else if (c == '"')
+			fputs("\\\"", f);
+		else if (c == '\n')
 			fputs("\\n", f);
-			continue;
-		}
-		fputc(*s, f);
+		else if (c < 0x80)
+			fputc(c, f);
+		else if ((k = utf8_char_len(s + i, n - i)) > 0) {
+			fwrite(s + i, 1, k, f);
+			i += k - 1;
+		} else
+			fprintf(f, "\\\\x%c%c", hex[c >> 4], hex[c & 0xf]);
 	}
 }
 

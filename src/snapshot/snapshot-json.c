@@ -10,6 +10,7 @@
 #include "snapshot/initramfs-record.h"
 #include "snapshot/snapshot-json.h"
 #include "util/alloc.h"
+#include "util/escape.h"
 #include "util/json-util.h"
 #include "util/macro.h"
 
@@ -154,6 +155,23 @@ static json_object *device_cgroup_to_json(const struct device_cgroup *d)
 	return o;
 }
 
+/*
+ * The text of mountinfo or fstab as a JSON string, which is UTF-8 (util/json-util.h writes any
+ * other byte as U+FFFD): a byte of a name that is not part of well-formed UTF-8 is written with
+ * the tables' own octal escape, which their readers decode, so the snapshot read back gives the
+ * same mounts, byte for byte.
+ */
+static json_object *table_text_to_json(const char *text, size_t size)
+{
+	_cleanup_free_ char *escaped = NULL;
+	size_t n;
+
+	if (utf8_valid(text, size))
+		return json_object_new_string_len(text, (int)size);
+	escaped = octal_escape_invalid_utf8(text, size, &n);
+	return escaped && n <= INT_MAX ? json_object_new_string_len(escaped, (int)n) : NULL;
+}
+
 json_object *snapshot_to_json(const struct snapshot *s)
 {
 	json_object *root = json_object_new_object(), *k = json_object_new_object();
@@ -173,10 +191,10 @@ json_object *snapshot_to_json(const struct snapshot *s)
 	    s->initial_mount_ns_unknown ? NULL : json_object_new_boolean(s->initial_mount_ns));
 	json_object_object_add(root, "kernel", k);
 	json_object_object_add(root, "tty_gid", json_object_new_int64(s->tty_gid));
-	json_object_object_add(
-	    root, "mountinfo",
-	    json_object_new_string_len(s->mountinfo ?: "", (int)s->mountinfo_size));
-	json_object_object_add(root, "fstab", json_new_string_or_null(s->fstab));
+	json_object_object_add(root, "mountinfo",
+			       table_text_to_json(s->mountinfo ?: "", s->mountinfo_size));
+	json_object_object_add(root, "fstab",
+			       s->fstab ? table_text_to_json(s->fstab, strlen(s->fstab)) : NULL);
 	if (s->uid_map)
 		json_object_object_add(root, "uid_map", json_object_new_string(s->uid_map));
 	if (s->gid_map)

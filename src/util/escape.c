@@ -7,22 +7,23 @@
 
 #include "util/escape.h"
 
+static const char hex[] = "0123456789abcdef";
+
 static bool needs_hex(unsigned char c)
 {
 	return c < 0x20 || c >= 0x7f;
 }
 
 /* Escape s into out (at least 4 * strlen(s) + 1 bytes); returns the length written. */
-static size_t escape_into(const char *s, char *out)
+static size_t escape_into(const char *s, char *out, bool brackets)
 {
-	static const char hex[] = "0123456789abcdef";
 	char *o = out;
 
 	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
 		if (*p == '\\') {
 			*o++ = '\\';
 			*o++ = '\\';
-		} else if (needs_hex(*p)) {
+		} else if (needs_hex(*p) || (brackets && (*p == '[' || *p == ']'))) {
 			*o++ = '\\';
 			*o++ = 'x';
 			*o++ = hex[*p >> 4];
@@ -34,7 +35,7 @@ static size_t escape_into(const char *s, char *out)
 	return (size_t)(o - out);
 }
 
-char *cescape(const char *s)
+static char *escape_dup(const char *s, bool brackets)
 {
 	size_t n = strlen(s ?: "");
 	char *out;
@@ -43,8 +44,18 @@ char *cescape(const char *s)
 		return NULL;
 	out = malloc(4 * n + 1);
 	if (out)
-		escape_into(s ?: "", out);
+		escape_into(s ?: "", out, brackets);
 	return out;
+}
+
+char *cescape(const char *s)
+{
+	return escape_dup(s, false);
+}
+
+char *cescape_brackets(const char *s)
+{
+	return escape_dup(s, true);
 }
 
 int fputs_escaped(const char *s, FILE *f)
@@ -60,7 +71,7 @@ int fputs_escaped(const char *s, FILE *f)
 	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
 		char buf[5];
 		char c[2] = { (char)*p, 0 };
-		size_t n = escape_into(c, buf);
+		size_t n = escape_into(c, buf, false);
 
 		if (fwrite(buf, 1, n, f) != n)
 			return -EIO;
@@ -84,4 +95,124 @@ void unescape_octal(char *s)
 			*w++ = *p++;
 	}
 	*w = 0;
+}
+
+size_t utf8_char_len(const char *s, size_t n)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	unsigned char lo = 0x80, hi = 0xbf;
+	size_t len;
+
+	if (n == 0)
+		return 0;
+	if (p[0] < 0x80)
+		return 1;
+	if (p[0] >= 0xc2 && p[0] <= 0xdf)
+		len = 2;
+	else if (p[0] >= 0xe0 && p[0] <= 0xef) {
+		len = 3;
+		/* E0: no overlong form; ED: no surrogate */
+		lo = p[0] == 0xe0 ? 0xa0 : 0x80;
+		hi = p[0] == 0xed ? 0x9f : 0xbf;
+	} else if (p[0] >= 0xf0 && p[0] <= 0xf4) {
+		len = 4;
+		/* F0: no overlong form; F4: nothing above U+10FFFF */
+		lo = p[0] == 0xf0 ? 0x90 : 0x80;
+		hi = p[0] == 0xf4 ? 0x8f : 0xbf;
+	} else
+		return 0;
+	if (n < len || p[1] < lo || p[1] > hi)
+		return 0;
+	for (size_t i = 2; i < len; i++)
+		if (p[i] < 0x80 || p[i] > 0xbf)
+			return 0;
+	return len;
+}
+
+bool utf8_valid(const char *p, size_t n)
+{
+	for (size_t i = 0; i < n;) {
+		size_t k = utf8_char_len(p + i, n - i);
+
+		if (k == 0)
+			return false;
+		i += k;
+	}
+	return true;
+}
+
+char *utf8_replace_invalid(const char *p, size_t n, size_t *ret_len)
+{
+	char *out, *o;
+
+	if (n > (SIZE_MAX - 1) / 3)
+		return NULL;
+	o = out = malloc(3 * n + 1);
+	if (!out)
+		return NULL;
+	for (size_t i = 0; i < n;) {
+		size_t k = utf8_char_len(p + i, n - i);
+
+		if (k > 0) {
+			memcpy(o, p + i, k);
+			o += k;
+			i += k;
+		} else {
+			memcpy(o, "\xef\xbf\xbd", 3);
+			o += 3;
+			i++;
+		}
+	}
+	*o = 0;
+	if (ret_len)
+		*ret_len = (size_t)(o - out);
+	return out;
+}
+
+char *hex_bytes(const char *p, size_t n)
+{
+	char *out;
+
+	if (n > (SIZE_MAX - 1) / 2)
+		return NULL;
+	out = malloc(2 * n + 1);
+	if (!out)
+		return NULL;
+	for (size_t i = 0; i < n; i++) {
+		out[2 * i] = hex[(unsigned char)p[i] >> 4];
+		out[2 * i + 1] = hex[(unsigned char)p[i] & 0xf];
+	}
+	out[2 * n] = 0;
+	return out;
+}
+
+char *octal_escape_invalid_utf8(const char *s, size_t n, size_t *ret_len)
+{
+	char *out, *o;
+
+	if (n > (SIZE_MAX - 1) / 4)
+		return NULL;
+	o = out = malloc(4 * n + 1);
+	if (!out)
+		return NULL;
+	for (size_t i = 0; i < n;) {
+		size_t k = utf8_char_len(s + i, n - i);
+		unsigned char c = (unsigned char)s[i];
+
+		if (k > 0) {
+			memcpy(o, s + i, k);
+			o += k;
+			i += k;
+			continue;
+		}
+		*o++ = '\\';
+		*o++ = (char)('0' + (c >> 6));
+		*o++ = (char)('0' + ((c >> 3) & 7));
+		*o++ = (char)('0' + (c & 7));
+		i++;
+	}
+	*o = 0;
+	if (ret_len)
+		*ret_len = (size_t)(o - out);
+	return out;
 }

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/escape.h"
 #include "util/json-util.h"
 #include "util/parse.h"
 #include "util/string-util.h"
@@ -42,12 +43,15 @@ json_object *json_new_array_sized(size_t n)
 /*
  * A tree's text written here rather than by json-c: byte for byte what
  * json_object_to_json_string_ext() gives with JSON_C_TO_STRING_NOSLASHESCAPE and PRETTY | SPACED
- * (pretty) or PLAIN (tests/unit/test-util.c compares the two over random trees), without
- * json-c's printbuf grown to the whole text inside the root object and kept there, and without
- * its append per piece: a report of 500 findings is half a megabyte. Streamed to a file through
- * a buffer of JSON_SINK_CHUNK bytes, or grown in memory.
+ * (pretty) or PLAIN, once every string and key is valid UTF-8 (sink_string();
+ * tests/unit/test-util.c compares the two over random trees), without json-c's printbuf grown to
+ * the whole text inside the root object and kept there, and without its append per piece: a report
+ * of 500 findings is half a megabyte. Streamed to a file through a buffer of JSON_SINK_CHUNK bytes,
+ * or grown in memory.
  */
 #define JSON_SINK_CHUNK (64u << 10)
+
+#define UTF8_REPLACEMENT "\xef\xbf\xbd"
 
 static int sink_room(struct json_sink *s, size_t n)
 {
@@ -97,7 +101,10 @@ static void sink_indent(struct json_sink *s, int level, int pretty)
 }
 
 /* json-c's escapes: the two-letter ones, \u00XX (lowercase) for the other bytes below a space;
- * every other byte as it is, '/' and bytes of 0x7f and up included. */
+ * every other byte as it is, '/', DEL and well-formed UTF-8 included; a byte that is not part of
+ * well-formed UTF-8 (a name from a namespace may hold any byte) as U+FFFD, so that the text is
+ * always valid JSON, which is UTF-8. json-c itself would write such a byte as it is: this is its
+ * text of the string utf8_replace_invalid() (util/escape.h) makes. */
 static void sink_string(struct json_sink *s, const char *p, size_t n)
 {
 	static const char hex[] = "0123456789abcdef";
@@ -112,6 +119,18 @@ static void sink_string(struct json_sink *s, const char *p, size_t n)
 		char esc[6] = { '\\', 0 };
 		size_t k = 2;
 
+		if (c >= 0x80) {
+			size_t len = utf8_char_len(p + i, n - i);
+
+			if (len > 0) {
+				i += len - 1;
+				continue;
+			}
+			sink_put(s, p + start, i - start);
+			sink_lit(s, UTF8_REPLACEMENT);
+			start = i + 1;
+			continue;
+		}
 		if (c >= ' ' && c != '"' && c != '\\')
 			continue;
 		if (c == '"' || c == '\\')

@@ -15,6 +15,7 @@ systemd-machined's unit link is faked in the case's private /run.
 
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -434,6 +435,102 @@ def chroots(ptsguard):
         r = audit(ptsguard, "--json")
         c.eq(r.returncode, 0, "the broken chroot gone: 0 (stderr %r)" % r.stderr)
         c.eq([n.get("root") for n in json.loads(r.stdout)["namespaces"] if n["mntns"] == own], [good_tree], "only the healthy chroot left")
+    finally:
+        for p in procs:
+            p.kill()
+            p.wait()
+    return c
+
+
+# Chroot directories named with bytes that are not UTF-8 (a path is any bytes), and with a
+# complete syslog tag of ptsguard's in their name.
+RAW_ROOT = b"raw-\xff\xfe-\xc3(-\xed\xa0\x80-\xc3\xa9"
+FORGED_ROOT = b"forged [ptsguard check=ptmx-missing state=resolved severity=critical message_id=0] \\ \""
+CHECK_SERIES = re.compile(r'^ptsguard_finding\{check="[a-z0-9-]+",severity="[a-z]+"\} [01]$', re.M)
+
+
+def label_bytes(value):
+    """A label value of the exposition as Prometheus reads it, then the name in it: a doubled
+    backslash is one, \\xNN the byte NN."""
+    value = re.sub(r"\\(.)", lambda m: "\n" if m.group(1) == "n" else m.group(1), value).encode("utf-8")
+    return re.sub(rb"\\(\\|x([0-9a-f]{2}))", lambda m: bytes([int(m.group(2), 16)]) if m.group(2) else b"\\", value)
+
+
+@case("chroot-names")
+def chroot_names(ptsguard):
+    """Two broken chroots in the caller's namespace, one named with bytes that are not UTF-8 and
+    one with a forged syslog tag, quote and backslash in its name: the Prometheus exposition
+    passes promtool and keeps the host's own series, each chroot's series labelled with its
+    exact root; the JSON is valid UTF-8, matches the schema, and keeps the exact root in
+    root_hex. With a devpts at a path that is not UTF-8 in the host's table, the host's
+    snapshot is valid UTF-8 and audited gives the live audit's findings and mounts, that
+    mountpoint exact in mountpoint_hex."""
+    c = testlib.Checker()
+    procs = []
+    try:
+        trees = {}
+        for raw in (RAW_ROOT, FORGED_ROOT):
+            tree = chroot_tree(raw.decode("utf-8", "surrogateescape"), "hand-made")
+            procs.append(chrooted(tree))
+            trees[os.fsencode(tree)] = procs[-1]
+        # a devpts instance of the host's table at a path that is not UTF-8
+        raw_pts = os.path.join(harness.TEST_DIR, "chroots", RAW_ROOT.decode("utf-8", "surrogateescape"), "pts")
+        os.mkdir(raw_pts)
+        harness.sys_mount("devpts", raw_pts, "devpts", 0, "newinstance,gid=5,mode=620,ptmxmode=000")
+        own = mntns(os.getpid())
+
+        r = subprocess.run([ptsguard, "audit", "--all-namespaces", "--format", "prometheus"], stdin=subprocess.DEVNULL, capture_output=True, timeout=60)
+        c.eq(r.returncode, 2, "prometheus: exit status (stderr %r)" % r.stderr)
+        promtool = subprocess.run(["promtool", "check", "metrics"], input=r.stdout, capture_output=True)
+        c.eq((promtool.returncode, (promtool.stdout + promtool.stderr).decode("utf-8", "replace")), (0, ""), "promtool check metrics")
+        try:
+            text = r.stdout.decode("utf-8", errors="strict")
+        except UnicodeDecodeError as e:
+            c.fail("prometheus: not UTF-8: %s" % e)
+            text = r.stdout.decode("utf-8", "replace")
+        c.eq(len(CHECK_SERIES.findall(text)), len(testlib.catalog(ptsguard)), "prometheus: the host's own ptsguard_finding series, one per check")
+        c.true(re.search(r'^ptsguard_findings\{severity="critical"\} 0$', text, re.M), "prometheus: the host's own count")
+        roots = {label_bytes(m) for m in re.findall(r'ptsguard_finding\{check="ptmx-missing",severity="critical",mntns="%d",container="",root="((?:[^"\\\n]|\\.)*)"\} 1' % own, text)}
+        c.true(sorted(roots) == sorted(trees), "prometheus: each broken chroot's ptmx-missing, labelled with its exact root: %r, not %r" % (sorted(trees), sorted(roots)))
+
+        r = subprocess.run([ptsguard, "audit", "--all-namespaces", "--json"], stdin=subprocess.DEVNULL, capture_output=True, timeout=60)
+        c.eq(r.returncode, 2, "json: exit status (stderr %r)" % r.stderr)
+        try:
+            doc = json.loads(r.stdout.decode("utf-8", errors="strict"))
+        except (UnicodeDecodeError, ValueError) as e:
+            c.fail("json: not valid JSON in UTF-8: %s" % e)
+            return c
+        testlib.validate_report(doc, error=Failure)
+        items = {}
+        for n in doc["namespaces"]:
+            if n["mntns"] == own and "root" in n:
+                items[bytes.fromhex(n["root_hex"]) if "root_hex" in n else n["root"].encode("utf-8")] = n
+        c.true(sorted(items) == sorted(trees), "json: one item for each chroot, its exact root: %r, not %r" % (sorted(trees), sorted(items)))
+        raw = items.get(os.fsencode(os.path.join(harness.TEST_DIR, "chroots")) + b"/" + RAW_ROOT)
+        if raw:
+            c.eq(raw["root"], os.path.join(harness.TEST_DIR, "chroots", RAW_ROOT.decode("utf-8", "replace")), "json: root, a byte that is not UTF-8 as U+FFFD")
+        for tree, n in items.items():
+            c.eq(n["pid"], trees[tree].pid, "json: %r judged through its process" % tree)
+            c.eq([f["id"] for f in n["report"]["findings"] if f["severity"] != "info"], ["ptmx-missing"], "json: %r: its own /dev judged" % tree)
+
+        # The host's mount table holds the trees' tmpfs mounts: its snapshot is valid UTF-8 and
+        # read back gives the same mounts, their paths exact, and the same findings.
+        path = os.path.join(harness.TEST_DIR, "host.json")
+        r = subprocess.run([ptsguard, "snapshot", "--output", path], stdin=subprocess.DEVNULL, capture_output=True, timeout=60)
+        c.eq(r.returncode, 0, "snapshot: exit status (stderr %r)" % r.stderr)
+        with open(path, "rb") as f:
+            raw = f.read()
+        try:
+            testlib.validate_snapshot(json.loads(raw.decode("utf-8", errors="strict")), error=Failure)
+        except (UnicodeDecodeError, ValueError) as e:
+            c.fail("snapshot: not valid JSON in UTF-8: %s" % e)
+        live = json.loads(subprocess.run([ptsguard, "audit", "--json"], stdin=subprocess.DEVNULL, capture_output=True, timeout=60).stdout.decode("utf-8"))
+        r = subprocess.run([ptsguard, "audit", "--json", "--snapshot", path], stdin=subprocess.DEVNULL, capture_output=True, timeout=60)
+        offline = json.loads(r.stdout.decode("utf-8"))
+        c.eq([(f["id"], f["summary"]) for f in offline["findings"]], [(f["id"], f["summary"]) for f in live["findings"]], "snapshot: the same findings as live")
+        c.eq(offline["instances"], live["instances"], "snapshot: the same instances and mounts")
+        pts = [m for i in offline["instances"] for m in i["mounts"] if "mountpoint_hex" in m]
+        c.true([bytes.fromhex(m["mountpoint_hex"]) for m in pts] == [os.fsencode(raw_pts)], "snapshot: the devpts at a path that is not UTF-8, exact in mountpoint_hex: %r" % pts)
     finally:
         for p in procs:
             p.kill()

@@ -2536,7 +2536,8 @@ def case_namespaces_control_bytes(ptsguard, opts):
         daemon = Daemon(ptsguard, config)
         daemon.wait_ready()
         p, ino = sleeper(1)
-        detected = "ptsguard: [%s, mount namespace %s] [detected] ptmx-locked (critical): " % (HOSTILE_ESCAPED, ino)
+        # a transition's line: the brackets of the context escaped too, its only tags ptsguard's
+        detected = "ptsguard: [%s, mount namespace %s] [detected] ptmx-locked (critical): " % (HOSTILE_ESCAPED.replace("[", r"\x5b").replace("]", r"\x5d"), ino)
         wait_for("ptmx-locked detected on standard error", lambda: "] [detected] ptmx-locked (critical)" in daemon.stderr_text())
         p.kill()
         p.wait()
@@ -2564,7 +2565,7 @@ def case_namespaces_control_bytes(ptsguard, opts):
         c.true(isinstance(message, str), "MESSAGE is text: %r" % message)
         message = journal_bytes(message).decode("utf-8", "replace")
         clean("MESSAGE", message)
-        c.true(message.startswith("[%s, mount namespace %s] ptmx-locked: " % (HOSTILE_ESCAPED, ino)), "MESSAGE names the container escaped: %r" % message)
+        c.true(message.startswith("[%s, mount namespace %s] ptmx-locked: " % (HOSTILE_ESCAPED.replace("[", r"\x5b").replace("]", r"\x5d"), ino)), "MESSAGE names the container escaped, its brackets too: %r" % message)
         p.kill()
         p.wait()
         wait_for("the going in the journal", lambda: [x for x in entries() if "is gone" in journal_bytes(x.get("MESSAGE")).decode("utf-8", "replace")])
@@ -2797,6 +2798,65 @@ def case_namespaces_joined(ptsguard, opts):
     c.done()
 
 
+SYSLOG_TAG = re.compile(r"\[ptsguard ([^\]]*)\]")
+# A chroot's directory named by whoever made it: a complete tag of ptsguard's, and bytes that are
+# not UTF-8.
+FORGED_CHROOT = b"forged [ptsguard check=ptmx-missing state=resolved severity=critical message_id=0] \xff\xfe"
+
+
+def case_syslog_forged_tag(ptsguard, opts):
+    """Without a journal, a chroot named with a forged "[ptsguard check=... state=resolved ...]"
+    tag: a syslog consumer that takes each line's first tag reads the real one (ptmx-missing
+    detected), and the message that the chroot is gone carries no tag at all; on standard error
+    the transition's "[STATE] CHECK" after its context is the real one."""
+    c = Checker()
+    if os.path.exists("/run/systemd/journal/socket"):
+        raise Failure("the case's /run has a journal socket")
+    name = FORGED_CHROOT.decode("utf-8", "surrogateescape")
+    tree = os.path.join(TEST_DIR, "chroots", name)
+    os.makedirs(tree)
+    sys_mount("tmpfs", tree, "tmpfs", 0, "mode=755")
+    for d in ("usr", "dev", "etc"):
+        os.mkdir(os.path.join(tree, d))
+    sys_mount("/usr", os.path.join(tree, "usr"), None, 4096)  # MS_BIND
+    for link in ("bin", "sbin", "lib", "lib32", "lib64", "libx32"):
+        if os.path.islink("/" + link):
+            os.symlink(os.readlink("/" + link), os.path.join(tree, link))
+    for node, dev in (("null", (1, 3)), ("tty", (5, 0))):
+        os.mknod(os.path.join(tree, "dev", node), 0o666 | stat.S_IFCHR, os.makedev(*dev))
+        os.chmod(os.path.join(tree, "dev", node), 0o666)
+    syslog = SyslogReader()
+    p = None
+    try:
+        daemon = Daemon(ptsguard, default_config() + "\n[Namespaces]\nAudit=all\nScanSec=1\n", as_root=True, args=["--user", SERVICE["name"]], systemd=False)
+        wait_state("the first audit", lambda r: True)
+        p = register(subprocess.Popen(["chroot", tree, "sleep", "600"], stdin=subprocess.DEVNULL))
+        wait_for("the chroot's sleep", lambda: os.readlink("/proc/%d/root" % p.pid) == tree or p.poll() is not None)
+
+        line = syslog.wait("the chroot's ptmx-missing", lambda l: "ptsguard check=ptmx-missing state=detected" in l)
+        tags = SYSLOG_TAG.findall(line)
+        c.eq(tags[:1], ["check=ptmx-missing state=detected severity=critical message_id=%s" % catalog(ptsguard)["ptmx-missing"]["message_id"]], "the first tag of the line is the real one: %r" % line)
+        c.eq(len(tags), 1, "the only tag: %r" % line)
+        c.true("root %s" % os.path.join(TEST_DIR, "chroots", "forged \\x5bptsguard") in line, "the root named, its brackets escaped: %r" % line)
+        m = re.search(r"^ptsguard: (?:\[[^\]]*\] )?\[([a-z-]+)\] (\S+) \(", daemon.stderr_text(), re.M)
+        c.eq(m.groups() if m else None, ("detected", "ptmx-missing"), "standard error: the first transition's tag")
+
+        p.kill()
+        p.wait()
+        line = syslog.wait("the chroot gone", lambda l: "is gone, with its" in l)
+        c.eq(SYSLOG_TAG.findall(line), [], "the message that the chroot is gone has no tag: %r" % line)
+        forged = [l for l in syslog.read() if any("message_id=0" in t for t in SYSLOG_TAG.findall(l))]
+        c.eq(forged, [], "no line with the forged tag")
+        c.eq([l for l in daemon.stderr_text().splitlines() if "[ptsguard" in l], [], "standard error: no line with a tag")
+        rc, _ = daemon.stop()
+        c.eq(rc, 0, "daemon exit status")
+    finally:
+        if p and p.poll() is None:
+            p.kill()
+            p.wait()
+    c.done()
+
+
 CASES = {
     "probe-quiet": (case_probe_quiet, True),
     "serving-elsewhere": (case_serving_elsewhere, True),
@@ -2836,6 +2896,7 @@ CASES = {
     "namespaces-limit": (case_namespaces_limit, True, True),
     "namespaces-control-bytes": (case_namespaces_control_bytes, True, True),
     "namespaces-chroot": (case_namespaces_chroot, True, True),
+    "syslog-forged-tag": (case_syslog_forged_tag, True, True),
 }
 
 if __name__ == "__main__":

@@ -100,7 +100,7 @@ def run(argv, check=True, **kw):
 def sys_mount(source, target, fstype, flags=0, data=None):
     """mount(2) without forking: the storm makes thousands of these."""
     r = _libc.mount(
-        source.encode(), target.encode(), fstype.encode() if fstype else None, flags, data.encode() if data else None
+        os.fsencode(source), os.fsencode(target), fstype.encode() if fstype else None, flags, data.encode() if data else None
     )
     if r != 0:
         e = ctypes.get_errno()

@@ -511,7 +511,10 @@ static json_object *random_tree(uint64_t *seed, int depth)
 		o = json_object_new_object();
 		n = xorshift(seed) % 5;
 		for (size_t i = 0; i < n; i++) {
-			random_bytes(seed, buf, 12);
+			/* keys made distinct by their first byte: two that differ only in bytes
+			 * that are not UTF-8 would be one key once those are U+FFFD */
+			buf[0] = (char)('0' + i);
+			random_bytes(seed, buf + 1, 12);
 			json_object_object_add(o, buf, random_tree(seed, depth - 1));
 		}
 		return o;
@@ -524,21 +527,56 @@ static json_object *random_tree(uint64_t *seed, int depth)
 	}
 }
 
-/* json_to_text() and json_write() against json-c's own text of the same tree, over random
- * trees of every shape and every byte in strings and keys. */
+/* A copy of o whose strings and keys are valid UTF-8: each byte that is not part of it replaced
+ * by U+FFFD, as the writer does (json-c writes any byte as it is). */
+static json_object *valid_copy(json_object *o)
+{
+	json_object *c;
+	char *t;
+	size_t n;
+
+	switch (json_object_get_type(o)) {
+	case json_type_string:
+		t = utf8_replace_invalid(json_object_get_string(o),
+					 (size_t)json_object_get_string_len(o), &n);
+		c = t ? json_object_new_string_len(t, (int)n) : NULL;
+		free(t);
+		return c;
+	case json_type_object:
+		c = json_object_new_object();
+		json_object_object_foreach(o, key, val)
+		{
+			t = utf8_replace_invalid(key, strlen(key), NULL);
+			json_object_object_add(c, t ?: "", valid_copy(val));
+			free(t);
+		}
+		return c;
+	case json_type_array:
+		c = json_object_new_array();
+		for (size_t i = 0; i < json_object_array_length(o); i++)
+			json_object_array_add(c, valid_copy(json_object_array_get_idx(o, i)));
+		return c;
+	default:
+		return json_object_get(o);
+	}
+}
+
+/* json_to_text() and json_write() against json-c's own text of the same tree, its strings made
+ * valid UTF-8, over random trees of every shape and every byte in strings and keys; ours is
+ * valid UTF-8 whatever the tree holds. */
 static void test_json_differential(void)
 {
 	uint64_t seed = 0x6a736f6e;
 
 	for (int i = 0; i < 3000 && test_failures == 0; i++) {
-		json_object *o = random_tree(&seed, 1 + i % 5);
+		json_object *o = random_tree(&seed, 1 + i % 5), *valid = valid_copy(o);
 
 		for (int pretty = 0; pretty <= 1; pretty++) {
 			int flags = JSON_C_TO_STRING_NOSLASHESCAPE |
 				    (pretty ? JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED
 					    : JSON_C_TO_STRING_PLAIN);
 			size_t len, size = 0;
-			const char *want = json_object_to_json_string_length(o, flags, &len);
+			const char *want = json_object_to_json_string_length(valid, flags, &len);
 			char *text = json_to_text(o, pretty), *written = NULL;
 			FILE *f = open_memstream(&written, &size);
 
@@ -551,9 +589,12 @@ static void test_json_differential(void)
 				  want);
 			CHECK_MSG(size == len + 1 && memcmp(written, text, size) == 0,
 				  "tree %d, pretty %d: json_write() differs", i, pretty);
+			CHECK_MSG(text && utf8_valid(text, strlen(text)),
+				  "tree %d, pretty %d: not valid UTF-8", i, pretty);
 			free(text);
 			free(written);
 		}
+		json_object_put(valid);
 		json_object_put(o);
 	}
 }
@@ -684,6 +725,80 @@ static void test_user_lookup(void)
 	unlink(fake);
 }
 
+/* Well-formed UTF-8 by RFC 3629's table, against a byte at a time; the replacement and the
+ * octal escape of what is not; brackets escaped for a log line. */
+static void test_utf8(void)
+{
+	static const struct {
+		const char *s;
+		size_t len;
+	} firsts[] = {
+		{ "a", 1 },
+		{ "\xc3\xa9", 2 },
+		{ "\xe2\x82\xac", 3 },
+		{ "\xf0\x9f\x98\x80", 4 },
+		{ "\xf4\x8f\xbf\xbf", 4 }, /* U+10FFFF */
+		{ "\xed\x9f\xbf", 3 },	   /* U+D7FF */
+		{ "\xee\x80\x80", 3 },	   /* U+E000 */
+		{ "\xc0\xaf", 0 },	   /* overlong '/' */
+		{ "\xc1\xbf", 0 },
+		{ "\xe0\x80\xaf", 0 },	   /* overlong */
+		{ "\xf0\x80\x80\xaf", 0 }, /* overlong */
+		{ "\xed\xa0\x80", 0 },	   /* a surrogate */
+		{ "\xf4\x90\x80\x80", 0 }, /* above U+10FFFF */
+		{ "\xf5\x80\x80\x80", 0 },
+		{ "\xff", 0 },
+		{ "\x80", 0 },
+		{ "\xc3", 0 }, /* cut short */
+		{ "\xe2\x82", 0 },
+		{ "\xe2\x28\xa1", 0 },
+	};
+	char *t;
+	size_t n;
+	uint64_t seed = 0x75746638;
+
+	for (size_t i = 0; i < ELEMENTSOF(firsts); i++)
+		CHECK_MSG(utf8_char_len(firsts[i].s, strlen(firsts[i].s)) == firsts[i].len,
+			  "utf8_char_len() of case %zu", i);
+
+	t = utf8_replace_invalid("a\xff"
+				 "b\xc3\xa9\xe2\x82",
+				 7, &n);
+	EXPECT_STR(t, "a\xef\xbf\xbd"
+		      "b\xc3\xa9\xef\xbf\xbd\xef\xbf\xbd");
+	EXPECT_INT(n, 13);
+	free(t);
+	t = hex_bytes("/\xff\n", 3);
+	EXPECT_STR(t, "2fff0a");
+	free(t);
+	t = cescape_brackets("[ptsguard check=x]\\\x1b");
+	EXPECT_STR(t, "\\x5bptsguard check=x\\x5d\\\\\\x1b");
+	free(t);
+
+	/* The octal escape of what is not UTF-8 is read back as the same bytes, and what it
+	 * writes is valid UTF-8 (mountinfo has no backslash of its own: the kernel writes \134). */
+	for (int i = 0; i < 2000; i++) {
+		char buf[64], *back;
+		size_t len = (size_t)(xorshift(&seed) % (sizeof(buf) - 1));
+
+		for (size_t k = 0; k < len; k++) {
+			buf[k] = (char)(xorshift(&seed) % 255 + 1);
+			if (buf[k] == '\\')
+				buf[k] = 'x';
+		}
+		buf[len] = 0;
+		t = octal_escape_invalid_utf8(buf, len, &n);
+		CHECK_MSG(t && utf8_valid(t, n) && n == strlen(t), "octal escape %d: not UTF-8", i);
+		back = t ? strdup(t) : NULL;
+		if (back)
+			unescape_octal(back);
+		CHECK_MSG(back && streq(back, buf), "octal escape %d: not read back", i);
+		EXPECT_INT(utf8_valid(buf, len), t && streq(t, buf));
+		free(back);
+		free(t);
+	}
+}
+
 int main(void)
 {
 	test_user_lookup();
@@ -696,6 +811,7 @@ int main(void)
 	test_dir_reader();
 	test_string_table();
 	test_cescape();
+	test_utf8();
 	test_hash_index_basic();
 	test_hash_index_collisions();
 	test_hash_index_growth();
