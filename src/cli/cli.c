@@ -243,23 +243,17 @@ int run_probe(bool no_probe, struct audit_result *ret)
 
 int write_output(const char *cmd, const char *path, const char *text, bool make_dir)
 {
-	int r = 0;
+	struct output_file_error err;
+	char why[OUTPUT_FILE_WHY_MAX];
+	int r;
 
-	if (!path || streq(path, "-")) {
-		if (fputs(text, stdout) < 0 || fflush(stdout) != 0)
-			r = errno > 0 ? -errno : -EIO;
-	} else {
-		uid_t owner;
-		char why[OUTPUT_FILE_WHY_MAX];
-
-		r = output_file_write(path, text, strlen(text), 0644, make_dir, &owner);
-		if (r < 0)
-			log_error("%s: cannot write %s: %s", cmd, path,
-				  output_file_strerror(r, owner, NULL, why));
-		return r;
-	}
+	if (!path || output_file_is_stdout(path))
+		/* Said by main(), as for any other write to standard output. */
+		return fputs(text, stdout) < 0 || fflush(stdout) != 0 ? -EIO : 0;
+	r = output_file_write(path, text, strlen(text), 0644, make_dir, &err);
 	if (r < 0)
-		log_error_errno(r, "%s: cannot write to standard output", cmd);
+		log_error("%s: cannot write %s: %s", cmd, path,
+			  output_file_strerror(r, &err, NULL, why));
 	return r;
 }
 

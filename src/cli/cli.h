@@ -38,7 +38,9 @@ int parse_format_option(const char *cmd, int c, bool allow_prometheus, enum form
 int no_more_arguments(const char *cmd, int argc, char **argv);
 int load_snapshot_file(const char *path, struct snapshot **ret);
 /* Write text to path, replaced atomically with mode 0644 (creating its directory first when
- * make_dir), or to standard output when path is NULL or "-". Logs what went wrong. */
+ * make_dir) when it is absent or a regular file, or to standard output when path is NULL or
+ * means it (output_file_is_stdout()). Logs what went wrong with path; a failed write to
+ * standard output is left to main()'s check at exit. */
 int write_output(const char *cmd, const char *path, const char *text, bool make_dir);
 /* The configuration (ptsguard.conf(5)): exactly path, else the standard locations (none need
  * exist). Logs what is wrong, with file and line, prefixed by cmd. */

@@ -32,6 +32,7 @@
 #include "util/fileio.h"
 #include "util/json-util.h"
 #include "util/limits.h"
+#include "util/output-file.h"
 #include "util/log.h"
 #include "util/path.h"
 #include "util/string-util.h"
@@ -229,7 +230,7 @@ static int initramfs_run(const struct initramfs_args *args)
 	/* Notes for the kernel log, where a person reads about the boot: a prediction that
 	 * something breaks is a warning, one that nothing does a note; nothing about a boot with
 	 * nothing to foresee. */
-	if (!streq(args->output, "-")) {
+	if (!output_file_is_stdout(args->output)) {
 		if (rec->prediction.effect != EFFECT_NONE)
 			printf("<%d>prediction: %s\n",
 			       initramfs_prediction_warns(&rec->prediction) ? 4 : 6,
