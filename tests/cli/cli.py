@@ -999,16 +999,16 @@ def no_arguments(ctx):
 @case("usage-errors")
 def usage_errors(ctx):
     """An unknown option of each command: stderr, nothing on stdout, exit 3 (the daemon's 1,
-    for systemd, as ptsguard(8) says)."""
+    for systemd, as ptsguard(8) says), pointing at that command's own --help."""
     problems = []
     for cmd in SUBCOMMANDS:
         if cmd == "explain":
-            r = ctx.run(cmd, "ptmx-mode", "extra")
+            r, hint = ctx.run(cmd, "ptmx-mode", "extra"), ""
         else:
-            r = ctx.run(cmd, "--frobnicate")
+            r, hint = ctx.run(cmd, "--frobnicate"), "(see ptsguard %s --help)" % cmd
         want = 1 if cmd == "daemon" else 3
-        if r.returncode != want or r.out or not r.err.startswith("ptsguard: %s: " % cmd):
-            problems.append("%s: exit %d (expected %d), stdout %r, stderr %r" % (cmd, r.returncode, want, r.out, r.err))
+        if r.returncode != want or r.out or not r.err.startswith("ptsguard: %s: " % cmd) or hint not in r.err:
+            problems.append("%s: exit %d (expected %d), stdout %r, stderr %r (expected %r in it)" % (cmd, r.returncode, want, r.out, r.err, hint))
     if problems:
         raise Failed("\n".join(problems))
 
