@@ -461,6 +461,36 @@ def snapshot_stack_picture(ctx):
             raise Failed("characters a terminal or a mail may mangle: %r\n%s" % (bad[:5], out))
 
 
+@case("holders-skipped-note")
+def holders_skipped_note(ctx):
+    """Processes the holder scan could not inspect: the text report advises running as root only
+    when the scan ran without root and CAP_SYS_PTRACE; otherwise it says what it knows."""
+    problems = []
+    for scanner, errno_, want, unwanted in (
+        ("user", 13, "(run as root for a complete devpts-orphan-in-use check)", None),
+        ("root-without-cap-sys-ptrace", 13, "the audit ran as root without CAP_SYS_PTRACE", "run as root for"),
+        ("cap-sys-ptrace", 13, "although the audit had CAP_SYS_PTRACE: Permission denied", "run as root for"),
+        ("cap-sys-ptrace", None, "although the audit had CAP_SYS_PTRACE: refused", "run as root for"),
+        (None, 1, "instances: Operation not permitted.", "run as root for"),
+    ):
+        snap = dict(BASE_SNAPSHOT, holders_scanned=True, holders_skipped=3)
+        if scanner:
+            snap["holders_scanner"] = scanner
+        if errno_:
+            snap["holders_skipped_errno"] = errno_
+        r = ctx.run("audit", "--snapshot", ctx.snapshot_file("skipped.json", snap), "--no-color")
+        note = [line for line in r.out.splitlines() if "could not be inspected" in line]
+        what = "holders_scanner %s, errno %s" % (scanner, errno_)
+        if r.returncode != 0 or len(note) != 1:
+            problems.append("%s: exit %d, notes %r\n%s" % (what, r.returncode, note, describe(r)))
+        elif want not in note[0] or (unwanted and unwanted in note[0]):
+            problems.append("%s: the note %r (expected %r%s)" % (what, note[0], want, ", without %r" % unwanted if unwanted else ""))
+    bad = dict(BASE_SNAPSHOT, holders_scanned=True, holders_skipped=1, holders_scanner="root")
+    expect_error(ctx.run("audit", "--snapshot", ctx.snapshot_file("bad-scanner.json", bad)), "holders_scanner", "root")
+    if problems:
+        raise Failed("\n".join(problems))
+
+
 @case("snapshot-output-unwritable")
 def snapshot_output_unwritable(ctx):
     where = os.path.join(ctx.tmpdir, "no-such-dir", "snapshot.json")
