@@ -241,8 +241,13 @@ static int initramfs_run(const struct initramfs_args *args)
 			if (f->severity >= SEVERITY_WARNING)
 				printf("<4>%s: %s\n", f->check->id, f->summary);
 	}
-	/* The record is written: a lost note does not change that. */
-	(void)fflush(stdout);
+	/* The record is written: a lost note does not change that (nor main()'s check of
+	 * standard output at exit, which is for the record when it goes there). */
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		log_error("initramfs-record: the notes for the kernel log were lost: %s",
+			  strerror(errno));
+		clearerr(stdout);
+	}
 	return 0;
 }
 

@@ -63,6 +63,14 @@ int daemon_log_transitions(struct daemon *d, const struct findings *now)
 	return 0;
 }
 
+/* Is a failed write worth the retry timer's audits (a full /run frees itself)? Not a path that
+ * is refused for what it is (a device, a FIFO...), which no retry changes: the next audit an
+ * event brings tries it again. */
+static bool output_retry_helps(int r)
+{
+	return r < 0 && r != -EEXIST && r != -ENXIO;
+}
+
 static void daemon_write_outputs(struct daemon *d, const struct report *rep)
 {
 	const struct config *c = d->config;
@@ -78,7 +86,7 @@ static void daemon_write_outputs(struct daemon *d, const struct report *rep)
 		else
 			daemon_fail(d, FAILURE_STATE_FILE, "Failed to write %s: %s", c->state_file,
 				    output_file_strerror(r, &err, c->state_file, why));
-		failed = failed || r < 0;
+		failed = failed || output_retry_helps(r);
 	}
 
 	if (c->prometheus_file) {
@@ -90,7 +98,7 @@ static void daemon_write_outputs(struct daemon *d, const struct report *rep)
 				    output_file_strerror(r, &err, c->prometheus_file, why));
 		else if (r > 0)
 			daemon_ok(d, FAILURE_PROMETHEUS);
-		failed = failed || r < 0;
+		failed = failed || output_retry_helps(r);
 	}
 
 	if (!failed) {

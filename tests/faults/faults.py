@@ -451,6 +451,18 @@ def case_output_nodes(ptsguard, opts):
         lambda j: bool(j) and str(j.get("schema", "")).startswith("ptsguard.initramfs"),
     )
 
+    # The record written to a file, its notes for the kernel log to a standard output that
+    # fails: the record counts (exit 0), the lost notes are said.
+    with open(newroot + "/etc/fstab", "w") as f:
+        f.write("devpts /dev/pts devpts defaults 0 0\n")
+    record, full_node = TEST_DIR + "/record.json", TEST_DIR + "/full"
+    make_output_node(full_node, "char", None)  # this /dev has no full
+    with open(full_node, "w") as full:
+        r = subprocess.run([ptsguard, "initramfs-record", "--newroot", newroot, "--phase", "pre-pivot", "--output", record], stdin=subprocess.DEVNULL, stdout=full, stderr=subprocess.PIPE, text=True, timeout=HANG)
+    c.eq(r.returncode, 0, "initramfs-record with its notes lost: exit status (stderr: %s)" % r.stderr.strip())
+    c.true("notes for the kernel log were lost: No space left on device" in r.stderr, "initramfs-record says its notes were lost: %r" % r.stderr)
+    c.true(bool(written_json(record)), "initramfs-record with its notes lost: the record is written")
+
     # Standard output by its names: written to it in place (a pipe here); a name of it that
     # leads elsewhere is refused, whatever is there.
     os.symlink("/proc/self/fd/1", "/dev/stdout")
@@ -485,6 +497,9 @@ def case_output_nodes(ptsguard, opts):
                 wait_for("%s: both refusals logged" % label, lambda: all(line in daemon.stderr_text() for line in lines))
             except Failure as e:
                 c.fail(str(e))
+            # No retry timer for a refusal, which no retry changes: over the timer's first four
+            # periods (0.1 s doubling), the first audit stays the only one.
+            time.sleep(1.6)
             c.eq({p: node_identity(p) for p in (state, prom)}, before, "%s: the nodes are unchanged" % label)
             c.eq(sorted(os.listdir(d)), listing, "%s: nothing made beside them" % label)
         else:
@@ -495,6 +510,8 @@ def case_output_nodes(ptsguard, opts):
         c.true(daemon.alive(), "%s: the daemon runs on" % label)
         dcases.stop_daemon(c, daemon)
         daemon.notify.close()
+        if refused_as:
+            c.true("Stopping after 1 audits" in daemon.stderr_text(), "%s: no audit again for the refusal:\n%s" % (label, daemon.stderr_text()[-1500:]))
     c.done()
 
 
