@@ -485,10 +485,10 @@ def holders_skipped_note(ctx):
             problems.append("%s: exit %d, notes %r\n%s" % (what, r.returncode, note, describe(r)))
         elif want not in note[0] or (unwanted and unwanted in note[0]):
             problems.append("%s: the note %r (expected %r%s)" % (what, note[0], want, ", without %r" % unwanted if unwanted else ""))
-    bad = dict(BASE_SNAPSHOT, holders_scanned=True, holders_skipped=1, holders_scanner="root")
-    expect_error(ctx.run("audit", "--snapshot", ctx.snapshot_file("bad-scanner.json", bad)), "holders_scanner", "root")
     if problems:
         raise Failed("\n".join(problems))
+    bad = dict(BASE_SNAPSHOT, holders_scanned=True, holders_skipped=1, holders_scanner="root")
+    expect_error(ctx.run("audit", "--snapshot", ctx.snapshot_file("bad-scanner.json", bad)), "holders_scanner", "root")
 
 
 @case("snapshot-output-unwritable")
