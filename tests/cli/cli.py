@@ -996,6 +996,30 @@ def command_options(cmd):
     return sorted("--" + o for o in opts)
 
 
+@case("man-sections")
+def man_sections(ctx):
+    """ptsguard(8): every paragraph of the Journal section is about the journal (a FILES entry
+    once landed in one of its sentences), and FILES lists the shell completion files."""
+    with open(os.path.join(SOURCE, "man", "ptsguard.8.scd")) as f:
+        text = f.read()
+
+    def section(start, level):
+        body = text.split("\n" + start + "\n", 1)[1]
+        return re.split(r"^#{1,%d} " % level, body, maxsplit=1, flags=re.M)[0]
+
+    problems = []
+    journal = section("## Journal", 2)
+    for line in journal.splitlines():
+        if "completion" in line or "site-functions" in line:
+            problems.append("the Journal section holds %r" % line)
+    files = section("# FILES", 1)
+    for path in ("_/usr/share/bash-completion/completions/ptsguard_", "_/usr/share/zsh/site-functions/\\_ptsguard_"):
+        if not re.search(r"^%s" % re.escape(path), files, re.M) and not re.search(r"^_.*, %s$" % re.escape(path), files, re.M):
+            problems.append("FILES has no entry for %s" % path)
+    if problems:
+        raise Failed("\n".join(problems))
+
+
 @case("help-per-command")
 def help_per_command(ctx):
     """`ptsguard CMD --help` (and -h): that command's usage on stdout, exit 0, every option
