@@ -28,22 +28,62 @@ int bad_option(const char *cmd, int c, char **argv)
 	if (c == ':')
 		log_error("%s: option '%s' needs a value", cmd, argv[optind - 1]);
 	else
-		log_error("%s: unknown option '%s' (see ptsguard --help)", cmd, argv[optind - 1]);
+		log_error("%s: unknown option '%s' (see ptsguard %s --help)", cmd, argv[optind - 1],
+			  cmd);
 	return -EINVAL;
 }
 
 int parse_format_option(const char *cmd, int c, bool allow_prometheus, enum format *ret)
 {
+	/* The format option met first on this command line (a process parses one), as given. */
+	static char first[32];
+	static enum format first_format;
+	enum format f;
+	char given[32];
 	int r;
 
 	if (c == 'j') {
-		*ret = FORMAT_JSON;
+		f = FORMAT_JSON;
+		snprintf(given, sizeof(given), "--json");
+	} else if (c == 'f') {
+		r = parse_format(cmd, optarg, allow_prometheus, &f);
+		if (r < 0)
+			return r;
+		snprintf(given, sizeof(given), "--format %s", optarg);
+	} else
+		return 0;
+	if (first[0] && f != first_format) {
+		log_error("%s: %s and %s name different formats: give one", cmd, first, given);
+		return -EINVAL;
+	}
+	if (!first[0]) {
+		snprintf(first, sizeof(first), "%s", given);
+		first_format = f;
+	}
+	*ret = f;
+	return 1;
+}
+
+int parse_color_option(const char *cmd, int c, enum color_when *ret)
+{
+	if (c == 'C') {
+		*ret = COLOR_NEVER;
 		return 1;
 	}
-	if (c != 'f')
+	if (c != 'K')
 		return 0;
-	r = parse_format(cmd, optarg, allow_prometheus, ret);
-	return r < 0 ? r : 1;
+	if (!optarg || streq(optarg, "always"))
+		*ret = COLOR_ALWAYS;
+	else if (streq(optarg, "auto"))
+		*ret = COLOR_AUTO;
+	else if (streq(optarg, "never"))
+		*ret = COLOR_NEVER;
+	else {
+		log_error("%s: --color: unknown value '%s' (expected auto, always or never)", cmd,
+			  optarg);
+		return -EINVAL;
+	}
+	return 1;
 }
 
 int no_more_arguments(const char *cmd, int argc, char **argv)
@@ -241,25 +281,44 @@ int run_probe(bool no_probe, struct audit_result *ret)
 			    NULL, ret);
 }
 
+/* The errno of the first failed flush of standard output: stdio keeps only that one failed. */
+static int stdout_errno;
+
+int flush_stdout(void)
+{
+	if (fflush(stdout) == 0 && !ferror(stdout))
+		return 0;
+	if (!stdout_errno)
+		stdout_errno = ferror(stdout) && errno > 0 ? errno : EIO;
+	return -stdout_errno;
+}
+
+int close_stdout(int status)
+{
+	int r = flush_stdout();
+
+	/* A standard output that was never open (EBADF) had nothing written to it. */
+	if (fclose(stdout) != 0 && r >= 0 && errno != EBADF)
+		r = -errno;
+	if (r >= 0)
+		return status;
+	log_error("write error: %s", strerror(-r));
+	return EXIT_UNKNOWN;
+}
+
 int write_output(const char *cmd, const char *path, const char *text, bool make_dir)
 {
-	int r = 0;
+	struct output_file_error err;
+	char why[OUTPUT_FILE_WHY_MAX];
+	int r;
 
-	if (!path || streq(path, "-")) {
-		if (fputs(text, stdout) < 0 || fflush(stdout) != 0)
-			r = errno > 0 ? -errno : -EIO;
-	} else {
-		uid_t owner;
-		char why[OUTPUT_FILE_WHY_MAX];
-
-		r = output_file_write(path, text, strlen(text), 0644, make_dir, &owner);
-		if (r < 0)
-			log_error("%s: cannot write %s: %s", cmd, path,
-				  output_file_strerror(r, owner, NULL, why));
-		return r;
-	}
+	if (!path || output_file_is_stdout(path))
+		/* Said by main(), as for any other write to standard output. */
+		return fputs(text, stdout) < 0 ? -EIO : flush_stdout();
+	r = output_file_write(path, text, strlen(text), 0644, make_dir, &err);
 	if (r < 0)
-		log_error_errno(r, "%s: cannot write to standard output", cmd);
+		log_error("%s: cannot write %s: %s", cmd, path,
+			  output_file_strerror(r, &err, NULL, why));
 	return r;
 }
 
@@ -278,10 +337,11 @@ int load_config(const char *cmd, const char *path, struct config **ret)
 	return r;
 }
 
-bool want_color(bool no_color)
+bool want_color(enum color_when when)
 {
-	const char *term = getenv("TERM");
+	const char *term = getenv("TERM"), *no_color = getenv("NO_COLOR");
 
-	return !no_color && isatty(STDOUT_FILENO) && !getenv("NO_COLOR") &&
-	       !(term && streq(term, "dumb"));
+	if (when != COLOR_AUTO)
+		return when == COLOR_ALWAYS;
+	return isatty(STDOUT_FILENO) && !(no_color && *no_color) && !(term && streq(term, "dumb"));
 }

@@ -32,18 +32,41 @@ int parse_format(const char *cmd, const char *s, bool allow_prometheus, enum for
 		"json", no_argument, NULL, 'j'                                                     \
 	}
 /* When getopt's c is one of FORMAT_OPTIONS, sets *ret from it: 1, or negative for a bad value
- * (logged); 0 when c is another option. */
+ * or for one that names another format than an earlier format option of the command line
+ * (`--json --format text`: a usage error, not the last one winning); logged. 0 when c is
+ * another option. */
 int parse_format_option(const char *cmd, int c, bool allow_prometheus, enum format *ret);
 /* Nothing may follow a command's options: -EINVAL (logged) when something does. */
 int no_more_arguments(const char *cmd, int argc, char **argv);
 int load_snapshot_file(const char *path, struct snapshot **ret);
+/* fflush(stdout), keeping the errno of the first failure for close_stdout(): 0 or negative
+ * errno. Commands flush through it. */
+int flush_stdout(void);
+/* At exit (main()): standard output flushed and closed. A write that failed there or earlier
+ * (a full disk, /dev/full) is logged as "write error: REASON" and makes the status 3, as GNU
+ * tools do at close; otherwise status. */
+int close_stdout(int status);
 /* Write text to path, replaced atomically with mode 0644 (creating its directory first when
- * make_dir), or to standard output when path is NULL or "-". Logs what went wrong. */
+ * make_dir) when it is absent or a regular file, or to standard output when path is NULL or
+ * means it (output_file_is_stdout()). Logs what went wrong with path; a failed write to
+ * standard output is left to main()'s check at exit. */
 int write_output(const char *cmd, const char *path, const char *text, bool make_dir);
 /* The configuration (ptsguard.conf(5)): exactly path, else the standard locations (none need
  * exist). Logs what is wrong, with file and line, prefixed by cmd. */
 int load_config(const char *cmd, const char *path, struct config **ret);
-bool want_color(bool no_color);
+/* --color[=WHEN] and --no-color (--color=never), which audit and repair take alike. */
+enum color_when { COLOR_AUTO, COLOR_ALWAYS, COLOR_NEVER };
+#define COLOR_OPTIONS                                                                              \
+	{ "color", optional_argument, NULL, 'K' },                                                 \
+	{                                                                                          \
+		"no-color", no_argument, NULL, 'C'                                                 \
+	}
+/* When getopt's c is one of COLOR_OPTIONS, sets *ret from it (--color alone: always): 1, or
+ * negative for a bad value (logged); 0 when c is another option. */
+int parse_color_option(const char *cmd, int c, enum color_when *ret);
+/* Colour on standard output? always, never, or auto: when it is a terminal, NO_COLOR is unset
+ * or empty, and TERM is not "dumb". */
+bool want_color(enum color_when when);
 
 /* The guarded worker the allocation probes of --all-namespaces share (util/guarded-child.h),
  * and its end (main() calls it once the command is done). */
@@ -78,7 +101,7 @@ int run_namespace(const char *cmd, const struct audit_target *t, const struct co
 bool test_hook_enabled(const char *env);
 void test_hook_pause(const char *env, const char *what);
 
-/* main.c: the top-level usage, which --help of audit, snapshot, checks and explain prints. */
+/* main.c: the top-level usage (ptsguard --help); each command's --help is its own. */
 void usage(void);
 
 /* The commands: argv[0] is the command's name. Each returns the exit status. */

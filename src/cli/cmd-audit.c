@@ -29,12 +29,40 @@ struct audit_args {
 	enum format format;
 	const char *snapshot_path; /* NULL: the live system */
 	enum severity min_severity;
-	bool no_color;
+	enum color_when color;
 	const char *config_path;
 	bool all_namespaces;
 	pid_t namespace_pid; /* --namespace: 0 for none */
 	bool no_probe;
 };
+
+static void audit_help(void)
+{
+	printf("Usage: ptsguard audit [OPTIONS]\n"
+	       "\n"
+	       "Audit devpts and /dev/ptmx on this host (or in a captured snapshot, or in the\n"
+	       "mount namespace of another process) and report the findings. Exit status: 0\n"
+	       "nothing at warning or above, 1 warning, 2 critical, 3 could not run.\n"
+	       "\n"
+	       "Options:\n"
+	       "     --format FORMAT          text (the default), json or prometheus\n"
+	       "     --json                   the same as --format json\n"
+	       "     --snapshot FILE          audit a snapshot (ptsguard snapshot) instead of\n"
+	       "                              the live system; - reads standard input\n"
+	       "     --min-severity LEVEL     report only findings at info (the default),\n"
+	       "                              warning or critical and above\n"
+	       "     --color[=WHEN]           colour the text: auto (on a terminal, the\n"
+	       "                              default), always or never\n"
+	       "     --no-color               the same as --color=never\n"
+	       "     --config FILE            read only this configuration file\n"
+	       "     --namespace PID          audit the mount namespace of process PID too\n"
+	       "     --all-namespaces         audit every mount namespace of the host too\n"
+	       "     --no-probe               do not allocate a pty as an unprivileged user\n"
+	       "                              (the allocation probe)\n"
+	       "  -h --help                   show this help\n"
+	       "\n"
+	       "See ptsguard(8) and ptsguard-checks(7).\n");
+}
 
 /* 0: run; 1: done (help shown); negative: a usage error, logged. */
 static int audit_parse(int argc, char **argv, struct audit_args *ret)
@@ -43,7 +71,7 @@ static int audit_parse(int argc, char **argv, struct audit_args *ret)
 		FORMAT_OPTIONS,
 		{ "snapshot", required_argument, NULL, 's' },
 		{ "min-severity", required_argument, NULL, 'm' },
-		{ "no-color", no_argument, NULL, 'C' },
+		COLOR_OPTIONS,
 		{ "config", required_argument, NULL, 'c' },
 		{ "all-namespaces", no_argument, NULL, 'A' },
 		{ "namespace", required_argument, NULL, 'N' },
@@ -56,6 +84,8 @@ static int audit_parse(int argc, char **argv, struct audit_args *ret)
 	*ret = (struct audit_args){ .format = FORMAT_TEXT, .min_severity = SEVERITY_INFO };
 	while ((c = getopt_long(argc, argv, ":h", options, NULL)) >= 0) {
 		r = parse_format_option("audit", c, true, &ret->format);
+		if (r == 0)
+			r = parse_color_option("audit", c, &ret->color);
 		if (r == 0)
 			r = parse_target_option("audit", c, &ret->namespace_pid, &ret->no_probe);
 		if (r != 0) {
@@ -77,9 +107,6 @@ static int audit_parse(int argc, char **argv, struct audit_args *ret)
 			}
 			ret->min_severity = r;
 			break;
-		case 'C':
-			ret->no_color = true;
-			break;
 		case 'c':
 			ret->config_path = optarg;
 			break;
@@ -87,7 +114,7 @@ static int audit_parse(int argc, char **argv, struct audit_args *ret)
 			ret->all_namespaces = true;
 			break;
 		case 'h':
-			usage();
+			audit_help();
 			return 1;
 		default:
 			return bad_option("audit", c, argv);
@@ -106,7 +133,7 @@ static int audit_parse(int argc, char **argv, struct audit_args *ret)
 	return no_more_arguments("audit", argc, argv);
 }
 
-static int write_report(const struct report *rep, enum format format, bool no_color)
+static int write_report(const struct report *rep, enum format format, enum color_when color)
 {
 	int r;
 
@@ -118,11 +145,11 @@ static int write_report(const struct report *rep, enum format format, bool no_co
 		r = report_write_prometheus(stdout, rep);
 		break;
 	default:
-		r = report_write_text(stdout, rep, want_color(no_color));
+		r = report_write_text(stdout, rep, want_color(color));
 		break;
 	}
-	if (r >= 0 && fflush(stdout) != 0)
-		r = -errno;
+	if (r >= 0)
+		r = flush_stdout();
 	return r;
 }
 
@@ -180,7 +207,7 @@ static int write_namespace(struct namespaces_output *out, const struct report_na
 		if (procfs_fd() >= 0 &&
 		    procfs_read_comm(procfs_fd(), path, comm, sizeof(comm)) >= 0)
 			named.comm = comm;
-		return report_write_namespace_text(stdout, &named, want_color(out->args->no_color));
+		return report_write_namespace_text(stdout, &named, want_color(out->args->color));
 	}
 	}
 }
@@ -386,12 +413,13 @@ static int audit_named(struct namespaces_output *out, struct namespace_target *t
 	ns_rep = namespace_audit_report(&a, pids_total);
 	host->namespaces = &ns_rep;
 	host->n_namespaces = 1;
-	r = write_report(host, out->args->format, out->args->no_color);
+	r = write_report(host, out->args->format, out->args->color);
 	status = report_exit_status_all(host);
 	host->namespaces = NULL;
 	host->n_namespaces = 0;
 	if (r < 0) {
-		log_error_errno(r, "cannot write the report");
+		if (!ferror(stdout)) /* else main() says "write error" */
+			log_error_errno(r, "cannot write the report");
 		return EXIT_UNKNOWN;
 	}
 	return status;
@@ -447,7 +475,7 @@ static int audit_run(const struct audit_args *args)
 	};
 	status = report_exit_status(&res.findings);
 	if (!args->all_namespaces && !named) {
-		r = write_report(&rep, args->format, args->no_color);
+		r = write_report(&rep, args->format, args->color);
 		goto done;
 	}
 	r = host_serving_from_analysis(res.a, &out.host);
@@ -481,7 +509,7 @@ static int audit_run(const struct audit_args *args)
 			goto done;
 		break;
 	default:
-		r = write_report(&rep, args->format, args->no_color);
+		r = write_report(&rep, args->format, args->color);
 		break;
 	}
 	if (r < 0)
@@ -521,15 +549,16 @@ static int audit_run(const struct audit_args *args)
 			       out.failed == 1 ? "" : "s");
 		break;
 	}
-	if (r >= 0 && fflush(stdout) != 0)
-		r = -errno;
+	if (r >= 0)
+		r = flush_stdout();
 done:
 	prometheus_namespaces_done(&out.prom);
 	host_serving_done(&out.host);
 	probe_kernel_facts_done(&out.kernel);
 	audit_result_done(&res);
 	if (r < 0) {
-		log_error_errno(r, "cannot write the report");
+		if (!ferror(stdout)) /* else main() says "write error" */
+			log_error_errno(r, "cannot write the report");
 		return EXIT_UNKNOWN;
 	}
 	return status;

@@ -18,6 +18,20 @@ struct checks_args {
 	enum format format;
 };
 
+static void checks_help(void)
+{
+	printf("Usage: ptsguard checks [OPTIONS]\n"
+	       "\n"
+	       "List the check catalog: id, severity, whether repair fixes it, summary.\n"
+	       "\n"
+	       "Options:\n"
+	       "     --format FORMAT   text (the default) or json (every field of each check)\n"
+	       "     --json            the same as --format json\n"
+	       "  -h --help           show this help\n"
+	       "\n"
+	       "ptsguard explain ID says what one check means.\n");
+}
+
 /* 0: run; 1: done (help shown); negative: a usage error, logged. */
 static int checks_parse(int argc, char **argv, struct checks_args *ret)
 {
@@ -38,7 +52,7 @@ static int checks_parse(int argc, char **argv, struct checks_args *ret)
 		}
 		switch (c) {
 		case 'h':
-			usage();
+			checks_help();
 			return 1;
 		default:
 			return bad_option("checks", c, argv);
@@ -97,7 +111,7 @@ static int checks_run_cmd(const struct checks_args *args)
 			return EXIT_UNKNOWN;
 	} else
 		write_catalog_text();
-	return fflush(stdout) == 0 ? 0 : EXIT_UNKNOWN;
+	return flush_stdout() < 0 ? EXIT_UNKNOWN : 0;
 }
 
 int cmd_checks(int argc, char **argv)

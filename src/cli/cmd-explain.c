@@ -23,7 +23,14 @@ static int explain_parse(int argc, char **argv, struct explain_args *ret)
 {
 	*ret = (struct explain_args){ 0 };
 	if (argc == 2 && (streq(argv[1], "--help") || streq(argv[1], "-h"))) {
-		usage();
+		printf("Usage: ptsguard explain ID\n"
+		       "\n"
+		       "What check ID means, why it matters and how to fix it by hand, with its\n"
+		       "journal MESSAGE_ID. The ids are those of ptsguard checks; an unknown one\n"
+		       "lists them on standard error and exits 3.\n"
+		       "\n"
+		       "Options:\n"
+		       "  -h --help   show this help\n");
 		return 1;
 	}
 	if (argc != 2) {
@@ -88,7 +95,7 @@ static int explain_run(const struct explain_args *args)
 		       probe_prediction_describe(&ci->predicts, pred, sizeof(pred)));
 	}
 	printf("\nMESSAGE_ID=%s\n", ci->message_id);
-	return fflush(stdout) == 0 ? 0 : EXIT_UNKNOWN;
+	return flush_stdout() < 0 ? EXIT_UNKNOWN : 0;
 }
 
 int cmd_explain(int argc, char **argv)

@@ -32,6 +32,7 @@
 #include "util/fileio.h"
 #include "util/json-util.h"
 #include "util/limits.h"
+#include "util/output-file.h"
 #include "util/log.h"
 #include "util/path.h"
 #include "util/string-util.h"
@@ -49,7 +50,9 @@ static void help(void)
 	       "  --phase NAME    the hook point, recorded as is (pre-pivot, init-bottom)\n"
 	       "  --cmdline FILE  the kernel command line (init=, systemd.mask=, fstab=); the\n"
 	       "                  default is /proc/cmdline\n"
-	       "  --output FILE   write there instead; - for standard output\n"
+	       "  --output FILE   write there instead (absent or a regular file); - for\n"
+	       "                  standard output\n"
+	       "  -h --help       show this help\n"
 	       "\n"
 	       "Exit status: 0 record written, 3 not written. Notes for the kernel log go to\n"
 	       "standard output, each with its level as <N>: the prediction (<4> when it\n"
@@ -229,7 +232,7 @@ static int initramfs_run(const struct initramfs_args *args)
 	/* Notes for the kernel log, where a person reads about the boot: a prediction that
 	 * something breaks is a warning, one that nothing does a note; nothing about a boot with
 	 * nothing to foresee. */
-	if (!streq(args->output, "-")) {
+	if (!output_file_is_stdout(args->output)) {
 		if (rec->prediction.effect != EFFECT_NONE)
 			printf("<%d>prediction: %s\n",
 			       initramfs_prediction_warns(&rec->prediction) ? 4 : 6,
@@ -238,8 +241,13 @@ static int initramfs_run(const struct initramfs_args *args)
 			if (f->severity >= SEVERITY_WARNING)
 				printf("<4>%s: %s\n", f->check->id, f->summary);
 	}
-	/* The record is written: a lost note does not change that. */
-	(void)fflush(stdout);
+	/* The record is written: a lost note does not change that (nor main()'s check of
+	 * standard output at exit, which is for the record when it goes there). */
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		log_error("initramfs-record: the notes for the kernel log were lost: %s",
+			  strerror(errno));
+		clearerr(stdout);
+	}
 	return 0;
 }
 

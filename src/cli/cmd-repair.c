@@ -57,7 +57,8 @@ static void write_text(const struct repair_plan *p, const struct report *rep, bo
 }
 
 struct repair_args {
-	bool dry_run, no_color, no_probe;
+	bool dry_run, no_probe;
+	enum color_when color;
 	char **only; /* --check IDs, NULL-terminated; NULL: all */
 	size_t n_only;
 	enum format format;
@@ -125,6 +126,38 @@ static int parse_namespace(struct repair_args *args, const char *s)
 	return colon ? set_mntns(args, colon + 1, "--namespace PID:MNTNS") : 0;
 }
 
+static void repair_help(void)
+{
+	printf("Usage: ptsguard repair [OPTIONS]\n"
+	       "\n"
+	       "Audit the live system, fix what is safe to fix, verify it as an unprivileged\n"
+	       "user, audit again and report what was done and what is left. Exit status as\n"
+	       "audit's, of the state after repair (before it, with --dry-run).\n"
+	       "\n"
+	       "Options:\n"
+	       "  -n --dry-run                say what would be done; change nothing\n"
+	       "     --check ID              repair only the findings of check ID (again for\n"
+	       "                             more)\n"
+	       "     --format FORMAT         text (the default) or json\n"
+	       "     --json                  the same as --format json\n"
+	       "     --verify-user USER      verify each repair by allocating a pty as USER\n"
+	       "                             (default: [Probe] User=, else nobody)\n"
+	       "     --color[=WHEN]          colour the text: auto (on a terminal, the\n"
+	       "                             default), always or never\n"
+	       "     --no-color              the same as --color=never\n"
+	       "     --config FILE           read only this configuration file\n"
+	       "     --namespace PID[:MNTNS] repair in the mount namespace of process PID\n"
+	       "                             (refused when it is no longer MNTNS)\n"
+	       "     --mntns MNTNS           the same check of the namespace, as an option\n"
+	       "     --allow-own-namespace   let --namespace name a process of this mount\n"
+	       "                             namespace\n"
+	       "     --no-probe              do not allocate a pty as an unprivileged user in\n"
+	       "                             the audits (the allocation probe)\n"
+	       "  -h --help                  show this help\n"
+	       "\n"
+	       "See REPAIR in ptsguard(8).\n");
+}
+
 /* 0: run; 1: done (help shown); negative: a usage error, logged. */
 static int repair_parse(int argc, char **argv, struct repair_args *ret)
 {
@@ -133,7 +166,7 @@ static int repair_parse(int argc, char **argv, struct repair_args *ret)
 		{ "check", required_argument, NULL, 'c' },
 		FORMAT_OPTIONS,
 		{ "verify-user", required_argument, NULL, 'u' },
-		{ "no-color", no_argument, NULL, 'C' },
+		COLOR_OPTIONS,
 		{ "config", required_argument, NULL, 'F' },
 		{ "namespace", required_argument, NULL, 'N' },
 		{ "mntns", required_argument, NULL, 'M' },
@@ -147,6 +180,8 @@ static int repair_parse(int argc, char **argv, struct repair_args *ret)
 	*ret = (struct repair_args){ .format = FORMAT_TEXT };
 	while ((c = getopt_long(argc, argv, ":hn", options, NULL)) >= 0) {
 		r = parse_format_option("repair", c, false, &ret->format);
+		if (r == 0)
+			r = parse_color_option("repair", c, &ret->color);
 		if (r != 0) {
 			if (r < 0)
 				return r;
@@ -175,9 +210,6 @@ static int repair_parse(int argc, char **argv, struct repair_args *ret)
 		case 'u':
 			ret->verify_user = optarg;
 			break;
-		case 'C':
-			ret->no_color = true;
-			break;
 		case 'F':
 			ret->config_path = optarg;
 			break;
@@ -197,12 +229,7 @@ static int repair_parse(int argc, char **argv, struct repair_args *ret)
 			ret->no_probe = true;
 			break;
 		case 'h':
-			printf("Usage: ptsguard repair [--dry-run] [--check ID]... [--format "
-			       "text|json]\n"
-			       "                       [--verify-user USER] [--config FILE] "
-			       "[--no-probe]\n"
-			       "                       [--namespace PID[:MNTNS] [--mntns MNTNS] "
-			       "[--allow-own-namespace]]\n");
+			repair_help();
 			return 1;
 		default:
 			return bad_option("repair", c, argv);
@@ -282,8 +309,8 @@ static int write_result(const struct repair_plan *plan, const struct audit_resul
 		if (r < 0)
 			return -EIO;
 	} else
-		write_text(plan, &rep, args->dry_run, want_color(args->no_color));
-	return fflush(stdout) != 0 ? -EIO : 0;
+		write_text(plan, &rep, args->dry_run, want_color(args->color));
+	return flush_stdout();
 }
 
 struct audit_again {

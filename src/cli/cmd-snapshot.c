@@ -26,6 +26,24 @@ struct snapshot_args {
 	bool no_probe;
 };
 
+static void snapshot_help(void)
+{
+	printf("Usage: ptsguard snapshot [OPTIONS]\n"
+	       "\n"
+	       "Capture what the checks read from the live system, as ptsguard.snapshot/1 JSON,\n"
+	       "for an audit elsewhere (ptsguard audit --snapshot FILE). Exit status: 0\n"
+	       "written, 3 not.\n"
+	       "\n"
+	       "Options:\n"
+	       "  -o --output FILE      write the snapshot to FILE (absent or a regular file,\n"
+	       "                        replaced atomically) instead of standard output; -\n"
+	       "                        for standard output\n"
+	       "     --namespace PID    capture the mount namespace of process PID instead\n"
+	       "     --no-probe         do not allocate a pty as an unprivileged user (the\n"
+	       "                        allocation probe)\n"
+	       "  -h --help             show this help\n");
+}
+
 /* 0: run; 1: done (help shown); negative: a usage error, logged. */
 static int snapshot_parse_args(int argc, char **argv, struct snapshot_args *ret)
 {
@@ -51,7 +69,7 @@ static int snapshot_parse_args(int argc, char **argv, struct snapshot_args *ret)
 			ret->output = optarg;
 			break;
 		case 'h':
-			usage();
+			snapshot_help();
 			return 1;
 		default:
 			return bad_option("snapshot", c, argv);

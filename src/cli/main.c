@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The command line's entry: --help and --version, and the dispatch to one cmd-*.c per command
- * by name. Each command parses its own options and maps its result to the exit status (for
- * audit and repair the monitoring-plugin one: 0 ok, 1 warning, 2 critical, 3 could not run).
+ * by name. Each command parses its own options (its --help is its own) and maps its result to
+ * the exit status (for audit and repair the monitoring-plugin one: 0 ok, 1 warning, 2
+ * critical, 3 could not run). Whatever ran, standard output is flushed and closed last, and a
+ * write that failed there makes the status 3 with a message, as GNU tools do.
  */
 #include <getopt.h>
 #include <malloc.h>
@@ -25,8 +27,8 @@ static const struct command {
 } commands[] = {
 	{ "audit", cmd_audit,
 	  "  audit    [--format text|json|prometheus] [--json] [--snapshot FILE|-]\n"
-	  "           [--min-severity info|warning|critical] [--no-color] [--config FILE]\n"
-	  "           [--namespace PID | --all-namespaces] [--no-probe]\n"
+	  "           [--min-severity info|warning|critical] [--color[=WHEN]] [--no-color]\n"
+	  "           [--config FILE] [--namespace PID | --all-namespaces] [--no-probe]\n"
 	  "                             audit this host (or a captured snapshot), and the\n"
 	  "                             mount namespace of process PID, or every one\n" },
 	{ "snapshot", cmd_snapshot,
@@ -45,7 +47,7 @@ static const struct command {
 	  "                             record the initramfs's devpts state (run by the hooks)\n" },
 	{ "repair", cmd_repair,
 	  "  repair   [--dry-run] [--check ID]... [--format text|json] [--json]\n"
-	  "           [--verify-user USER] [--no-color] [--config FILE]\n"
+	  "           [--verify-user USER] [--color[=WHEN]] [--no-color] [--config FILE]\n"
 	  "           [--namespace PID[:MNTNS] [--mntns MNTNS] [--allow-own-namespace]]\n"
 	  "           [--no-probe]\n"
 	  "                             fix what is safe to fix, verify, report; with\n"
@@ -65,12 +67,25 @@ void usage(void)
 		fputs(commands[i].help, stdout);
 	fputs("\n"
 	      "Options:\n"
-	      "  -h --help                  show this help\n"
+	      "  -h --help                  show this help (after a command: that command's)\n"
 	      "     --version               show the version\n"
 	      "\n"
 	      "Exit status of audit: 0 nothing at warning or above, 1 warning, 2 critical,\n"
 	      "3 could not run. See ptsguard(8) and ptsguard-checks(7).\n",
 	      stdout);
+}
+
+/* No command given: how to ask for more, on standard error. */
+static void short_usage(void)
+{
+	fputs("Usage: ptsguard COMMAND [OPTIONS]\n"
+	      "Commands:",
+	      stderr);
+	for (size_t i = 0; i < ELEMENTSOF(commands); i++)
+		fprintf(stderr, " %s", commands[i].name);
+	fputs("\n"
+	      "See 'ptsguard --help', or 'ptsguard COMMAND --help' for the options of one.\n",
+	      stderr);
 }
 
 /*
@@ -97,20 +112,20 @@ int main(int argc, char **argv)
 
 	opterr = 0;
 	if (argc < 2) {
-		usage();
+		short_usage();
 		return EXIT_UNKNOWN;
 	}
 	cmd = argv[1];
 	if (streq(cmd, "--help") || streq(cmd, "-h") || streq(cmd, "help")) {
 		usage();
-		return 0;
+		return close_stdout(0);
 	}
 	if (streq(cmd, "--version")) {
 		if (version_git())
 			printf("ptsguard %s (git %s)\n", version_release(), version_git());
 		else
 			printf("ptsguard %s\n", version_release());
-		return 0;
+		return close_stdout(0);
 	}
 	for (size_t i = 0; i < ELEMENTSOF(commands); i++)
 		if (streq(cmd, commands[i].name)) {
@@ -121,7 +136,7 @@ int main(int argc, char **argv)
 			status = commands[i].run(argc - 1, argv + 1);
 
 			cli_probe_worker_done();
-			return status;
+			return close_stdout(status);
 		}
 	if (cmd[0] == '-')
 		log_error("unknown option '%s' (see ptsguard --help)", cmd);

@@ -157,13 +157,14 @@ static int on_heartbeat_timer(sd_event_source *s, uint64_t usec, void *userdata)
 	struct daemon *d = userdata;
 	const char *path = d->config->prometheus_file;
 	char why[OUTPUT_FILE_WHY_MAX];
+	struct output_file_error err;
 	int r;
 
 	if (path) {
-		r = prometheus_file_heartbeat(&d->prometheus, path, now_usec(CLOCK_REALTIME));
+		r = prometheus_file_heartbeat(&d->prometheus, path, now_usec(CLOCK_REALTIME), &err);
 		if (r < 0)
 			daemon_fail(d, FAILURE_PROMETHEUS, "Failed to write %s: %s", path,
-				    output_file_strerror(r, (uid_t)-1, path, why));
+				    output_file_strerror(r, &err, path, why));
 		else if (r > 0)
 			daemon_ok(d, FAILURE_PROMETHEUS);
 	}

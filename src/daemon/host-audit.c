@@ -52,33 +52,42 @@ int daemon_log_transitions(struct daemon *d, const struct findings *now)
 	return 0;
 }
 
+/* Is a failed write worth the retry timer's audits (a full /run frees itself)? Not a path that
+ * is refused for what it is (a device, a FIFO...), which no retry changes: the next audit an
+ * event brings tries it again. */
+static bool output_retry_helps(int r)
+{
+	return r < 0 && r != -EEXIST && r != -ENXIO;
+}
+
 static void daemon_write_outputs(struct daemon *d, const struct report *rep)
 {
 	const struct config *c = d->config;
 	bool failed = false;
 	char why[OUTPUT_FILE_WHY_MAX];
+	struct output_file_error err;
 	int r;
 
 	if (c->state_file) {
-		r = state_file_write(c->state_file, rep);
+		r = state_file_write(c->state_file, rep, &err);
 		if (r >= 0)
 			daemon_ok(d, FAILURE_STATE_FILE);
 		else
 			daemon_fail(d, FAILURE_STATE_FILE, "Failed to write %s: %s", c->state_file,
-				    output_file_strerror(r, (uid_t)-1, c->state_file, why));
-		failed = failed || r < 0;
+				    output_file_strerror(r, &err, c->state_file, why));
+		failed = failed || output_retry_helps(r);
 	}
 
 	if (c->prometheus_file) {
 		r = prometheus_file_update(&d->prometheus, c->prometheus_file, rep,
-					   now_usec(CLOCK_MONOTONIC));
+					   now_usec(CLOCK_MONOTONIC), &err);
 		if (r < 0)
 			daemon_fail(d, FAILURE_PROMETHEUS, "Failed to write %s: %s",
 				    c->prometheus_file,
-				    output_file_strerror(r, (uid_t)-1, c->prometheus_file, why));
+				    output_file_strerror(r, &err, c->prometheus_file, why));
 		else if (r > 0)
 			daemon_ok(d, FAILURE_PROMETHEUS);
-		failed = failed || r < 0;
+		failed = failed || output_retry_helps(r);
 	}
 
 	d->retry_usec = output_retry_next(d->retry_usec, failed);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/capability.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,7 @@
 #include "probe/slaves.h"
 #include "probe/namespace.h"
 #include "util/alloc.h"
+#include "util/caps.h"
 #include "util/clock.h"
 #include "util/fileio.h"
 #include "util/parse.h"
@@ -396,6 +398,23 @@ static int scan_process(struct holder_scan *hs, int proc_fd, const char *pid_nam
 	return 1;
 }
 
+/* One more process that could not be inspected, for error r; the first one's is kept. */
+static void skipped(struct snapshot *found, int r)
+{
+	found->holders_skipped++;
+	if (!found->holders_skipped_errno)
+		found->holders_skipped_errno = -r;
+}
+
+/* The rights this scan reads /proc/PID/fd with (an fd/ of another user's process takes
+ * CAP_SYS_PTRACE). */
+static enum holders_scanner scanner_rights(void)
+{
+	if (caps_effective() & (UINT64_C(1) << CAP_SYS_PTRACE))
+		return HOLDERS_SCANNER_PRIVILEGED;
+	return geteuid() == 0 ? HOLDERS_SCANNER_NO_PTRACE : HOLDERS_SCANNER_USER;
+}
+
 int holder_scan_run(struct holder_scan *hs, const char *proc, uint64_t deadline)
 {
 	_cleanup_close_ int own_fd = -EBADF;
@@ -429,7 +448,7 @@ int holder_scan_run(struct holder_scan *hs, const char *proc, uint64_t deadline)
 				continue;
 			if (r < 0) {
 				progress = true;
-				hs->found->holders_skipped++;
+				skipped(hs->found, r);
 				continue;
 			}
 		}
@@ -440,7 +459,7 @@ int holder_scan_run(struct holder_scan *hs, const char *proc, uint64_t deadline)
 			return r;
 		progress = true;
 		if (r < 0)
-			hs->found->holders_skipped++;
+			skipped(hs->found, r);
 		else
 			hs->processes_scanned++;
 	}
@@ -485,6 +504,9 @@ int holder_scan_into(const struct holder_scan *hs, struct snapshot *s, const str
 		return -ENOMEM;
 	s->holders_scanned = true;
 	s->holders_skipped += hs->found->holders_skipped;
+	if (!s->holders_skipped_errno)
+		s->holders_skipped_errno = hs->found->holders_skipped_errno;
+	s->holders_scanner = scanner_rights();
 	s->holders_progress = (struct holders_progress){
 		.partial = !hs->complete,
 		.processes_scanned = hs->processes_scanned,

@@ -10,11 +10,11 @@
 #include "util/output-file.h"
 #include "util/string-util.h"
 
-int state_file_write(const char *path, const struct report *rep)
+int state_file_write(const char *path, const struct report *rep, struct output_file_error *err)
 {
 	_cleanup_free_ char *text = report_to_text(rep);
 
-	return text ? output_file_write(path, text, strlen(text), 0644, true, NULL) : -ENOMEM;
+	return text ? output_file_write(path, text, strlen(text), 0644, true, err) : -ENOMEM;
 }
 
 char *findings_signature(const struct findings *f)
@@ -35,7 +35,8 @@ char *findings_signature(const struct findings *f)
 }
 
 /* series, then the heartbeat gauge at now (CLOCK_REALTIME, microseconds), to path. */
-static int prometheus_file_write(const char *path, const char *series, uint64_t now)
+static int prometheus_file_write(const char *path, const char *series, uint64_t now,
+				 struct output_file_error *err)
 {
 	_cleanup_free_ char *text = NULL;
 	int n;
@@ -49,11 +50,11 @@ static int prometheus_file_write(const char *path, const char *series, uint64_t 
 		     series, (double)now / 1e6);
 	if (n < 0)
 		return -ENOMEM;
-	return output_file_write(path, text, (size_t)n, 0644, true, NULL);
+	return output_file_write(path, text, (size_t)n, 0644, true, err);
 }
 
 int prometheus_file_update(struct prometheus_file *p, const char *path, const struct report *rep,
-			   uint64_t now)
+			   uint64_t now, struct output_file_error *err)
 {
 	_cleanup_free_ char *sig = findings_signature(rep->findings), *series = NULL;
 	size_t size = 0;
@@ -69,7 +70,7 @@ int prometheus_file_update(struct prometheus_file *p, const char *path, const st
 	if (fclose(m) != 0 && r >= 0)
 		r = -ENOMEM;
 	if (r >= 0)
-		r = prometheus_file_write(path, series, now_usec(CLOCK_REALTIME));
+		r = prometheus_file_write(path, series, now_usec(CLOCK_REALTIME), err);
 	if (r < 0)
 		return r;
 	free(p->signature);
@@ -80,13 +81,14 @@ int prometheus_file_update(struct prometheus_file *p, const char *path, const st
 	return 1;
 }
 
-int prometheus_file_heartbeat(struct prometheus_file *p, const char *path, uint64_t now)
+int prometheus_file_heartbeat(struct prometheus_file *p, const char *path, uint64_t now,
+			      struct output_file_error *err)
 {
 	int r;
 
 	if (!p->series)
 		return 0;
-	r = prometheus_file_write(path, p->series, now);
+	r = prometheus_file_write(path, p->series, now, err);
 	return r < 0 ? r : 1;
 }
 

@@ -15,7 +15,9 @@
  *
  * Each file's directory is created when missing (not its parents), and
  * written through util/output-file.h: no symlink on the way, a directory of
- * root's. They return negative errno and do not log.
+ * root's, and only an absent path or a regular file replaced (anything else is
+ * refused and left as it is, -EEXIST). They return negative errno, with what
+ * output_file_strerror() needs in *err, and do not log.
  */
 #pragma once
 
@@ -23,10 +25,11 @@
 
 #include "checks/checks.h"
 #include "report/report.h"
+#include "util/output-file.h"
 
 #define PROMETHEUS_REFRESH_USEC (1000000ULL)
 
-int state_file_write(const char *path, const struct report *rep);
+int state_file_write(const char *path, const struct report *rep, struct output_file_error *err);
 
 /* What the last write of a textfile was, to tell whether the next one is due. */
 struct prometheus_file {
@@ -39,10 +42,11 @@ struct prometheus_file {
  * PROMETHEUS_REFRESH_USEC at now (CLOCK_MONOTONIC). 1 written, 0 not due, or negative errno
  * (then the next call writes). */
 int prometheus_file_update(struct prometheus_file *p, const char *path, const struct report *rep,
-			   uint64_t now);
+			   uint64_t now, struct output_file_error *err);
 /* Write the series of the last update again with the heartbeat at now (CLOCK_REALTIME,
  * microseconds): 1 written, 0 when nothing was written yet, or negative errno. */
-int prometheus_file_heartbeat(struct prometheus_file *p, const char *path, uint64_t now);
+int prometheus_file_heartbeat(struct prometheus_file *p, const char *path, uint64_t now,
+			      struct output_file_error *err);
 /* Make the next update write whatever the findings (and free). */
 void prometheus_file_forget(struct prometheus_file *p);
 

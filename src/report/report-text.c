@@ -141,6 +141,40 @@ static void write_findings(FILE *f, const struct report *r, bool color,
 	}
 }
 
+/* Why processes were skipped by the holder scan, as far as the snapshot says: the advice to run
+ * as root only to an audit that was not. */
+static void write_skipped_note(FILE *f, const struct snapshot *s)
+{
+	int e = s->holders_skipped_errno;
+
+	fprintf(f,
+		"\nNote: %u process(es) could not be inspected for ptys held on covered devpts "
+		"instances",
+		s->holders_skipped);
+	switch (s->holders_scanner) {
+	case HOLDERS_SCANNER_USER:
+		fputs(" (run as root for a complete devpts-orphan-in-use check)", f);
+		break;
+	case HOLDERS_SCANNER_NO_PTRACE:
+		fputs(" (the audit ran as root without CAP_SYS_PTRACE, which reading another "
+		      "user's /proc/PID/fd takes: give it that capability for a complete "
+		      "devpts-orphan-in-use check)",
+		      f);
+		break;
+	case HOLDERS_SCANNER_PRIVILEGED:
+		fprintf(f,
+			" although the audit had CAP_SYS_PTRACE: %s (a security module such as "
+			"AppArmor or SELinux, or a seccomp filter, refuses it)",
+			e > 0 ? strerror(e) : "refused");
+		break;
+	default:
+		if (e > 0)
+			fprintf(f, ": %s", strerror(e));
+		break;
+	}
+	fputs(".\n", f);
+}
+
 static int write_one(FILE *f, const struct report *r, bool color)
 {
 	size_t counts[_SEVERITY_MAX] = { 0 };
@@ -201,11 +235,7 @@ static int write_one(FILE *f, const struct report *r, bool color)
 		    r->snap->holders_progress.processes_scanned,
 		    r->snap->holders_progress.processes_left);
 	if (r->snap->holders_skipped > 0)
-		fprintf(
-		    f,
-		    "\nNote: %u process(es) could not be inspected for ptys held on covered devpts "
-		    "instances (run as root for a complete devpts-orphan-in-use check).\n",
-		    r->snap->holders_skipped);
+		write_skipped_note(f, r->snap);
 	if (r->findings->n_items == 0)
 		fprintf(f,
 			"\nNo findings: pty allocation works and permissions are as expected.\n");

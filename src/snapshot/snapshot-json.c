@@ -238,6 +238,13 @@ json_object *snapshot_to_json(const struct snapshot *s)
 	json_object_object_add(root, "holders_scanned",
 			       json_object_new_boolean(s->holders_scanned));
 	json_object_object_add(root, "holders_skipped", json_object_new_int64(s->holders_skipped));
+	if (s->holders_skipped_errno > 0)
+		json_object_object_add(root, "holders_skipped_errno",
+				       json_object_new_int64(s->holders_skipped_errno));
+	if (s->holders_scanner != HOLDERS_SCANNER_UNKNOWN)
+		json_object_object_add(
+		    root, "holders_scanner",
+		    json_object_new_string(holders_scanner_to_string(s->holders_scanner)));
 	if (s->holders_scanned) {
 		const struct holders_progress *p = &s->holders_progress;
 
@@ -386,6 +393,33 @@ static int load_holders_progress(json_object *root, struct holders_progress *p,
 	p->processes_scanned = (unsigned)n[0];
 	p->processes_left = (unsigned)n[1];
 	p->fds_scanned = (uint64_t)n[2];
+	return 0;
+}
+
+/* Optional: holders_skipped_errno (a positive errno) and holders_scanner (its names). */
+static int load_holders_scanner(json_object *root, struct snapshot *s, struct load_error *err)
+{
+	const char *name = NULL;
+	json_object *v;
+	int64_t e;
+	int r;
+
+	r = json_get(root, "", "holders_skipped_errno", json_type_int, JSON_OPTIONAL, &v, err);
+	if (r < 0)
+		return r;
+	e = v ? json_object_get_int64(v) : 0;
+	if (e < 0 || e > 4095)
+		return load_fail(err, "key 'holders_skipped_errno': out of range");
+	s->holders_skipped_errno = (int)e;
+	r = json_get_string(root, "", "holders_scanner", JSON_OPTIONAL, &name, err);
+	if (r < 0)
+		return r;
+	if (!name)
+		return 0;
+	r = holders_scanner_from_string(name);
+	if (r < 0)
+		return load_fail(err, "key 'holders_scanner': unknown value '%s'", name);
+	s->holders_scanner = r;
 	return 0;
 }
 
@@ -652,6 +686,9 @@ int snapshot_from_json(json_object *root, struct snapshot **ret, struct load_err
 		return r;
 	s->holders_scanned = v ? json_object_get_boolean(v) : s->n_holders > 0;
 	r = load_holders_progress(root, &s->holders_progress, err);
+	if (r < 0)
+		return r;
+	r = load_holders_scanner(root, s, err);
 	if (r < 0)
 		return r;
 	if ((r = json_get(root, "", "initramfs", json_type_object, JSON_OPTIONAL, &v, err)) < 0 ||

@@ -29,6 +29,14 @@ static const char *const holder_end_table[_HOLDER_END_MAX] = {
 };
 DEFINE_STRING_TABLE_LOOKUP(holder_end, enum holder_end);
 
+static const char *const holders_scanner_table[_HOLDERS_SCANNER_MAX] = {
+	[HOLDERS_SCANNER_UNKNOWN] = NULL, /* not written, not read */
+	[HOLDERS_SCANNER_USER] = "user",
+	[HOLDERS_SCANNER_NO_PTRACE] = "root-without-cap-sys-ptrace",
+	[HOLDERS_SCANNER_PRIVILEGED] = "cap-sys-ptrace",
+};
+DEFINE_STRING_TABLE_LOOKUP(holders_scanner, enum holders_scanner);
+
 struct snapshot *snapshot_new(void)
 {
 	struct snapshot *s = calloc(1, sizeof(*s));

@@ -56,6 +56,17 @@ enum holder_end {
 	_HOLDER_END_MAX,
 };
 
+/* With what rights the holder scan read other processes' /proc/PID/fd, which takes
+ * CAP_SYS_PTRACE for another user's: what a skipped process says about the audit. Unknown in a
+ * snapshot that does not say. */
+enum holders_scanner {
+	HOLDERS_SCANNER_UNKNOWN,
+	HOLDERS_SCANNER_USER,	    /* neither root nor CAP_SYS_PTRACE */
+	HOLDERS_SCANNER_NO_PTRACE,  /* root, without CAP_SYS_PTRACE */
+	HOLDERS_SCANNER_PRIVILEGED, /* CAP_SYS_PTRACE: refused all the same when skipped */
+	_HOLDERS_SCANNER_MAX,
+};
+
 struct holder {
 	pid_t pid;
 	char *comm;
@@ -158,7 +169,9 @@ struct snapshot {
 	size_t n_nodes, allocated_nodes;
 	struct holder *holders;
 	size_t n_holders, allocated_holders;
-	unsigned holders_skipped; /* processes whose fds could not be read */
+	unsigned holders_skipped;  /* processes whose fds could not be read */
+	int holders_skipped_errno; /* why the first of them could not (EACCES, EPERM), 0 unknown */
+	enum holders_scanner holders_scanner;
 	bool holders_scanned;
 	struct holders_progress holders_progress;
 	/* The ptys the kernel counts (kernel.pty.nr, every instance's) less the slaves the
@@ -244,5 +257,7 @@ bool snapshot_in_host_userns(const struct snapshot *s);
 
 const char *node_type_to_string(enum node_type t);
 const char *holder_end_to_string(enum holder_end e);
+const char *holders_scanner_to_string(enum holders_scanner s);
+int holders_scanner_from_string(const char *s);
 int holder_end_from_string(const char *s);
 int node_type_from_string(const char *s);

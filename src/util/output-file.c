@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <limits.h>
 #include <sys/random.h>
 #include <sys/syscall.h>
@@ -14,6 +15,7 @@
 #include "util/macro.h"
 #include "util/output-file.h"
 #include "util/path.h"
+#include "util/string-util.h"
 
 #define DIR_FLAGS (O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
 
@@ -112,17 +114,71 @@ static int write_all(int fd, const char *data, size_t size)
 	return 0;
 }
 
+/* What is at name in dfd, not following a symlink: 0 absent, 1 a regular file, -EEXIST anything
+ * else (told in *err), or another negative errno. */
+static int entry_kind(int dfd, const char *name, struct output_file_error *err)
+{
+	struct stat st;
+
+	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return errno == ENOENT ? 0 : -errno;
+	if (S_ISREG(st.st_mode))
+		return 1;
+	err->found = st.st_mode & S_IFMT;
+	err->rdev = S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? st.st_rdev : 0;
+	return -EEXIST;
+}
+
+/* Rename tmp to name in dfd once what is at name has been looked at again: absent, without
+ * replacing what appears meanwhile (looked at once more); a regular file, replaced. */
+static int put_in_place(int dfd, const char *tmp, const char *name, struct output_file_error *err)
+{
+	for (unsigned tries = 0; tries < 4; tries++) {
+		int r = entry_kind(dfd, name, err);
+
+		if (r < 0)
+			return r;
+		if (r == 0) {
+			if (renameat2(dfd, tmp, dfd, name, RENAME_NOREPLACE) >= 0)
+				return 0;
+			if (errno == EEXIST)
+				continue;
+			/* Not every file system (or seccomp filter) has the flag: as for a
+			 * regular file, then. */
+			if (errno != EINVAL && errno != ENOSYS && errno != EPERM)
+				return -errno;
+		}
+		return renameat(dfd, tmp, dfd, name) < 0 ? -errno : 0;
+	}
+	return -EAGAIN; /* made and removed again and again under us */
+}
+
+/* The names of standard output a user may give for "-". */
+static const char *const stdout_names[] = { "/dev/stdout", "/dev/fd/1", "/proc/self/fd/1" };
+
+static bool is_stdout_name(const char *path)
+{
+	for (size_t i = 0; i < ELEMENTSOF(stdout_names); i++)
+		if (streq(path, stdout_names[i]))
+			return true;
+	return false;
+}
+
 int output_file_write(const char *path, const char *data, size_t size, mode_t mode, bool make_dir,
-		      uid_t *ret_owner)
+		      struct output_file_error *ret_err)
 {
 	_cleanup_close_ int dfd = -EBADF, fd = -EBADF;
+	struct output_file_error dummy, *err = ret_err ? ret_err : &dummy;
 	const char *base = strrchr(path, '/');
 	char tmp[NAME_MAX + 1];
 	struct stat st;
 	int r;
 
-	if (ret_owner)
-		*ret_owner = (uid_t)-1;
+	*err = (struct output_file_error){ .owner = (uid_t)-1 };
+	if (is_stdout_name(path)) {
+		err->stdout_name = true;
+		return -ENXIO;
+	}
 	base = base ? base + 1 : path;
 	if (!*base)
 		return -EISDIR;
@@ -132,10 +188,13 @@ int output_file_write(const char *path, const char *data, size_t size, mode_t mo
 	if (fstat(dfd, &st) < 0)
 		return -errno;
 	if (st.st_uid != 0 && st.st_uid != geteuid()) {
-		if (ret_owner)
-			*ret_owner = st.st_uid;
+		err->owner = st.st_uid;
 		return -EPERM;
 	}
+	/* Before anything is made: a refusal leaves the directory as it was. */
+	r = entry_kind(dfd, base, err);
+	if (r < 0)
+		return r;
 	/* NAME.XXXXXX, as mkstemp(3) names it, but created relative to the directory. */
 	if (strlen(base) + 8 > sizeof(tmp))
 		return -ENAMETOOLONG;
@@ -160,18 +219,66 @@ int output_file_write(const char *path, const char *data, size_t size, mode_t mo
 	r = write_all(fd, data, size);
 	if (r >= 0 && (fchmod(fd, mode) < 0 || fsync(fd) < 0))
 		r = -errno;
-	if (r >= 0 && renameat(dfd, tmp, dfd, base) < 0)
-		r = -errno;
+	if (r >= 0)
+		r = put_in_place(dfd, tmp, base, err);
 	if (r < 0)
 		(void)unlinkat(dfd, tmp, 0);
 	return r;
 }
 
-const char *output_file_strerror(int r, uid_t owner, const char *path,
+bool output_file_is_stdout(const char *path)
+{
+	struct stat a, b;
+
+	if (streq(path, "-"))
+		return true;
+	return is_stdout_name(path) && stat(path, &a) >= 0 && fstat(STDOUT_FILENO, &b) >= 0 &&
+	       a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
+static const char *file_type_name(mode_t type)
+{
+	switch (type) {
+	case S_IFCHR:
+		return "a character device";
+	case S_IFBLK:
+		return "a block device";
+	case S_IFIFO:
+		return "a FIFO";
+	case S_IFSOCK:
+		return "a socket";
+	case S_IFDIR:
+		return "a directory";
+	case S_IFLNK:
+		return "a symbolic link";
+	default:
+		return "not a regular file";
+	}
+}
+
+const char *output_file_strerror(int r, const struct output_file_error *err, const char *path,
 				 char buf[static OUTPUT_FILE_WHY_MAX])
 {
 	_cleanup_free_ char *dir = path ? path_dirname(path) : NULL;
 	unsigned me = (unsigned)geteuid();
+	uid_t owner = err ? err->owner : (uid_t)-1;
+
+	if (r == -EEXIST && err && err->found) {
+		if (err->found == S_IFCHR || err->found == S_IFBLK)
+			snprintf(buf, OUTPUT_FILE_WHY_MAX,
+				 "it is %s (%u:%u), not a regular file: refused, left as it is",
+				 file_type_name(err->found), major(err->rdev), minor(err->rdev));
+		else
+			snprintf(buf, OUTPUT_FILE_WHY_MAX,
+				 "it is %s, not a regular file: refused, left as it is",
+				 file_type_name(err->found));
+		return buf;
+	}
+	if (r == -ENXIO && err && err->stdout_name) {
+		snprintf(buf, OUTPUT_FILE_WHY_MAX,
+			 "a name of standard output that does not lead to it here (refused)");
+		return buf;
+	}
 
 	if (r == -EPERM && owner != (uid_t)-1 && me == 0)
 		snprintf(buf, OUTPUT_FILE_WHY_MAX,

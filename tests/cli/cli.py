@@ -119,15 +119,18 @@ class Ctx:
             self._catalog = testlib.catalog(self.ptsguard, Failed)
         return self._catalog
 
-    def run(self, *args, stdin_data=None):
+    def run(self, *args, stdin_data=None, stdout=subprocess.PIPE, env=None):
         argv = [self.ptsguard] + list(args)
         r = subprocess.run(
             argv,
             input=stdin_data if stdin_data is not None else b"",
-            stdout=subprocess.PIPE,
+            stdout=stdout,
             stderr=subprocess.PIPE,
             timeout=TIMEOUT,
+            env=env,
         )
+        if r.stdout is None:
+            r.stdout = b""
         r.argv = argv
         r.out = r.stdout.decode("utf-8", "replace")
         r.err = r.stderr.decode("utf-8", "replace")
@@ -456,6 +459,36 @@ def snapshot_stack_picture(ctx):
         bad = [c for c in out if c != "\n" and not (" " <= c <= "~")]
         if bad:
             raise Failed("characters a terminal or a mail may mangle: %r\n%s" % (bad[:5], out))
+
+
+@case("holders-skipped-note")
+def holders_skipped_note(ctx):
+    """Processes the holder scan could not inspect: the text report advises running as root only
+    when the scan ran without root and CAP_SYS_PTRACE; otherwise it says what it knows."""
+    problems = []
+    for scanner, errno_, want, unwanted in (
+        ("user", 13, "(run as root for a complete devpts-orphan-in-use check)", None),
+        ("root-without-cap-sys-ptrace", 13, "the audit ran as root without CAP_SYS_PTRACE", "run as root for"),
+        ("cap-sys-ptrace", 13, "although the audit had CAP_SYS_PTRACE: Permission denied", "run as root for"),
+        ("cap-sys-ptrace", None, "although the audit had CAP_SYS_PTRACE: refused", "run as root for"),
+        (None, 1, "instances: Operation not permitted.", "run as root for"),
+    ):
+        snap = dict(BASE_SNAPSHOT, holders_scanned=True, holders_skipped=3)
+        if scanner:
+            snap["holders_scanner"] = scanner
+        if errno_:
+            snap["holders_skipped_errno"] = errno_
+        r = ctx.run("audit", "--snapshot", ctx.snapshot_file("skipped.json", snap), "--no-color")
+        note = [line for line in r.out.splitlines() if "could not be inspected" in line]
+        what = "holders_scanner %s, errno %s" % (scanner, errno_)
+        if r.returncode != 0 or len(note) != 1:
+            problems.append("%s: exit %d, notes %r\n%s" % (what, r.returncode, note, describe(r)))
+        elif want not in note[0] or (unwanted and unwanted in note[0]):
+            problems.append("%s: the note %r (expected %r%s)" % (what, note[0], want, ", without %r" % unwanted if unwanted else ""))
+    if problems:
+        raise Failed("\n".join(problems))
+    bad = dict(BASE_SNAPSHOT, holders_scanned=True, holders_skipped=1, holders_scanner="root")
+    expect_error(ctx.run("audit", "--snapshot", ctx.snapshot_file("bad-scanner.json", bad)), "holders_scanner", "root")
 
 
 @case("snapshot-output-unwritable")
@@ -941,6 +974,210 @@ def help_(ctx):
                 lacking.append("%s %s" % (m.group(1), opt))
     if lacking:
         raise Failed("--help lacks what ptsguard(8)'s synopsis lists: %s\n%s" % (lacking, describe(r)))
+
+
+# ---------------------------------------------------------------------------
+# The command line's habits: per-command --help, usage on standard error, write errors,
+# conflicting formats, colour
+
+SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+
+
+def command_options(cmd):
+    """Every long option of cmd's getopt_long table (src/cli/cmd-*.c), with the shared ones of
+    the *_OPTIONS macros of src/cli/cli.h it names."""
+    with open(os.path.join(SOURCE, "src", "cli", "cmd-%s.c" % cmd.replace("-record", ""))) as f:
+        src = f.read()
+    with open(os.path.join(SOURCE, "src", "cli", "cli.h")) as f:
+        header = f.read()
+    opts = set(re.findall(r'^\s*\{ "([a-z][a-z-]*)", *[a-z_]*_argument', src, re.M))
+    for macro in re.findall(r"^\s*([A-Z_]+_OPTIONS),", src, re.M):
+        body = re.search(r"^#define %s\b((?:.*\\\n)*.*)$" % macro, header, re.M)
+        if not body:
+            raise Failed("%s of src/cli/cmd-%s.c is not a macro of src/cli/cli.h" % (macro, cmd))
+        opts |= set(re.findall(r'"([a-z][a-z-]*)"', body.group(1)))
+    return sorted("--" + o for o in opts)
+
+
+@case("man-sections")
+def man_sections(ctx):
+    """ptsguard(8): every paragraph of the Journal section is about the journal (a FILES entry
+    once landed in one of its sentences), and FILES lists the shell completion files."""
+    with open(os.path.join(SOURCE, "man", "ptsguard.8.scd")) as f:
+        text = f.read()
+
+    def section(start, level):
+        body = text.split("\n" + start + "\n", 1)[1]
+        return re.split(r"^#{1,%d} " % level, body, maxsplit=1, flags=re.M)[0]
+
+    problems = []
+    journal = section("## Journal", 2)
+    for line in journal.splitlines():
+        if "completion" in line or "site-functions" in line:
+            problems.append("the Journal section holds %r" % line)
+    files = section("# FILES", 1)
+    for path in ("_/usr/share/bash-completion/completions/ptsguard_", "_/usr/share/zsh/site-functions/\\_ptsguard_"):
+        if not re.search(r"^%s" % re.escape(path), files, re.M) and not re.search(r"^_.*, %s$" % re.escape(path), files, re.M):
+            problems.append("FILES has no entry for %s" % path)
+    if problems:
+        raise Failed("\n".join(problems))
+
+
+@case("help-per-command")
+def help_per_command(ctx):
+    """`ptsguard CMD --help` (and -h): that command's usage on stdout, exit 0, every option
+    of its getopt table named; not the global usage."""
+    problems = []
+    for cmd in SUBCOMMANDS:
+        for flag in ("--help", "-h"):
+            r = ctx.run(cmd, flag)
+            what = "%s %s" % (cmd, flag)
+            if r.returncode != 0 or r.err:
+                problems.append("%s: exit status %d, stderr %r (expected 0 and nothing)" % (what, r.returncode, r.err))
+            if not r.out.startswith("Usage: ptsguard %s" % cmd):
+                problems.append("%s: does not start with 'Usage: ptsguard %s':\n%s" % (what, cmd, r.out[:300]))
+            if cmd != "explain":
+                lacking = [o for o in command_options(cmd) if not re.search(r"(?<![\w-])%s(?![\w-])" % re.escape(o), r.out)]
+                if lacking:
+                    problems.append("%s: lacks %s" % (what, " ".join(lacking)))
+    if problems:
+        raise Failed("\n".join(problems))
+
+
+@case("no-arguments")
+def no_arguments(ctx):
+    """`ptsguard` alone: a short usage on stderr, exit 3, nothing on stdout."""
+    r = ctx.run()
+    expect_error(r, "Usage: ptsguard COMMAND", *SUBCOMMANDS)
+    if len(r.err.splitlines()) > 5:
+        raise Failed("the usage without a command is not short (%d lines)\n%s" % (len(r.err.splitlines()), describe(r)))
+
+
+@case("usage-errors")
+def usage_errors(ctx):
+    """An unknown option of each command: stderr, nothing on stdout, exit 3 (the daemon's 1,
+    for systemd, as ptsguard(8) says), pointing at that command's own --help."""
+    problems = []
+    for cmd in SUBCOMMANDS:
+        if cmd == "explain":
+            r, hint = ctx.run(cmd, "ptmx-mode", "extra"), ""
+        else:
+            r, hint = ctx.run(cmd, "--frobnicate"), "(see ptsguard %s --help)" % cmd
+        want = 1 if cmd == "daemon" else 3
+        if r.returncode != want or r.out or not r.err.startswith("ptsguard: %s: " % cmd) or hint not in r.err:
+            problems.append("%s: exit %d (expected %d), stdout %r, stderr %r (expected %r in it)" % (cmd, r.returncode, want, r.out, r.err, hint))
+    if problems:
+        raise Failed("\n".join(problems))
+
+
+@case("write-error")
+def write_error(ctx):
+    """Standard output is /dev/full: every command that writes there says "write error" and
+    exits 3, --help and --version included."""
+    if not os.path.exists("/dev/full"):
+        raise Failed("no /dev/full on this machine")
+    snap = ctx.snapshot_file("valid.json", BASE_SNAPSHOT)
+    runs = [
+        ("--help",),
+        ("--version",),
+        ("checks",),
+        ("checks", "--json"),
+        ("explain", "ptmx-mode"),
+        ("audit", "--snapshot", snap),
+        ("audit", "--snapshot", snap, "--json"),
+        ("audit", "--snapshot", snap, "--format", "prometheus"),
+        ("snapshot", "--no-probe"),
+        ("snapshot", "--no-probe", "--output", "-"),
+    ] + [(cmd, "--help") for cmd in SUBCOMMANDS]
+    problems = []
+    with open("/dev/full", "wb") as full:
+        for args in runs:
+            r = ctx.run(*args, stdout=full)
+            if r.returncode != 3 or "write error: No space left on device" not in r.err:
+                problems.append("ptsguard %s > /dev/full: exit %d, stderr %r (expected 3 and 'write error')" % (" ".join(args), r.returncode, r.err))
+    if problems:
+        raise Failed("\n".join(problems))
+
+
+@case("format-conflict")
+def format_conflict(ctx):
+    """Two format options naming different formats are a usage error, whatever their order;
+    the same one twice is not."""
+    snap = ctx.snapshot_file("valid.json", BASE_SNAPSHOT)
+    expect_error(ctx.run("audit", "--snapshot", snap, "--json", "--format", "text"), "--json", "--format text")
+    expect_error(ctx.run("audit", "--snapshot", snap, "--format", "prometheus", "--json"), "--format prometheus", "--json")
+    expect_error(ctx.run("checks", "--format", "text", "--format", "json"), "--format text", "--format json")
+    expect_error(ctx.run("repair", "--dry-run", "--format=json", "--format=text"), "--format json", "--format text")
+    r = ctx.run("audit", "--snapshot", snap, "--json", "--format", "json")
+    expect_ok(r)
+    parse_report(r)
+    r = ctx.run("checks", "--json", "--json")
+    expect_ok(r)
+    parse_json(r)
+
+
+def run_on_pty(ctx, args, env):
+    """ptsguard ARGS with standard output a terminal: (status, what it wrote there)."""
+    import pty
+
+    master, slave = pty.openpty()
+    try:
+        r = ctx.run(*args, stdout=slave, env=env)
+        os.close(slave)
+        slave = -1
+        out = b""
+        while True:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:  # EIO: the writer has gone
+                break
+            if not chunk:
+                break
+            out += chunk
+        return r, out.decode("utf-8", "replace")
+    finally:
+        if slave >= 0:
+            os.close(slave)
+        os.close(master)
+
+
+@case("color")
+def color(ctx):
+    """--color=always|never|auto (--color alone: always; --no-color: never) for audit and
+    repair; under auto, colour on a terminal only, and NO_COLOR counts only when not empty."""
+    lost = copy.deepcopy(BASE_SNAPSHOT)
+    lost["mountinfo"] = with_line(MOUNTINFO_LINES, 4, MOUNTINFO_LINES[3].replace("gid=5,mode=620", "mode=600"))
+    snap = ctx.snapshot_file("lost.json", lost)
+    base_env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "TERM")}
+    base_env["TERM"] = "xterm"
+    esc = "\033["
+    problems = []
+
+    def check(what, got, want_color):
+        if (esc in got) != want_color:
+            problems.append("%s: %s colour\n%s" % (what, "no" if want_color else "unwanted", got[:400]))
+
+    for opts, want in ((["--color=always"], True), (["--color"], True), (["--color=never"], False), (["--no-color"], False), (["--color=auto"], False), ([], False)):
+        r = ctx.run("audit", "--snapshot", snap, *opts, env=base_env)
+        if r.returncode not in (1, 2) or "devpts-options-lost" not in r.out:
+            problems.append("audit %s: exit %d, no devpts-options-lost\n%s" % (" ".join(opts), r.returncode, describe(r)))
+        check("audit %s into a pipe" % " ".join(opts), r.out, want)
+    for opts, extra, want in (
+        ([], {}, True),
+        (["--color=auto"], {}, True),
+        ([], {"NO_COLOR": ""}, True),
+        ([], {"NO_COLOR": "1"}, False),
+        (["--color=always"], {"NO_COLOR": "1"}, True),
+        (["--no-color"], {}, False),
+        (["--color=never"], {}, False),
+        ([], {"TERM": "dumb"}, False),
+    ):
+        r, out = run_on_pty(ctx, ["audit", "--snapshot", snap] + opts, dict(base_env, **extra))
+        check("audit %s on a terminal with %s" % (" ".join(opts), extra or "no NO_COLOR"), out, want)
+    expect_error(ctx.run("audit", "--snapshot", snap, "--color=sometimes"), "--color", "sometimes")
+    expect_error(ctx.run("repair", "--dry-run", "--color=sometimes"), "--color", "sometimes")
+    if problems:
+        raise Failed("\n".join(problems))
 
 
 # ---------------------------------------------------------------------------

@@ -64,12 +64,13 @@ for cmd in "${commands[@]}"; do
 	[[ $cmd == explain ]] && continue
 	src=$SOURCE_ROOT/src/cli/cmd-${cmd%-record}.c
 	want=$(sed -n 's/^[[:space:]]*{ "\([a-z][a-z-]*\)", *[a-z_]*_argument.*/--\1/p' "$src" | grep -vxF -- "$HIDDEN" | sort -u)
-	# The options several commands share come from a macro of src/cli/cli.h.
-	if grep -q '^[[:space:]]*FORMAT_OPTIONS,' "$src"; then
-		shared=$(sed -n '/^#define FORMAT_OPTIONS/,/[^\\]$/p' "$SOURCE_ROOT/src/cli/cli.h" | grep -o '"[a-z][a-z-]*"' | tr -d '"' | sed 's/^/--/')
-		[[ -n $shared ]] || { echo "FAIL: no options in FORMAT_OPTIONS of src/cli/cli.h"; exit 1; }
+	# The options several commands share come from macros of src/cli/cli.h (FORMAT_OPTIONS,
+	# COLOR_OPTIONS).
+	for macro in $(sed -n 's/^[[:space:]]*\([A-Z_]*_OPTIONS\),.*/\1/p' "$src"); do
+		shared=$(sed -n "/^#define $macro/,/[^\\\\]\$/p" "$SOURCE_ROOT/src/cli/cli.h" | grep -o '"[a-z][a-z-]*"' | tr -d '"' | sed 's/^/--/')
+		[[ -n $shared ]] || { echo "FAIL: no options in $macro of src/cli/cli.h"; exit 1; }
 		want=$(sorted $want $shared | sort -u)
-	fi
+	done
 	[[ -n $want ]] || { echo "FAIL: no option table in $src"; exit 1; }
 	expect "ptsguard $cmd --<TAB>: the options of $(basename "$src")" "$(complete_line "$cmd" --)" "$want"
 done
@@ -79,6 +80,9 @@ expect "audit --format <TAB>" "$(complete_line audit --format '')" "$(sorted tex
 expect "checks --format=<TAB> (three words)" "$(complete_line checks --format = '')" "$(sorted text json)"
 expect "repair --format=j<TAB>" "$(complete_line repair --format = j)" "json"
 expect "audit --min-severity w<TAB>" "$(complete_line audit --min-severity w)" "warning"
+expect "audit --color=<TAB> (three words)" "$(complete_line audit --color = '')" "$(sorted auto always never)"
+expect "repair --color=a<TAB>" "$(complete_line repair --color = a)" "$(sorted auto always)"
+expect "audit --color <TAB>: no value (it takes one only after =)" "$(complete_line audit --color '' | grep -cx -e auto -e always -e never)" 0
 
 # Check ids come from the binary's catalog.
 ids=$("$PTSGUARD" checks --format json | python3 -c 'import json, sys; print("\n".join(sorted(c["id"] for c in json.load(sys.stdin))))')

@@ -103,14 +103,21 @@ expect "ptsguard au<TAB>" "$(complete_line 'ptsguard au')" audit
 expect "ptsguard -<TAB>" "$(complete_line 'ptsguard --')" "$(sorted --help --version)"
 
 # Each command's options, as its getopt_long table in src/cli/cmd-*.c lists them.
-shared=(${(f)"$(sed -n '/^#define FORMAT_OPTIONS/,/[^\\]$/p' $SOURCE_ROOT/src/cli/cli.h |
-	grep -o '"[a-z][a-z-]*"' | tr -d '"' | sed 's/^/--/')"})
-(( $#shared )) || { print "FAIL: no options in FORMAT_OPTIONS of src/cli/cli.h"; exit 1 }
+# The options several commands share come from macros of src/cli/cli.h (FORMAT_OPTIONS,
+# COLOR_OPTIONS).
+shared_options() {
+	sed -n "/^#define $1/,/[^\\\\]\$/p" $SOURCE_ROOT/src/cli/cli.h |
+		grep -o '"[a-z][a-z-]*"' | tr -d '"' | sed 's/^/--/'
+}
 for cmd in $cmds; do
 	[[ $cmd == explain ]] && continue
 	src=$SOURCE_ROOT/src/cli/cmd-${cmd%-record}.c
 	want=(${(f)"$(sed -n 's/^[[:space:]]*{ "\([a-z][a-z-]*\)", *[a-z_]*_argument.*/--\1/p' $src)"})
-	grep -q '^[[:space:]]*FORMAT_OPTIONS,' $src && want+=($shared)
+	for macro in ${(f)"$(sed -n 's/^[[:space:]]*\([A-Z_]*_OPTIONS\),.*/\1/p' $src)"}; do
+		shared=(${(f)"$(shared_options $macro)"})
+		(( $#shared )) || { print "FAIL: no options in $macro of src/cli/cli.h"; exit 1 }
+		want+=($shared)
+	done
 	want=(${want:|HIDDEN})
 	(( $#want )) || { print "FAIL: no option table in $src"; exit 1 }
 	expect "ptsguard $cmd --<TAB>: the options of ${src:t}" \
@@ -121,6 +128,7 @@ done
 expect "audit --format=<TAB>" "$(complete_line 'ptsguard audit --format=')" "$(sorted text json prometheus)"
 expect "checks --format=<TAB>" "$(complete_line 'ptsguard checks --format=')" "$(sorted text json)"
 expect "audit --min-severity=w<TAB>" "$(complete_line 'ptsguard audit --min-severity=w')" warning
+expect "repair --color=<TAB>" "$(complete_line 'ptsguard repair --color=')" "$(sorted auto always never)"
 
 # Check ids come from the binary's catalog.
 ids=$($PTSGUARD checks --format json | python3 -c 'import json, sys; print("\n".join(sorted(c["id"] for c in json.load(sys.stdin))))')

@@ -13,8 +13,10 @@ generous timeout: reaching it is the failure (a hang). Exit 0 pass, 1 fail,
 77 skip.
 """
 
+import json
 import os
 import signal
+import socket
 import stat
 import subprocess
 import sys
@@ -27,6 +29,8 @@ sys.path.insert(0, os.path.join(HERE, "..", "daemon"))
 import daemon as dcases  # noqa: E402
 import testlib  # noqa: E402
 from harness import (  # noqa: E402
+    PROM_FILE,
+    SERVICE,
     STATE_FILE,
     TEST_DIR,
     WAIT,
@@ -338,6 +342,179 @@ def case_sighup_storm(ptsguard, opts):
     c.done()
 
 
+# What may sit at an output path, and how the refusal names it (None: written).
+OUTPUT_KINDS = {
+    "char": "a character device (1:7)",  # /dev/full's numbers
+    "fifo": "a FIFO",
+    "socket": "a socket",
+    "symlink": "a symbolic link",
+    "directory": "a directory",
+    "regular": None,
+    "absent": None,
+}
+
+
+def make_output_node(path, kind, target):
+    """kind at path; a symlink leads to target (a /dev/full-like node beside it)."""
+    if kind == "char":
+        os.mknod(path, 0o666 | stat.S_IFCHR, os.makedev(1, 7))
+        os.chmod(path, 0o666)
+    elif kind == "fifo":
+        os.mkfifo(path, 0o640)
+    elif kind == "socket":
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.bind(path)
+        s.close()
+    elif kind == "symlink":
+        os.symlink(target, path)
+    elif kind == "directory":
+        os.mkdir(path, 0o750)
+    elif kind == "regular":
+        with open(path, "w") as f:
+            f.write("old\n")
+
+
+def node_identity(path):
+    """What a refusal must leave exactly as it was: type, device number, mode, inode, owner,
+    size, and a symlink's target; None when absent."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return None
+    ident = [stat.S_IFMT(st.st_mode), os.major(st.st_rdev), os.minor(st.st_rdev), oct(stat.S_IMODE(st.st_mode)), st.st_ino, st.st_uid, st.st_size]
+    if stat.S_ISLNK(st.st_mode):
+        ident.append(os.readlink(path))
+    return ident
+
+
+def output_dir(name, uid=0, gid=0):
+    """A tmpfs of its own, owned by uid (the daemon's user for the daemon, which runs as the
+    unit runs it), holding a /dev/full-like target for the symlinks."""
+    d = TEST_DIR + "/" + name
+    os.mkdir(d)
+    sys_mount("tmpfs", d, "tmpfs", 0, "mode=755,uid=%d,gid=%d" % (uid, gid))
+    target = d + "/full"
+    make_output_node(target, "char", None)
+    return d, target
+
+
+def written_json(path):
+    try:
+        st = os.lstat(path)
+        with open(path) as f:
+            return stat.S_ISREG(st.st_mode) and json.load(f)
+    except (OSError, ValueError):
+        return None
+
+
+def check_command_outputs(c, what, argv_for, is_written):
+    """argv_for(path) writes path: each kind at it, refused (exit 3, the message, the node and
+    its directory unchanged) or written (exit 0, a regular file, a new inode)."""
+    for kind, refused_as in OUTPUT_KINDS.items():
+        d, target = output_dir("%s-%s" % (what.split()[0], kind))
+        path = d + "/out.json"
+        make_output_node(path, kind, target)
+        before, listing, target_before = node_identity(path), sorted(os.listdir(d)), node_identity(target)
+        r = run_bounded(argv_for(path), "%s to %s" % (what, kind))
+        label = "%s at %s" % (what, kind)
+        c.eq(node_identity(target), target_before, "%s: the symlinks' target is untouched" % label)
+        if refused_as:
+            c.eq(r.returncode, 3, "%s: exit status (stderr: %s)" % (label, r.stderr.strip()))
+            line = "ptsguard: %s: cannot write %s: it is %s, not a regular file: refused, left as it is" % (what.split()[0], path, refused_as)
+            c.true(line in r.stderr.splitlines(), "%s: says %r; stderr: %r" % (label, line, r.stderr))
+            c.eq(node_identity(path), before, "%s: the node is unchanged" % label)
+            c.eq(sorted(os.listdir(d)), listing, "%s: nothing made beside it" % label)
+        else:
+            c.eq(r.returncode, 0, "%s: exit status (stderr: %s)" % (label, r.stderr.strip()))
+            c.true(is_written(written_json(path)), "%s: the file is written" % label)
+            if before:
+                c.true(node_identity(path)[4] != before[4], "%s: replaced (a new inode), not written in place" % label)
+            c.eq(sorted(os.listdir(d)), sorted(set(listing) | {"out.json"}), "%s: no temporary file left" % label)
+
+
+def case_output_nodes(ptsguard, opts):
+    """Each kind of node (a char device like /dev/full, a FIFO, a socket, a symlink, a
+    directory, a regular file, nothing) at each path ptsguard writes: snapshot --output,
+    initramfs-record --output, the daemon's StateFile= and PrometheusFile=. Only an absent path
+    or a regular file is written; anything else is refused, said, and left exactly as it was.
+    Names of standard output write to it, in place."""
+    c = Checker()
+    check_command_outputs(c, "snapshot", lambda p: [ptsguard, "snapshot", "--no-probe", "--output", p], lambda j: bool(j) and j.get("schema") == "ptsguard.snapshot/1")
+    newroot = tempfile.mkdtemp(prefix="newroot-", dir=TEST_DIR)
+    os.makedirs(newroot + "/etc")
+    with open(newroot + "/etc/fstab", "w") as f:
+        f.write("# no devpts line\n")
+    check_command_outputs(
+        c,
+        "initramfs-record",
+        lambda p: [ptsguard, "initramfs-record", "--newroot", newroot, "--phase", "pre-pivot", "--output", p],
+        lambda j: bool(j) and str(j.get("schema", "")).startswith("ptsguard.initramfs"),
+    )
+
+    # The record written to a file, its notes for the kernel log to a standard output that
+    # fails: the record counts (exit 0), the lost notes are said.
+    with open(newroot + "/etc/fstab", "w") as f:
+        f.write("devpts /dev/pts devpts defaults 0 0\n")
+    record, full_node = TEST_DIR + "/record.json", TEST_DIR + "/full"
+    make_output_node(full_node, "char", None)  # this /dev has no full
+    with open(full_node, "w") as full:
+        r = subprocess.run([ptsguard, "initramfs-record", "--newroot", newroot, "--phase", "pre-pivot", "--output", record], stdin=subprocess.DEVNULL, stdout=full, stderr=subprocess.PIPE, text=True, timeout=HANG)
+    c.eq(r.returncode, 0, "initramfs-record with its notes lost: exit status (stderr: %s)" % r.stderr.strip())
+    c.true("notes for the kernel log were lost: No space left on device" in r.stderr, "initramfs-record says its notes were lost: %r" % r.stderr)
+    c.true(bool(written_json(record)), "initramfs-record with its notes lost: the record is written")
+
+    # Standard output by its names: written to it in place (a pipe here); a name of it that
+    # leads elsewhere is refused, whatever is there.
+    os.symlink("/proc/self/fd/1", "/dev/stdout")
+    for name in ("-", "/dev/stdout", "/proc/self/fd/1"):
+        r = run_bounded([ptsguard, "snapshot", "--no-probe", "--output", name], "snapshot --output " + name)
+        c.eq(r.returncode, 0, "snapshot --output %s: exit status (stderr: %s)" % (name, r.stderr.strip()))
+        c.true('"ptsguard.snapshot/1"' in r.stdout, "snapshot --output %s: the snapshot on standard output" % name)
+    c.true(os.path.islink("/dev/stdout") and os.readlink("/dev/stdout") == "/proc/self/fd/1", "/dev/stdout is still the link")
+    os.unlink("/dev/stdout")
+    os.mknod("/dev/stdout", 0o666 | stat.S_IFCHR, os.makedev(1, 7))
+    before = node_identity("/dev/stdout")
+    r = run_bounded([ptsguard, "snapshot", "--no-probe", "--output", "/dev/stdout"], "snapshot --output /dev/stdout (a device)")
+    c.eq((r.returncode, r.stdout, r.stderr), (3, "", "ptsguard: snapshot: cannot write /dev/stdout: a name of standard output that does not lead to it here (refused)\n"), "snapshot --output /dev/stdout when it is another node")
+    c.eq(node_identity("/dev/stdout"), before, "/dev/stdout (another node) is unchanged")
+
+    # The daemon: both files of one kind; a refusal is logged, the node left, and the daemon
+    # runs on (and stops cleanly).
+    for kind, refused_as in OUTPUT_KINDS.items():
+        d, target = output_dir("daemon-" + kind, SERVICE["uid"], SERVICE["gid"])
+        state, prom = d + "/report.json", d + "/metrics.prom"
+        for p in (state, prom):
+            make_output_node(p, kind, target)
+        before = {p: node_identity(p) for p in (state, prom)}
+        listing, target_before = sorted(os.listdir(d)), node_identity(target)
+        config = default_config().replace(STATE_FILE, state).replace(PROM_FILE, prom)
+        daemon = Daemon(ptsguard, config_text=config, config_path=TEST_DIR + "/ptsguard-%s.conf" % kind)
+        daemon.wait_ready()
+        label = "the daemon's files at %s" % kind
+        if refused_as:
+            lines = ["Failed to write %s: it is %s, not a regular file: refused, left as it is" % (p, refused_as) for p in (state, prom)]
+            try:
+                wait_for("%s: both refusals logged" % label, lambda: all(line in daemon.stderr_text() for line in lines))
+            except Failure as e:
+                c.fail(str(e))
+            # No retry timer for a refusal, which no retry changes: over the timer's first four
+            # periods (0.1 s doubling), the first audit stays the only one.
+            time.sleep(1.6)
+            c.eq({p: node_identity(p) for p in (state, prom)}, before, "%s: the nodes are unchanged" % label)
+            c.eq(sorted(os.listdir(d)), listing, "%s: nothing made beside them" % label)
+        else:
+            wait_for("%s: the state file written" % label, lambda: bool(written_json(state)))
+            wait_for("%s: the textfile written" % label, lambda: os.path.isfile(prom) and not os.path.islink(prom) and "ptsguard_" in open(prom).read())
+            c.eq(sorted(os.listdir(d)), sorted(set(listing) | {"report.json", "metrics.prom"}), "%s: no temporary file left" % label)
+        c.eq(node_identity(target), target_before, "%s: the symlinks' target is untouched" % label)
+        c.true(daemon.alive(), "%s: the daemon runs on" % label)
+        dcases.stop_daemon(c, daemon)
+        daemon.notify.close()
+        if refused_as:
+            c.true("Stopping after 1 audits" in daemon.stderr_text(), "%s: no audit again for the refusal:\n%s" % (label, daemon.stderr_text()[-1500:]))
+    c.done()
+
+
 CASES = {
     "run-full": (case_run_full, True),
     "verify-stopped": (case_verify_stopped, True),
@@ -347,6 +524,7 @@ CASES = {
     "hung-fuse": (case_hung_fuse, True),
     "journal-hung": (case_journal_hung, True),
     "deep-mounts": (case_deep_mounts, True),
+    "output-nodes": (case_output_nodes, True),
 }
 
 if __name__ == "__main__":
