@@ -56,6 +56,12 @@ struct namespace_target {
 	 * /proc/PID/root of a process elsewhere): its mount table says nothing of what it sees,
 	 * and it is not judged (probe_base() refuses it). False where the kernel cannot tell. */
 	bool root_outside;
+	/* Its root directory lies on a FUSE or network file system (the FUSE rule,
+	 * probe/stalling-fs.h): what that mount is, for a person, escaped; NULL when it does not,
+	 * or where the kernel cannot say (before Linux 6.11: the namespace's own table is all
+	 * that is judged by). Such a mount may lie above the root, where the namespace's mountinfo,
+	 * printed relative to its root, does not show it. It is not judged (probe_base()). */
+	char *root_stalls;
 	/* Its user namespace's maps, the text of /proc/PID/uid_map and gid_map; NULL for the
 	 * identity (the initial user namespace). */
 	char *uid_map, *gid_map;
