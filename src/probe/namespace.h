@@ -113,6 +113,12 @@ int ns_lstat(const struct namespace_target *t, const char *path, struct stat *st
 /* The same without the directory cache or the link's target: path resolved whole, one openat2
  * when it is not there (for a path looked up once). */
 int ns_lstat_whole(const struct namespace_target *t, const char *path, struct stat *st);
+/* The namespace has a FUSE or network mount (probe/stalling-fs.h) that none of the paths its
+ * probe looks up lies on, but a symbolic link may lead there: from now on ns_open() (and
+ * ns_lstat() through it) resolves each path a component at a time, asking the kernel for the
+ * mount of each directory before a name is looked up in it, and fails with -EREMOTE rather than
+ * look anything up on such a mount. t NULL or own: nothing. */
+void ns_check_every_lookup(const struct namespace_target *t);
 /* Start (again) and end the scope of ns_lstat()'s open directories; t NULL or own: nothing. */
 void ns_dirs_begin(const struct namespace_target *t);
 void ns_dirs_end(const struct namespace_target *t);

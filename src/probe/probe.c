@@ -293,6 +293,12 @@ int probe_base(const struct probe_options *opts, struct snapshot **ret, struct p
 									      : "server");
 			return -EXDEV;
 		}
+		/* One elsewhere in its table may still be reached through a symbolic link. */
+		FOREACH_ARRAY (e, s->mounts->entries, s->mounts->n_entries)
+			if (fs_type_may_stall(e->fstype)) {
+				ns_check_every_lookup(opts->ns);
+				break;
+			}
 	}
 	/* A namespace's two files under one switch to its identity (ns_read_files()). */
 	if (foreign)
@@ -315,8 +321,17 @@ int probe_base(const struct probe_options *opts, struct snapshot **ret, struct p
 
 	if ((r = probe_chain(opts->ns, s, PTMX_PATH)) < 0 ||
 	    (r = probe_chain(opts->ns, s, DEV_TTY_PATH)) < 0 ||
-	    (r = probe_path_dirs(opts->ns, s)) < 0)
+	    (r = probe_path_dirs(opts->ns, s)) < 0) {
+		if (r == -EREMOTE) {
+			snprintf(
+			    err->message, sizeof(err->message),
+			    "a path looked up there leads, through a symbolic link, onto a FUSE "
+			    "or network file system, whose daemon or server may stop answering: "
+			    "not judged from outside; run ptsguard audit inside it");
+			return -EXDEV;
+		}
 		return r;
+	}
 	*ret = TAKE_PTR(s);
 	return 0;
 }

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/openat2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -125,4 +126,183 @@ int dir_may_stall(int dirfd, uint64_t mntns_id, char **ret_why)
 		return -ENOMEM;
 	}
 	return 1;
+}
+
+/* The FUSE rule on the mount of fd: 0, or -EREMOTE; a mount that cannot be named passes. */
+static int check_mount(int fd, uint64_t mntns_id)
+{
+	_cleanup_free_ char *why = NULL;
+	int r = dir_may_stall(fd, mntns_id, &why);
+
+	if (r == -ENOMEM)
+		return r;
+	return r > 0 ? -EREMOTE : 0;
+}
+
+#define CHECKED_DEPTH_MAX 256
+#define CHECKED_LINKS_MAX 40
+
+struct walk {
+	int fds[CHECKED_DEPTH_MAX + 1]; /* fds[0]: the root (not ours); then each directory */
+	size_t depth;
+};
+
+static void walk_to_root(struct walk *w)
+{
+	while (w->depth > 0)
+		close(w->fds[w->depth--]);
+}
+
+/* The next component of *p (a cursor into the rest of the path) into name: 0 when there is
+ * none left, else its length. At the start of a path (start: the path given, or a link's
+ * target) a '/' sends the walk back to the root. */
+static size_t next_component(const char **p, bool start, struct walk *w, char *name, size_t size)
+{
+	const char *s = *p, *e;
+
+	if (start && *s == '/')
+		walk_to_root(w);
+	while (*s == '/')
+		s++;
+	e = strchrnul(s, '/');
+	if ((size_t)(e - s) >= size)
+		return SIZE_MAX;
+	memcpy(name, s, (size_t)(e - s));
+	name[e - s] = 0;
+	*p = e;
+	return (size_t)(e - s);
+}
+
+static bool only_slashes(const char *p)
+{
+	return p[strspn(p, "/")] == 0;
+}
+
+int open_in_root_checked(int root_fd, uint64_t mntns_id, const char *path, int flags)
+{
+	struct walk w = { .fds = { root_fd }, .depth = 0 };
+	_cleanup_free_ char *rest = strdup(path), *name = malloc(NAME_MAX + 1);
+	const char *p;
+	unsigned links = 0;
+	bool start = true;
+	int fd = -EBADF, r;
+
+	if (!rest || !name)
+		return -ENOMEM;
+	p = rest;
+	for (;;) {
+		struct open_how how = { .flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
+					.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
+						   RESOLVE_NO_MAGICLINKS };
+		int cur = w.fds[w.depth];
+		size_t n = next_component(&p, start, &w, name, NAME_MAX + 1);
+		bool last;
+		struct stat st;
+
+		start = false;
+		cur = w.fds[w.depth];
+		if (n == SIZE_MAX) {
+			r = -ENAMETOOLONG;
+			goto fail;
+		}
+		if (n == 0) { /* the path ended on a directory already walked: it is the file */
+			fd = fcntl(cur, F_DUPFD_CLOEXEC, 3);
+			if (fd < 0) {
+				r = -errno;
+				goto fail;
+			}
+			break;
+		}
+		if (streq(name, "."))
+			continue;
+		if (streq(name, "..")) {
+			if (w.depth > 0)
+				close(w.fds[w.depth--]);
+			continue;
+		}
+		/* The lookup of name is made by the file system of cur. */
+		r = check_mount(cur, mntns_id);
+		if (r < 0)
+			goto fail;
+		fd = openat2_scoped(cur, name, &how);
+		if (fd < 0) {
+			r = fd;
+			goto fail;
+		}
+		r = stat_nosync(fd, "", AT_EMPTY_PATH, &st);
+		if (r < 0)
+			goto fail;
+		last = only_slashes(p);
+		if (S_ISLNK(st.st_mode) && (!last || !(flags & O_NOFOLLOW))) {
+			char target[PATH_MAX];
+			ssize_t l = readlinkat(fd, "", target, sizeof(target) - 1);
+			char *joined;
+
+			if (l < 0) {
+				r = -errno;
+				goto fail;
+			}
+			target[l] = 0;
+			if (++links > CHECKED_LINKS_MAX) {
+				r = -ELOOP;
+				goto fail;
+			}
+			if (asprintf(&joined, "%s%s", target, p) < 0) {
+				r = -ENOMEM;
+				goto fail;
+			}
+			free(rest);
+			rest = joined;
+			p = rest;
+			start = true;
+			closep(&fd);
+			continue;
+		}
+		if (last) {
+			if (!*p || S_ISDIR(st.st_mode))
+				break;
+			r = -ENOTDIR; /* "name/" of a file */
+			goto fail;
+		}
+		if (!S_ISDIR(st.st_mode)) {
+			r = -ENOTDIR;
+			goto fail;
+		}
+		if (w.depth == CHECKED_DEPTH_MAX) {
+			r = -ENAMETOOLONG;
+			goto fail;
+		}
+		w.fds[++w.depth] = TAKE_FD(fd);
+	}
+	walk_to_root(&w);
+	/* What is opened last may be a mount's root: its file system answers the open. */
+	r = check_mount(fd, mntns_id);
+	if (r < 0) {
+		close(fd);
+		return r;
+	}
+	if (flags & O_PATH) {
+		struct stat st;
+
+		if ((flags & O_DIRECTORY) &&
+		    (stat_nosync(fd, "", AT_EMPTY_PATH, &st) < 0 || !S_ISDIR(st.st_mode))) {
+			close(fd);
+			return -ENOTDIR;
+		}
+		return fd;
+	} else {
+		char proc[64];
+		int reopened;
+
+		snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+		reopened = open(proc, (flags & ~O_NOFOLLOW) | O_CLOEXEC);
+		r = reopened < 0 ? -errno : reopened;
+		close(fd);
+		return r;
+	}
+fail:
+	if (fd >= 0)
+		close(fd);
+	walk_to_root(&w);
+	return r;
 }

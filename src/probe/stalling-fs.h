@@ -38,3 +38,14 @@ int mount_of_dir(int dirfd, uint64_t mntns_id, char **ret_type, char **ret_mount
  * at /srv/x), whose daemon answers every lookup there and may stop answering", escaped), 0
  * when they do not, a negative errno as mount_of_dir() where that cannot be told. */
 int dir_may_stall(int dirfd, uint64_t mntns_id, char **ret_why);
+
+/* open() of path under the root directory root_fd as openat2(RESOLVE_IN_ROOT |
+ * RESOLVE_NO_MAGICLINKS) would resolve it, but one component at a time, and the mount of each
+ * directory asked (dir_may_stall()) before a name is looked up in it, and of what is opened
+ * last: a symbolic link may lead anywhere in the namespace, onto a FUSE or network mount that
+ * its own table shows elsewhere (/dev a link to a directory of an sshfs mount). The links on
+ * the way are read from their own, checked, file system (40 at most). flags as for open();
+ * the file is opened O_PATH first and reopened through /proc/self/fd with flags (no lookup).
+ * A descriptor, or -EREMOTE where the lookup would reach such a mount, or another -errno. A
+ * mount the kernel cannot name (before Linux 6.11) passes, as with openat2. */
+int open_in_root_checked(int root_fd, uint64_t mntns_id, const char *path, int flags);

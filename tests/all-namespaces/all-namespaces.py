@@ -467,9 +467,10 @@ HUNG = []  # runs killed while they waited on the FUSE daemon: reaped once it an
 
 @case("chroots-hung-fuse")
 def chroots_hung_fuse(ptsguard):
-    """Two chroots that a FUSE daemon which stopped answering would hold: one whose root is a
+    """Three chroots that a FUSE daemon which stopped answering would hold: one whose root is a
     directory of the FUSE mount (its own mount table, printed relative to that root, does not
-    show the mount, which lies above it) and one whose /dev is a directory of it bound there.
+    show the mount, which lies above it), one whose /dev is a directory of it bound there, and
+    one whose /dev is a symbolic link to a directory of it (bound at /fuse in the chroot).
     Every lookup under either would wait on the daemon, and a process killed there could not
     die. --all-namespaces ends, each is an error item naming FUSE, and the namespace beside
     them is judged; --namespace of either exits 3 saying FUSE."""
@@ -489,22 +490,33 @@ def chroots_hung_fuse(ptsguard):
         tree = chroot_tree("dev-on-fuse", "hand-made")
         subprocess.run(["mount", "--bind", below, os.path.join(tree, "dev")], check=True)
         procs.append(chrooted(tree))
+        # Its /dev a symbolic link to a directory of the FUSE mount, which its table shows
+        # elsewhere (at /fuse): only the lookup through the link reaches it.
+        linked = chroot_tree("dev-linked-to-fuse", "hand-made")
+        subprocess.run(["umount", "-l", os.path.join(linked, "dev")], stderr=subprocess.DEVNULL)
+        subprocess.run(["rm", "-rf", os.path.join(linked, "dev")], check=True)
+        os.mkdir(os.path.join(linked, "fuse"))
+        subprocess.run(["mount", "--bind", mnt, os.path.join(linked, "fuse")], check=True)
+        os.symlink("fuse/dir", os.path.join(linked, "dev"))
+        procs.append(chrooted(linked))
         fuse.hang()
         t0 = time.monotonic()
-        r = bounded([ptsguard, "audit", "--all-namespaces", "--json"], "--all-namespaces with two chroots on a hung FUSE", c)
+        r = bounded([ptsguard, "audit", "--all-namespaces", "--json"], "--all-namespaces with three chroots on a hung FUSE", c)
         if r is not None:
             log("--all-namespaces ended after %.1f s (exit %d)" % (time.monotonic() - t0, r.returncode))
             doc = json.loads(r.stdout)
             testlib.validate_report(doc, error=Failure)
             items = doc.get("namespaces") or []
             by_root = {n.get("root"): n for n in items if n.get("root")}
-            for root, what in ((below, "the chroot into the FUSE mount's directory"), (tree, "the chroot whose /dev is on FUSE")):
+            for root, what in ((below, "the chroot into the FUSE mount's directory"), (tree, "the chroot whose /dev is on FUSE"),
+                               (linked, "the chroot whose /dev links to FUSE")):
                 item = by_root.get(root) or {}
                 log("%s: %s" % (what, item.get("error")))
                 c.true(item.get("report") is None and "FUSE" in (item.get("error") or ""), "%s: an error item naming FUSE: %r" % (what, item))
             judged = [n for n in items if n.get("pid") == healthy.pid]
             c.true(len(judged) == 1 and isinstance(judged[0].get("report"), dict), "the namespace beside them is judged: %r" % judged)
-        for p, what in ((procs[0], "the chroot into the FUSE mount's directory"), (procs[1], "the chroot whose /dev is on FUSE")):
+        for p, what in ((procs[0], "the chroot into the FUSE mount's directory"), (procs[1], "the chroot whose /dev is on FUSE"),
+                        (procs[2], "the chroot whose /dev links to FUSE")):
             r = bounded([ptsguard, "audit", "--namespace", str(p.pid)], "--namespace of " + what, c)
             if r is not None:
                 log("--namespace of %s: exit %d, %s" % (what, r.returncode, r.stderr.strip()))
@@ -516,6 +528,7 @@ def chroots_hung_fuse(ptsguard):
             p.kill()
             p.wait()
         subprocess.run(["umount", "-l", os.path.join(harness.TEST_DIR, "chroots", "dev-on-fuse", "dev")], stderr=subprocess.DEVNULL)
+        subprocess.run(["umount", "-l", os.path.join(harness.TEST_DIR, "chroots", "dev-linked-to-fuse", "fuse")], stderr=subprocess.DEVNULL)
         w.close()
         fuse.stop()
     return c

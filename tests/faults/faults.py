@@ -294,9 +294,10 @@ def task_states(pid):
 
 
 def case_namespaces_hung_fuse(ptsguard, opts):
-    """[Namespaces] Audit=all beside two chroots that a FUSE daemon which stopped answering
+    """[Namespaces] Audit=all beside three chroots that a FUSE daemon which stopped answering
     holds: one whose root is a directory of the FUSE mount (the mount lies above its root, so
-    its own mount table does not show it) and one whose /dev is a directory of it bound there.
+    its own mount table does not show it), one whose /dev is a directory of it bound there, and
+    one whose /dev is a symbolic link to a directory of it (bound at /fuse in the chroot).
     The daemon makes no lookup there (its loop once looked up the chroot's /dev, and waited
     for good, unkillable, while the start guard fed the watchdog): it is ready at once, not
     degraded; WATCHDOG=1 keeps coming from its loop; a devpts broken on the host is seen and
@@ -308,11 +309,15 @@ def case_namespaces_hung_fuse(ptsguard, opts):
     tree = TEST_DIR + "/chroot-dev-on-fuse"
     os.makedirs(tree + "/dev")
     sys_mount(below, tree + "/dev", None, 4096)  # MS_BIND
+    linked = TEST_DIR + "/chroot-dev-linked-to-fuse"
+    os.makedirs(linked + "/fuse")
+    sys_mount(TEST_DIR + "/fuse", linked + "/fuse", None, 4096)
+    os.symlink("fuse/dir", linked + "/dev")
     chroot_py = "import os,sys,time; os.chroot(sys.argv[1]); print('ready', flush=True); time.sleep(600)"
     procs = []
     daemon = None
     try:
-        for root in (below, tree):
+        for root in (below, tree, linked):
             p = register(subprocess.Popen([sys.executable, "-c", chroot_py, root], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, text=True))
             procs.append(p)
             if p.stdout.readline().strip() != "ready":
@@ -350,6 +355,7 @@ def case_namespaces_hung_fuse(ptsguard, opts):
             p.kill()
             p.wait()
         sys_umount(tree + "/dev")
+        sys_umount(linked + "/fuse")
         fuse.stop()
         journal.stop()
     c.done()
