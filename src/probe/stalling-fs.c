@@ -189,6 +189,8 @@ int open_in_root_checked(int root_fd, uint64_t mntns_id, const char *path, int f
 
 	if (!rest || !name)
 		return -ENOMEM;
+	if (!*path)
+		return -ENOENT;
 	p = rest;
 	for (;;) {
 		struct open_how how = { .flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
@@ -233,7 +235,9 @@ int open_in_root_checked(int root_fd, uint64_t mntns_id, const char *path, int f
 		if (r < 0)
 			goto fail;
 		last = only_slashes(p);
-		if (S_ISLNK(st.st_mode) && (!last || !(flags & O_NOFOLLOW))) {
+		/* A link is followed unless it ends the path, with no slash after it, under
+		 * O_NOFOLLOW. */
+		if (S_ISLNK(st.st_mode) && (!last || *p || !(flags & O_NOFOLLOW))) {
 			char target[PATH_MAX];
 			ssize_t l = readlinkat(fd, "", target, sizeof(target) - 1);
 			char *joined;
