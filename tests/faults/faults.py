@@ -284,7 +284,11 @@ def case_hung_fuse(ptsguard, opts):
 def task_states(pid):
     """The state letter of each thread of pid (D: waiting uninterruptibly, unkillable)."""
     states = {}
-    for tid in os.listdir("/proc/%d/task" % pid):
+    try:
+        tids = os.listdir("/proc/%d/task" % pid)
+    except OSError:  # gone
+        return states
+    for tid in tids:
         try:
             with open("/proc/%d/task/%s/stat" % (pid, tid)) as f:
                 states[tid] = f.read().rsplit(")", 1)[1].split()[0]
@@ -338,6 +342,8 @@ def case_namespaces_hung_fuse(ptsguard, opts):
         wait_for("WATCHDOG=1 still coming", lambda: daemon.notify.count("WATCHDOG", "1") >= pings + 3)
         states = task_states(daemon.pid)
         c.true("D" not in states.values(), "no thread of the daemon waits uninterruptibly: %s" % states)
+        waiting = [pid for pid in os.listdir("/proc") if pid.isdigit() and int(pid) not in (daemon.pid, fuse.proc.pid) and "D" in task_states(int(pid)).values()]
+        c.eq(waiting, [], "no process waits uninterruptibly (a probe child left in a FUSE lookup)")
         t0 = time.monotonic()
         daemon.signal(signal.SIGTERM)
         try:
