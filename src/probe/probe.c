@@ -410,6 +410,29 @@ int probe_details(const struct probe_options *opts, struct snapshot *s, const st
 	return r;
 }
 
+/* Would the probe's lookups under ns's root (/dev/ptmx and where its links lead, /dev/pts where
+ * its slave is opened) reach a FUSE or network mount? Asked by the FUSE rule's walk, before a
+ * child is started that would wait there for good and be left behind. The namespace itself is
+ * then refused by probe_base() (its table, or the same walk through its links). */
+static bool alloc_paths_may_stall(const struct namespace_target *ns)
+{
+	static const struct {
+		const char *path;
+		int flags;
+	} paths[] = { { "/dev/ptmx", O_PATH }, { "/dev/pts", O_PATH | O_DIRECTORY } };
+	uint64_t id = ns->mntns_ours ? 0 : ns->mntns_id;
+
+	for (size_t i = 0; i < ELEMENTSOF(paths); i++) {
+		int fd = open_in_root_checked(ns->root_fd, id, paths[i].path, paths[i].flags);
+
+		if (fd == -EREMOTE)
+			return true;
+		if (fd >= 0)
+			close(fd);
+	}
+	return false;
+}
+
 void probe_allocation_start(const struct probe_options *opts, struct guarded_worker *w,
 			    struct alloc_pending *ret)
 {
@@ -425,7 +448,8 @@ void probe_allocation_start(const struct probe_options *opts, struct guarded_wor
 		return;
 	}
 	/* Not judged (probe_base()): no child is left waiting in a lookup there either. */
-	if (other && (opts->ns->root_outside || opts->ns->root_stalls)) {
+	if (other &&
+	    (opts->ns->root_outside || opts->ns->root_stalls || alloc_paths_may_stall(opts->ns))) {
 		ret->status = ALLOC_SKIPPED;
 		return;
 	}

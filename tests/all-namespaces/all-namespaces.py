@@ -462,6 +462,23 @@ def bounded(args, what, c, timeout=30):
     return subprocess.CompletedProcess(p.args, p.returncode, out, err)
 
 
+def waiting_in_d(*besides):
+    """Processes with a thread waiting uninterruptibly (state D), but those given."""
+    out = []
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit() or int(pid) in besides:
+            continue
+        try:
+            for tid in os.listdir("/proc/%s/task" % pid):
+                with open("/proc/%s/task/%s/stat" % (pid, tid)) as f:
+                    if f.read().rsplit(")", 1)[1].split()[0] == "D":
+                        out.append(int(pid))
+                        break
+        except OSError:
+            pass
+    return out
+
+
 HUNG = []  # runs killed while they waited on the FUSE daemon: reaped once it answers
 
 
@@ -513,6 +530,7 @@ def chroots_hung_fuse(ptsguard):
                 item = by_root.get(root) or {}
                 log("%s: %s" % (what, item.get("error")))
                 c.true(item.get("report") is None and "FUSE" in (item.get("error") or ""), "%s: an error item naming FUSE: %r" % (what, item))
+            c.eq(waiting_in_d(fuse.proc.pid), [], "no process left waiting on the FUSE daemon (a probe in a lookup there)")
             judged = [n for n in items if n.get("pid") == healthy.pid]
             c.true(len(judged) == 1 and isinstance(judged[0].get("report"), dict), "the namespace beside them is judged: %r" % judged)
         for p, what in ((procs[0], "the chroot into the FUSE mount's directory"), (procs[1], "the chroot whose /dev is on FUSE"),
