@@ -131,12 +131,12 @@ int dir_may_stall(int dirfd, uint64_t mntns_id, char **ret_why)
 /* The FUSE rule on the mount of fd: 0, or -EREMOTE; a mount that cannot be named passes. */
 static int check_mount(int fd, uint64_t mntns_id)
 {
-	_cleanup_free_ char *why = NULL;
-	int r = dir_may_stall(fd, mntns_id, &why);
+	_cleanup_free_ char *type = NULL, *mp = NULL;
+	int r = mount_of_dir(fd, mntns_id, &type, &mp);
 
 	if (r == -ENOMEM)
 		return r;
-	return r > 0 ? -EREMOTE : 0;
+	return r == 0 && fs_type_may_stall(type) ? -EREMOTE : 0;
 }
 
 #define CHECKED_DEPTH_MAX 256
@@ -196,13 +196,12 @@ int open_in_root_checked(int root_fd, uint64_t mntns_id, const char *path, int f
 		struct open_how how = { .flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
 					.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
 						   RESOLVE_NO_MAGICLINKS };
-		int cur = w.fds[w.depth];
 		size_t n = next_component(&p, start, &w, name, NAME_MAX + 1);
+		int cur = w.fds[w.depth];
 		bool last;
 		struct stat st;
 
 		start = false;
-		cur = w.fds[w.depth];
 		if (n == SIZE_MAX) {
 			r = -ENAMETOOLONG;
 			goto fail;
