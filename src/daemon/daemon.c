@@ -553,13 +553,16 @@ int daemon_run(struct daemon *d)
 	int r;
 
 	daemon_audit_now(d);
-	daemon_apply_namespaces(d);
+	/* The guard covers the host's first audit only: what follows (the first walk of the
+	 * other namespaces) makes no lookup that may stall (the FUSE rule), and were it stuck,
+	 * no thread but the loop's may tell the watchdog that the daemon runs. */
 	if (startup_guard_stop(&d->startup))
 		log_warning(
 		    "The first audit ended %.1f s after the start, past its deadline of %llu "
 		    "s: the service was reported ready (degraded) before it",
 		    (double)(now_usec(CLOCK_MONOTONIC) - d->startup.start) / 1e6,
 		    (unsigned long long)(STARTUP_DEADLINE_USEC / USEC_PER_SEC));
+	daemon_apply_namespaces(d);
 	daemon_notify_status(d, true);
 	r = sd_event_loop(d->event);
 	if (r < 0)

@@ -18,6 +18,7 @@
 
 #include "daemon/nsfollow-internal.h"
 #include "probe/mntns.h"
+#include "probe/stalling-fs.h"
 #include "util/clock.h"
 #include "util/escape.h"
 #include "util/fileio.h"
@@ -129,12 +130,18 @@ int follower_on_inotify(sd_event_source *s, int fd, uint32_t revents, void *user
 	return 0;
 }
 
-/* Its /dev, resolved inside its root: never a path of the host's. */
+/* Its /dev, resolved inside its root: never a path of the host's. Resolved by the FUSE rule
+ * (probe/stalling-fs.h: open_in_root_checked()): the mount of each directory on the way, the
+ * root's first (which may lie above a chroot's root), is asked of the kernel before a name is
+ * looked up in it, and where one is FUSE or a network file system (also through a symbolic
+ * link) no lookup is made, here in the loop, where one its daemon never answers would stop
+ * the daemon for good (no audit, no watchdog, not even SIGKILL): its /dev is not watched. The
+ * namespace's audits refuse it alike; its mount table is still watched. Opening
+ * /proc/PID/root asks no file system, nor does the watch added through /proc/self/fd (magic
+ * links). */
 static int watch_dev(struct ns_follower *f, struct followed_ns *x)
 {
 	_cleanup_close_ int root = -EBADF, dev = -EBADF;
-	struct open_how how = { .flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
-				.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS };
 	char path[64];
 
 	if (f->inotify_fd < 0)
@@ -143,7 +150,7 @@ static int watch_dev(struct ns_follower *f, struct followed_ns *x)
 	root = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (root < 0)
 		return -errno;
-	dev = openat2_scoped(root, "dev", &how);
+	dev = open_in_root_checked(root, x->ns_id, "dev", O_PATH | O_DIRECTORY);
 	if (dev < 0)
 		return dev;
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", dev);

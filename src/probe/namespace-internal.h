@@ -29,6 +29,9 @@ struct ns_dir {
 
 struct ns_dirs {
 	bool active; /* between ns_dirs_begin() and ns_dirs_end() */
+	/* ns_check_every_lookup() was called: ns_open() walks each path a component at a time
+	 * (open_in_root_checked()). Not reset by ns_dirs_close(). */
+	bool checked;
 	size_t n, allocated;
 	struct ns_dir *items;
 };

@@ -13,6 +13,7 @@
 
 #include "probe/namespace-internal.h"
 #include "probe/namespace.h"
+#include "probe/stalling-fs.h"
 #include "util/alloc.h"
 #include "util/fileio.h"
 #include "util/macro.h"
@@ -33,6 +34,12 @@ void ns_dirs_end(const struct namespace_target *t)
 		ns_dirs_close(t->dirs);
 }
 
+void ns_check_every_lookup(const struct namespace_target *t)
+{
+	if (ns_in_root(t) && t->dirs)
+		t->dirs->checked = true;
+}
+
 int ns_open(const struct namespace_target *t, const char *path, int flags)
 {
 	struct open_how how = {
@@ -41,6 +48,9 @@ int ns_open(const struct namespace_target *t, const char *path, int flags)
 	};
 	int fd;
 
+	if (ns_in_root(t) && t->dirs && t->dirs->checked)
+		return open_in_root_checked(t->root_fd, t->mntns_ours ? 0 : t->mntns_id, path,
+					    flags);
 	if (ns_in_root(t))
 		return openat2_scoped(t->root_fd, path, &how);
 	fd = open(path, flags | O_CLOEXEC);

@@ -20,6 +20,7 @@
 
 #include "probe/namespace-internal.h"
 #include "probe/namespace.h"
+#include "probe/stalling-fs.h"
 #include "probe/statmount-abi.h"
 #include "snapshot/idmap.h"
 #include "util/fileio.h"
@@ -53,6 +54,7 @@ struct namespace_target *namespace_target_free(struct namespace_target *t)
 	free(t->gid_map);
 	free(t->cgroup);
 	free(t->root_path);
+	free(t->root_stalls);
 	free(t);
 	return NULL;
 }
@@ -308,6 +310,13 @@ int namespace_target_open(pid_t pid, struct namespace_target **ret)
 	t->mntns_ours = self == t->mntns;
 	t->own = t->mntns_ours && t->root_is_ours;
 	t->root_outside = !t->own && root_outside_mntns(t, &sx) == 1;
+	/* Every lookup under its root starts on the mount that holds the root: one of FUSE or
+	 * of a network file system may stall it, wherever that mount's mount point lies. */
+	if (!t->own && !t->root_outside) {
+		r = dir_may_stall(t->root_fd, t->mntns_ours ? 0 : t->mntns_id, &t->root_stalls);
+		if (r == -ENOMEM)
+			return r;
+	}
 	if (!same_userns_as_identity_self(t) && ((r = read_idmap(t, "uid_map", &t->uid_map)) < 0 ||
 						 (r = read_idmap(t, "gid_map", &t->gid_map)) < 0))
 		return gone(-r);

@@ -56,6 +56,12 @@ struct namespace_target {
 	 * /proc/PID/root of a process elsewhere): its mount table says nothing of what it sees,
 	 * and it is not judged (probe_base() refuses it). False where the kernel cannot tell. */
 	bool root_outside;
+	/* Its root directory lies on a FUSE or network file system (the FUSE rule,
+	 * probe/stalling-fs.h): what that mount is, for a person, escaped; NULL when it does not,
+	 * or where the kernel cannot say (before Linux 6.11: the namespace's own table is all
+	 * that is judged by). Such a mount may lie above the root, where the namespace's mountinfo,
+	 * printed relative to its root, does not show it. It is not judged (probe_base()). */
+	char *root_stalls;
 	/* Its user namespace's maps, the text of /proc/PID/uid_map and gid_map; NULL for the
 	 * identity (the initial user namespace). */
 	char *uid_map, *gid_map;
@@ -107,6 +113,12 @@ int ns_lstat(const struct namespace_target *t, const char *path, struct stat *st
 /* The same without the directory cache or the link's target: path resolved whole, one openat2
  * when it is not there (for a path looked up once). */
 int ns_lstat_whole(const struct namespace_target *t, const char *path, struct stat *st);
+/* The namespace has a FUSE or network mount (probe/stalling-fs.h) that none of the paths its
+ * probe looks up lies on, but a symbolic link may lead there: from now on ns_open() (and
+ * ns_lstat() through it) resolves each path a component at a time, asking the kernel for the
+ * mount of each directory before a name is looked up in it, and fails with -EREMOTE rather than
+ * look anything up on such a mount. t NULL or own: nothing. */
+void ns_check_every_lookup(const struct namespace_target *t);
 /* Start (again) and end the scope of ns_lstat()'s open directories; t NULL or own: nothing. */
 void ns_dirs_begin(const struct namespace_target *t);
 void ns_dirs_end(const struct namespace_target *t);

@@ -19,6 +19,7 @@
 #include "probe/setuid-helpers.h"
 #include "probe/slave-copies.h"
 #include "probe/slaves.h"
+#include "probe/stalling-fs.h"
 #include "probe/statmount.h"
 #include "probe/tty-sessions.h"
 #include "probe/userland.h"
@@ -206,16 +207,10 @@ static int probe_namespace(const struct probe_options *opts, struct snapshot *s)
 	return 0;
 }
 
-/* FUSE: every lookup below such a mount waits on a process, and anyone may mount one in a user
- * namespace of their own and stop answering. */
-static bool fuse_type(const char *fstype)
-{
-	return fstype && (streq(fstype, "fuse") || streq(fstype, "fuseblk") ||
-			  strncmp(fstype, "fuse.", 5) == 0);
-}
-
-/* A FUSE mount of another namespace that a path we look up there passes through (its /, /dev,
- * /etc, the directories of the setuid helpers, a devpts mountpoint's directories), or NULL.
+/* A FUSE or network mount of another namespace that a path we look up there passes through
+ * (its /, /dev, /etc, the directories of the setuid helpers, a devpts mountpoint's
+ * directories), or NULL: the FUSE rule of probe/stalling-fs.h on the namespace's own table
+ * (the mount that holds its root, which may lie above it, is namespace_target_open()'s).
  * Those lookups are made here, not in a child with a deadline: one on a FUSE file system whose
  * daemon stopped would stop the audit of every namespace after it. lxcfs's files under /proc
  * and /sys are never looked up there. */
@@ -225,7 +220,7 @@ static const struct mount_entry *fuse_on_lookup_path(const struct mount_table *t
 						 "/lib64", "/libx32", "/bin", "/sbin" };
 
 	FOREACH_ARRAY (m, t->entries, t->n_entries) {
-		if (!fuse_type(m->fstype))
+		if (!fs_type_may_stall(m->fstype))
 			continue;
 		for (size_t i = 0; i < ELEMENTSOF(looked_up); i++)
 			if (path_at_or_below(looked_up[i], m->mountpoint))
@@ -271,6 +266,15 @@ int probe_base(const struct probe_options *opts, struct snapshot **ret, struct p
 		mount_table_free(opts->mounts);
 		return -EXDEV;
 	}
+	if (opts->ns && opts->ns->root_stalls) {
+		snprintf(
+		    err->message, sizeof(err->message),
+		    "its root directory lies on %s: not judged from outside; run ptsguard audit "
+		    "inside it",
+		    opts->ns->root_stalls);
+		mount_table_free(opts->mounts);
+		return -EXDEV;
+	}
 	/* The directories of the namespace stay open from here to the end of probe_details(). */
 	ns_dirs_begin(opts->ns);
 	r = probe_mounts(s, opts, err);
@@ -283,14 +287,21 @@ int probe_base(const struct probe_options *opts, struct snapshot **ret, struct p
 			_cleanup_free_ char *mp = cescape(m->mountpoint),
 					    *type = cescape(m->fstype);
 
-			snprintf(
-			    err->message, sizeof(err->message),
-			    "its %s is a FUSE file system (%s), whose daemon answers every lookup "
-			    "there and may stop answering: not judged from outside; run ptsguard "
-			    "audit inside it",
-			    mp ?: "mount", type ?: "fuse");
+			snprintf(err->message, sizeof(err->message),
+				 "its %s is a %s file system (%s), whose %s answers every lookup "
+				 "there and may stop answering: not judged from outside; run "
+				 "ptsguard audit inside it",
+				 mp ?: "mount", fs_type_stall_kind(m->fstype), type ?: "fuse",
+				 streq(fs_type_stall_kind(m->fstype), "FUSE") ? "daemon"
+									      : "server");
 			return -EXDEV;
 		}
+		/* One elsewhere in its table may still be reached through a symbolic link. */
+		FOREACH_ARRAY (e, s->mounts->entries, s->mounts->n_entries)
+			if (fs_type_may_stall(e->fstype)) {
+				ns_check_every_lookup(opts->ns);
+				break;
+			}
 	}
 	/* A namespace's two files under one switch to its identity (ns_read_files()). */
 	if (foreign)
@@ -313,8 +324,17 @@ int probe_base(const struct probe_options *opts, struct snapshot **ret, struct p
 
 	if ((r = probe_chain(opts->ns, s, PTMX_PATH)) < 0 ||
 	    (r = probe_chain(opts->ns, s, DEV_TTY_PATH)) < 0 ||
-	    (r = probe_path_dirs(opts->ns, s)) < 0)
+	    (r = probe_path_dirs(opts->ns, s)) < 0) {
+		if (r == -EREMOTE) {
+			snprintf(
+			    err->message, sizeof(err->message),
+			    "a path looked up there leads, through a symbolic link, onto a FUSE "
+			    "or network file system, whose daemon or server may stop answering: "
+			    "not judged from outside; run ptsguard audit inside it");
+			return -EXDEV;
+		}
 		return r;
+	}
 	*ret = TAKE_PTR(s);
 	return 0;
 }
@@ -399,6 +419,29 @@ int probe_details(const struct probe_options *opts, struct snapshot *s, const st
 	return r;
 }
 
+/* Would the probe's lookups under ns's root (/dev/ptmx and where its links lead, /dev/pts where
+ * its slave is opened) reach a FUSE or network mount? Asked by the FUSE rule's walk, before a
+ * child is started that would wait there for good and be left behind. The namespace itself is
+ * then refused by probe_base() (its table, or the same walk through its links). */
+static bool alloc_paths_may_stall(const struct namespace_target *ns)
+{
+	static const struct {
+		const char *path;
+		int flags;
+	} paths[] = { { "/dev/ptmx", O_PATH }, { "/dev/pts", O_PATH | O_DIRECTORY } };
+	uint64_t id = ns->mntns_ours ? 0 : ns->mntns_id;
+
+	for (size_t i = 0; i < ELEMENTSOF(paths); i++) {
+		int fd = open_in_root_checked(ns->root_fd, id, paths[i].path, paths[i].flags);
+
+		if (fd == -EREMOTE)
+			return true;
+		if (fd >= 0)
+			close(fd);
+	}
+	return false;
+}
+
 void probe_allocation_start(const struct probe_options *opts, struct guarded_worker *w,
 			    struct alloc_pending *ret)
 {
@@ -411,6 +454,12 @@ void probe_allocation_start(const struct probe_options *opts, struct guarded_wor
 					      .budget_left = opts->alloc_budget } };
 	if (opts->skip_allocation) {
 		ret->status = ALLOC_DISABLED;
+		return;
+	}
+	/* Not judged (probe_base()): no child is left waiting in a lookup there either. */
+	if (other &&
+	    (opts->ns->root_outside || opts->ns->root_stalls || alloc_paths_may_stall(opts->ns))) {
+		ret->status = ALLOC_SKIPPED;
 		return;
 	}
 	/* Root, or the daemon as its own user with CAP_SETUID and CAP_SETGID (util/caps.h). */

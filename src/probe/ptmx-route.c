@@ -33,7 +33,7 @@ int probe_stat_new_node(const struct namespace_target *ns, struct snapshot *s, c
 	if (!n)
 		return -ENOMEM;
 	r = ns_lstat(ns, path, &st, &n->target);
-	if (r == -ENOMEM)
+	if (r == -ENOMEM || r == -EREMOTE) /* -EREMOTE: not looked up (ns_check_every_lookup()) */
 		return r;
 	if (r < 0) {
 		n->type = NODE_MISSING;

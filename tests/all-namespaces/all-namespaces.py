@@ -535,6 +535,116 @@ def chroot_names(ptsguard):
         for p in procs:
             p.kill()
             p.wait()
+
+
+def bounded(args, what, c, timeout=30):
+    """args run to the end within timeout, else a failure (where it waited) and None: the run
+    is killed, and reaped once the FUSE daemon answers (the caller releases it)."""
+    p = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        out, err = p.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        waits = []
+        for tid in os.listdir("/proc/%d/task" % p.pid):
+            try:
+                with open("/proc/%d/task/%s/wchan" % (p.pid, tid)) as f:
+                    waits.append(f.read())
+            except OSError:
+                pass
+        c.true(False, "%s: no end within %d s, waiting in the kernel at %s" % (what, timeout, waits))
+        p.kill()
+        HUNG.append(p)
+        return None
+    return subprocess.CompletedProcess(p.args, p.returncode, out, err)
+
+
+def waiting_in_d(*besides):
+    """Processes with a thread waiting uninterruptibly (state D), but those given."""
+    out = []
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit() or int(pid) in besides:
+            continue
+        try:
+            for tid in os.listdir("/proc/%s/task" % pid):
+                with open("/proc/%s/task/%s/stat" % (pid, tid)) as f:
+                    if f.read().rsplit(")", 1)[1].split()[0] == "D":
+                        out.append(int(pid))
+                        break
+        except OSError:
+            pass
+    return out
+
+
+HUNG = []  # runs killed while they waited on the FUSE daemon: reaped once it answers
+
+
+@case("chroots-hung-fuse")
+def chroots_hung_fuse(ptsguard):
+    """Three chroots that a FUSE daemon which stopped answering would hold: one whose root is a
+    directory of the FUSE mount (its own mount table, printed relative to that root, does not
+    show the mount, which lies above it), one whose /dev is a directory of it bound there, and
+    one whose /dev is a symbolic link to a directory of it (bound at /fuse in the chroot).
+    Every lookup under either would wait on the daemon, and a process killed there could not
+    die. --all-namespaces ends, each is an error item naming FUSE, and the namespace beside
+    them is judged; --namespace of either exits 3 saying FUSE."""
+    c = testlib.Checker()
+    w = World()
+    mnt = os.path.join(harness.TEST_DIR, "fuse")
+    fuse = testlib.HungFuse(mnt, error=Failure)
+    procs = []
+    try:
+        healthy = w.sleeper("healthy", OWN_DEV.format(ptmxmode="666"))
+        below = os.path.join(mnt, "dir")
+        chroot_py = "import os,sys,time; os.chroot(sys.argv[1]); print('ready', flush=True); time.sleep(600)"
+        p = harness.register(subprocess.Popen([sys.executable, "-c", chroot_py, below], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, text=True))
+        procs.append(p)
+        if p.stdout.readline().strip() != "ready":
+            raise Failure("the process did not chroot into the FUSE mount's directory")
+        tree = chroot_tree("dev-on-fuse", "hand-made")
+        subprocess.run(["mount", "--bind", below, os.path.join(tree, "dev")], check=True)
+        procs.append(chrooted(tree))
+        # Its /dev a symbolic link to a directory of the FUSE mount, which its table shows
+        # elsewhere (at /fuse): only the lookup through the link reaches it.
+        linked = chroot_tree("dev-linked-to-fuse", "hand-made")
+        subprocess.run(["umount", "-l", os.path.join(linked, "dev")], stderr=subprocess.DEVNULL)
+        subprocess.run(["rm", "-rf", os.path.join(linked, "dev")], check=True)
+        os.mkdir(os.path.join(linked, "fuse"))
+        subprocess.run(["mount", "--bind", mnt, os.path.join(linked, "fuse")], check=True)
+        os.symlink("fuse/dir", os.path.join(linked, "dev"))
+        procs.append(chrooted(linked))
+        fuse.hang()
+        t0 = time.monotonic()
+        r = bounded([ptsguard, "audit", "--all-namespaces", "--json"], "--all-namespaces with three chroots on a hung FUSE", c)
+        if r is not None:
+            log("--all-namespaces ended after %.1f s (exit %d)" % (time.monotonic() - t0, r.returncode))
+            doc = json.loads(r.stdout)
+            testlib.validate_report(doc, error=Failure)
+            items = doc.get("namespaces") or []
+            by_root = {n.get("root"): n for n in items if n.get("root")}
+            for root, what in ((below, "the chroot into the FUSE mount's directory"), (tree, "the chroot whose /dev is on FUSE"),
+                               (linked, "the chroot whose /dev links to FUSE")):
+                item = by_root.get(root) or {}
+                log("%s: %s" % (what, item.get("error")))
+                c.true(item.get("report") is None and "FUSE" in (item.get("error") or ""), "%s: an error item naming FUSE: %r" % (what, item))
+            c.eq(waiting_in_d(fuse.proc.pid), [], "no process left waiting on the FUSE daemon (a probe in a lookup there)")
+            judged = [n for n in items if n.get("pid") == healthy.pid]
+            c.true(len(judged) == 1 and isinstance(judged[0].get("report"), dict), "the namespace beside them is judged: %r" % judged)
+        for p, what in ((procs[0], "the chroot into the FUSE mount's directory"), (procs[1], "the chroot whose /dev is on FUSE"),
+                        (procs[2], "the chroot whose /dev links to FUSE")):
+            r = bounded([ptsguard, "audit", "--namespace", str(p.pid)], "--namespace of " + what, c)
+            if r is not None:
+                log("--namespace of %s: exit %d, %s" % (what, r.returncode, r.stderr.strip()))
+                c.eq(r.returncode, 3, "--namespace of %s: exit 3 (%s)" % (what, r.stderr.strip()))
+                c.true("FUSE" in r.stderr, "--namespace of %s says FUSE: %r" % (what, r.stderr))
+    finally:
+        fuse.release()
+        for p in HUNG + procs:
+            p.kill()
+            p.wait()
+        subprocess.run(["umount", "-l", os.path.join(harness.TEST_DIR, "chroots", "dev-on-fuse", "dev")], stderr=subprocess.DEVNULL)
+        subprocess.run(["umount", "-l", os.path.join(harness.TEST_DIR, "chroots", "dev-linked-to-fuse", "fuse")], stderr=subprocess.DEVNULL)
+        w.close()
+        fuse.stop()
     return c
 
 

@@ -42,6 +42,7 @@ from harness import (  # noqa: E402
     finding_ids,
     log,
     main,
+    register,
     remount_devpts,
     sys_mount,
     sys_umount,
@@ -284,6 +285,92 @@ def case_hung_fuse(ptsguard, opts):
     c.done()
 
 
+def task_states(pid):
+    """The state letter of each thread of pid (D: waiting uninterruptibly, unkillable)."""
+    states = {}
+    try:
+        tids = os.listdir("/proc/%d/task" % pid)
+    except OSError:  # gone
+        return states
+    for tid in tids:
+        try:
+            with open("/proc/%d/task/%s/stat" % (pid, tid)) as f:
+                states[tid] = f.read().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            pass
+    return states
+
+
+def case_namespaces_hung_fuse(ptsguard, opts):
+    """[Namespaces] Audit=all beside three chroots that a FUSE daemon which stopped answering
+    holds: one whose root is a directory of the FUSE mount (the mount lies above its root, so
+    its own mount table does not show it), one whose /dev is a directory of it bound there, and
+    one whose /dev is a symbolic link to a directory of it (bound at /fuse in the chroot).
+    The daemon makes no lookup there (its loop once looked up the chroot's /dev, and waited
+    for good, unkillable, while the start guard fed the watchdog): it is ready at once, not
+    degraded; WATCHDOG=1 keeps coming from its loop; a devpts broken on the host is seen and
+    state-filed; it ends promptly on SIGTERM."""
+    c = Checker()
+    journal = Journald()
+    fuse = HungFuse(TEST_DIR + "/fuse")
+    below = TEST_DIR + "/fuse/dir"
+    tree = TEST_DIR + "/chroot-dev-on-fuse"
+    os.makedirs(tree + "/dev")
+    sys_mount(below, tree + "/dev", None, 4096)  # MS_BIND
+    linked = TEST_DIR + "/chroot-dev-linked-to-fuse"
+    os.makedirs(linked + "/fuse")
+    sys_mount(TEST_DIR + "/fuse", linked + "/fuse", None, 4096)
+    os.symlink("fuse/dir", linked + "/dev")
+    chroot_py = "import os,sys,time; os.chroot(sys.argv[1]); print('ready', flush=True); time.sleep(600)"
+    procs = []
+    daemon = None
+    try:
+        for root in (below, tree, linked):
+            p = register(subprocess.Popen([sys.executable, "-c", chroot_py, root], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, text=True))
+            procs.append(p)
+            if p.stdout.readline().strip() != "ready":
+                raise Failure("no process chrooted into %s" % root)
+        fuse.hang()
+        daemon = Daemon(ptsguard, default_config() + "\n[Namespaces]\nAudit=all\nScanSec=1\n", watchdog_usec=2000000)
+        wait_for("READY=1", lambda: daemon.notify.count("READY", "1") > 0, timeout=STARTUP_DEADLINE + WAIT)
+        first = [m for _, m in daemon.notify.all() if m.get("READY") == "1"][0]
+        c.true(not first.get("STATUS", "").startswith("Degraded"), "ready without waiting: %r" % first.get("STATUS"))
+        wait_state("the first audit", lambda r: finding_ids(r) == [])
+        pings = daemon.notify.count("WATCHDOG", "1")
+        wait_for("WATCHDOG=1 from the loop", lambda: daemon.notify.count("WATCHDOG", "1") >= pings + 3)
+        remount_devpts("mode=620")
+        wait_state("gid= lost on the host, beside the hung chroots", lambda r: finding_ids(r) == ["devpts-options-lost"])
+        remount_devpts("gid=5,mode=620")
+        wait_state("healthy again", lambda r: finding_ids(r) == [])
+        pings = daemon.notify.count("WATCHDOG", "1")
+        wait_for("WATCHDOG=1 still coming", lambda: daemon.notify.count("WATCHDOG", "1") >= pings + 3)
+        states = task_states(daemon.pid)
+        c.true("D" not in states.values(), "no thread of the daemon waits uninterruptibly: %s" % states)
+        waiting = [pid for pid in os.listdir("/proc") if pid.isdigit() and int(pid) not in (daemon.pid, fuse.proc.pid) and "D" in task_states(int(pid)).values()]
+        c.eq(waiting, [], "no process waits uninterruptibly (a probe child left in a FUSE lookup)")
+        t0 = time.monotonic()
+        daemon.signal(signal.SIGTERM)
+        try:
+            rc = daemon.proc.wait(WAIT)
+            c.eq(rc, 0, "exit status after SIGTERM")
+            log("the daemon ended %.2f s after SIGTERM" % (time.monotonic() - t0))
+        except subprocess.TimeoutExpired:
+            c.true(False, "the daemon did not end within %d s of SIGTERM (threads: %s)" % (WAIT, task_states(daemon.pid)))
+    finally:
+        fuse.release()  # whatever waits on it ends, and can be killed
+        if daemon and daemon.alive():
+            daemon.proc.kill()
+            daemon.proc.wait()
+        for p in procs:
+            p.kill()
+            p.wait()
+        sys_umount(tree + "/dev")
+        sys_umount(linked + "/fuse")
+        fuse.stop()
+        journal.stop()
+    c.done()
+
+
 def case_journal_hung(ptsguard, opts):
     """journald hung (its socket bound, never read), then back: the daemon never waits on it,
     the entries queue, arrive in order once it reads again, and the state file matches a fresh
@@ -522,6 +609,7 @@ CASES = {
     "sighup-storm": (case_sighup_storm, True),
     "config-special": (case_config_special, True),
     "hung-fuse": (case_hung_fuse, True),
+    "namespaces-hung-fuse": (case_namespaces_hung_fuse, True, True),
     "journal-hung": (case_journal_hung, True),
     "deep-mounts": (case_deep_mounts, True),
     "output-nodes": (case_output_nodes, True),
