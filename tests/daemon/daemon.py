@@ -2070,12 +2070,8 @@ def case_no_systemd(ptsguard, opts):
     c.done()
 
 
-def case_init_script(ptsguard, opts):
-    """debian/ptsguard.init, run as sysvinit runs it (no /run/systemd/system): start makes
-    /run/ptsguard the user's and the daemon runs as that user from a root-owned pid file, status
-    says so, reload reaches it (its "Reloaded" line in syslog), stop ends it and removes the pid
-    file."""
-    c = Checker()
+def init_script(ptsguard):
+    """debian/ptsguard.init with this build's binary and the case's configuration; its path."""
     source = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "debian", "ptsguard.init")
     with open(source) as f:
         text = f.read()
@@ -2089,6 +2085,16 @@ def case_init_script(ptsguard, opts):
     os.chmod(script, 0o755)
     with open(TEST_DIR + "/ptsguard.conf", "w") as f:
         f.write(default_config())
+    return script
+
+
+def case_init_script(ptsguard, opts):
+    """debian/ptsguard.init, run as sysvinit runs it (no /run/systemd/system): start makes
+    /run/ptsguard the user's and the daemon runs as that user from a root-owned pid file, status
+    says so, reload reaches it (its "Reloaded" line in syslog), stop ends it and removes the pid
+    file."""
+    c = Checker()
+    script = init_script(ptsguard)
     os.chown("/run/ptsguard", 0, 0)
     os.rmdir("/run/ptsguard")
     syslog = SyslogReader()
@@ -2118,6 +2124,70 @@ def case_init_script(ptsguard, opts):
     finally:
         if pid and os.path.exists("/proc/%d" % pid):
             os.kill(pid, signal.SIGKILL)
+    c.done()
+
+
+def case_init_script_pid_reused(ptsguard, opts):
+    """debian/ptsguard.init when the daemon died and its pid now belongs to a user's process
+    that runs the same (world-executable) binary: status says not running, stop and reload send
+    it nothing, start starts the real daemon (as the service user, its pid in the pid file) and
+    stop then ends the daemon alone."""
+    c = Checker()
+    script = init_script(ptsguard)
+    # uid 1000 runs the binary and stays (an offline audit waiting for its snapshot on stdin);
+    # SIGTERM, SIGHUP or SIGKILL would end it.
+    user = register(subprocess.Popen(
+        ["setpriv", "--reuid=1000", "--regid=1000", "--clear-groups", ptsguard, "audit", "--snapshot", "-"],
+        stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+    wait_for("the user's process runs the binary", lambda: os.path.realpath("/proc/%d/exe" % user.pid) == os.path.realpath(ptsguard) and status_ids(user.pid)[0][0] == 1000)
+
+    def pid_file_names_user():
+        with open("/run/ptsguard.pid", "w") as f:
+            f.write("%d\n" % user.pid)
+
+    def user_alive(what):
+        c.eq(user.poll(), None, "the user's process is alive %s" % what)
+
+    daemon = None
+    try:
+        pid_file_names_user()
+        r = run([script, "status"], check=False, timeout=30)
+        c.true(r.returncode in (1, 3), "status with the user's pid in the pid file: not running (1 or 3), got %d: %s%s" % (r.returncode, r.stdout, r.stderr))
+        r = run([script, "reload"], check=False, timeout=30)
+        user_alive("after reload")
+        r = run([script, "stop"], check=False, timeout=30)
+        c.eq(r.returncode, 0, "stop: %s%s" % (r.stdout, r.stderr))
+        user_alive("after stop")
+
+        pid_file_names_user()
+        r = run([script, "start"], check=False, timeout=30)
+        c.eq(r.returncode, 0, "start: exit status (%s%s)" % (r.stdout, r.stderr))
+
+        def daemon_pid():
+            try:
+                pid = int(open("/run/ptsguard.pid").read().strip())
+            except (OSError, ValueError):
+                return None
+            return pid if pid != user.pid else None
+
+        try:
+            daemon = wait_for("a pid file naming another process than the user's", daemon_pid, timeout=10)
+        except Failure:
+            c.true(False, "start started no daemon: the pid file still names the user's process")
+        if daemon:
+            wait_state("the first audit of the daemon start started", lambda r: finding_ids(r) == [])
+            c.eq(status_ids(daemon)[0], [SERVICE["uid"]] * 4, "the daemon runs as the service user")
+            r = run([script, "status"], check=False, timeout=30)
+            c.eq(r.returncode, 0, "status with the daemon running: %s%s" % (r.stdout, r.stderr))
+            r = run([script, "stop"], check=False, timeout=30)
+            c.eq(r.returncode, 0, "stop: %s%s" % (r.stdout, r.stderr))
+            wait_for("the daemon gone after stop", lambda: not os.path.exists("/proc/%d" % daemon) or "zombie" in open("/proc/%d/status" % daemon).read())
+        user_alive("at the end")
+    finally:
+        if daemon and os.path.exists("/proc/%d" % daemon):
+            os.kill(daemon, signal.SIGKILL)
+        user.stdin.close()
+        user.wait(timeout=10)
     c.done()
 
 
@@ -2804,6 +2874,7 @@ CASES = {
     "service-user": (case_service_user, True),
     "no-systemd": (case_no_systemd, True),
     "init-script": (case_init_script, True),
+    "init-script-pid-reused": (case_init_script_pid_reused, True),
     "output-symlink-swap": (case_output_symlink_swap, True),
     "transitions": (case_transitions, True),
     "repair-safe": (case_repair_safe, True),
