@@ -2191,6 +2191,71 @@ def case_init_script_pid_reused(ptsguard, opts):
     c.done()
 
 
+def audit_unit_caps(opts):
+    """CapabilityBoundingSet= of the built ptsguard-audit.service (setpriv's names), and whether
+    it sets NoNewPrivileges=."""
+    units = opts.get("units")
+    if not units:
+        raise Failure("--opt units=DIR is required")
+    caps, nnp = [], False
+    with open(os.path.join(units, "ptsguard-audit.service")) as f:
+        for line in f:
+            key, sep, value = line.strip().partition("=")
+            if sep and key == "CapabilityBoundingSet":
+                caps += [c.lower().replace("cap_", "") for c in value.split()]
+            elif sep and key == "NoNewPrivileges":
+                nnp = value == "yes"
+    if not caps:
+        raise Failure("ptsguard-audit.service has no CapabilityBoundingSet=")
+    return caps, nnp
+
+
+def audit_under_bounding_set(c, ptsguard, caps, nnp, what):
+    """`audit --json` as root under that bounding set (as the unit starts it): its report."""
+    argv = ["setpriv", "--bounding-set=-all," + ",".join("+" + n for n in caps), "--inh-caps=-all"]
+    argv += ["--no-new-privs"] if nnp else []
+    with open(TEST_DIR + "/ptsguard.conf", "w") as f:
+        f.write(default_config())
+    r = run(argv + [ptsguard, "audit", "--json", "--config", TEST_DIR + "/ptsguard.conf"], check=False, timeout=30)
+    c.eq(r.returncode, 0, "audit %s: exit status (%s)" % (what, r.stderr[-1000:]))
+    try:
+        return json.loads(r.stdout)
+    except ValueError:
+        raise Failure("audit %s: not JSON: %r %r" % (what, r.stdout[-500:], r.stderr[-500:]))
+
+
+def case_audit_unit_probe(ptsguard, opts):
+    """ptsguard-audit.service, the audit udev starts once per boot, runs as root under its
+    CapabilityBoundingSet= and NoNewPrivileges= (read from the built unit): the allocation probe
+    is performed there, as nobody, and allocates a working pty."""
+    c = Checker()
+    caps, nnp = audit_unit_caps(opts)
+    report = audit_under_bounding_set(c, ptsguard, caps, nnp, "under the unit's bounding set %s" % caps)
+    probe = report.get("probe") or {}
+    c.eq((probe.get("performed"), probe.get("reason"), probe.get("uid"), probe.get("failed_step")), (True, None, 65534, None),
+         "the probe under ptsguard-audit.service's bounding set: %s" % probe)
+    c.eq(finding_ids(report), [], "nothing found on the case's healthy /dev")
+    c.done()
+
+
+def case_audit_probe_no_setuid(ptsguard, opts):
+    """Root whose bounding set lacks CAP_SETUID (or CAP_SETGID) cannot run the probe as nobody:
+    the report's reason and the text name the missing capability, not "not root"."""
+    c = Checker()
+    caps, nnp = audit_unit_caps(opts)
+    for missing, reason in (("setuid", "no-cap-setuid"), ("setgid", "no-cap-setgid")):
+        fewer = [n for n in caps if n != missing] or ["sys_ptrace"]
+        report = audit_under_bounding_set(c, ptsguard, fewer, nnp, "without CAP_%s" % missing.upper())
+        probe = report.get("probe") or {}
+        c.eq((probe.get("performed"), probe.get("reason")), (False, reason), "the probe without CAP_%s: %s" % (missing.upper(), probe))
+        argv = ["setpriv", "--bounding-set=-all," + ",".join("+" + n for n in fewer), "--inh-caps=-all"]
+        r = run(argv + [ptsguard, "audit", "--no-color", "--config", TEST_DIR + "/ptsguard.conf"], check=False, timeout=30)
+        line = [l for l in r.stdout.splitlines() if "allocation probe" in l]
+        c.true(line and ("CAP_%s" % missing.upper()) in line[0] and "not root" not in line[0],
+               "the text names CAP_%s: %s" % (missing.upper(), line or r.stdout[-800:]))
+    c.done()
+
+
 def case_service_user(ptsguard, opts):
     """The daemon as the unit runs it (User=ptsguard, the unit's ambient capabilities, no
     CAP_DAC_OVERRIDE) with Policy=safe: it reads the initramfs record root wrote in its
@@ -2875,6 +2940,8 @@ CASES = {
     "no-systemd": (case_no_systemd, True),
     "init-script": (case_init_script, True),
     "init-script-pid-reused": (case_init_script_pid_reused, True),
+    "audit-unit-probe": (case_audit_unit_probe, True),
+    "audit-probe-no-setuid": (case_audit_probe_no_setuid, True),
     "output-symlink-swap": (case_output_symlink_swap, True),
     "transitions": (case_transitions, True),
     "repair-safe": (case_repair_safe, True),
