@@ -2206,6 +2206,137 @@ def case_init_script_pid_reused(ptsguard, opts):
     c.done()
 
 
+def openrc_run_here():
+    """openrc-run for the case: the host's, or else Debian 12's openrc, librc1 and libeinfo1
+    fetched with apt-get download (from the mirror the host's apt uses), unpacked and laid over /usr in the case's own mount
+    namespace (the packages' /lib, /sbin and /bin are /usr's on a merged /usr). Installing
+    openrc on the host is not needed, and would register every rc script with it. Skips when
+    neither can be had."""
+    import glob
+    import shutil
+
+    if shutil.which("openrc-run"):
+        return
+    if not all(os.path.islink(d) for d in ("/lib", "/sbin", "/bin")):
+        raise Skip("no openrc-run, and / is not a merged /usr to lay one over")
+    debs = TEST_DIR + "/openrc-debs"
+    os.makedirs(debs)
+    os.chmod(debs, 0o777)  # apt's sandbox user writes the files
+    # The case's network namespace has only loopback: fetch through the one of the process
+    # that started the case (its parent, which entered no namespace).
+    r = run(["nsenter", "--net=/proc/%d/ns/net" % os.getppid(), "apt-get", "download", "openrc", "librc1", "libeinfo1"], check=False, cwd=debs, timeout=120)
+    found = glob.glob(debs + "/*.deb")
+    if r.returncode != 0 or len(found) != 3:
+        raise Skip("no openrc-run, and apt-get download openrc failed: %s" % r.stderr.strip()[-500:])
+    tree, usr = TEST_DIR + "/openrc-tree", TEST_DIR + "/openrc-usr"
+    for deb in found:
+        run(["dpkg-deb", "-x", deb, tree])
+    for sub, dest in (("usr", usr), ("lib", usr + "/lib"), ("sbin", usr + "/sbin"), ("bin", usr + "/bin")):
+        if os.path.isdir(os.path.join(tree, sub)):
+            shutil.copytree(os.path.join(tree, sub), dest, symlinks=True, dirs_exist_ok=True)
+    sys_mount("overlay", "/usr", "overlay", 0, "lowerdir=%s:/usr" % usr)
+    if not shutil.which("openrc-run"):
+        raise Failure("openrc-run not found after laying openrc over /usr")
+
+
+def case_openrc_script_pid_reused(ptsguard, opts):
+    """contrib/openrc/ptsguard under openrc-run (Debian 12's, with dpkg's start-stop-daemon):
+    it starts the daemon as the service user; once the daemon died and a user's process that
+    runs the same binary holds its pid, status says crashed (not started), stop and reload send
+    that process nothing, start starts the daemon again, reload reaches it (its "Reloaded" line
+    in syslog), and stop ends the daemon alone."""
+    c = Checker()
+    openrc_run_here()
+    source = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "contrib", "openrc", "ptsguard")
+    with open(source) as f:
+        text = f.read()
+    for old, new in (('command="/usr/bin/ptsguard"\n', 'command="%s"\n' % ptsguard),
+                     (': "${ptsguard_opts:=}"\n', ': "${ptsguard_opts:=--config %s/ptsguard.conf}"\n' % TEST_DIR)):
+        if old not in text:
+            raise Failure("contrib/openrc/ptsguard has no line %r" % old)
+        text = text.replace(old, new)
+    initd = TEST_DIR + "/init.d"
+    os.makedirs(initd)
+    script = initd + "/ptsguard"
+    with open(script, "w") as f:
+        f.write(text)
+    os.chmod(script, 0o755)
+    with open(TEST_DIR + "/ptsguard.conf", "w") as f:
+        f.write(default_config())
+    sys_mount(initd, "/etc/init.d", None, 4096)  # MS_BIND: openrc-run finds services there
+    # /run/openrc as OpenRC's boot leaves it (the state directories and the runlevel).
+    for d in ("started", "starting", "stopping", "inactive", "wasinactive", "failed", "hotplugged", "daemons", "options", "exclusive", "scheduled", "tmp"):
+        os.makedirs("/run/openrc/" + d, exist_ok=True)
+    with open("/run/openrc/softlevel", "w") as f:
+        f.write("default\n")
+    pidfile = "/run/ptsguard.pid"
+    syslog = SyslogReader()
+
+    def rc(cmd):
+        r = run([script, cmd], check=False, timeout=60)
+        log("%s: exit %d: %s" % (cmd, r.returncode, (r.stdout + r.stderr).strip()))
+        return r
+
+    def daemon_pid(not_pid=None):
+        try:
+            pid = int(open(pidfile).read().strip())
+        except (OSError, ValueError):
+            return None
+        if pid == not_pid or not os.path.exists("/proc/%d" % pid):
+            return None
+        return pid if status_ids(pid)[0][0] == SERVICE["uid"] else None
+
+    user = daemon = None
+    try:
+        r = rc("start")
+        c.eq(r.returncode, 0, "start")
+        daemon = wait_for("the daemon as the service user at the pid file's pid", daemon_pid, timeout=10)
+        wait_state("the first audit", lambda r: finding_ids(r) == [])
+        c.eq(rc("status").returncode, 0, "status with the daemon running")
+
+        # The daemon dies; a user's process running the same binary gets its pid.
+        os.kill(daemon, signal.SIGKILL)
+        wait_for("the daemon gone", lambda: not os.path.exists("/proc/%d" % daemon) or "zombie" in open("/proc/%d/status" % daemon).read())
+        user = register(subprocess.Popen(
+            ["setpriv", "--reuid=1000", "--regid=1000", "--clear-groups", ptsguard, "audit", "--snapshot", "-"],
+            stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        wait_for("the user's process runs the binary", lambda: os.path.realpath("/proc/%d/exe" % user.pid) == os.path.realpath(ptsguard) and status_ids(user.pid)[0][0] == 1000)
+        with open(pidfile, "w") as f:
+            f.write("%d\n" % user.pid)
+
+        r = rc("status")
+        c.true(r.returncode != 0 and "started" not in (r.stdout + r.stderr), "status with the user's process at the pid: not started (exit %d)" % r.returncode)
+        rc("reload")
+        c.eq(user.poll(), None, "the user's process is alive after reload")
+        rc("stop")
+        c.eq(user.poll(), None, "the user's process is alive after stop")
+        with open(pidfile, "w") as f:
+            f.write("%d\n" % user.pid)
+        r = rc("start")
+        c.eq(r.returncode, 0, "start with the user's process at the pid file's pid")
+        try:
+            daemon = wait_for("a daemon started again", lambda: daemon_pid(not_pid=user.pid), timeout=10)
+        except Failure:
+            daemon = None
+            c.true(False, "start started no daemon")
+        if daemon:
+            c.eq(rc("status").returncode, 0, "status with the new daemon running")
+            c.eq(rc("reload").returncode, 0, "reload with the new daemon running")
+            syslog.wait("the daemon's reload", lambda l: "Reloaded configuration" in l and "ptsguard[%d]" % daemon in l)
+            r = rc("stop")
+            c.eq(r.returncode, 0, "stop")
+            wait_for("the daemon gone after stop", lambda: not os.path.exists("/proc/%d" % daemon) or "zombie" in open("/proc/%d/status" % daemon).read())
+        c.eq(user.poll(), None, "the user's process is alive at the end")
+    finally:
+        for pid in (daemon,):
+            if pid and os.path.exists("/proc/%d" % pid):
+                os.kill(pid, signal.SIGKILL)
+        if user:
+            user.stdin.close()
+            user.wait(timeout=10)
+    c.done()
+
+
 def audit_unit_caps(opts):
     """CapabilityBoundingSet= of the built ptsguard-audit.service (setpriv's names), and whether
     it sets NoNewPrivileges=."""
@@ -2956,6 +3087,7 @@ CASES = {
     "init-script": (case_init_script, True),
     "init-script-pid-reused": (case_init_script_pid_reused, True),
     "audit-unit-probe": (case_audit_unit_probe, True),
+    "openrc-script-pid-reused": (case_openrc_script_pid_reused, True),
     "audit-probe-no-setuid": (case_audit_probe_no_setuid, True),
     "output-symlink-swap": (case_output_symlink_swap, True),
     "transitions": (case_transitions, True),
