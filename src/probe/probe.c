@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/capability.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -442,6 +443,18 @@ static bool alloc_paths_may_stall(const struct namespace_target *ns)
 	return false;
 }
 
+/* Why a process that may not change ids runs no probe: a user without either capability is not
+ * root; root, or a user given some, names the first of the two it lacks. */
+static enum alloc_status alloc_missing_caps(void)
+{
+	uint64_t eff = caps_effective();
+	uint64_t need = CAP_BIT(CAP_SETUID) | CAP_BIT(CAP_SETGID);
+
+	if (geteuid() != 0 && !(eff & need))
+		return ALLOC_NOT_ROOT;
+	return eff & CAP_BIT(CAP_SETUID) ? ALLOC_NO_CAP_SETGID : ALLOC_NO_CAP_SETUID;
+}
+
 void probe_allocation_start(const struct probe_options *opts, struct guarded_worker *w,
 			    struct alloc_pending *ret)
 {
@@ -464,7 +477,7 @@ void probe_allocation_start(const struct probe_options *opts, struct guarded_wor
 	}
 	/* Root, or the daemon as its own user with CAP_SETUID and CAP_SETGID (util/caps.h). */
 	if (!caps_may_change_ids()) {
-		ret->status = ALLOC_NOT_ROOT;
+		ret->status = alloc_missing_caps();
 		return;
 	}
 	if (opts->has_alloc_user) {

@@ -78,7 +78,8 @@ int probe_details(const struct probe_options *opts, struct snapshot *s, const st
 struct alloc_pending {
 	struct guarded_worker *worker;
 	struct alloc_options o;
-	/* ALLOC_DISABLED or ALLOC_NOT_ROOT: nothing was started; ALLOC_PERFORMED: it was. */
+	/* ALLOC_DISABLED, ALLOC_NOT_ROOT or ALLOC_NO_CAP_*: nothing was started; ALLOC_PERFORMED:
+	 * it was. */
 	enum alloc_status status;
 	int submitted;	  /* what handing it to the worker returned */
 	int cgroup_error; /* ALLOC_SETUP_FAILED: the namespace's cgroups could not be known */
@@ -89,7 +90,8 @@ void alloc_pending_done(struct alloc_pending *p);
 /* Start the allocation probe of opts on worker w and return at once (opts->ns another
  * namespace: every path of the probe is resolved under its root): it allocates while the caller
  * goes on reading. w NULL (a lone audit): nothing yet, probe_allocation_into() runs it in a
- * guarded child. Nothing is started when skipped or not root. Cannot fail: a worker that could
+ * guarded child. Nothing is started when skipped, not root, or without CAP_SETUID or
+ * CAP_SETGID. Cannot fail: a worker that could
  * not be started is recorded by probe_allocation_into(). */
 void probe_allocation_start(const struct probe_options *opts, struct guarded_worker *w,
 			    struct alloc_pending *ret);

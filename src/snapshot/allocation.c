@@ -19,10 +19,16 @@ static const char *const alloc_step_table[_ALLOC_STEP_MAX] = {
 DEFINE_STRING_TABLE_LOOKUP(alloc_step, enum alloc_step);
 
 static const char *const alloc_status_table[_ALLOC_STATUS_MAX] = {
-	[ALLOC_PERFORMED] = NULL,	   [ALLOC_NOT_ROOT] = "not-root",
-	[ALLOC_DISABLED] = "disabled",	   [ALLOC_NOT_RECORDED] = "not-in-snapshot",
-	[ALLOC_INTERFERED] = "interfered", [ALLOC_SETUP_FAILED] = "setup-failed",
-	[ALLOC_NOT_PTMX] = "not-ptmx",	   [ALLOC_SKIPPED] = "skipped",
+	[ALLOC_PERFORMED] = NULL,
+	[ALLOC_NOT_ROOT] = "not-root",
+	[ALLOC_DISABLED] = "disabled",
+	[ALLOC_NOT_RECORDED] = "not-in-snapshot",
+	[ALLOC_INTERFERED] = "interfered",
+	[ALLOC_SETUP_FAILED] = "setup-failed",
+	[ALLOC_NOT_PTMX] = "not-ptmx",
+	[ALLOC_SKIPPED] = "skipped",
+	[ALLOC_NO_CAP_SETUID] = "no-cap-setuid",
+	[ALLOC_NO_CAP_SETGID] = "no-cap-setgid",
 };
 DEFINE_STRING_TABLE_LOOKUP_TO_STRING(alloc_status, enum alloc_status);
 
@@ -78,6 +84,8 @@ const char *alloc_probe_describe(const struct alloc_probe *p, char *buf, size_t 
 		[ALLOC_INTERFERED] = "the probe child was stopped or killed by another process",
 		[ALLOC_NOT_PTMX] = "/dev/ptmx is not the pty multiplexer (c 5:2): not opened",
 		[ALLOC_SKIPPED] = "this run's probes had used their time",
+		[ALLOC_NO_CAP_SETUID] = "no CAP_SETUID to run it as another user",
+		[ALLOC_NO_CAP_SETGID] = "no CAP_SETGID to run it as another user",
 	};
 	enum alloc_step failed;
 
@@ -255,7 +263,8 @@ int alloc_probe_from_json(json_object *o, const char *where, struct alloc_probe 
 			return load_fail(
 			    err,
 			    "key '%s.reason': \"%s\" is not one of not-root, disabled, "
-			    "interfered, setup-failed, not-ptmx, skipped",
+			    "interfered, setup-failed, not-ptmx, skipped, no-cap-setuid, "
+			    "no-cap-setgid",
 			    where, reason);
 	}
 	/* The ids are known once a child was started. */

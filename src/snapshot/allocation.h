@@ -40,6 +40,12 @@ enum alloc_status {
 	 * ptmx): never opened, whatever it is (ptmx-not-device says what) */
 	ALLOC_NOT_PTMX,
 	ALLOC_SKIPPED, /* the run's probes had used their time (--all-namespaces) */
+	/* Root (or given capabilities) but without CAP_SETUID, or with it but without
+	 * CAP_SETGID, in the effective set (a unit's CapabilityBoundingSet=, setpriv): the probe's
+	 * child could not take the probe user's ids. A process with neither that is not root is
+	 * ALLOC_NOT_ROOT. */
+	ALLOC_NO_CAP_SETUID,
+	ALLOC_NO_CAP_SETGID,
 	_ALLOC_STATUS_MAX,
 };
 

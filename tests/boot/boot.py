@@ -573,6 +573,30 @@ def test_inside(c, ct):
     ct.sh(["systemctl", "start", "ptsguard-audit.service"], timeout=60)
     a = ct.show("ptsguard-audit.service", "ConditionResult", "ActiveState", "Result")
     c.ok(a["ConditionResult"] == "no" and a["Result"] == "success", "ptsguard-audit.service is skipped while the daemon's report exists", str(a))
+    # Run as on a host without the daemon (its report moved aside for the while): its
+    # allocation probe runs under the unit's own capability bounding set and system call filter.
+    report_json = "/run/ptsguard/report.json"
+    unit_match = "_SYSTEMD_UNIT=ptsguard-audit.service"
+    before = {e.get("__CURSOR") for e in ct.journal(unit_match)}
+    ct.sh(["mv", report_json, report_json + ".aside"], check=True)
+    try:
+        r = ct.sh(["systemctl", "start", "ptsguard-audit.service"], timeout=60)
+    finally:  # unless the daemon wrote a newer one meanwhile
+        ct.sh(["sh", "-c", "mv -n %s.aside %s; rm -f %s.aside" % (report_json, report_json, report_json)], check=True)
+    a = ct.show("ptsguard-audit.service", "Result", "ExecMainStatus")
+
+    def audit_lines():
+        return [e["MESSAGE"] for e in ct.journal(unit_match) if e.get("__CURSOR") not in before and isinstance(e.get("MESSAGE"), str)]
+
+    try:  # journald may store the stream's lines a moment after the unit ended
+        ct.wait_for("the audit's probe line in the journal", lambda: any(l.startswith("allocation probe:") for l in audit_lines()))
+    except Failure:
+        pass
+    lines = audit_lines()
+    probe = [l for l in lines if l.startswith("allocation probe:")]
+    log("ptsguard-audit.service run: %s; %s" % (a, probe))
+    c.ok(r.returncode == 0 and a["Result"] == "success" and a["ExecMainStatus"] in ("0", "1") and lines, "ptsguard-audit.service runs its audit while there is no daemon's report", "%s; systemctl start: exit %d %s%s; its lines: %s" % (a, r.returncode, r.stdout, r.stderr, lines))
+    c.ok(len(probe) == 1 and probe[0].startswith("allocation probe: uid 65534 gid 65534 got a working pty"), "ptsguard-audit.service's journal: the allocation probe got a pty as nobody under the unit", "%s\n%s" % (probe, "\n".join(lines)[-2000:]))
 
     # --- break it: remount mode=644 (mount(8) keeps the other options: gid=5, ptmxmode=666)
     seen = all_cursors(ct)

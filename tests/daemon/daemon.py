@@ -901,6 +901,10 @@ def case_unit_verify(ptsguard, opts):
             # holder scan, the setuid of the verification child, held as ambient capabilities),
             # the settings that would give it a mount namespace (see the unit), and
             # PrivateNetwork=, which would cut it off from udev's events.
+            # 3.9 is the floor without a mount namespace, a network namespace of its own or a
+            # right the daemon needs: every assessment left failing is one the unit's comment
+            # names. (3.1 with ProtectKernelLogs=, -Modules=, -Tunables= and
+            # ProtectControlGroups=, each a mount namespace; 3.4 with PrivateNetwork=.)
             level = float(re.search(r"level for \S+: ([0-9.]+)", exposure[0]).group(1))
             c.true(level <= MAX_UNIT_EXPOSURE, "exposure %.1f, at most %.1f" % (level, MAX_UNIT_EXPOSURE))
             acl = [l for l in r.stdout.splitlines() if l.split()[1:2] == ["DeviceAllow="]]
@@ -909,6 +913,16 @@ def case_unit_verify(ptsguard, opts):
             r = run(["systemd-analyze", "security", "--offline=yes", "--json=short", paths[0]], check=False)
             passed = {e["json_field"].rstrip(")") for e in json.loads(r.stdout) if e.get("set") is True}
             c.eq(sorted(UNIT_SECURITY_PASSED - passed), [], "assessments of systemd-analyze security that passed before and fail now")
+        # The per-boot audit: 4.0 with only CAP_SYS_PTRACE and CAP_DAC_READ_SEARCH (its probe could
+        # not run), 4.3 with CAP_SETUID and CAP_SETGID for it, 3.4 with the daemon's settings
+        # that need no mount namespace (device ACL, ProtectClock=, ProtectHostname=, ...).
+        r = run(["systemd-analyze", "security", "--offline=yes", paths[1]], check=False)
+        exposure = [l for l in r.stdout.splitlines() if "Overall exposure level" in l]
+        c.true(exposure, "systemd-analyze security rates ptsguard-audit.service: %s" % (r.stdout + r.stderr)[-1000:])
+        if exposure:
+            log(exposure[0])
+            level = float(re.search(r"level for \S+: ([0-9.]+)", exposure[0]).group(1))
+            c.true(level <= MAX_AUDIT_UNIT_EXPOSURE, "ptsguard-audit.service: exposure %.1f, at most %.1f" % (level, MAX_AUDIT_UNIT_EXPOSURE))
         with open(paths[0]) as f:
             settings = [l.strip() for l in f if "=" in l and not l.startswith("#")]
         for want in ("User=ptsguard", "Group=ptsguard", "RemoveIPC=yes", "DevicePolicy=closed", "DeviceAllow=/dev/char/5:2 rwm", "DeviceAllow=char-pts rw", "DeviceAllow=/dev/null rw", "ProtectClock=yes", "UMask=0077", "TimeoutStartSec=30s"):
@@ -925,7 +939,8 @@ def case_unit_verify(ptsguard, opts):
     c.done()
 
 
-MAX_UNIT_EXPOSURE = 4.0
+MAX_UNIT_EXPOSURE = 3.9
+MAX_AUDIT_UNIT_EXPOSURE = 3.4
 
 # What systemd-analyze security (252) finds protected in ptsguard.service: each must stay so.
 UNIT_SECURITY_PASSED = set(
@@ -2070,12 +2085,8 @@ def case_no_systemd(ptsguard, opts):
     c.done()
 
 
-def case_init_script(ptsguard, opts):
-    """debian/ptsguard.init, run as sysvinit runs it (no /run/systemd/system): start makes
-    /run/ptsguard the user's and the daemon runs as that user from a root-owned pid file, status
-    says so, reload reaches it (its "Reloaded" line in syslog), stop ends it and removes the pid
-    file."""
-    c = Checker()
+def init_script(ptsguard):
+    """debian/ptsguard.init with this build's binary and the case's configuration; its path."""
     source = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "debian", "ptsguard.init")
     with open(source) as f:
         text = f.read()
@@ -2089,6 +2100,16 @@ def case_init_script(ptsguard, opts):
     os.chmod(script, 0o755)
     with open(TEST_DIR + "/ptsguard.conf", "w") as f:
         f.write(default_config())
+    return script
+
+
+def case_init_script(ptsguard, opts):
+    """debian/ptsguard.init, run as sysvinit runs it (no /run/systemd/system): start makes
+    /run/ptsguard the user's and the daemon runs as that user from a root-owned pid file, status
+    says so, reload reaches it (its "Reloaded" line in syslog), stop ends it and removes the pid
+    file."""
+    c = Checker()
+    script = init_script(ptsguard)
     os.chown("/run/ptsguard", 0, 0)
     os.rmdir("/run/ptsguard")
     syslog = SyslogReader()
@@ -2118,6 +2139,266 @@ def case_init_script(ptsguard, opts):
     finally:
         if pid and os.path.exists("/proc/%d" % pid):
             os.kill(pid, signal.SIGKILL)
+    c.done()
+
+
+def case_init_script_pid_reused(ptsguard, opts):
+    """debian/ptsguard.init when the daemon died and its pid now belongs to a user's process
+    that runs the same (world-executable) binary: status says not running, stop and reload send
+    it nothing, start starts the real daemon (as the service user, its pid in the pid file) and
+    stop then ends the daemon alone."""
+    c = Checker()
+    script = init_script(ptsguard)
+    # uid 1000 runs the binary and stays (an offline audit waiting for its snapshot on stdin);
+    # SIGTERM, SIGHUP or SIGKILL would end it.
+    user = register(subprocess.Popen(
+        ["setpriv", "--reuid=1000", "--regid=1000", "--clear-groups", ptsguard, "audit", "--snapshot", "-"],
+        stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+    wait_for("the user's process runs the binary", lambda: os.path.realpath("/proc/%d/exe" % user.pid) == os.path.realpath(ptsguard) and status_ids(user.pid)[0][0] == 1000)
+
+    def pid_file_names_user():
+        with open("/run/ptsguard.pid", "w") as f:
+            f.write("%d\n" % user.pid)
+
+    def user_alive(what):
+        c.eq(user.poll(), None, "the user's process is alive %s" % what)
+
+    daemon = None
+    try:
+        pid_file_names_user()
+        r = run([script, "status"], check=False, timeout=30)
+        c.true(r.returncode in (1, 3), "status with the user's pid in the pid file: not running (1 or 3), got %d: %s%s" % (r.returncode, r.stdout, r.stderr))
+        r = run([script, "reload"], check=False, timeout=30)
+        user_alive("after reload")
+        r = run([script, "stop"], check=False, timeout=30)
+        c.eq(r.returncode, 0, "stop: %s%s" % (r.stdout, r.stderr))
+        user_alive("after stop")
+
+        pid_file_names_user()
+        r = run([script, "start"], check=False, timeout=30)
+        c.eq(r.returncode, 0, "start: exit status (%s%s)" % (r.stdout, r.stderr))
+
+        def daemon_pid():
+            try:
+                pid = int(open("/run/ptsguard.pid").read().strip())
+            except (OSError, ValueError):
+                return None
+            return pid if pid != user.pid else None
+
+        try:
+            daemon = wait_for("a pid file naming another process than the user's", daemon_pid, timeout=10)
+        except Failure:
+            c.true(False, "start started no daemon: the pid file still names the user's process")
+        if daemon:
+            wait_state("the first audit of the daemon start started", lambda r: finding_ids(r) == [])
+            c.eq(status_ids(daemon)[0], [SERVICE["uid"]] * 4, "the daemon runs as the service user")
+            r = run([script, "status"], check=False, timeout=30)
+            c.eq(r.returncode, 0, "status with the daemon running: %s%s" % (r.stdout, r.stderr))
+            r = run([script, "stop"], check=False, timeout=30)
+            c.eq(r.returncode, 0, "stop: %s%s" % (r.stdout, r.stderr))
+            wait_for("the daemon gone after stop", lambda: not os.path.exists("/proc/%d" % daemon) or "zombie" in open("/proc/%d/status" % daemon).read())
+        user_alive("at the end")
+    finally:
+        if daemon and os.path.exists("/proc/%d" % daemon):
+            os.kill(daemon, signal.SIGKILL)
+        user.stdin.close()
+        user.wait(timeout=10)
+    c.done()
+
+
+def openrc_run_here():
+    """openrc-run for the case: the host's, or else Debian 12's openrc, librc1 and libeinfo1
+    fetched with apt-get download (from the mirror the host's apt uses), unpacked and laid over /usr in the case's own mount
+    namespace (the packages' /lib, /sbin and /bin are /usr's on a merged /usr). Installing
+    openrc on the host is not needed, and would register every rc script with it. Skips when
+    neither can be had."""
+    import glob
+    import shutil
+
+    if shutil.which("openrc-run"):
+        return
+    if not all(os.path.islink(d) for d in ("/lib", "/sbin", "/bin")):
+        raise Skip("no openrc-run, and / is not a merged /usr to lay one over")
+    debs = TEST_DIR + "/openrc-debs"
+    os.makedirs(debs)
+    os.chmod(debs, 0o777)  # apt's sandbox user writes the files
+    # The case's network namespace has only loopback: fetch through the one of the process
+    # that started the case (its parent, which entered no namespace).
+    r = run(["nsenter", "--net=/proc/%d/ns/net" % os.getppid(), "apt-get", "download", "openrc", "librc1", "libeinfo1"], check=False, cwd=debs, timeout=120)
+    found = glob.glob(debs + "/*.deb")
+    if r.returncode != 0 or len(found) != 3:
+        raise Skip("no openrc-run, and apt-get download openrc failed: %s" % r.stderr.strip()[-500:])
+    tree, usr = TEST_DIR + "/openrc-tree", TEST_DIR + "/openrc-usr"
+    for deb in found:
+        run(["dpkg-deb", "-x", deb, tree])
+    for sub, dest in (("usr", usr), ("lib", usr + "/lib"), ("sbin", usr + "/sbin"), ("bin", usr + "/bin")):
+        if os.path.isdir(os.path.join(tree, sub)):
+            shutil.copytree(os.path.join(tree, sub), dest, symlinks=True, dirs_exist_ok=True)
+    sys_mount("overlay", "/usr", "overlay", 0, "lowerdir=%s:/usr" % usr)
+    if not shutil.which("openrc-run"):
+        raise Failure("openrc-run not found after laying openrc over /usr")
+
+
+def case_openrc_script_pid_reused(ptsguard, opts):
+    """contrib/openrc/ptsguard under openrc-run (Debian 12's, with dpkg's start-stop-daemon):
+    it starts the daemon as the service user; once the daemon died and a user's process that
+    runs the same binary holds its pid, status says crashed (not started), stop and reload send
+    that process nothing, start starts the daemon again, reload reaches it (its "Reloaded" line
+    in syslog), and stop ends the daemon alone."""
+    c = Checker()
+    openrc_run_here()
+    source = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "contrib", "openrc", "ptsguard")
+    with open(source) as f:
+        text = f.read()
+    for old, new in (('command="/usr/bin/ptsguard"\n', 'command="%s"\n' % ptsguard),
+                     (': "${ptsguard_opts:=}"\n', ': "${ptsguard_opts:=--config %s/ptsguard.conf}"\n' % TEST_DIR)):
+        if old not in text:
+            raise Failure("contrib/openrc/ptsguard has no line %r" % old)
+        text = text.replace(old, new)
+    initd = TEST_DIR + "/init.d"
+    os.makedirs(initd)
+    script = initd + "/ptsguard"
+    with open(script, "w") as f:
+        f.write(text)
+    os.chmod(script, 0o755)
+    with open(TEST_DIR + "/ptsguard.conf", "w") as f:
+        f.write(default_config())
+    sys_mount(initd, "/etc/init.d", None, 4096)  # MS_BIND: openrc-run finds services there
+    # /run/openrc as OpenRC's boot leaves it (the state directories and the runlevel).
+    for d in ("started", "starting", "stopping", "inactive", "wasinactive", "failed", "hotplugged", "daemons", "options", "exclusive", "scheduled", "tmp"):
+        os.makedirs("/run/openrc/" + d, exist_ok=True)
+    with open("/run/openrc/softlevel", "w") as f:
+        f.write("default\n")
+    pidfile = "/run/ptsguard.pid"
+    syslog = SyslogReader()
+
+    def rc(cmd):
+        r = run([script, cmd], check=False, timeout=60)
+        log("%s: exit %d: %s" % (cmd, r.returncode, (r.stdout + r.stderr).strip()))
+        return r
+
+    def daemon_pid(not_pid=None):
+        try:
+            pid = int(open(pidfile).read().strip())
+        except (OSError, ValueError):
+            return None
+        if pid == not_pid or not os.path.exists("/proc/%d" % pid):
+            return None
+        return pid if status_ids(pid)[0][0] == SERVICE["uid"] else None
+
+    user = daemon = None
+    try:
+        r = rc("start")
+        c.eq(r.returncode, 0, "start")
+        daemon = wait_for("the daemon as the service user at the pid file's pid", daemon_pid, timeout=10)
+        wait_state("the first audit", lambda r: finding_ids(r) == [])
+        c.eq(rc("status").returncode, 0, "status with the daemon running")
+
+        # The daemon dies; a user's process running the same binary gets its pid.
+        os.kill(daemon, signal.SIGKILL)
+        wait_for("the daemon gone", lambda: not os.path.exists("/proc/%d" % daemon) or "zombie" in open("/proc/%d/status" % daemon).read())
+        user = register(subprocess.Popen(
+            ["setpriv", "--reuid=1000", "--regid=1000", "--clear-groups", ptsguard, "audit", "--snapshot", "-"],
+            stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        wait_for("the user's process runs the binary", lambda: os.path.realpath("/proc/%d/exe" % user.pid) == os.path.realpath(ptsguard) and status_ids(user.pid)[0][0] == 1000)
+        with open(pidfile, "w") as f:
+            f.write("%d\n" % user.pid)
+
+        r = rc("status")
+        c.true(r.returncode != 0 and "started" not in (r.stdout + r.stderr), "status with the user's process at the pid: not started (exit %d)" % r.returncode)
+        rc("reload")
+        c.eq(user.poll(), None, "the user's process is alive after reload")
+        rc("stop")
+        c.eq(user.poll(), None, "the user's process is alive after stop")
+        with open(pidfile, "w") as f:
+            f.write("%d\n" % user.pid)
+        r = rc("start")
+        c.eq(r.returncode, 0, "start with the user's process at the pid file's pid")
+        try:
+            daemon = wait_for("a daemon started again", lambda: daemon_pid(not_pid=user.pid), timeout=10)
+        except Failure:
+            daemon = None
+            c.true(False, "start started no daemon")
+        if daemon:
+            c.eq(rc("status").returncode, 0, "status with the new daemon running")
+            c.eq(rc("reload").returncode, 0, "reload with the new daemon running")
+            syslog.wait("the daemon's reload", lambda l: "Reloaded configuration" in l and "ptsguard[%d]" % daemon in l)
+            r = rc("stop")
+            c.eq(r.returncode, 0, "stop")
+            wait_for("the daemon gone after stop", lambda: not os.path.exists("/proc/%d" % daemon) or "zombie" in open("/proc/%d/status" % daemon).read())
+        c.eq(user.poll(), None, "the user's process is alive at the end")
+    finally:
+        for pid in (daemon,):
+            if pid and os.path.exists("/proc/%d" % pid):
+                os.kill(pid, signal.SIGKILL)
+        if user:
+            user.stdin.close()
+            user.wait(timeout=10)
+    c.done()
+
+
+def audit_unit_caps(opts):
+    """CapabilityBoundingSet= of the built ptsguard-audit.service (setpriv's names), and whether
+    it sets NoNewPrivileges=."""
+    units = opts.get("units")
+    if not units:
+        raise Failure("--opt units=DIR is required")
+    caps, nnp = [], False
+    with open(os.path.join(units, "ptsguard-audit.service")) as f:
+        for line in f:
+            key, sep, value = line.strip().partition("=")
+            if sep and key == "CapabilityBoundingSet":
+                caps += [c.lower().replace("cap_", "") for c in value.split()]
+            elif sep and key == "NoNewPrivileges":
+                nnp = value == "yes"
+    if not caps:
+        raise Failure("ptsguard-audit.service has no CapabilityBoundingSet=")
+    return caps, nnp
+
+
+def audit_under_bounding_set(c, ptsguard, caps, nnp, what):
+    """`audit --json` as root under that bounding set (as the unit starts it): its report."""
+    argv = ["setpriv", "--bounding-set=-all," + ",".join("+" + n for n in caps), "--inh-caps=-all"]
+    argv += ["--no-new-privs"] if nnp else []
+    with open(TEST_DIR + "/ptsguard.conf", "w") as f:
+        f.write(default_config())
+    r = run(argv + [ptsguard, "audit", "--json", "--config", TEST_DIR + "/ptsguard.conf"], check=False, timeout=30)
+    c.eq(r.returncode, 0, "audit %s: exit status (%s)" % (what, r.stderr[-1000:]))
+    try:
+        return json.loads(r.stdout)
+    except ValueError:
+        raise Failure("audit %s: not JSON: %r %r" % (what, r.stdout[-500:], r.stderr[-500:]))
+
+
+def case_audit_unit_probe(ptsguard, opts):
+    """ptsguard-audit.service, the audit udev starts once per boot, runs as root under its
+    CapabilityBoundingSet= and NoNewPrivileges= (read from the built unit): the allocation probe
+    is performed there, as nobody, and allocates a working pty."""
+    c = Checker()
+    caps, nnp = audit_unit_caps(opts)
+    report = audit_under_bounding_set(c, ptsguard, caps, nnp, "under the unit's bounding set %s" % caps)
+    probe = report.get("probe") or {}
+    c.eq((probe.get("performed"), probe.get("reason"), probe.get("uid"), probe.get("failed_step")), (True, None, 65534, None),
+         "the probe under ptsguard-audit.service's bounding set: %s" % probe)
+    c.eq(finding_ids(report), [], "nothing found on the case's healthy /dev")
+    c.done()
+
+
+def case_audit_probe_no_setuid(ptsguard, opts):
+    """Root whose bounding set lacks CAP_SETUID (or CAP_SETGID) cannot run the probe as nobody:
+    the report's reason and the text name the missing capability, not "not root"."""
+    c = Checker()
+    caps, nnp = audit_unit_caps(opts)
+    for missing, reason in (("setuid", "no-cap-setuid"), ("setgid", "no-cap-setgid")):
+        fewer = [n for n in caps if n != missing] or ["sys_ptrace"]
+        report = audit_under_bounding_set(c, ptsguard, fewer, nnp, "without CAP_%s" % missing.upper())
+        probe = report.get("probe") or {}
+        c.eq((probe.get("performed"), probe.get("reason")), (False, reason), "the probe without CAP_%s: %s" % (missing.upper(), probe))
+        argv = ["setpriv", "--bounding-set=-all," + ",".join("+" + n for n in fewer), "--inh-caps=-all"]
+        r = run(argv + [ptsguard, "audit", "--no-color", "--config", TEST_DIR + "/ptsguard.conf"], check=False, timeout=30)
+        line = [l for l in r.stdout.splitlines() if "allocation probe" in l]
+        c.true(line and ("CAP_%s" % missing.upper()) in line[0] and "not root" not in line[0],
+               "the text names CAP_%s: %s" % (missing.upper(), line or r.stdout[-800:]))
     c.done()
 
 
@@ -2864,6 +3145,10 @@ CASES = {
     "service-user": (case_service_user, True),
     "no-systemd": (case_no_systemd, True),
     "init-script": (case_init_script, True),
+    "init-script-pid-reused": (case_init_script_pid_reused, True),
+    "audit-unit-probe": (case_audit_unit_probe, True),
+    "openrc-script-pid-reused": (case_openrc_script_pid_reused, True),
+    "audit-probe-no-setuid": (case_audit_probe_no_setuid, True),
     "output-symlink-swap": (case_output_symlink_swap, True),
     "transitions": (case_transitions, True),
     "repair-safe": (case_repair_safe, True),
