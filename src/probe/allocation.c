@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/openat2.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -107,24 +108,108 @@ static bool peer_unsupported(int e)
 	return e == ENOTTY || e == EINVAL;
 }
 
-/* The devpts instance the master opened through the O_PATH descriptor ptmx (whose stat is st) is
+/* Copy the NUL-terminated src into dst of size bytes; false when it does not fit. The child may
+ * call no stdio. */
+static bool copy_str(char *dst, size_t size, const char *src)
+{
+	size_t n = strlen(src);
+
+	if (n >= size)
+		return false;
+	memcpy(dst, src, n + 1);
+	return true;
+}
+
+/* The most symlinks open() follows on a path (the kernel's MAXSYMLINKS). */
+#define PTMX_LINKS_MAX 40
+
+/*
+ * The directory holding the node /dev/ptmx leads to under root: the one of the last hop of its
+ * symlink chain, each hop read with readlinkat() and the directories opened as open_in() opens
+ * them. Its O_PATH descriptor, the node's name in it in name (of size bytes); -1 with errno.
+ */
+static int ptmx_dir(int root, char *name, size_t size)
+{
+	char cur[PATH_MAX], link[PATH_MAX];
+
+	if (!copy_str(cur, sizeof(cur), "/dev/ptmx"))
+		return -1;
+	for (unsigned hops = 0; hops <= PTMX_LINKS_MAX; hops++) {
+		char *slash = strrchr(cur, '/');
+		size_t dlen;
+		ssize_t n;
+		int dir;
+
+		if (!slash || !copy_str(name, size, slash + 1) || !*name ||
+		    strcmp(name, ".") == 0 || strcmp(name, "..") == 0) {
+			errno = ENOENT;
+			return -1;
+		}
+		dlen = slash == cur ? 1 : (size_t)(slash - cur);
+		cur[dlen] = 0;
+		dir = open_in(root, cur, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (dir < 0)
+			return -1;
+		n = readlinkat(dir, name, link, sizeof(link) - 1);
+		if (n < 0) {
+			if (errno == EINVAL) /* not a symlink: the node itself */
+				return dir;
+			close(dir);
+			return -1;
+		}
+		close(dir);
+		link[n] = 0;
+		if (link[0] == '/') {
+			memcpy(cur, link, (size_t)n + 1);
+			continue;
+		}
+		/* Relative: beside the link, as the kernel resolves it. */
+		if (dlen + 1 + (size_t)n >= sizeof(cur)) {
+			errno = ENAMETOOLONG;
+			return -1;
+		}
+		if (dlen > 1)
+			cur[dlen++] = '/';
+		memcpy(cur + dlen, link, (size_t)n + 1);
+	}
+	errno = ELOOP;
+	return -1;
+}
+
+/*
+ * The devpts instance the master opened through the O_PATH descriptor ptmx (whose stat is st) is
  * on, as the kernel finds it: the instance of the node itself when it is a devpts ptmx (a
- * pts/ptmx link or bind), else the devpts at "pts" beside /dev/ptmx. 0 when unknown. */
+ * pts/ptmx link or bind); else the devpts mounted at "pts" in the directory holding the node
+ * (a file bind-mounted there: the directory of its mountpoint), which for a chain of symlinks is
+ * the directory of its last hop, not /dev. 0 when unknown (then nothing is the master's).
+ */
 static dev_t master_instance(int root, int ptmx, const struct stat *st)
 {
+	char name[NAME_MAX + 1];
+	struct stat node, pts;
 	struct statfs fs;
-	struct stat pts;
-	int fd;
+	dev_t dev = 0;
+	int dir, fd;
 
 	if (fstatfs(ptmx, &fs) == 0 && fs.f_type == DEVPTS_SUPER_MAGIC)
 		return st->st_dev;
-	fd = open_in(root, PTS_DIR, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	dir = ptmx_dir(root, name, sizeof(name));
+	if (dir < 0)
+		return 0;
+	/* Still the node that was opened: a chain changed meanwhile says nothing. */
+	if (fstatat(dir, name, &node, AT_SYMLINK_NOFOLLOW) < 0 || node.st_dev != st->st_dev ||
+	    node.st_ino != st->st_ino) {
+		close(dir);
+		return 0;
+	}
+	fd = openat(dir, "pts", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	close(dir);
 	if (fd < 0)
 		return 0;
-	if (fstatfs(fd, &fs) < 0 || fs.f_type != DEVPTS_SUPER_MAGIC || fstat(fd, &pts) < 0)
-		pts.st_dev = 0;
+	if (fstatfs(fd, &fs) == 0 && fs.f_type == DEVPTS_SUPER_MAGIC && fstat(fd, &pts) == 0)
+		dev = pts.st_dev;
 	close(fd);
-	return pts.st_dev;
+	return dev;
 }
 
 /* Is st the slave of pty index n? Slave n is 136:0 plus n, whichever way the numbers split. */
