@@ -24,6 +24,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from harness import (  # noqa: E402
+    OpenWatch,
     subordinate_ids,
     userns_argv,
     SetupError,
@@ -1023,6 +1024,40 @@ def ns_repair(sc):
                            stdin=sc.null, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=20)
     res = json.loads(probe.stdout.strip() or "{}")
     sc.check.eq((res.get("ok"), res.get("gid"), res.get("mode")), (True, TTY_GID, "0600"), "a pty in the namespace: %s" % res)
+
+
+@case("repair-tty-planted-ptmx")
+def ns_repair_tty_planted_ptmx(sc):
+    """repair --namespace of a namespace whose /dev/tty is missing (repair makes it) and whose
+    /dev/ptmx its root replaced with another character device (c 1:3 here; a container with
+    CAP_MKNOD may plant one its device cgroup refuses it, a watchdog that reboots the host when
+    closed uncleanly). /dev/tty's verification allocates through the allocation probe, which
+    looks at /dev/ptmx with O_PATH and never opens what is not c 5:2: inotify sees no open of
+    the planted node, and the verification fails, saying why."""
+    sc.setup_base()
+    sc.mount_devpts("/dev/pts", HEALTHY)
+    t = Target(sc, (OWN_DEV % "newinstance,gid=5,mode=620,ptmxmode=666")
+               + "; rm /dev/tty /dev/ptmx; mknod -m 666 /dev/ptmx c 1 3; chmod 666 /dev/ptmx")
+    planted = "/proc/%d/root/dev/ptmx" % t.pid
+    watch = OpenWatch()
+    try:
+        watch.watch(planted)
+        r = sc.run_ptsguard("repair", "--namespace", str(t.pid), "--format", "json")
+        opened = watch.opened()
+    finally:
+        watch.close()
+    try:
+        out = json.loads(r.stdout)
+    except ValueError:
+        raise SetupError("repair --namespace printed no JSON (%d): %s %s" % (r.returncode, r.stdout, r.stderr))
+    sc.check.eq(opened, [], "the planted /dev/ptmx was never opened")
+    tty = [a for a in out.get("actions", []) if a.get("check") == "dev-tty-broken"]
+    sc.check.eq([a.get("result") for a in tty], ["failed"], "the /dev/tty action: %s" % tty)
+    sc.check.true(tty and "not the pty multiplexer" in (tty[0].get("detail") or ""),
+                  "its detail says /dev/ptmx is no multiplexer: %s" % tty)
+    st = os.lstat("/proc/%d/root/dev/tty" % t.pid)
+    sc.check.eq((stat.S_ISCHR(st.st_mode), os.major(st.st_rdev), os.minor(st.st_rdev)), (True, 5, 0),
+                "/dev/tty was made in the namespace")
 
 
 def devpts_lines(pid):
