@@ -18,7 +18,8 @@
 
 /* The allocation probe as o's verification user, in the process's own root (a namespace's,
  * entered, for repair --namespace) and the namespace's cgroups; with tty, /dev/tty opened on
- * its pty. As probe_allocation(). */
+ * its pty. As probe_allocation(); not run when the namespace's cgroups could not be found
+ * (verify_cgroup_error, returned negated). */
 static int verify_probe(const struct repair_options *o, bool tty, struct alloc_probe *ret)
 {
 	struct alloc_options ao = {
@@ -32,6 +33,9 @@ static int verify_probe(const struct repair_options *o, bool tty, struct alloc_p
 		.tty = tty,
 	};
 
+	/* Not in ours: the device rules there are not the namespace's. */
+	if (o->verify_cgroup_error)
+		return -o->verify_cgroup_error;
 	if (ao.join_cgroups)
 		memcpy(ao.cgroup_fds, o->verify_cgroup_fds, sizeof(ao.cgroup_fds));
 	return probe_allocation(&ao, ret);
@@ -56,16 +60,19 @@ static int verify_no_pty(struct repair_action *a, const struct repair_options *o
 {
 	enum alloc_step s;
 
-	if (r < 0)
-		return action_verify_unanswered(a, r);
 	if (o->verify_cgroup_error)
 		return action_outcome(a, ACTION_INCONCLUSIVE,
 				      "not verified: cannot find the namespace's cgroups: %s",
 				      strerror(o->verify_cgroup_error));
+	if (r < 0)
+		return action_verify_unanswered(a, r);
 	switch (p->status) {
 	case ALLOC_PERFORMED:
-		if (!alloc_probe_failed(p, &s))
+		if (alloc_probe_succeeded(p))
 			return 1;
+		if (!alloc_probe_failed(p, &s))
+			return action_outcome(a, ACTION_INCONCLUSIVE,
+					      "not verified: the allocation stopped short");
 		if (s == ALLOC_STEP_COMPARE)
 			return action_outcome(
 			    a, ACTION_FAILED,
