@@ -1060,6 +1060,37 @@ def ns_repair_tty_planted_ptmx(sc):
                 "/dev/tty was made in the namespace")
 
 
+@case("repair-device-cgroup")
+def ns_repair_device_cgroup(sc):
+    """repair --namespace of a namespace whose device cgroup denies the pty multiplexer (c 5:2
+    rw) and whose /dev/ptmx is mode 0600: the chmod is made, but a user there still gets no pty.
+    The verification joins the namespace's cgroups, as the audit's probe does, meets that rule
+    and says the action failed; from ptsguard's own cgroup it would claim it done."""
+    sc.setup_base()
+    sc.mount_devpts("/dev/pts", HEALTHY)
+    cg = Cgroup(sc, "/sys/fs/cgroup/devices", "devices")
+    try:
+        cg.write("devices.deny", "c 5:2 rw")
+        t = Target(sc, cg.join_argv() + (OWN_DEV % "newinstance,gid=5,mode=620,ptmxmode=666")
+                   + "; chmod 600 /dev/ptmx")
+        r = sc.run_ptsguard("repair", "--namespace", str(t.pid), "--format", "json")
+        try:
+            out = json.loads(r.stdout)
+        except ValueError:
+            raise SetupError("repair --namespace printed no JSON (%d): %s %s" % (r.returncode, r.stdout, r.stderr))
+        acts = [a for a in out.get("actions", []) if a.get("check") == "ptmx-mode"]
+        sc.check.eq([a.get("result") for a in acts], ["failed"], "the ptmx-mode action: %s" % acts)
+        sc.check.true(acts and "open_ptmx failed with EPERM" in (acts[0].get("detail") or ""),
+                      "its detail names the device rule's EPERM: %s" % acts)
+        sc.check.eq(stat.S_IMODE(os.stat("/proc/%d/root/dev/ptmx" % t.pid).st_mode), 0o666,
+                    "the chmod was made")
+        # The verification's child joined and left: only the namespace's process is there.
+        with open(os.path.join(cg.path, "cgroup.procs")) as f:
+            sc.check.eq([int(x) for x in f.read().split()], [t.pid], "only the namespace's process is in its cgroup")
+    finally:
+        cg.remove([t] if "t" in locals() else [])
+
+
 def devpts_lines(pid):
     """The devpts mounts of process pid's mount namespace, as its mountinfo prints them."""
     with open("/proc/%d/mountinfo" % pid) as f:
