@@ -95,7 +95,8 @@ class OpenWatch:
         self.paths[wd] = path
 
     def opened(self):
-        """The paths opened since the last call, one entry per open."""
+        """The paths opened since the last call, one entry per open (for a directory watched,
+        the path of the file in it that was opened)."""
         import struct
 
         seen = []
@@ -107,8 +108,9 @@ class OpenWatch:
             off = 0
             while off + 16 <= len(buf):
                 wd, mask, _, length = struct.unpack_from("iIII", buf, off)
+                name = buf[off + 16:off + 16 + length].rstrip(b"\0").decode(errors="replace")
                 if mask & self.IN_OPEN:
-                    seen.append(self.paths.get(wd, "?"))
+                    seen.append(os.path.join(self.paths.get(wd, "?"), name) if name else self.paths.get(wd, "?"))
                 off += 16 + length
 
     def close(self):
