@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/openat2.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -19,6 +20,7 @@
 #include "util/fileio.h"
 #include "util/macro.h"
 #include "util/parse.h"
+#include "util/procfs.h"
 
 #ifndef TIOCGPTPEER
 #define TIOCGPTPEER _IO('T', 0x41)
@@ -41,7 +43,19 @@ struct answer {
 	int peer_error; /* TIOCGPTPEER unsupported (ENOTTY, EINVAL): the slave judged by path */
 	bool has_slave; /* the slave opened by name, as stat() shows it to the worker: */
 	uint64_t slave_dev;
-	uint32_t slave_uid, slave_gid;
+	uint32_t slave_uid, slave_gid, slave_mode;
+	/* With where.tty, once the pty works: */
+	unsigned tty_step; /* enum alloc_tty_step reached; the last failed when tty_error */
+	int tty_error;
+	bool not_tty; /* /dev/tty is not c 5:0: it was not opened */
+};
+
+/* Where and what a request allocates: the namespace's root (-1: ours), the /proc that reopens a
+ * descriptor (-1: "/proc" by path), and whether /dev/tty is opened after. */
+struct where {
+	int root;
+	int proc;
+	bool tty;
 };
 
 /* In the worker, as the user: each step as a program takes it. Returns false (with errno) when
@@ -107,24 +121,108 @@ static bool peer_unsupported(int e)
 	return e == ENOTTY || e == EINVAL;
 }
 
-/* The devpts instance the master opened through the O_PATH descriptor ptmx (whose stat is st) is
+/* Copy the NUL-terminated src into dst of size bytes; false when it does not fit. The child may
+ * call no stdio. */
+static bool copy_str(char *dst, size_t size, const char *src)
+{
+	size_t n = strlen(src);
+
+	if (n >= size)
+		return false;
+	memcpy(dst, src, n + 1);
+	return true;
+}
+
+/* The most symlinks open() follows on a path (the kernel's MAXSYMLINKS). */
+#define PTMX_LINKS_MAX 40
+
+/*
+ * The directory holding the node /dev/ptmx leads to under root: the one of the last hop of its
+ * symlink chain, each hop read with readlinkat() and the directories opened as open_in() opens
+ * them. Its O_PATH descriptor, the node's name in it in name (of size bytes); -1 with errno.
+ */
+static int ptmx_dir(int root, char *name, size_t size)
+{
+	char cur[PATH_MAX], link[PATH_MAX];
+
+	if (!copy_str(cur, sizeof(cur), "/dev/ptmx"))
+		return -1;
+	for (unsigned hops = 0; hops <= PTMX_LINKS_MAX; hops++) {
+		char *slash = strrchr(cur, '/');
+		size_t dlen;
+		ssize_t n;
+		int dir;
+
+		if (!slash || !copy_str(name, size, slash + 1) || !*name ||
+		    strcmp(name, ".") == 0 || strcmp(name, "..") == 0) {
+			errno = ENOENT;
+			return -1;
+		}
+		dlen = slash == cur ? 1 : (size_t)(slash - cur);
+		cur[dlen] = 0;
+		dir = open_in(root, cur, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (dir < 0)
+			return -1;
+		n = readlinkat(dir, name, link, sizeof(link) - 1);
+		if (n < 0) {
+			if (errno == EINVAL) /* not a symlink: the node itself */
+				return dir;
+			close(dir);
+			return -1;
+		}
+		close(dir);
+		link[n] = 0;
+		if (link[0] == '/') {
+			memcpy(cur, link, (size_t)n + 1);
+			continue;
+		}
+		/* Relative: beside the link, as the kernel resolves it. */
+		if (dlen + 1 + (size_t)n >= sizeof(cur)) {
+			errno = ENAMETOOLONG;
+			return -1;
+		}
+		if (dlen > 1)
+			cur[dlen++] = '/';
+		memcpy(cur + dlen, link, (size_t)n + 1);
+	}
+	errno = ELOOP;
+	return -1;
+}
+
+/*
+ * The devpts instance the master opened through the O_PATH descriptor ptmx (whose stat is st) is
  * on, as the kernel finds it: the instance of the node itself when it is a devpts ptmx (a
- * pts/ptmx link or bind), else the devpts at "pts" beside /dev/ptmx. 0 when unknown. */
+ * pts/ptmx link or bind); else the devpts mounted at "pts" in the directory holding the node
+ * (a file bind-mounted there: the directory of its mountpoint), which for a chain of symlinks is
+ * the directory of its last hop, not /dev. 0 when unknown (then nothing is the master's).
+ */
 static dev_t master_instance(int root, int ptmx, const struct stat *st)
 {
+	char name[NAME_MAX + 1];
+	struct stat node, pts;
 	struct statfs fs;
-	struct stat pts;
-	int fd;
+	dev_t dev = 0;
+	int dir, fd;
 
 	if (fstatfs(ptmx, &fs) == 0 && fs.f_type == DEVPTS_SUPER_MAGIC)
 		return st->st_dev;
-	fd = open_in(root, PTS_DIR, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	dir = ptmx_dir(root, name, sizeof(name));
+	if (dir < 0)
+		return 0;
+	/* Still the node that was opened: a chain changed meanwhile says nothing. */
+	if (fstatat(dir, name, &node, AT_SYMLINK_NOFOLLOW) < 0 || node.st_dev != st->st_dev ||
+	    node.st_ino != st->st_ino) {
+		close(dir);
+		return 0;
+	}
+	fd = openat(dir, "pts", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	close(dir);
 	if (fd < 0)
 		return 0;
-	if (fstatfs(fd, &fs) < 0 || fs.f_type != DEVPTS_SUPER_MAGIC || fstat(fd, &pts) < 0)
-		pts.st_dev = 0;
+	if (fstatfs(fd, &fs) == 0 && fs.f_type == DEVPTS_SUPER_MAGIC && fstat(fd, &pts) == 0)
+		dev = pts.st_dev;
 	close(fd);
-	return pts.st_dev;
+	return dev;
 }
 
 /* Is st the slave of pty index n? Slave n is 136:0 plus n, whichever way the numbers split. */
@@ -138,21 +236,67 @@ static bool slave_of_index(const struct stat *st, unsigned n)
 
 /* The file behind the O_PATH descriptor fd, opened with flags: through /proc/self/fd, so that
  * the node checked is the node opened (a path resolved again could have been swapped), with
- * every permission check (the device cgroup's too) of a plain open(). -1 with errno. */
-static int reopen(int fd, int flags)
+ * every permission check (the device cgroup's too) of a plain open(). proc: the /proc to go
+ * through (-1: "/proc" by path; a process that entered another root has its own). -1 with
+ * errno. */
+static int reopen(int proc, int fd, int flags)
 {
 	char path[32] = "/proc/self/fd/";
 
 	*format_decimal(path + strlen(path), (unsigned)fd) = 0;
+	if (proc >= 0)
+		return openat(proc, path + strlen("/proc/"), flags);
 	return open(path, flags);
 }
 
-/* One allocation as a program makes it: root is the namespace's root, or -1. */
-static void allocate_pty(int root, struct answer *a)
+/* /dev/tty: a character device 5:0. */
+static bool is_tty_node(const struct stat *st)
+{
+	return S_ISCHR(st->st_mode) && major(st->st_rdev) == 5 && minor(st->st_rdev) == 0;
+}
+
+/*
+ * What ssh or sudo do to ask for a password, on the pty just allocated (slave: a descriptor of
+ * its slave): a session of the child's own, the slave its controlling terminal, then /dev/tty
+ * opened. /dev/tty is looked at with O_PATH first and opened only when it is c 5:0, through that
+ * descriptor: the node a namespace put there is never opened otherwise.
+ */
+static void open_tty(const struct where *w, int slave, struct answer *a)
 {
 	const int flags = O_RDWR | O_NOCTTY | O_CLOEXEC | O_NONBLOCK;
+	struct stat st;
+	int path, fd;
+
+	errno = 0;
+	a->tty_step = ALLOC_TTY_SETSID + 1;
+	if (setsid() < 0)
+		goto fail;
+	a->tty_step = ALLOC_TTY_CTTY + 1;
+	if (ioctl(slave, TIOCSCTTY, 0) < 0)
+		goto fail;
+	a->tty_step = ALLOC_TTY_OPEN + 1;
+	path = open_in(w->root, "/dev/tty", O_PATH | O_CLOEXEC);
+	if (path < 0 || fstat(path, &st) < 0)
+		goto fail;
+	if (!is_tty_node(&st)) {
+		a->not_tty = true;
+		return;
+	}
+	fd = reopen(w->proc, path, flags);
+	if (fd < 0)
+		goto fail;
+	return;
+fail:
+	a->tty_error = errno ?: EIO;
+}
+
+/* One allocation as a program makes it, where w says (and with w->tty, /dev/tty opened on it). */
+static void allocate_pty(const struct where *w, struct answer *a)
+{
+	const int root = w->root;
+	const int flags = O_RDWR | O_NOCTTY | O_CLOEXEC | O_NONBLOCK;
 	struct stat ptmx_st = { 0 }, by_name, peer_st;
-	int path, ptmx_path, master, slave, peer, peer_errno = 0, p, unlock = 0, ptn_errno = 0;
+	int path, ptmx_path, master, slave = -1, peer, peer_errno = 0, p, unlock = 0, ptn_errno = 0;
 	dev_t master_dev = 0;
 	bool ours;
 
@@ -165,7 +309,7 @@ static void allocate_pty(int root, struct answer *a)
 		a->not_ptmx = true;
 		return;
 	}
-	master = path >= 0 ? reopen(path, flags) : -1;
+	master = path >= 0 ? reopen(w->proc, path, flags) : -1;
 	if (!step(a, ALLOC_STEP_OPEN_PTMX, master >= 0))
 		return;
 	ptmx_path = path;
@@ -226,7 +370,7 @@ static void allocate_pty(int root, struct answer *a)
 			(by_name.st_dev == peer_st.st_dev && by_name.st_rdev == peer_st.st_rdev));
 	errno = 0;
 	if (ours) {
-		slave = reopen(path, flags);
+		slave = reopen(w->proc, path, flags);
 		if (!step(a, ALLOC_STEP_OPEN_SLAVE, slave >= 0))
 			return;
 	} else if (faccessat(path, "", R_OK | W_OK, AT_EMPTY_PATH | AT_EACCESS) < 0) {
@@ -239,6 +383,7 @@ static void allocate_pty(int root, struct answer *a)
 	a->slave_dev = by_name.st_dev;
 	a->slave_uid = by_name.st_uid;
 	a->slave_gid = by_name.st_gid;
+	a->slave_mode = by_name.st_mode & 07777;
 	errno = peer_errno;
 	if (!step(a, ALLOC_STEP_PEER, peer_errno == 0 || a->peer_error))
 		return;
@@ -246,6 +391,8 @@ static void allocate_pty(int root, struct answer *a)
 	 * number their slaves alike. */
 	a->n_steps = ALLOC_STEP_COMPARE + 1;
 	a->mismatch = !ours;
+	if (w->tty && ours)
+		open_tty(w, peer >= 0 ? peer : slave, a);
 	/* Every descriptor opened here is closed before the answer is read (by the worker before
 	 * it answers; a lone child exits): the pty is gone, its /dev/pts/N with it. */
 }
@@ -271,17 +418,22 @@ static dev_t pts_dir_dev(int root)
  * the same before and after stands. What the first opened stays open until the answer is read,
  * as always.
  */
-static void allocate(int root, const void *request, void *answer)
+static void allocate_where(const struct where *w, struct answer *a)
 {
-	struct answer *a = answer;
-	dev_t before = pts_dir_dev(root);
+	dev_t before = pts_dir_dev(w->root);
 
-	(void)request;
-	allocate_pty(root, a);
-	if (a->not_ptmx || (a->error == 0 && !a->mismatch) || pts_dir_dev(root) == before)
+	allocate_pty(w, a);
+	if (a->not_ptmx || (a->error == 0 && !a->mismatch) || pts_dir_dev(w->root) == before)
 		return;
 	*a = (struct answer){ 0 };
-	allocate_pty(root, a);
+	allocate_pty(w, a);
+}
+
+/* The work of a worker's request: root is the namespace's root, or -1. */
+static void allocate(int root, const void *request, void *answer)
+{
+	(void)request;
+	allocate_where(&(struct where){ .root = root, .proc = -1 }, answer);
 }
 
 /* The answer (r: what running the work returned) as the probe's record. */
@@ -320,7 +472,14 @@ static int alloc_result(const struct alloc_options *o, int r, struct answer *a,
 		ret->slave = (struct alloc_slave){ .known = true,
 						   .dev = (dev_t)a->slave_dev,
 						   .uid = a->slave_uid,
-						   .gid = a->slave_gid };
+						   .gid = a->slave_gid,
+						   .mode = (mode_t)a->slave_mode };
+	if (a->tty_step > 0)
+		ret->tty =
+		    (struct alloc_tty){ .n_steps = a->tty_step > _ALLOC_TTY_MAX ? _ALLOC_TTY_MAX
+										: a->tty_step,
+					.error = a->tty_error,
+					.not_tty = a->not_tty };
 	return 0;
 }
 
@@ -408,15 +567,16 @@ int probe_allocation_collect(struct guarded_worker *w, const struct alloc_option
 	return alloc_result(o, r, &a, &g, ret);
 }
 
-/* allocate() in a lone guarded child: userdata is the root descriptor, kept open for it. The
+/* allocate() in a lone guarded child: userdata is where (its descriptor kept open for it). The
  * child exits after it, which closes what it opened. */
 static void allocate_once(void *userdata, void *answer)
 {
-	allocate(*(const int *)userdata, NULL, answer);
+	allocate_where(userdata, answer);
 }
 
 int probe_allocation(const struct alloc_options *o, struct alloc_probe *ret)
 {
+	struct where w = { .root = o->root_fd, .proc = -1, .tty = o->tty };
 	struct guarded_child c = {
 		.uid = o->uid,
 		.gid = o->gid,
@@ -426,7 +586,7 @@ int probe_allocation(const struct alloc_options *o, struct alloc_probe *ret)
 		.join_fds = o->cgroup_fds,
 		.n_join_fds = o->join_cgroups ? ALLOC_CGROUP_FDS : 0,
 		.work = allocate_once,
-		.userdata = (void *)&o->root_fd,
+		.userdata = &w,
 		.answer_size = sizeof(struct answer),
 	};
 	struct guarded_result g = { 0 };
@@ -435,6 +595,13 @@ int probe_allocation(const struct alloc_options *o, struct alloc_probe *ret)
 
 	if (probe_allocation_skipped(o, ret))
 		return 0;
+	/* One descriptor is kept for the child: a root given is resolved in our own /proc. */
+	if (o->own_proc && o->root_fd < 0) {
+		w.proc = procfs_fd();
+		if (w.proc < 0)
+			return w.proc;
+		c.keep_fd = w.proc;
+	}
 	for (unsigned i = 0; r == -ECANCELED && i < ALLOC_ATTEMPTS; i++) {
 		uint64_t t0 = now_usec(CLOCK_MONOTONIC);
 

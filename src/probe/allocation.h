@@ -53,6 +53,14 @@ struct alloc_options {
 	 * when join_cgroups. */
 	bool join_cgroups;
 	int cgroup_fds[ALLOC_CGROUP_FDS];
+	/* probe_allocation() only (a worker serves many and ignores them): */
+	/* A descriptor is reopened through our /proc's descriptor (util/procfs.h: opened before a
+	 * namespace was entered) rather than "/proc" by path, which in a root entered is that
+	 * root's. Only with root_fd < 0 (with a root, we are in our own mount namespace). */
+	bool own_proc;
+	/* Once the pty works, the child takes it as its controlling terminal in a session of its
+	 * own and opens /dev/tty (alloc_probe.tty): repair's verification of /dev/tty. */
+	bool tty;
 };
 
 /* Start worker w for the probes of user uid and group gid ahead of the first (see

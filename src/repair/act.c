@@ -263,25 +263,13 @@ static int open_parent_of_missing(struct repair_action *a, const char **ret_name
 }
 
 /* After a node was made or given its mode: /dev/ptmx is verified by allocating through it,
- * /dev/tty by opening it from a session whose controlling terminal is a new pty. */
+ * /dev/tty by opening it from a session whose controlling terminal is a new pty (both by the
+ * allocation probe, repair/verify.h). */
 static int verify_node(struct repair_action *a, const struct repair_options *o)
 {
-	struct tty_check c;
-	int r = -ECANCELED;
-
 	if (a->rdev != makedev(DEV_TTY_RDEV_MAJOR, DEV_TTY_RDEV_MINOR))
 		return action_verify_pty(a, o, false, 0);
-	for (unsigned i = 0; r == -ECANCELED && i < VERIFY_ATTEMPTS; i++)
-		r = tty_check_as(PTMX_PATH, a->path, o->verify_uid, o->verify_gid, &c);
-	if (r < 0)
-		return action_verify_unanswered(a, r);
-	if (c.error)
-		return action_outcome(
-		    a, ACTION_FAILED, "verification: uid %u cannot open %s: %s failed with %s",
-		    (unsigned)c.as_uid, a->path, c.step ?: "?", strerrorname_np(c.error));
-	return action_outcome(a, ACTION_DONE,
-			      "verified: uid %u opened its controlling terminal through %s",
-			      (unsigned)c.as_uid, a->path);
+	return action_verify_tty(a, o);
 }
 
 /* Make /dev/ptmx (the node, mode 0666 whatever the umask, or the symlink to pts/ptmx) in dir as
@@ -453,9 +441,15 @@ static int act_slave_owner(struct repair_action *a, const struct repair_options 
 	if (fchownat(fd, "", a->owner, (gid_t)-1, AT_EMPTY_PATH) < 0)
 		return action_outcome(a, ACTION_FAILED, "chown %s: %s", a->path, strerror(errno));
 	for (unsigned i = 0; r == -ECANCELED && i < VERIFY_ATTEMPTS; i++)
-		r = slave_open_as(a->path, a->owner, a->owner_gid, &c);
+		r = slave_open_as(a->path, st.st_dev, st.st_ino, a->owner, a->owner_gid, &c);
 	if (r < 0)
 		return action_verify_unanswered(a, r);
+	if (c.not_slave)
+		return action_outcome(
+		    a, ACTION_FAILED,
+		    "verification: %s is no longer the slave given to uid %u: not "
+		    "opened",
+		    a->path, (unsigned)a->owner);
 	if (c.error)
 		return action_outcome(a, ACTION_FAILED, "verification: uid %u cannot open %s: %s",
 				      (unsigned)c.as_uid, a->path, strerrorname_np(c.error));

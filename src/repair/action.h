@@ -28,6 +28,10 @@ int action_remount_command(struct repair_action *a, const struct devpts_options 
  * With check_owner, the slave must also have the tty group and want_mode. Returns 0. */
 int action_verify_pty(struct repair_action *a, const struct repair_options *o, bool check_owner,
 		      mode_t want_mode);
+/* Prove that /dev/tty (a->path) works: opened by o's verification user from a session whose
+ * controlling terminal is a pty it allocated (repair/verify.h), and record the outcome as
+ * action_verify_pty(). Returns 0. */
+int action_verify_tty(struct repair_action *a, const struct repair_options *o);
 /* The outcome when the verification child did not answer, r < 0: -ECANCELED when it was
  * interfered with on every one of VERIFY_ATTEMPTS tries, another errno when it could not be
  * started. Inconclusive either way, said which. Returns 0. */

@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "probe/cgroup.h"
 #include "probe/namespace.h"
 #include "repair/repair.h"
 #include "snapshot/idmap.h"
@@ -270,9 +271,15 @@ static int to_initial(const struct namespace_target *ns, struct repair_plan *p,
 	return 0;
 }
 
+static void cgroup_fds_done(int (*fds)[ALLOC_CGROUP_FDS])
+{
+	probe_cgroup_fds_close(*fds);
+}
+
 int repair_act_in(struct repair_plan *p, const struct repair_options *o,
 		  const struct namespace_target *ns)
 {
+	_cleanup_(cgroup_fds_done) int cgroups[ALLOC_CGROUP_FDS] = { -1, -1 };
 	_cleanup_close_ int rd = -EBADF, wr = -EBADF;
 	struct repair_options child_o = *o;
 	int fds[2], status, r;
@@ -295,6 +302,12 @@ int repair_act_in(struct repair_plan *p, const struct repair_options *o,
 	r = procfs_fd();
 	if (r < 0)
 		return r;
+	/* The verification meets the device rules of the namespace's cgroups, found from here. */
+	r = probe_cgroup_procs_of(ns, cgroups);
+	if (r < 0 && r != -EACCES && r != -EPERM)
+		child_o.verify_cgroup_error = -r;
+	memcpy(child_o.verify_cgroup_fds, cgroups, sizeof(cgroups));
+	child_o.verify_join_cgroups = cgroups[0] >= 0 || cgroups[1] >= 0;
 	if (pipe2(fds, O_CLOEXEC) < 0)
 		return -errno;
 	rd = fds[0];

@@ -15,6 +15,7 @@
 
 #include "analysis/analysis.h"
 #include "checks/checks.h"
+#include "probe/allocation.h"
 
 enum action_result {
 	ACTION_PLANNED, /* --dry-run */
@@ -85,6 +86,13 @@ struct repair_options {
 	 * while it is alive and still in that mount namespace (namespace_target_recheck()),
 	 * checked right before it; once not, it and every action after it are refused. */
 	const struct namespace_target *target;
+	/* repair --namespace: the cgroup.procs files of the namespace's own cgroups
+	 * (probe/cgroup.h), which the verification child joins first, so that it meets the device
+	 * rules users there meet; only when verify_join_cgroups. verify_cgroup_error: they could
+	 * not be found (an errno; every verification is then inconclusive). */
+	bool verify_join_cgroups;
+	int verify_cgroup_fds[ALLOC_CGROUP_FDS];
+	int verify_cgroup_error;
 };
 
 struct repair_plan {

@@ -1,16 +1,21 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * What an unprivileged user gets from /dev/ptmx: a child takes that user's
- * effective uid and gid (no supplementary groups, no capabilities), opens the
- * multiplexer, unlocks the pty, opens its slave through TIOCGPTPEER and
- * reports the slave's owner, group and mode. Repair uses it to prove a fix
- * (action_verify_pty(), repair/action.h);
- * the allocation probe (probe/allocation.h) runs in a guarded worker, the
- * same kind of process serving many requests.
+ * Repair's verification: what an unprivileged user gets now. A pty, and /dev/tty on it, are
+ * asked of the allocation probe itself (probe/allocation.h: the one answer to "can a user get a
+ * pty here"): it looks at /dev/ptmx with O_PATH and opens only a c 5:2 through that descriptor,
+ * never blocking, in the namespace's cgroups (repair_options.verify_cgroup_fds), as the
+ * verification user, in a guarded child with a deadline; for /dev/tty it takes the pty as the
+ * controlling terminal of a session of its own and opens /dev/tty only once it is c 5:0. This
+ * file reads its answer (action_verify_pty(), action_verify_tty(): repair/action.h).
  *
- * The child is a guarded one (util/guarded-child.h): its real and saved uid stay its parent's,
- * so processes of the user cannot signal or trace it; not dumpable, with a deadline; one that
- * is stopped or killed is reported as interfered with (-ECANCELED), never as an outcome.
+ * A slave given to its session's user is opened by that user as programs do, by its name; the
+ * name is looked at with O_PATH first and opened only when it is still the pty slave repaired
+ * (the same device and inode), through that descriptor (slave_open_as()).
+ *
+ * The children are guarded ones (util/guarded-child.h): their real and saved uid stay their
+ * parent's, so processes of the user cannot signal or trace them; not dumpable, with a deadline;
+ * one that is stopped or killed is reported as interfered with (-ECANCELED), never as an
+ * outcome.
  *
  * Returns negative errno and does not log.
  */
@@ -21,44 +26,20 @@
 
 #include "util/guarded-child.h"
 
-/* How long one verification child may take from fork to exit. */
+/* How long one verification child may take from its start to its exit. */
 #define VERIFY_DEADLINE_USEC (3ULL * 1000000ULL)
 
-struct pty_check {
-	int error;	  /* 0, or the errno of the failed step */
-	const char *step; /* "open", "unlock", "peer", "fstat" when error != 0 */
-	uid_t as_uid;	  /* the effective uid the child allocated as */
-	gid_t as_gid;
-	unsigned index;
-	uid_t uid;
-	gid_t gid;
-	mode_t mode;
-};
-
-/* Allocate a pty through ptmx as uid/gid. Returns 0 when the child answered (its outcome is in
- * *ret); -ECANCELED when it was stopped past the deadline, killed, or died without answering
- * (the caller may try again); another negative errno when it could not be started. */
-int pty_check_as(const char *ptmx, uid_t uid, gid_t gid, struct pty_check *ret);
-
-struct tty_check {
-	int error;	  /* 0, or the errno of the failed step */
-	const char *step; /* "open", "unlock", "index", "slave", "setsid", "ctty", "open_tty" */
-	uid_t as_uid;
-	gid_t as_gid;
-};
-
 struct slave_open {
-	int error; /* 0, or the errno of the open */
+	int error;	/* 0, or the errno of the open */
+	bool not_slave; /* the name no longer leads to the slave repaired: not opened */
 	uid_t as_uid;
 	gid_t as_gid;
 };
 
-/* As uid/gid, open the slave at path by its name for reading and writing (no controlling
- * terminal taken): what gpg's pinentry or screen do with the user's terminal. Returns as
- * pty_check_as(). */
-int slave_open_as(const char *path, uid_t uid, gid_t gid, struct slave_open *ret);
-
-/* As uid/gid, in a session of its own whose controlling terminal is a pty allocated through
- * ptmx, open tty (the /dev/tty node) for reading and writing: what ssh or sudo do to ask for a
- * password. Returns as pty_check_as(). */
-int tty_check_as(const char *ptmx, const char *tty, uid_t uid, gid_t gid, struct tty_check *ret);
+/* As uid/gid, open the slave at path (device dev, inode ino: what was repaired) by its name for
+ * reading and writing (no controlling terminal taken): what gpg's pinentry or screen do with the
+ * user's terminal. 0 when the child answered (*ret); -ECANCELED when it was stopped past the
+ * deadline, killed, or died without answering (the caller may try again); another negative errno
+ * when it could not be started. */
+int slave_open_as(const char *path, dev_t dev, ino_t ino, uid_t uid, gid_t gid,
+		  struct slave_open *ret);

@@ -28,6 +28,14 @@ enum alloc_step {
 
 #define ALLOC_STEP_BIT(s) (1u << (s))
 
+/* After the allocation, when asked: what ssh or sudo do to ask for a password. */
+enum alloc_tty_step {
+	ALLOC_TTY_SETSID, /* setsid() */
+	ALLOC_TTY_CTTY,	  /* ioctl(slave, TIOCSCTTY): the pty the session's terminal */
+	ALLOC_TTY_OPEN,	  /* open("/dev/tty") */
+	_ALLOC_TTY_MAX,
+};
+
 /* Performed, or why not. */
 enum alloc_status {
 	ALLOC_PERFORMED,
@@ -74,7 +82,15 @@ struct alloc_probe {
 		dev_t dev;
 		uid_t uid;
 		gid_t gid;
+		mode_t mode; /* its permission bits */
 	} slave;
+	/* Asked for (alloc_options.tty), once the pty worked: /dev/tty opened from a session whose
+	 * controlling terminal is that pty; live only. */
+	struct alloc_tty {
+		unsigned n_steps; /* 0: not tried; the last failed when error is set */
+		int error;
+		bool not_tty; /* /dev/tty is not c 5:0: never opened */
+	} tty;
 	/* ALLOC_SETUP_FAILED: what failed ("start": no child; "cgroup": it could not join the
 	 * namespace's cgroup; "namespace", "root", "privileges": the child's setup) and error. */
 	char setup_step[16];

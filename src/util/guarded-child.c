@@ -116,22 +116,30 @@ int guard_process(uid_t uid, gid_t gid, pid_t parent)
 	return SETUP_NONE;
 }
 
-/* The child's 0, 1 and 2 on the caller's /dev/null (closed without one): a child that waits on
- * a file system that stopped answering (FUSE, NFS) cannot be killed and is left behind, and
- * must not keep the caller's stdout open, or whoever reads it (a pipe, a test harness, a
- * monitoring agent) waits for its end as long. The child writes nothing there. */
+/* The child's 0, 1 and 2 on a pipe of its own (closed without one): a child that waits on a
+ * file system that stopped answering (FUSE, NFS) cannot be killed and is left behind, and must
+ * not keep the caller's stdout open, or whoever reads it (a pipe, a test harness, a monitoring
+ * agent) waits for its end as long. The child writes nothing there. Nothing is opened by path:
+ * a caller that entered another namespace's root (repair --namespace) would find that
+ * namespace's /dev/null, any device it chose, opened with our privileges. */
 static void stdio_detach(int keep_fd)
 {
-	int null = open("/dev/null", O_RDWR | O_CLOEXEC | O_NOCTTY);
+	int p[2] = { -1, -1 };
 
-	for (int fd = 0; fd <= 2; fd++)
-		if (fd != keep_fd && fd != null)
-			(void)(null >= 0 ? dup2(null, fd) : close(fd));
-	if (null > 2 && null != keep_fd)
-		(void)close(null);
+	if (pipe2(p, O_CLOEXEC) < 0)
+		p[0] = p[1] = -1;
+	for (int fd = 0; fd <= 2; fd++) {
+		int to = fd == 0 ? p[0] : p[1];
+
+		if (fd != keep_fd && fd != p[0] && fd != p[1])
+			(void)(to >= 0 ? dup2(to, fd) : close(fd));
+	}
+	for (int i = 0; i < 2; i++)
+		if (p[i] > 2 && p[i] != keep_fd)
+			(void)close(p[i]);
 }
 
-/* Enter the namespace and root asked for, keep no descriptor but 0, 1 and 2 (on /dev/null),
+/* Enter the namespace and root asked for, keep no descriptor but 0, 1 and 2 (on a pipe of its own),
  * drop privileges. A SETUP_ step on failure (errno set). */
 static int setup(const struct shared *s)
 {

@@ -70,6 +70,53 @@ def probe_without_index(probe):
         return probe
     return dict(probe, ptsname=re.sub(r"[0-9]+$", "#", probe["ptsname"]))
 
+class OpenWatch:
+    """Counts the opens of files (inotify IN_OPEN, which an O_PATH descriptor does not raise):
+    proof that a node a case planted was looked at but never opened."""
+
+    IN_OPEN = 0x20
+    IN_NONBLOCK = 0o4000
+
+    def __init__(self):
+        import ctypes
+
+        self._libc = ctypes.CDLL(None, use_errno=True)
+        self.fd = self._libc.inotify_init1(self.IN_NONBLOCK | os.O_CLOEXEC)
+        if self.fd < 0:
+            raise SetupError("inotify_init1: %s" % os.strerror(ctypes.get_errno()))
+        self.paths = {}
+
+    def watch(self, path):
+        import ctypes
+
+        wd = self._libc.inotify_add_watch(self.fd, os.fsencode(path), self.IN_OPEN)
+        if wd < 0:
+            raise SetupError("inotify_add_watch %s: %s" % (path, os.strerror(ctypes.get_errno())))
+        self.paths[wd] = path
+
+    def opened(self):
+        """The paths opened since the last call, one entry per open (for a directory watched,
+        the path of the file in it that was opened)."""
+        import struct
+
+        seen = []
+        while True:
+            try:
+                buf = os.read(self.fd, 65536)
+            except BlockingIOError:
+                return seen
+            off = 0
+            while off + 16 <= len(buf):
+                wd, mask, _, length = struct.unpack_from("iIII", buf, off)
+                name = buf[off + 16:off + 16 + length].rstrip(b"\0").decode(errors="replace")
+                if mask & self.IN_OPEN:
+                    seen.append(os.path.join(self.paths.get(wd, "?"), name) if name else self.paths.get(wd, "?"))
+                off += 16 + length
+
+    def close(self):
+        os.close(self.fd)
+
+
 class SetupError(Exception):
     """Building the scenario failed: a test failure, never a skip."""
 

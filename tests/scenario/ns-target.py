@@ -24,6 +24,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from harness import (  # noqa: E402
+    OpenWatch,
     subordinate_ids,
     userns_argv,
     SetupError,
@@ -1023,6 +1024,73 @@ def ns_repair(sc):
                            stdin=sc.null, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=20)
     res = json.loads(probe.stdout.strip() or "{}")
     sc.check.eq((res.get("ok"), res.get("gid"), res.get("mode")), (True, TTY_GID, "0600"), "a pty in the namespace: %s" % res)
+
+
+@case("repair-tty-planted-ptmx")
+def ns_repair_tty_planted_ptmx(sc):
+    """repair --namespace of a namespace whose /dev/tty is missing (repair makes it) and whose
+    /dev/ptmx its root replaced with another character device (c 1:3 here; a container with
+    CAP_MKNOD may plant one its device cgroup refuses it, a watchdog that reboots the host when
+    closed uncleanly). /dev/tty's verification allocates through the allocation probe, which
+    looks at /dev/ptmx with O_PATH and never opens what is not c 5:2: inotify sees no open of
+    the planted node, and the verification fails, saying why."""
+    sc.setup_base()
+    sc.mount_devpts("/dev/pts", HEALTHY)
+    t = Target(sc, (OWN_DEV % "newinstance,gid=5,mode=620,ptmxmode=666")
+               + "; rm /dev/tty /dev/ptmx; mknod -m 666 /dev/ptmx c 1 3; chmod 666 /dev/ptmx")
+    planted = "/proc/%d/root/dev/ptmx" % t.pid
+    watch = OpenWatch()
+    try:
+        # The directory: an open of anything the namespace put in its /dev (the planted node,
+        # its /dev/null, the /dev/tty repair makes) is seen.
+        watch.watch("/proc/%d/root/dev" % t.pid)
+        r = sc.run_ptsguard("repair", "--namespace", str(t.pid), "--format", "json")
+        opened = watch.opened()
+    finally:
+        watch.close()
+    try:
+        out = json.loads(r.stdout)
+    except ValueError:
+        raise SetupError("repair --namespace printed no JSON (%d): %s %s" % (r.returncode, r.stdout, r.stderr))
+    sc.check.eq(opened, [], "nothing in the namespace's /dev was opened (the planted /dev/ptmx, its /dev/null)")
+    tty = [a for a in out.get("actions", []) if a.get("check") == "dev-tty-broken"]
+    sc.check.eq([a.get("result") for a in tty], ["failed"], "the /dev/tty action: %s" % tty)
+    sc.check.true(tty and "not the pty multiplexer" in (tty[0].get("detail") or ""),
+                  "its detail says /dev/ptmx is no multiplexer: %s" % tty)
+    st = os.lstat("/proc/%d/root/dev/tty" % t.pid)
+    sc.check.eq((stat.S_ISCHR(st.st_mode), os.major(st.st_rdev), os.minor(st.st_rdev)), (True, 5, 0),
+                "/dev/tty was made in the namespace")
+
+
+@case("repair-device-cgroup")
+def ns_repair_device_cgroup(sc):
+    """repair --namespace of a namespace whose device cgroup denies the pty multiplexer (c 5:2
+    rw) and whose /dev/ptmx is mode 0600: the chmod is made, but a user there still gets no pty.
+    The verification joins the namespace's cgroups, as the audit's probe does, meets that rule
+    and says the action failed; from ptsguard's own cgroup it would claim it done."""
+    sc.setup_base()
+    sc.mount_devpts("/dev/pts", HEALTHY)
+    cg = Cgroup(sc, "/sys/fs/cgroup/devices", "devices")
+    try:
+        cg.write("devices.deny", "c 5:2 rw")
+        t = Target(sc, cg.join_argv() + (OWN_DEV % "newinstance,gid=5,mode=620,ptmxmode=666")
+                   + "; chmod 600 /dev/ptmx")
+        r = sc.run_ptsguard("repair", "--namespace", str(t.pid), "--format", "json")
+        try:
+            out = json.loads(r.stdout)
+        except ValueError:
+            raise SetupError("repair --namespace printed no JSON (%d): %s %s" % (r.returncode, r.stdout, r.stderr))
+        acts = [a for a in out.get("actions", []) if a.get("check") == "ptmx-mode"]
+        sc.check.eq([a.get("result") for a in acts], ["failed"], "the ptmx-mode action: %s" % acts)
+        sc.check.true(acts and "open_ptmx failed with EPERM" in (acts[0].get("detail") or ""),
+                      "its detail names the device rule's EPERM: %s" % acts)
+        sc.check.eq(stat.S_IMODE(os.stat("/proc/%d/root/dev/ptmx" % t.pid).st_mode), 0o666,
+                    "the chmod was made")
+        # The verification's child joined and left: only the namespace's process is there.
+        with open(os.path.join(cg.path, "cgroup.procs")) as f:
+            sc.check.eq([int(x) for x in f.read().split()], [t.pid], "only the namespace's process is in its cgroup")
+    finally:
+        cg.remove([t] if "t" in locals() else [])
 
 
 def devpts_lines(pid):

@@ -29,6 +29,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import (  # noqa: E402
     subordinate_ids,
     userns_argv,
+    OpenWatch,
     SetupError,
     Skip,
     TTY_GID,
@@ -1608,6 +1609,39 @@ def probe_no_peer_foreign(sc):
     sc.expect(report, ["ptmx-foreign-instance"])
     probe = report.get("probe") or {}
     sc.check.eq(probe.get("failed_step"), "compare", "the name leads to another pty")
+    f = sc.finding(report, "ptmx-foreign-instance") or {}
+    sc.check.eq(f.get("evidence", {}).get("confirmed_by_probe"), True, "confirmed_by_probe")
+
+
+@case("probe-no-peer-beside")
+def probe_no_peer_beside(sc):
+    """Without TIOCGPTPEER, /dev/ptmx a symlink to a plain c 5:2 node in a directory whose `pts`
+    is another devpts: the kernel puts the master on the instance beside the node, not on the
+    namespace's /dev/pts. /dev/pts/0 there is someone else's pty, open to everyone: the probe
+    finds the name leads off the master's instance and never opens it."""
+    sc.setup_base(ptmx=None)
+    sc.mount_devpts("/dev/pts", HEALTHY)
+    pts_dev = pts_device()
+    _, theirs = sc.hold(unprivileged=False, ptmx="/dev/pts/ptmx")
+    if theirs["index"] != 0 or theirs["dev"] != pts_dev:
+        raise SetupError("the held pty is not index 0 on /dev/pts: %s" % theirs)
+    beside = sc.scratch_dir("beside")
+    os.mkdir(os.path.join(beside, "pts"), 0o755)
+    sc.mount_devpts(os.path.join(beside, "pts"), HEALTHY)
+    sc.mknod_ptmx(path=os.path.join(beside, "ptmx"))
+    os.symlink(os.path.join(beside, "ptmx"), "/dev/ptmx")
+    os.chmod("/dev/pts/0", 0o666)
+    watch = OpenWatch()
+    try:
+        watch.watch("/dev/pts/0")
+        report, status = audit_without_peer(sc)
+        opened = watch.opened()
+    finally:
+        watch.close()
+    sc.check.eq(opened, [], "the other pty's slave was never opened")
+    probe = report.get("probe") or {}
+    sc.check.eq(probe.get("failed_step"), "compare", "the name leads off the master's instance: %s" % probe)
+    sc.expect(report, ["ptmx-foreign-instance"])
     f = sc.finding(report, "ptmx-foreign-instance") or {}
     sc.check.eq(f.get("evidence", {}).get("confirmed_by_probe"), True, "confirmed_by_probe")
 

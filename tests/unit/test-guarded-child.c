@@ -43,7 +43,7 @@
 #include <unistd.h>
 
 #include "probe/allocation.h"
-#include "repair/verify.h"
+#include "probe/allocation.h"
 #include "test.h"
 #include "util/group.h"
 #include "util/guarded-child.h"
@@ -494,7 +494,10 @@ static int capable_user_parent(void)
 		.work = hang,
 	};
 	struct guarded_result g;
-	struct pty_check pc = { 0 };
+	struct alloc_options ao = {
+		.uid = 65534, .gid = 65534, .root_fd = -1, .cgroup_fds = { -1, -1 }
+	};
+	struct alloc_probe pc = { 0 };
 	char answer[1];
 	int r = become_capable_user();
 
@@ -506,13 +509,14 @@ static int capable_user_parent(void)
 	guarded_against_nobody("parent uid 1000 with capabilities", OTHER_UID, false, false);
 	guarded_against_nobody("worker, parent uid 1000 with capabilities", OTHER_UID, false, true);
 	/* The pty it allocates is nobody's, not ours. */
-	r = pty_check_as("/dev/ptmx", 65534, 65534, &pc);
-	CHECK_MSG(r == 0 && pc.error == 0, "pty_check_as from uid 1000: %s, %s",
-		  strerror(r < 0 ? -r : 0), strerror(pc.error));
-	EXPECT_INT(pc.as_uid, 65534);
+	r = probe_allocation(&ao, &pc);
+	CHECK_MSG(r == 0 && alloc_probe_succeeded(&pc),
+		  "the allocation probe from uid 1000: %s, %s", strerror(r < 0 ? -r : 0),
+		  strerror(pc.error));
 	EXPECT_INT(pc.uid, 65534);
-	EXPECT_INT(pc.gid, 5);
-	EXPECT_INT(pc.mode, 0620);
+	EXPECT_INT(pc.slave.uid, 65534);
+	EXPECT_INT(pc.slave.gid, 5);
+	EXPECT_INT(pc.slave.mode, 0620);
 	/* A child that never answers is killed at its deadline by a parent without CAP_KILL (a
 	 * wait that never ended would time the test out). */
 	r = guarded_child_run(&c, answer, &g);
