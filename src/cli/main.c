@@ -24,8 +24,9 @@ static const struct command {
 	const char *help;
 } commands[] = {
 	{ "audit", cmd_audit,
-	  "  audit    [--format text|json|prometheus] [--json] [--snapshot FILE|-]\n"
-	  "           [--min-severity info|warning|critical] [--no-color] [--config FILE]\n"
+	  "  audit    [--format text|json|prometheus|plugin] [--json] [--snapshot FILE|-]\n"
+	  "           [--min-severity info|warning|critical] [--check ID]... [--ignore ID]...\n"
+	  "           [-q|--quiet] [--output FILE] [--no-color] [--config FILE]\n"
 	  "           [--namespace PID | --all-namespaces] [--no-probe]\n"
 	  "                             audit this host (or a captured snapshot), and the\n"
 	  "                             mount namespace of process PID, or every one\n" },
