@@ -90,6 +90,9 @@ def case_scrape(ptsguard, opts):
     stamp = series.get("ptsguard_last_audit_timestamp_seconds", 0)
     c.true(abs(time.time() - stamp) < 60, "ptsguard_last_audit_timestamp_seconds is now (%s)" % stamp)
     c.true("ptsguard_audit_duration_seconds" in series, "ptsguard_audit_duration_seconds is served")
+    c.eq(series.get("ptsguard_audit_success"), 1.0, "ptsguard_audit_success 1 over HTTP")
+    version = subprocess.run([ptsguard, "--version"], capture_output=True, text=True).stdout.split()[1]
+    c.eq(series.get('ptsguard_build_info{version="%s"}' % version), 1.0, "ptsguard_build_info of this ptsguard over HTTP")
 
     # Between audits the heartbeat moves and the audit's own series stay what they were: a
     # stopped daemon's textfile can be told from a quiet host's. Another ptsguard on this
@@ -124,7 +127,8 @@ def case_scrape(ptsguard, opts):
     harness.remount_devpts("gid=%d,mode=620" % harness.TTY_GID)
     try:
         series, _ = harness.wait_for("%s 0 again" % lost, lambda: scraped(lambda s, t: s.get(lost) == 0.0), timeout=15, interval=0.2)
-        c.eq(series.get('ptsguard_findings_total{severity="critical"}'), 1.0, "ptsguard_findings_total{severity=\"critical\"} 1 after one detection")
+        c.eq(series.get('ptsguard_detections_total{severity="critical"}'), 1.0, "ptsguard_detections_total{severity=\"critical\"} 1 after one detection")
+        c.true(not any(k.startswith("ptsguard_findings_total") for k in series), "no ptsguard_findings_total beside the gauge ptsguard_findings")
     except Failure as e:
         c.fail("the resolved finding reaches node_exporter: %s" % e)
     rc, _ = daemon.stop()
