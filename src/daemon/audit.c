@@ -4,6 +4,9 @@
 #include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+#include "config.h"
 
 #include "daemon/state.h"
 #include "daemon/mount-source.h"
@@ -182,6 +185,24 @@ static int daemon_transitions_cb(void *userdata, const struct analysis *a, struc
 	return ptmx_replaced_check(&d->ptmx, a, &d->udev_window, out);
 }
 
+/* An audit that could not run (logged): the textfile says so, ptsguard_audit_success 0, until
+ * one runs again; its heartbeats go on. */
+static void daemon_prometheus_failed(struct daemon *d)
+{
+	const char *path = d->config->prometheus_file;
+	char why[OUTPUT_FILE_WHY_MAX];
+	int r;
+
+	if (!path)
+		return;
+	r = prometheus_file_failed(&d->prometheus, path, "probe", now_usec(CLOCK_MONOTONIC));
+	if (r < 0)
+		daemon_fail(d, FAILURE_PROMETHEUS, "Failed to write %s: %s", path,
+			    output_file_strerror(r, (uid_t)-1, path, why));
+	else
+		daemon_ok(d, FAILURE_PROMETHEUS);
+}
+
 /* Probe, analyse, run the checks (ptmx-replaced with them), drop what Ignore= ignores. Logs
  * failures. With the tracker, the probe audits the followed mounts alone unless a full read is
  * due. */
@@ -201,6 +222,14 @@ int daemon_collect(struct daemon *d, struct audit_result *ret)
 	if (r < 0)
 		return daemon_fail(d, FAILURE_AUDIT, "Cannot audit: %s", strerror(-r)), r;
 	d->last_audit_full = r > 0;
+#if PTSGUARD_TEST_HOOKS
+	/* Tests: the pipeline fails for as long as the file this names exists. */
+	const char *fail = getenv("PTSGUARD_TEST_FAIL_AUDIT");
+
+	if (fail && access(fail, F_OK) == 0)
+		return daemon_fail(d, FAILURE_AUDIT, "Cannot audit: %s (test hook)", strerror(EIO)),
+		       -EIO;
+#endif
 	r = pipeline_run(&t, d->config, ret, &perr);
 	if (r == -EINVAL && perr.line)
 		daemon_fail(d, FAILURE_AUDIT, "Cannot audit: /proc/self/mountinfo line %u: %s",
@@ -353,8 +382,10 @@ int daemon_audit(struct daemon *d)
 	dev_watches_update(d->watches);
 
 	r = daemon_collect(d, &now);
-	if (r < 0)
+	if (r < 0) {
+		daemon_prometheus_failed(d);
 		goto done;
+	}
 	dev_watches_expect_probe(d->watches, &now.snap->probe);
 	daemon_ok(d, FAILURE_AUDIT);
 	dev_watches_follow_serving(d->watches, now.a);

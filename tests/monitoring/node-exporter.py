@@ -14,6 +14,7 @@ Standard library only.
 import os
 import re
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -53,6 +54,10 @@ def case_scrape(ptsguard, opts):
         raise Skip("%s is not installed" % NODE_EXPORTER)
     c = harness.Checker()
     textdir = os.path.dirname(harness.PROM_FILE)
+    # With the test hooks, the daemon's audits fail while this file exists.
+    fail_audit = harness.TEST_DIR + "/fail-audit"
+    hooks = os.environ.get("PTSGUARD_TEST_HOOKS") == "1"
+    os.environ["PTSGUARD_TEST_FAIL_AUDIT"] = fail_audit
     daemon = harness.Daemon(ptsguard, config_text=harness.default_config() + "PrometheusHeartbeatSec=1\n")
     daemon.wait_ready()
     harness.wait_for("the daemon's Prometheus file", lambda: os.path.exists(harness.PROM_FILE))
@@ -131,6 +136,31 @@ def case_scrape(ptsguard, opts):
         c.true(not any(k.startswith("ptsguard_findings_total") for k in series), "no ptsguard_findings_total beside the gauge ptsguard_findings")
     except Failure as e:
         c.fail("the resolved finding reaches node_exporter: %s" % e)
+
+    # An audit that cannot run: the textfile says so (not the last audit's series, kept current
+    # by the heartbeat), until one runs again.
+    if not hooks:
+        log("not built with -Dtest-hooks=true: a failing audit is not tried")
+    else:
+        open(fail_audit, "w").close()
+        harness.remount_devpts("gid=%d,mode=644" % harness.TTY_GID)
+        try:
+            series, _ = harness.wait_for("ptsguard_audit_success 0 over HTTP", lambda: scraped(lambda s, t: s.get("ptsguard_audit_success") == 0.0), timeout=15, interval=0.2)
+            c.eq(series.get('ptsguard_audit_error{reason="probe"}'), 1.0, "ptsguard_audit_error says why")
+            c.eq([k for k in series if k.startswith("ptsguard_finding")], [], "no finding series while audits fail")
+            beat = series.get("ptsguard_daemon_heartbeat_timestamp_seconds", 0)
+            harness.wait_for("a heartbeat while audits fail", lambda: scraped(lambda s, t: s.get("ptsguard_daemon_heartbeat_timestamp_seconds", 0) > beat and s.get("ptsguard_audit_success") == 0.0), timeout=15, interval=0.2)
+        except Failure as e:
+            c.fail("a failed audit reaches node_exporter: %s" % e)
+        os.unlink(fail_audit)
+        harness.remount_devpts("gid=%d,mode=620" % harness.TTY_GID)
+        # A reload audits the whole table at once (a remount after a failed audit is not always
+        # heard by the fanotify tracker: not what this case is about).
+        daemon.signal(signal.SIGHUP)
+        try:
+            harness.wait_for("ptsguard_audit_success 1 again", lambda: scraped(lambda s, t: s.get("ptsguard_audit_success") == 1.0 and s.get(lost) == 0.0), timeout=15, interval=0.2)
+        except Failure as e:
+            c.fail("the next audit that runs replaces the failure: %s" % e)
     rc, _ = daemon.stop()
     c.eq(rc, 0, "the daemon exits 0 on SIGTERM")
     c.done()
