@@ -226,9 +226,12 @@ int daemon_collect(struct daemon *d, struct audit_result *ret)
 	/* Tests: the pipeline fails for as long as the file this names exists. */
 	const char *fail = getenv("PTSGUARD_TEST_FAIL_AUDIT");
 
-	if (fail && access(fail, F_OK) == 0)
+	if (fail && access(fail, F_OK) == 0) {
+		/* As the pipeline would: the table it takes over is freed on failure too. */
+		t.probe.mounts = mount_table_free(t.probe.mounts);
 		return daemon_fail(d, FAILURE_AUDIT, "Cannot audit: %s (test hook)", strerror(EIO)),
 		       -EIO;
+	}
 #endif
 	r = pipeline_run(&t, d->config, ret, &perr);
 	if (r == -EINVAL && perr.line)
