@@ -318,7 +318,7 @@ static int write_namespace(struct namespaces_output *out, const struct report_na
 		struct report_namespace named = *n;
 		char path[32], comm[64];
 
-		if (n->report.findings->n_items == 0 && !out->args->namespace_pid) {
+		if (report_clean(&n->report) && !out->args->namespace_pid) {
 			out->clean++;
 			return 0;
 		}

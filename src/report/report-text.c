@@ -369,6 +369,14 @@ int report_write_namespace_text(FILE *f, const struct report_namespace *n, bool 
 	return ferror(f) ? -EIO : 0;
 }
 
+bool report_clean(const struct report *r)
+{
+	for (int s = 0; s < _SEVERITY_MAX; s++)
+		if (r->hidden[s] > 0)
+			return false;
+	return r->findings->n_items == 0;
+}
+
 void report_write_namespaces_clean(FILE *f, size_t clean)
 {
 	fprintf(f, "\n%zu other namespace%s: no findings\n", clean, clean == 1 ? "" : "s");
@@ -382,7 +390,7 @@ int report_write_text(FILE *f, const struct report *r, bool color)
 
 	/* One namespace named (--namespace): its block whatever it holds. */
 	FOREACH_ARRAY (n, r->namespaces, r->n_namespaces) {
-		if (n->report.findings->n_items == 0 && r->n_namespaces > 1)
+		if (report_clean(&n->report) && r->n_namespaces > 1)
 			clean++;
 		else if (k >= 0)
 			k = report_write_namespace_text(f, n, color);

@@ -98,6 +98,9 @@ int report_namespace_write_json(FILE *f, const struct report_namespace *n, int l
  * 12), else "<manager>"; "" when none. The pod is not in it. */
 #define CONTAINER_LABEL_MAX 256
 void report_container_label(const struct report_namespace *n, char *buf, size_t size);
+/* Whether a report has nothing to show: no finding, none left out by a filter either (then it is
+ * one of "N other namespaces: no findings"). */
+bool report_clean(const struct report *r);
 /* One block for a namespace: a header naming its container, /dev/ptmx, its findings. */
 int report_write_namespace_text(FILE *f, const struct report_namespace *n, bool color);
 /* "N other namespaces: no findings". */
