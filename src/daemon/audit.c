@@ -48,6 +48,22 @@ void log_transition(struct daemon *d, const struct transition_event *e)
 			    transition_to_string(e->transition), strerror(-r));
 }
 
+/* Audit again later, backing off from OUTPUT_RETRY_MIN_USEC to OUTPUT_RETRY_MAX_USEC: an output
+ * that could not be written, or an audit that could not run (a mount table back as the last
+ * audit that ran saw it wakes no audit of its own). */
+static void daemon_retry_later(struct daemon *d)
+{
+	int r;
+
+	d->retry_usec = d->retry_usec == 0			    ? OUTPUT_RETRY_MIN_USEC
+			: d->retry_usec * 2 > OUTPUT_RETRY_MAX_USEC ? OUTPUT_RETRY_MAX_USEC
+								    : d->retry_usec * 2;
+	r = arm_timer(d->retry_timer, now_usec(CLOCK_MONOTONIC) + d->retry_usec);
+	if (r < 0)
+		daemon_fail(d, FAILURE_TIMER, "Failed to arm the output retry timer: %s",
+			    strerror(-r));
+}
+
 /* One journal entry per transition between the previous audit's findings and these. A finding
  * journaled as repaired since then leaves without a "resolved" entry. */
 int daemon_log_transitions(struct daemon *d, const struct findings *now)
@@ -100,13 +116,7 @@ static void daemon_write_outputs(struct daemon *d, const struct report *rep)
 		(void)sd_event_source_set_enabled(d->retry_timer, SD_EVENT_OFF);
 		return;
 	}
-	d->retry_usec = d->retry_usec == 0			    ? OUTPUT_RETRY_MIN_USEC
-			: d->retry_usec * 2 > OUTPUT_RETRY_MAX_USEC ? OUTPUT_RETRY_MAX_USEC
-								    : d->retry_usec * 2;
-	r = arm_timer(d->retry_timer, now_usec(CLOCK_MONOTONIC) + d->retry_usec);
-	if (r < 0)
-		daemon_fail(d, FAILURE_TIMER, "Failed to arm the output retry timer: %s",
-			    strerror(-r));
+	daemon_retry_later(d);
 }
 
 /* STATUS= when it changed; READY=1 with it after the first audit. */
@@ -387,6 +397,7 @@ int daemon_audit(struct daemon *d)
 	r = daemon_collect(d, &now);
 	if (r < 0) {
 		daemon_prometheus_failed(d);
+		daemon_retry_later(d);
 		goto done;
 	}
 	dev_watches_expect_probe(d->watches, &now.snap->probe);
