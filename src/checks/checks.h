@@ -156,5 +156,8 @@ void findings_seal(struct findings *f);
 void findings_sort(struct findings *f);
 /* Drop (and free) findings below min. */
 void findings_filter(struct findings *f, enum severity min);
+/* Drop (and free) the findings keep() says no to, keeping the order of the others. */
+void findings_keep(struct findings *f, bool (*keep)(const struct finding *i, void *userdata),
+		   void *userdata);
 void findings_done(struct findings *f);
 enum severity findings_worst(const struct findings *f, bool *any);

@@ -181,6 +181,20 @@ void findings_filter(struct findings *f, enum severity min)
 	f->n_items = w;
 }
 
+void findings_keep(struct findings *f, bool (*keep)(const struct finding *i, void *userdata),
+		   void *userdata)
+{
+	size_t w = 0;
+
+	FOREACH_ARRAY (i, f->items, f->n_items) {
+		if (keep(i, userdata))
+			f->items[w++] = *i;
+		else
+			finding_done(i);
+	}
+	f->n_items = w;
+}
+
 void findings_sort(struct findings *f)
 {
 	if (f->n_items > 1)

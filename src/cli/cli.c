@@ -104,8 +104,9 @@ int parse_format(const char *cmd, const char *s, bool allow_prometheus, enum for
 	else if (allow_prometheus && streq(s, "prometheus"))
 		*ret = FORMAT_PROMETHEUS;
 	else {
+		/* Only audit allows prometheus, and the plugin line (cmd-audit.c). */
 		log_error("%s: unknown format '%s' (expected text, json%s)", cmd, s,
-			  allow_prometheus ? " or prometheus" : "");
+			  allow_prometheus ? ", prometheus or plugin" : "");
 		return -EINVAL;
 	}
 	return 0;

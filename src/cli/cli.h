@@ -20,7 +20,7 @@
 
 #define EXIT_UNKNOWN 3 /* could not run: bad usage, bad input, internal error */
 
-enum format { FORMAT_TEXT, FORMAT_JSON, FORMAT_PROMETHEUS };
+enum format { FORMAT_TEXT, FORMAT_JSON, FORMAT_PROMETHEUS, FORMAT_PLUGIN };
 
 /* Report a getopt_long error ('?' or ':') for cmd; returns -EINVAL. */
 int bad_option(const char *cmd, int c, char **argv);

@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * `ptsguard audit`: probe this host (or load a snapshot), analyse, run the checks, write the
- * report as text, JSON or Prometheus text, and exit with the monitoring-plugin status of what
- * is left after --min-severity (0 ok, 1 warning, 2 critical, 3 could not run).
+ * report as text, JSON, Prometheus text or the monitoring-plugin line (to standard output, or
+ * atomically to --output FILE), and exit with the monitoring-plugin status of what is left after
+ * the filters --min-severity, --check and --ignore (0 ok, 1 warning, 2 critical, 3 could not
+ * run). An audit that could not run still says so in the formats monitoring reads: Prometheus
+ * text with ptsguard_audit_success 0, the plugin line UNKNOWN.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -24,17 +27,56 @@
 #include "util/log.h"
 #include "util/macro.h"
 #include "util/procfs.h"
+#include "util/string-util.h"
 
 struct audit_args {
 	enum format format;
-	const char *snapshot_path; /* NULL: the live system */
-	enum severity min_severity;
+	const char *snapshot_path;   /* NULL: the live system */
+	struct report_filter filter; /* --min-severity, --check, --ignore */
+	bool *excluded;		     /* filter.excluded, owned; NULL: neither option given */
+	bool has_only;		     /* --check given: what it names alone is shown */
+	const char *output;	     /* --output FILE; NULL: standard output */
+	bool quiet;		     /* -q: nothing on standard output */
+	FILE *out;		     /* where the report is written */
+	bool incomplete;	     /* the report could not be written whole */
 	enum color_when color;
 	const char *config_path;
 	bool all_namespaces;
 	pid_t namespace_pid; /* --namespace: 0 for none */
 	bool no_probe;
 };
+
+/* --check ID (ignore false) or --ignore ID: the checks left out in ret->excluded. */
+static int parse_check_option(const char *id, bool ignore, struct audit_args *ret)
+{
+	const struct check_info *c = check_find(id);
+	size_t k;
+
+	if (!c) {
+		log_error("audit: --%s: unknown check '%s' (see ptsguard checks)",
+			  ignore ? "ignore" : "check", id);
+		return -EINVAL;
+	}
+	if (!ret->excluded) {
+		ret->excluded = calloc(check_catalog_size, sizeof(bool));
+		if (!ret->excluded)
+			return log_error_errno(-ENOMEM, "audit");
+		ret->filter.excluded = ret->excluded;
+	}
+	k = check_catalog_index(c);
+	if (ignore) {
+		ret->excluded[k] = true;
+		return 0;
+	}
+	/* The first --check leaves out every check; each names one back in, unless ignored. */
+	if (!ret->has_only) {
+		for (size_t j = 0; j < check_catalog_size; j++)
+			ret->excluded[j] = true;
+		ret->has_only = true;
+	}
+	ret->excluded[k] = false;
+	return 0;
+}
 
 static void audit_help(void)
 {
@@ -45,12 +87,18 @@ static void audit_help(void)
 	       "nothing at warning or above, 1 warning, 2 critical, 3 could not run.\n"
 	       "\n"
 	       "Options:\n"
-	       "     --format FORMAT          text (the default), json or prometheus\n"
+	       "     --format FORMAT          text (the default), json, prometheus or plugin\n"
+	       "                              (one monitoring-plugin line)\n"
 	       "     --json                   the same as --format json\n"
 	       "     --snapshot FILE          audit a snapshot (ptsguard snapshot) instead of\n"
 	       "                              the live system; - reads standard input\n"
 	       "     --min-severity LEVEL     report only findings at info (the default),\n"
 	       "                              warning or critical and above\n"
+	       "     --check ID               report only this check (repeatable)\n"
+	       "     --ignore ID              leave this check out (repeatable)\n"
+	       "  -q --quiet                  write nothing; the exit status only\n"
+	       "     --output FILE            write the report to FILE, replaced atomically,\n"
+	       "                              then exit with the audit's status\n"
 	       "     --color[=WHEN]           colour the text: auto (on a terminal, the\n"
 	       "                              default), always or never\n"
 	       "     --no-color               the same as --color=never\n"
@@ -76,13 +124,24 @@ static int audit_parse(int argc, char **argv, struct audit_args *ret)
 		{ "all-namespaces", no_argument, NULL, 'A' },
 		{ "namespace", required_argument, NULL, 'N' },
 		{ "no-probe", no_argument, NULL, 'P' },
+		{ "check", required_argument, NULL, 'k' },
+		{ "ignore", required_argument, NULL, 'i' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "output", required_argument, NULL, 'o' },
 		{ "help", no_argument, NULL, 'h' },
 		{},
 	};
+	_cleanup_free_ char **ignored = NULL;
+	size_t n_ignored = 0;
 	int c, r;
 
-	*ret = (struct audit_args){ .format = FORMAT_TEXT, .min_severity = SEVERITY_INFO };
-	while ((c = getopt_long(argc, argv, ":h", options, NULL)) >= 0) {
+	*ret = (struct audit_args){ .format = FORMAT_TEXT, .filter.min_severity = SEVERITY_INFO };
+	while ((c = getopt_long(argc, argv, ":hq", options, NULL)) >= 0) {
+		/* The monitoring-plugin line is audit's alone. */
+		if (c == 'f' && streq(optarg, "plugin")) {
+			ret->format = FORMAT_PLUGIN;
+			continue;
+		}
 		r = parse_format_option("audit", c, true, &ret->format);
 		if (r == 0)
 			r = parse_color_option("audit", c, &ret->color);
@@ -105,7 +164,35 @@ static int audit_parse(int argc, char **argv, struct audit_args *ret)
 					  optarg);
 				return -EINVAL;
 			}
-			ret->min_severity = r;
+			ret->filter.min_severity = r;
+			break;
+		case 'k':
+			r = parse_check_option(optarg, false, ret);
+			if (r < 0)
+				return r;
+			break;
+		case 'i': {
+			char **p;
+
+			/* Applied after every --check, whatever the order. */
+			if (!check_find(optarg)) {
+				log_error(
+				    "audit: --ignore: unknown check '%s' (see ptsguard checks)",
+				    optarg);
+				return -EINVAL;
+			}
+			p = realloc(ignored, sizeof(char *) * (n_ignored + 1));
+			if (!p)
+				return log_error_errno(-ENOMEM, "audit");
+			ignored = p;
+			ignored[n_ignored++] = optarg;
+			break;
+		}
+		case 'q':
+			ret->quiet = true;
+			break;
+		case 'o':
+			ret->output = optarg;
 			break;
 		case 'c':
 			ret->config_path = optarg;
@@ -130,37 +217,100 @@ static int audit_parse(int argc, char **argv, struct audit_args *ret)
 		log_error("audit: --namespace and --all-namespaces exclude each other");
 		return -EINVAL;
 	}
+	for (size_t k = 0; k < n_ignored; k++) {
+		r = parse_check_option(ignored[k], true, ret);
+		if (r < 0)
+			return r;
+	}
 	return no_more_arguments("audit", argc, argv);
 }
 
-static int write_report(const struct report *rep, enum format format, enum color_when color)
+/* The plugin line of a report and its namespaces, with the exit status's word. */
+static int write_plugin(FILE *f, const struct report *rep)
 {
+	struct plugin_summary p;
+	int r = plugin_summary_init(&p);
+
+	if (r < 0)
+		return r;
+	plugin_summary_add(&p, rep);
+	FOREACH_ARRAY (n, rep->namespaces, rep->n_namespaces)
+		plugin_summary_add(&p, &n->report);
+	r = report_write_plugin(f, &p, report_exit_status_all(rep));
+	plugin_summary_done(&p);
+	return r;
+}
+
+/* Colour only on a terminal, never into --output's file. */
+static bool audit_color(const struct audit_args *args)
+{
+	return args->out == stdout && want_color(args->color);
+}
+
+static int write_report(const struct report *rep, const struct audit_args *args)
+{
+	FILE *f = args->out;
 	int r;
 
-	switch (format) {
+	switch (args->format) {
 	case FORMAT_JSON:
-		r = report_write_json(stdout, rep);
+		r = report_write_json(f, rep);
 		break;
 	case FORMAT_PROMETHEUS:
-		r = report_write_prometheus(stdout, rep);
+		r = report_write_prometheus(f, rep);
+		break;
+	case FORMAT_PLUGIN:
+		r = write_plugin(f, rep);
 		break;
 	default:
-		r = report_write_text(stdout, rep, want_color(color));
+		r = report_write_text(f, rep, audit_color(args));
 		break;
 	}
 	if (r >= 0)
-		r = flush_stdout();
+		r = f == stdout ? flush_stdout() : fflush(f) != 0 ? -errno : 0;
 	return r;
+}
+
+/* The first error logged, for the plugin line of an audit that could not run (monitoring shows
+ * that line, not standard error). */
+static char first_error[256];
+
+static void plugin_log_sink(int priority, const char *const *fields, const char *message)
+{
+	(void)fields;
+	if (priority <= LOG_ERR && !first_error[0])
+		snprintf(first_error, sizeof(first_error), "%s", message);
+	fprintf(stderr, "ptsguard: %s\n", message);
+}
+
+/* An audit that could not run (reason: why, in a word of ours): the formats monitoring reads say
+ * so themselves, Prometheus with ptsguard_audit_success 0, the plugin line UNKNOWN; the others
+ * write nothing. EXIT_UNKNOWN. */
+static int audit_failed(const struct audit_args *args, const char *reason)
+{
+	int r = 0;
+
+	if (args->format == FORMAT_PROMETHEUS)
+		r = report_write_prometheus_failed(args->out, reason);
+	else if (args->format == FORMAT_PLUGIN)
+		r = report_write_plugin_failed(
+		    args->out, first_error[0] ? first_error : "the audit could not run");
+	if (r >= 0)
+		r = args->out == stdout ? flush_stdout() : fflush(args->out) != 0 ? -errno : 0;
+	if (r < 0 && !ferror(stdout)) /* else main() says "write error" */
+		log_error_errno(r, "cannot write the report");
+	return EXIT_UNKNOWN;
 }
 
 /* What --all-namespaces has written and counted so far: each namespace is audited, written (or,
  * for Prometheus, its few series kept) and freed before the next. */
 struct namespaces_output {
-	const struct audit_args *args;
+	struct audit_args *args;
 	const struct config *config;
 	struct host_serving host;	  /* the host's serving instance, read once */
 	struct probe_kernel_facts kernel; /* the host's name, release and sysctls, read once */
 	struct prometheus_namespaces prom;
+	struct plugin_summary plugin;
 	size_t audited, clean, failed;
 	int status;
 	/* Writing the report failed: the run stops there (the namespaces' own errors never stop
@@ -178,27 +328,30 @@ struct namespaces_output {
 
 /* One item of the host report's "namespaces", written as it is described at its nesting (each
  * line four more spaces in), without a newline after it. */
-static int write_json_item(const struct report_namespace *n, bool first)
+static int write_json_item(FILE *f, const struct report_namespace *n, bool first)
 {
 	int r;
 
-	fputs(first ? "\n    " : ",\n    ", stdout);
-	r = report_namespace_write_json(stdout, n, 2);
-	return r < 0 ? r : ferror(stdout) ? -EIO : 0;
+	fputs(first ? "\n    " : ",\n    ", f);
+	r = report_namespace_write_json(f, n, 2);
+	return r < 0 ? r : ferror(f) ? -EIO : 0;
 }
 
 static int write_namespace(struct namespaces_output *out, const struct report_namespace *n)
 {
 	switch (out->args->format) {
 	case FORMAT_JSON:
-		return write_json_item(n, out->audited == 0);
+		return write_json_item(out->args->out, n, out->audited == 0);
 	case FORMAT_PROMETHEUS:
 		return prometheus_namespaces_add(&out->prom, n);
+	case FORMAT_PLUGIN:
+		plugin_summary_add(&out->plugin, &n->report);
+		return 0;
 	default: {
 		struct report_namespace named = *n;
 		char path[32], comm[64];
 
-		if (n->report.findings->n_items == 0 && !out->args->namespace_pid) {
+		if (report_clean(&n->report) && !out->args->namespace_pid) {
 			out->clean++;
 			return 0;
 		}
@@ -207,7 +360,7 @@ static int write_namespace(struct namespaces_output *out, const struct report_na
 		if (procfs_fd() >= 0 &&
 		    procfs_read_comm(procfs_fd(), path, comm, sizeof(comm)) >= 0)
 			named.comm = comm;
-		return report_write_namespace_text(stdout, &named, want_color(out->args->color));
+		return report_write_namespace_text(out->args->out, &named, audit_color(out->args));
 	}
 	}
 }
@@ -243,8 +396,9 @@ static int audit_listed_ns(struct namespaces_output *out, struct namespace_audit
 	r = namespace_audit_run(a, &target, out->config);
 	if (r < 0)
 		return r;
-	findings_filter(&a->result.findings, out->args->min_severity);
 	ns_rep = namespace_audit_report(a, listed->pids_total);
+	report_filter_apply(&out->args->filter, &a->result.findings, ns_rep.report.hidden, NULL);
+	ns_rep.report.filter = &out->args->filter;
 	if (write_namespace(out, &ns_rep) < 0)
 		out->write_error = true;
 	out->audited++;
@@ -268,18 +422,19 @@ static void write_namespace_error(struct namespaces_output *out, struct namespac
 	n.error = error;
 	switch (out->args->format) {
 	case FORMAT_JSON:
-		r = write_json_item(&n, out->audited == 0);
+		r = write_json_item(out->args->out, &n, out->audited == 0);
 		out->audited++;
 		break;
 	case FORMAT_PROMETHEUS:
-		break; /* counted in the exit status only */
+	case FORMAT_PLUGIN:
+		break; /* counted in the exit status only (and the plugin line's "not judged") */
 	default: {
 		_cleanup_free_ char *root = n.root ? cescape(n.root) : NULL;
 
 		escaped = cescape(error);
-		if (printf("\nmount namespace %llu%s%s (pid %d): not judged: %s\n",
-			   (unsigned long long)n.mntns, n.root ? ", root " : "",
-			   n.root ? root ?: "?" : "", (int)n.pid, escaped ?: "?") < 0)
+		if (fprintf(out->args->out, "\nmount namespace %llu%s%s (pid %d): not judged: %s\n",
+			    (unsigned long long)n.mntns, n.root ? ", root " : "",
+			    n.root ? root ?: "?" : "", (int)n.pid, escaped ?: "?") < 0)
 			r = -EIO;
 		break;
 	}
@@ -408,28 +563,31 @@ static int audit_named(struct namespaces_output *out, struct namespace_target *t
 	target.probe.ns = t;
 	a.started = now_usec(CLOCK_MONOTONIC);
 	if (run_namespace("audit", &target, out->config, &a.result) < 0)
-		return EXIT_UNKNOWN;
-	findings_filter(&a.result.findings, out->args->min_severity);
+		return audit_failed(out->args, "namespace");
 	ns_rep = namespace_audit_report(&a, pids_total);
+	report_filter_apply(&out->args->filter, &a.result.findings, ns_rep.report.hidden, NULL);
+	ns_rep.report.filter = &out->args->filter;
 	host->namespaces = &ns_rep;
 	host->n_namespaces = 1;
-	r = write_report(host, out->args->format, out->args->color);
+	r = write_report(host, out->args);
 	status = report_exit_status_all(host);
 	host->namespaces = NULL;
 	host->n_namespaces = 0;
 	if (r < 0) {
 		if (!ferror(stdout)) /* else main() says "write error" */
 			log_error_errno(r, "cannot write the report");
+		out->args->incomplete = true;
 		return EXIT_UNKNOWN;
 	}
 	return status;
 }
 
-static int audit_run(const struct audit_args *args)
+static int audit_run(struct audit_args *args)
 {
 	_cleanup_(config_freep) struct config *config = NULL;
 	_cleanup_(namespace_target_freep) struct namespace_target *named = NULL;
 	struct namespaces_output out = { .args = args };
+	_cleanup_free_ bool *hidden_checks = calloc(check_catalog_size ?: 1, sizeof(bool));
 	struct audit_result res;
 	uint64_t t0 = now_usec(CLOCK_MONOTONIC);
 	struct report rep;
@@ -442,10 +600,12 @@ static int audit_run(const struct audit_args *args)
 	else
 		r = config_new_default(&config);
 	if (r < 0)
-		return EXIT_UNKNOWN;
+		return audit_failed(args, "configuration");
+	if (!hidden_checks)
+		return log_error_errno(-ENOMEM, "audit"), EXIT_UNKNOWN;
 	out.config = config;
 	if (args->namespace_pid && open_namespace("audit", args->namespace_pid, &named) < 0)
-		return EXIT_UNKNOWN;
+		return audit_failed(args, "namespace");
 	/* Reading is harmless, but the block printed is this host's again: a pid taken from a
 	 * listing may have been reused by one of its processes since (repair refuses it). */
 	if (named && named->own)
@@ -460,10 +620,7 @@ static int audit_run(const struct audit_args *args)
 		probe_worker_prepare(&out);
 	r = run_audit(config, args->snapshot_path, args->no_probe, &res);
 	if (r < 0)
-		return EXIT_UNKNOWN;
-
-	/* --min-severity drops findings below it from the output and the exit status alike. */
-	findings_filter(&res.findings, args->min_severity);
+		return audit_failed(args, args->snapshot_path ? "snapshot" : "probe");
 
 	rep = (struct report){
 		.snap = res.snap,
@@ -472,10 +629,14 @@ static int audit_run(const struct audit_args *args)
 		.source = args->snapshot_path ? "snapshot" : "live",
 		.generated_at = now_usec(CLOCK_REALTIME),
 		.duration = (double)(now_usec(CLOCK_MONOTONIC) - t0) / 1e6,
+		.filter = &args->filter,
+		.hidden_checks = hidden_checks,
 	};
+	/* The filters drop findings from the output and the exit status alike. */
+	report_filter_apply(&args->filter, &res.findings, rep.hidden, hidden_checks);
 	status = report_exit_status(&res.findings);
 	if (!args->all_namespaces && !named) {
-		r = write_report(&rep, args->format, args->color);
+		r = write_report(&rep, args);
 		goto done;
 	}
 	r = host_serving_from_analysis(res.a, &out.host);
@@ -499,8 +660,8 @@ static int audit_run(const struct audit_args *args)
 		*end = 0;
 		while (end > host_json && (end[-1] == '\n' || end[-1] == ' '))
 			*--end = 0;
-		fputs(host_json, stdout);
-		fputs(",\n  \"namespaces\": [", stdout);
+		fputs(host_json, args->out);
+		fputs(",\n  \"namespaces\": [", args->out);
 		break;
 	}
 	case FORMAT_PROMETHEUS:
@@ -508,8 +669,15 @@ static int audit_run(const struct audit_args *args)
 		if (r < 0)
 			goto done;
 		break;
+	case FORMAT_PLUGIN:
+		r = plugin_summary_init(&out.plugin);
+		if (r < 0)
+			goto done;
+		plugin_summary_add(&out.plugin, &rep);
+		break;
 	default:
-		r = write_report(&rep, args->format, args->color);
+		rep.namespaces_follow = true;
+		r = write_report(&rep, args);
 		break;
 	}
 	if (r < 0)
@@ -534,33 +702,65 @@ static int audit_run(const struct audit_args *args)
 		goto done;
 	switch (args->format) {
 	case FORMAT_JSON:
-		fputs(out.audited > 0 ? "\n  ]\n}\n" : "]\n}\n", stdout);
+		fputs(out.audited > 0 ? "\n  ]\n}\n" : "]\n}\n", args->out);
 		break;
 	case FORMAT_PROMETHEUS:
-		r = report_write_prometheus_all(stdout, &rep, &out.prom);
+		r = report_write_prometheus_all(args->out, &rep, &out.prom);
+		break;
+	case FORMAT_PLUGIN:
+		out.plugin.failed = out.failed;
+		r = report_write_plugin(args->out, &out.plugin, status);
 		break;
 	default:
 		if (out.clean > 0)
-			report_write_namespaces_clean(stdout, out.clean);
+			report_write_namespaces_clean(args->out, out.clean);
 		else if (out.audited == 0 && out.failed == 0)
-			fputs("\nNo other mount namespace on this host.\n", stdout);
+			fputs("\nNo other mount namespace on this host.\n", args->out);
 		if (out.failed > 0)
-			printf("%zu namespace%s could not be audited\n", out.failed,
-			       out.failed == 1 ? "" : "s");
+			fprintf(args->out, "%zu namespace%s could not be audited\n", out.failed,
+				out.failed == 1 ? "" : "s");
 		break;
 	}
 	if (r >= 0)
-		r = flush_stdout();
+		r = args->out == stdout ? flush_stdout() : fflush(args->out) != 0 ? -errno : 0;
 done:
 	prometheus_namespaces_done(&out.prom);
+	plugin_summary_done(&out.plugin);
 	host_serving_done(&out.host);
 	probe_kernel_facts_done(&out.kernel);
 	audit_result_done(&res);
 	if (r < 0) {
 		if (!ferror(stdout)) /* else main() says "write error" */
 			log_error_errno(r, "cannot write the report");
+		args->incomplete = true;
 		return EXIT_UNKNOWN;
 	}
+	return status;
+}
+
+/* --output FILE and --quiet: the report is written into memory, then replaced atomically into
+ * FILE (when it was written whole), or dropped. The audit's exit status either way; 3 when the
+ * file could not be written. */
+static int audit_buffered(struct audit_args *args)
+{
+	_cleanup_free_ char *text = NULL;
+	size_t size = 0;
+	int status;
+
+	args->out = open_memstream(&text, &size);
+	if (!args->out)
+		return log_error_errno(-errno, "audit"), EXIT_UNKNOWN;
+	status = audit_run(args);
+	if (fclose(args->out) != 0) {
+		log_error_errno(-ENOMEM, "cannot write the report");
+		return EXIT_UNKNOWN;
+	}
+	args->out = NULL;
+	/* Nothing written (a text audit that could not run), or not whole: the file is kept. */
+	if (!args->output || args->incomplete || size == 0)
+		return status;
+	if (write_output("audit", args->output, text, false) < 0)
+		return EXIT_UNKNOWN;
 	return status;
 }
 
@@ -569,7 +769,19 @@ int cmd_audit(int argc, char **argv)
 	struct audit_args args;
 	int r = audit_parse(argc, argv, &args);
 
-	if (r != 0)
+	if (r != 0) {
+		free(args.excluded);
 		return r > 0 ? 0 : EXIT_UNKNOWN;
-	return audit_run(&args);
+	}
+	if (args.format == FORMAT_PLUGIN)
+		log_set_sink(plugin_log_sink);
+	if (args.output || args.quiet)
+		r = audit_buffered(&args);
+	else {
+		args.out = stdout;
+		r = audit_run(&args);
+	}
+	log_set_sink(NULL);
+	free(args.excluded);
+	return r;
 }

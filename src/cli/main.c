@@ -26,8 +26,9 @@ static const struct command {
 	const char *help;
 } commands[] = {
 	{ "audit", cmd_audit,
-	  "  audit    [--format text|json|prometheus] [--json] [--snapshot FILE|-]\n"
-	  "           [--min-severity info|warning|critical] [--color[=WHEN]] [--no-color]\n"
+	  "  audit    [--format text|json|prometheus|plugin] [--json] [--snapshot FILE|-]\n"
+	  "           [--min-severity info|warning|critical] [--check ID]... [--ignore ID]...\n"
+	  "           [-q|--quiet] [--output FILE] [--color[=WHEN]] [--no-color]\n"
 	  "           [--config FILE] [--namespace PID | --all-namespaces] [--no-probe]\n"
 	  "                             audit this host (or a captured snapshot), and the\n"
 	  "                             mount namespace of process PID, or every one\n" },

@@ -4,6 +4,9 @@
 #include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+#include "config.h"
 
 #include "daemon/host-audit.h"
 #include "daemon/mount-source.h"
@@ -34,6 +37,20 @@ void daemon_log_transition(struct daemon *d, const struct transition_event *e)
 	else
 		daemon_fail(d, FAILURE_JOURNAL, "Failed to log %s %s: %s", f->check->id,
 			    transition_to_string(e->transition), strerror(-r));
+}
+
+/* Audit again later, backing off as output_retry_next() says: an output that could not be
+ * written, or an audit that could not run (a mount table back as the last audit that ran saw it
+ * wakes no audit of its own). */
+static void daemon_retry_later(struct daemon *d)
+{
+	int r;
+
+	d->retry_usec = output_retry_next(d->retry_usec, true);
+	r = timer_arm(d->retry_timer, now_usec(CLOCK_MONOTONIC) + d->retry_usec);
+	if (r < 0)
+		daemon_fail(d, FAILURE_TIMER, "Failed to arm the output retry timer: %s",
+			    strerror(-r));
 }
 
 int daemon_log_transitions(struct daemon *d, const struct findings *now)
@@ -95,10 +112,7 @@ static void daemon_write_outputs(struct daemon *d, const struct report *rep)
 		(void)sd_event_source_set_enabled(d->retry_timer, SD_EVENT_OFF);
 		return;
 	}
-	r = timer_arm(d->retry_timer, now_usec(CLOCK_MONOTONIC) + d->retry_usec);
-	if (r < 0)
-		daemon_fail(d, FAILURE_TIMER, "Failed to arm the output retry timer: %s",
-			    strerror(-r));
+	daemon_retry_later(d);
 }
 
 void daemon_notify_status(struct daemon *d, bool ready)
@@ -148,6 +162,25 @@ static int daemon_transitions_cb(void *userdata, const struct analysis *a, struc
 	return ptmx_replaced_check(&d->ptmx, a, &d->udev_window, out);
 }
 
+/* An audit that could not run (logged): the textfile says so, ptsguard_audit_success 0, until
+ * one runs again; its heartbeats go on. */
+static void daemon_prometheus_failed(struct daemon *d)
+{
+	const char *path = d->config->prometheus_file;
+	struct output_file_error err;
+	char why[OUTPUT_FILE_WHY_MAX];
+	int r;
+
+	if (!path)
+		return;
+	r = prometheus_file_failed(&d->prometheus, path, "probe", now_usec(CLOCK_MONOTONIC), &err);
+	if (r < 0)
+		daemon_fail(d, FAILURE_PROMETHEUS, "Failed to write %s: %s", path,
+			    output_file_strerror(r, &err, path, why));
+	else
+		daemon_ok(d, FAILURE_PROMETHEUS);
+}
+
 int daemon_collect(struct daemon *d, struct audit_result *ret)
 {
 	struct audit_target t = {
@@ -164,6 +197,17 @@ int daemon_collect(struct daemon *d, struct audit_result *ret)
 	if (r < 0)
 		return daemon_fail(d, FAILURE_AUDIT, "Cannot audit: %s", strerror(-r)), r;
 	d->last_audit_full = r > 0;
+#if PTSGUARD_TEST_HOOKS
+	/* Tests: the pipeline fails for as long as the file this names exists. */
+	const char *fail = getenv("PTSGUARD_TEST_FAIL_AUDIT");
+
+	if (fail && access(fail, F_OK) == 0) {
+		/* As the pipeline would: the table it takes over is freed on failure too. */
+		t.probe.mounts = mount_table_free(t.probe.mounts);
+		return daemon_fail(d, FAILURE_AUDIT, "Cannot audit: %s (test hook)", strerror(EIO)),
+		       -EIO;
+	}
+#endif
 	r = pipeline_run(&t, d->config, ret, &perr);
 	if (r == -EINVAL && perr.line)
 		daemon_fail(d, FAILURE_AUDIT, "Cannot audit: /proc/self/mountinfo line %u: %s",
@@ -274,8 +318,11 @@ int daemon_audit(struct daemon *d, unsigned *ret_reasons)
 	dev_watches_update(d->watches);
 
 	r = daemon_collect(d, &now);
-	if (r < 0)
+	if (r < 0) {
+		daemon_prometheus_failed(d);
+		daemon_retry_later(d);
 		goto done;
+	}
 	dev_watches_expect_probe(d->watches, &now.snap->probe);
 	daemon_ok(d, FAILURE_AUDIT);
 	dev_watches_follow_serving(d->watches, now.a);

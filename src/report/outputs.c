@@ -81,6 +81,31 @@ int prometheus_file_update(struct prometheus_file *p, const char *path, const st
 	return 1;
 }
 
+int prometheus_file_failed(struct prometheus_file *p, const char *path, const char *reason,
+			   uint64_t now, struct output_file_error *err)
+{
+	_cleanup_free_ char *series = NULL;
+	size_t size = 0;
+	FILE *m = open_memstream(&series, &size);
+	int r;
+
+	if (!m)
+		return -ENOMEM;
+	r = report_write_prometheus_failed(m, reason);
+	if (fclose(m) != 0 && r >= 0)
+		r = -ENOMEM;
+	if (r >= 0)
+		r = prometheus_file_write(path, series, now_usec(CLOCK_REALTIME), err);
+	if (r < 0)
+		return r;
+	free(p->signature);
+	p->signature = NULL;
+	free(p->series);
+	p->series = TAKE_PTR(series);
+	p->written = now;
+	return 1;
+}
+
 int prometheus_file_heartbeat(struct prometheus_file *p, const char *path, uint64_t now,
 			      struct output_file_error *err)
 {

@@ -11,6 +11,8 @@
  *   with the same series and a new ptsguard_daemon_heartbeat_timestamp_seconds,
  *   so that a textfile left behind by a daemon that stopped can be told from the
  *   one of a quiet host whose last audit is old and still current;
+ * - after an audit that could not run, the textfile says so (ptsguard_audit_success 0)
+ *   until one runs again, rather than keep an older audit's series current;
  * - the status text for sd_notify STATUS=.
  *
  * Each file's directory is created when missing (not its parents), and
@@ -47,6 +49,11 @@ int prometheus_file_update(struct prometheus_file *p, const char *path, const st
  * microseconds): 1 written, 0 when nothing was written yet, or negative errno. */
 int prometheus_file_heartbeat(struct prometheus_file *p, const char *path, uint64_t now,
 			      struct output_file_error *err);
+/* An audit that could not run: write report_write_prometheus_failed()'s series (reason) with the
+ * heartbeat at once; the heartbeats after it repeat them, and the next update writes whatever
+ * the findings. now as for prometheus_file_update(). 1 written, or negative errno. */
+int prometheus_file_failed(struct prometheus_file *p, const char *path, const char *reason,
+			   uint64_t now, struct output_file_error *err);
 /* Make the next update write whatever the findings (and free). */
 void prometheus_file_forget(struct prometheus_file *p);
 

@@ -6,10 +6,16 @@
 #include "report/report.h"
 #include "util/escape.h"
 #include "util/macro.h"
+#include "util/version.h"
+
+static void fputs_label(const char *s, FILE *f);
 
 /*
  * One ptsguard_finding series per check of the catalog, 0 or 1, so alert rules
- * see a series that exists and drops to 0 rather than one that disappears.
+ * see a series that exists and drops to 0 rather than one that disappears; but
+ * never a 0 for a check the command's filters leave out (--check, --ignore,
+ * --min-severity), or whose finding they left out: that series is not written.
+ * Every exposition starts with ptsguard_build_info and ptsguard_audit_success.
  */
 int report_write_prometheus(FILE *f, const struct report *r)
 {
@@ -28,10 +34,56 @@ int report_write_prometheus(FILE *f, const struct report *r)
 	return k;
 }
 
+/* ptsguard_build_info and ptsguard_audit_success, first in every exposition. */
+static void write_header(FILE *f, bool success)
+{
+	fputs("# HELP ptsguard_build_info The ptsguard that wrote these series\n"
+	      "# TYPE ptsguard_build_info gauge\n"
+	      "ptsguard_build_info{version=\"",
+	      f);
+	fputs_label(version_release(), f);
+	fprintf(f,
+		"\"} 1\n"
+		"# HELP ptsguard_audit_success 1 when the audit ran, 0 when it could not\n"
+		"# TYPE ptsguard_audit_success gauge\n"
+		"ptsguard_audit_success %d\n",
+		success);
+}
+
+int report_write_prometheus_failed(FILE *f, const char *reason)
+{
+	write_header(f, false);
+	fputs("# HELP ptsguard_audit_error Why the audit could not run\n"
+	      "# TYPE ptsguard_audit_error gauge\n"
+	      "ptsguard_audit_error{reason=\"",
+	      f);
+	fputs_label(reason, f);
+	fputs("\"} 1\n", f);
+	return ferror(f) ? -EIO : 0;
+}
+
+/* Whether the check at catalog index c gets its series with no finding present: not when the
+ * filters leave it out, left out one of its findings, or would leave out its findings at its
+ * catalog severity. */
+static bool series_when_absent(const struct report *r, size_t c)
+{
+	const struct report_filter *filter = r->filter;
+
+	if (r->hidden_checks && r->hidden_checks[c])
+		return false;
+	if (!filter)
+		return true;
+	if (filter->excluded && filter->excluded[c])
+		return false;
+	return check_catalog[c]->severity >= filter->min_severity;
+}
+
 int report_write_prometheus_all(FILE *f, const struct report *r, struct prometheus_namespaces *ns)
 {
 	size_t counts[_SEVERITY_MAX] = { 0 };
+	enum severity min = r->filter ? r->filter->min_severity : SEVERITY_INFO;
 
+	write_header(f, true);
 	fputs("# HELP ptsguard_finding 1 when a finding is present\n"
 	      "# TYPE ptsguard_finding gauge\n",
 	      f);
@@ -46,6 +98,8 @@ int report_write_prometheus_all(FILE *f, const struct report *r, struct promethe
 				present = 1;
 				sev = i->severity;
 			}
+		if (!present && !series_when_absent(r, c))
+			continue;
 		fprintf(f, "ptsguard_finding{check=\"%s\",severity=\"%s\"} %d\n", info->id,
 			severity_to_string(sev), present);
 	}
@@ -56,20 +110,23 @@ int report_write_prometheus_all(FILE *f, const struct report *r, struct promethe
 	fputs("# HELP ptsguard_findings Findings present now, by severity\n"
 	      "# TYPE ptsguard_findings gauge\n",
 	      f);
-	for (int s = _SEVERITY_MAX - 1; s >= 0; s--)
+	/* A severity below --min-severity is not counted: no 0 for it. */
+	for (int s = _SEVERITY_MAX - 1; s >= (int)min; s--)
 		fprintf(f, "ptsguard_findings{severity=\"%s\"} %zu\n", severity_to_string(s),
 			counts[s]);
 	if (ns && fflush(ns->findings) == 0 && ns->findings_text)
 		fputs(ns->findings_text, f);
-	/* A counter, as its name says: the daemon's detections since it started; a one-shot audit
-	 * is a process of its own, and its total is what it found. */
-	fputs("# HELP ptsguard_findings_total Findings detected since the process started, by "
-	      "severity\n"
-	      "# TYPE ptsguard_findings_total counter\n",
-	      f);
-	for (int s = _SEVERITY_MAX - 1; s >= 0; s--)
-		fprintf(f, "ptsguard_findings_total{severity=\"%s\"} %llu\n", severity_to_string(s),
-			(unsigned long long)(r->detected_total ? r->detected_total[s] : counts[s]));
+	/* A counter of the daemon's detections since it started, under a name no gauge family
+	 * shares; a one-shot audit has nothing to count across audits and writes none. */
+	if (r->detected_total) {
+		fputs("# HELP ptsguard_detections_total Findings detected since the process "
+		      "started, by severity\n"
+		      "# TYPE ptsguard_detections_total counter\n",
+		      f);
+		for (int s = _SEVERITY_MAX - 1; s >= 0; s--)
+			fprintf(f, "ptsguard_detections_total{severity=\"%s\"} %llu\n",
+				severity_to_string(s), (unsigned long long)r->detected_total[s]);
+	}
 	fprintf(f,
 		"# HELP ptsguard_last_audit_timestamp_seconds When the last audit ran\n"
 		"# TYPE ptsguard_last_audit_timestamp_seconds gauge\n"
@@ -181,7 +238,7 @@ int prometheus_namespaces_add(struct prometheus_namespaces *p, const struct repo
 		namespace_labels(p->finding, n);
 		fputs("} 1\n", p->finding);
 	}
-	for (int s = _SEVERITY_MAX - 1; s >= 0; s--) {
+	for (int s = _SEVERITY_MAX - 1; s >= (int)(r->filter ? r->filter->min_severity : 0); s--) {
 		fprintf(p->findings, "ptsguard_findings{severity=\"%s\",", severity_to_string(s));
 		namespace_labels(p->findings, n);
 		fprintf(p->findings, "} %zu\n", counts[s]);

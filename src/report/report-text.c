@@ -175,11 +175,82 @@ static void write_skipped_note(FILE *f, const struct snapshot *s)
 	fputs(".\n", f);
 }
 
+/* Whether the report's filters could have left anything out. */
+static bool filter_narrows(const struct report *r)
+{
+	for (int s = 0; s < _SEVERITY_MAX; s++)
+		if (r->hidden[s] > 0)
+			return true;
+	return r->filter && (r->filter->min_severity > SEVERITY_INFO || r->filter->excluded);
+}
+
+/* "1 critical, 0 warning, 0 info"; with filters, only the severities they show, then what they
+ * left out: "1 critical; not shown: 1 warning". */
+static void write_counts(FILE *f, const size_t counts[static _SEVERITY_MAX],
+			 const size_t hidden[static _SEVERITY_MAX],
+			 const struct report_filter *filter)
+{
+	enum severity min = filter ? filter->min_severity : SEVERITY_INFO;
+	bool first = true;
+
+	for (int s = _SEVERITY_MAX - 1; s >= (int)min; s--) {
+		fprintf(f, "%s%zu %s", first ? "" : ", ", counts[s], severity_to_string(s));
+		first = false;
+	}
+	first = true;
+	for (int s = _SEVERITY_MAX - 1; s >= 0; s--) {
+		if (hidden[s] == 0)
+			continue;
+		fprintf(f, "%s%zu %s", first ? "; not shown: " : ", ", hidden[s],
+			severity_to_string(s));
+		first = false;
+	}
+	fputc('\n', f);
+}
+
+/* The first line: the verdict the exit status gives, in words, over the report and its
+ * namespaces: "ptsguard: CRITICAL: 1 critical, 1 warning", "ptsguard: OK: no findings". */
+static void write_verdict(FILE *f, const struct report *r)
+{
+	static const char *const word[] = { "OK", "WARNING", "CRITICAL" };
+	size_t counts[_SEVERITY_MAX] = { 0 }, hidden = 0;
+	int status = report_exit_status_all(r);
+	bool first = true;
+
+	FOREACH_ARRAY (i, r->findings->items, r->findings->n_items)
+		counts[i->severity]++;
+	for (int s = 0; s < _SEVERITY_MAX; s++)
+		hidden += r->hidden[s];
+	FOREACH_ARRAY (n, r->namespaces, r->n_namespaces) {
+		if (!n->report.findings)
+			continue;
+		FOREACH_ARRAY (i, n->report.findings->items, n->report.findings->n_items)
+			counts[i->severity]++;
+		for (int s = 0; s < _SEVERITY_MAX; s++)
+			hidden += n->report.hidden[s];
+	}
+	fprintf(f, "ptsguard: %s: ", word[status < 0 || status > 2 ? 0 : status]);
+	for (int s = _SEVERITY_MAX - 1; s >= 0; s--) {
+		if (counts[s] == 0)
+			continue;
+		fprintf(f, "%s%zu %s", first ? "" : ", ", counts[s], severity_to_string(s));
+		first = false;
+	}
+	if (first)
+		fputs("no findings", f);
+	if (hidden > 0)
+		fprintf(f, " (%zu not shown)", hidden);
+	if (r->namespaces_follow)
+		fputs(" on the host (other mount namespaces below)", f);
+	fputc('\n', f);
+}
+
 static int write_one(FILE *f, const struct report *r, bool color)
 {
 	size_t counts[_SEVERITY_MAX] = { 0 };
 	const char *bold = color ? ANSI_BOLD : "", *reset = color ? ANSI_RESET : "";
 
+	write_verdict(f, r);
 	/* Every string from the audited system is escaped (util/escape.h): a hostname, a
 	 * mountpoint or a process name in a summary may hold terminal escape sequences. */
 	fprintf(f, "%sptsguard audit of ", bold);
@@ -236,11 +307,13 @@ static int write_one(FILE *f, const struct report *r, bool color)
 		    r->snap->holders_progress.processes_left);
 	if (r->snap->holders_skipped > 0)
 		write_skipped_note(f, r->snap);
-	if (r->findings->n_items == 0)
+	if (r->findings->n_items == 0 && !filter_narrows(r))
 		fprintf(f,
 			"\nNo findings: pty allocation works and permissions are as expected.\n");
-	fprintf(f, "\n%zu critical, %zu warning, %zu info\n", counts[SEVERITY_CRITICAL],
-		counts[SEVERITY_WARNING], counts[SEVERITY_INFO]);
+	else if (r->findings->n_items == 0)
+		fputs("\nNo findings shown.\n", f);
+	fputc('\n', f);
+	write_counts(f, counts, r->hidden, r->filter);
 	return ferror(f) ? -EIO : 0;
 }
 
@@ -323,9 +396,17 @@ int report_write_namespace_text(FILE *f, const struct report_namespace *n, bool 
 	write_probe_line(f, r->snap);
 	write_findings(f, r, color, counts);
 	write_namespace_hint(f, n);
-	fprintf(f, "\n%zu critical, %zu warning, %zu info\n", counts[SEVERITY_CRITICAL],
-		counts[SEVERITY_WARNING], counts[SEVERITY_INFO]);
+	fputc('\n', f);
+	write_counts(f, counts, r->hidden, r->filter);
 	return ferror(f) ? -EIO : 0;
+}
+
+bool report_clean(const struct report *r)
+{
+	for (int s = 0; s < _SEVERITY_MAX; s++)
+		if (r->hidden[s] > 0)
+			return false;
+	return r->findings->n_items == 0;
 }
 
 void report_write_namespaces_clean(FILE *f, size_t clean)
@@ -341,7 +422,7 @@ int report_write_text(FILE *f, const struct report *r, bool color)
 
 	/* One namespace named (--namespace): its block whatever it holds. */
 	FOREACH_ARRAY (n, r->namespaces, r->n_namespaces) {
-		if (n->report.findings->n_items == 0 && r->n_namespaces > 1)
+		if (report_clean(&n->report) && r->n_namespaces > 1)
 			clean++;
 		else if (k >= 0)
 			k = report_write_namespace_text(f, n, color);

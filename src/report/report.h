@@ -16,6 +16,24 @@
 
 struct report_namespace;
 
+/* What a command's filters leave out of its report: findings below --min-severity, and the
+ * checks --check did not name or --ignore did. A filtered finding is left out of every output,
+ * never shown as absent: its check's Prometheus series is not written, and the text says how
+ * many were not shown. */
+struct report_filter {
+	enum severity min_severity;
+	/* By catalog index (check_catalog[]): the check is left out; NULL: none is. */
+	const bool *excluded;
+};
+
+/* The index of c in check_catalog[]. */
+size_t check_catalog_index(const struct check_info *c);
+/* Drop (and free) the findings filter leaves out of f; count them by severity in hidden[] (added
+ * to what it holds) and, when hidden_checks is not NULL, set their checks' entries there (by
+ * catalog index). */
+void report_filter_apply(const struct report_filter *filter, struct findings *f,
+			 size_t hidden[static _SEVERITY_MAX], bool *hidden_checks);
+
 struct report {
 	const struct snapshot *snap;
 	const struct analysis *a;
@@ -35,6 +53,14 @@ struct report {
 	 * report's "namespaces" array; NULL: no such key. */
 	const struct report_namespace *namespaces;
 	size_t n_namespaces;
+	/* The filters applied to findings (NULL: none, the daemon's report), how many findings
+	 * they left out by severity, and (NULL: unknown) by catalog index which checks had one. */
+	const struct report_filter *filter;
+	size_t hidden[_SEVERITY_MAX];
+	const bool *hidden_checks;
+	/* Text: other namespaces are written after this report (--all-namespaces), so its first
+	 * line's verdict is the host's alone. */
+	bool namespaces_follow;
 };
 
 /* One element of "namespaces": which namespace, who made it, and its own report (whose own
@@ -72,6 +98,9 @@ int report_namespace_write_json(FILE *f, const struct report_namespace *n, int l
  * 12), else "<manager>"; "" when none. The pod is not in it. */
 #define CONTAINER_LABEL_MAX 256
 void report_container_label(const struct report_namespace *n, char *buf, size_t size);
+/* Whether a report has nothing to show: no finding, none left out by a filter either (then it is
+ * one of "N other namespaces: no findings"). */
+bool report_clean(const struct report *r);
 /* One block for a namespace: a header naming its container, /dev/ptmx, its findings. */
 int report_write_namespace_text(FILE *f, const struct report_namespace *n, bool color);
 /* "N other namespaces: no findings". */
@@ -93,3 +122,26 @@ int report_write_prometheus_all(FILE *f, const struct report *r, struct promethe
 
 /* 0, 1 or 2 by the worst finding (monitoring-plugin convention). */
 int report_exit_status(const struct findings *f);
+
+/* The exposition of an audit that could not run: ptsguard_build_info, ptsguard_audit_success 0
+ * and ptsguard_audit_error{reason} 1. reason is a word of ours ("configuration", "snapshot",
+ * "probe", "namespace"). */
+int report_write_prometheus_failed(FILE *f, const char *reason);
+
+/* The monitoring-plugin line (Nagios, Icinga, NRPE, node-problem-detector): one line,
+ * "PTSGUARD <OK|WARNING|CRITICAL|UNKNOWN> - <summary> | critical=N warning=N info=N". Its
+ * findings are collected over the host and every namespace, then written once. */
+struct plugin_summary {
+	size_t counts[_SEVERITY_MAX]; /* findings shown, by severity */
+	size_t hidden;		      /* findings the filters left out */
+	size_t failed;		      /* namespaces that could not be judged */
+	int *worst;		      /* by catalog index: the worst severity found, or -1 */
+};
+int plugin_summary_init(struct plugin_summary *p);
+void plugin_summary_add(struct plugin_summary *p, const struct report *r);
+void plugin_summary_done(struct plugin_summary *p);
+/* The line for status (0-3, the exit status). */
+int report_write_plugin(FILE *f, const struct plugin_summary *p, int status);
+/* The line of an audit that could not run: "PTSGUARD UNKNOWN - <why>", no performance data
+ * (nothing was counted). why is made one line, '|' replaced. */
+int report_write_plugin_failed(FILE *f, const char *why);

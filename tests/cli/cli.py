@@ -241,6 +241,41 @@ def min_severity_bogus(ctx):
     expect_error(ctx.run("audit", "--min-severity", "bogus"), "bogus")
 
 
+@case("check-unknown")
+def check_unknown(ctx):
+    """audit --check and --ignore take check ids of the catalog: anything else is a usage error
+    naming the option and the id, before anything is audited (whatever the format)."""
+    expect_error(ctx.run("audit", "--check", "devpts-overmount", "--check", "no-such-check"), "--check", "no-such-check")
+    expect_error(ctx.run("audit", "--format", "plugin", "--ignore", "ptmx-Mode"), "--ignore", "ptmx-Mode")
+    expect_error(ctx.run("audit", "--format", "prometheus", "--check"), "--check")
+
+
+@case("quiet-and-output")
+def quiet_and_output(ctx):
+    """-q prints nothing and exits with the audit's status; --output FILE writes what standard
+    output would have held, replaced atomically, and exits with the audit's status too."""
+    fixture = os.path.join(FIXTURES, "everything-wrong.json")
+    for flag in ("-q", "--quiet"):
+        r = ctx.run("audit", flag, "--snapshot", fixture)
+        if (r.returncode, r.out) != (2, ""):
+            raise Failed("%s: expected exit 2 and no output\n%s" % (flag, describe(r)))
+    plain = ctx.run("audit", "--snapshot", fixture, "--json")
+    path = os.path.join(ctx.tmpdir, "report.json")
+    r = ctx.run("audit", "--snapshot", fixture, "--json", "--output", path)
+    if (r.returncode, r.out) != (2, ""):
+        raise Failed("--output: expected exit 2 and nothing on standard output\n%s" % describe(r))
+    with open(path) as f:
+        written = json.load(f)
+    for key in ("generated_at", "duration"):
+        written.pop(key, None)
+    expected = parse_json(plain)
+    for key in ("generated_at", "duration"):
+        expected.pop(key, None)
+    if written != expected:
+        raise Failed("--output wrote another report than standard output gets")
+    expect_error(ctx.run("audit", "--snapshot", fixture, "--output", os.path.join(ctx.tmpdir, "no", "such", "dir", "x")), "no/such/dir")
+
+
 @case("missing-argument")
 def missing_argument(ctx):
     expect_error(ctx.run("audit", "--snapshot"), "--snapshot")

@@ -76,7 +76,7 @@ for cmd in "${commands[@]}"; do
 done
 
 # Option values.
-expect "audit --format <TAB>" "$(complete_line audit --format '')" "$(sorted text json prometheus)"
+expect "audit --format <TAB>" "$(complete_line audit --format '')" "$(sorted text json prometheus plugin)"
 expect "checks --format=<TAB> (three words)" "$(complete_line checks --format = '')" "$(sorted text json)"
 expect "repair --format=j<TAB>" "$(complete_line repair --format = j)" "json"
 expect "audit --min-severity w<TAB>" "$(complete_line audit --min-severity w)" "warning"

@@ -125,7 +125,7 @@ for cmd in $cmds; do
 done
 
 # Option values.
-expect "audit --format=<TAB>" "$(complete_line 'ptsguard audit --format=')" "$(sorted text json prometheus)"
+expect "audit --format=<TAB>" "$(complete_line 'ptsguard audit --format=')" "$(sorted text json prometheus plugin)"
 expect "checks --format=<TAB>" "$(complete_line 'ptsguard checks --format=')" "$(sorted text json)"
 expect "audit --min-severity=w<TAB>" "$(complete_line 'ptsguard audit --min-severity=w')" warning
 expect "repair --color=<TAB>" "$(complete_line 'ptsguard repair --color=')" "$(sorted auto always never)"

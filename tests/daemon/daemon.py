@@ -284,7 +284,7 @@ def case_lifecycle(ptsguard, opts):
     no_temp_left(c, state_dir, "no temporary files beside the state file", lambda: [n for n in os.listdir(state_dir) if n != os.path.basename(STATE_FILE)])
     with open(PROM_FILE) as f:
         prom = f.read()
-    c.true('ptsguard_findings_total{severity="critical"} 0' in prom, "Prometheus file has the totals:\n" + prom)
+    c.true('ptsguard_detections_total{severity="critical"} 0' in prom, "Prometheus file has the daemon's detection counter:\n" + prom)
     c.true("ptsguard_last_audit_timestamp_seconds " in prom, "Prometheus file has the audit timestamp")
     lint = subprocess.run(["promtool", "check", "metrics"], input=prom, capture_output=True, text=True)
     c.eq((lint.returncode, lint.stdout + lint.stderr), (0, ""), "promtool check metrics on the textfile")

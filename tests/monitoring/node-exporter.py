@@ -53,6 +53,10 @@ def case_scrape(ptsguard, opts):
         raise Skip("%s is not installed" % NODE_EXPORTER)
     c = harness.Checker()
     textdir = os.path.dirname(harness.PROM_FILE)
+    # With the test hooks, the daemon's audits fail while this file exists.
+    fail_audit = harness.TEST_DIR + "/fail-audit"
+    hooks = os.environ.get("PTSGUARD_TEST_HOOKS") == "1"
+    os.environ["PTSGUARD_TEST_FAIL_AUDIT"] = fail_audit
     daemon = harness.Daemon(ptsguard, config_text=harness.default_config() + "PrometheusHeartbeatSec=1\n")
     daemon.wait_ready()
     harness.wait_for("the daemon's Prometheus file", lambda: os.path.exists(harness.PROM_FILE))
@@ -90,6 +94,9 @@ def case_scrape(ptsguard, opts):
     stamp = series.get("ptsguard_last_audit_timestamp_seconds", 0)
     c.true(abs(time.time() - stamp) < 60, "ptsguard_last_audit_timestamp_seconds is now (%s)" % stamp)
     c.true("ptsguard_audit_duration_seconds" in series, "ptsguard_audit_duration_seconds is served")
+    c.eq(series.get("ptsguard_audit_success"), 1.0, "ptsguard_audit_success 1 over HTTP")
+    version = subprocess.run([ptsguard, "--version"], capture_output=True, text=True).stdout.split()[1]
+    c.eq(series.get('ptsguard_build_info{version="%s"}' % version), 1.0, "ptsguard_build_info of this ptsguard over HTTP")
 
     # Between audits the heartbeat moves and the audit's own series stay what they were: a
     # stopped daemon's textfile can be told from a quiet host's. Another ptsguard on this
@@ -124,9 +131,34 @@ def case_scrape(ptsguard, opts):
     harness.remount_devpts("gid=%d,mode=620" % harness.TTY_GID)
     try:
         series, _ = harness.wait_for("%s 0 again" % lost, lambda: scraped(lambda s, t: s.get(lost) == 0.0), timeout=15, interval=0.2)
-        c.eq(series.get('ptsguard_findings_total{severity="critical"}'), 1.0, "ptsguard_findings_total{severity=\"critical\"} 1 after one detection")
+        c.eq(series.get('ptsguard_detections_total{severity="critical"}'), 1.0, "ptsguard_detections_total{severity=\"critical\"} 1 after one detection")
+        c.true(not any(k.startswith("ptsguard_findings_total") for k in series), "no ptsguard_findings_total beside the gauge ptsguard_findings")
     except Failure as e:
         c.fail("the resolved finding reaches node_exporter: %s" % e)
+
+    # An audit that cannot run: the textfile says so (not the last audit's series, kept current
+    # by the heartbeat), until one runs again.
+    if not hooks:
+        log("not built with -Dtest-hooks=true: a failing audit is not tried")
+    else:
+        open(fail_audit, "w").close()
+        harness.remount_devpts("gid=%d,mode=644" % harness.TTY_GID)
+        try:
+            series, _ = harness.wait_for("ptsguard_audit_success 0 over HTTP", lambda: scraped(lambda s, t: s.get("ptsguard_audit_success") == 0.0), timeout=15, interval=0.2)
+            c.eq(series.get('ptsguard_audit_error{reason="probe"}'), 1.0, "ptsguard_audit_error says why")
+            c.eq([k for k in series if k.startswith("ptsguard_finding")], [], "no finding series while audits fail")
+            beat = series.get("ptsguard_daemon_heartbeat_timestamp_seconds", 0)
+            harness.wait_for("a heartbeat while audits fail", lambda: scraped(lambda s, t: s.get("ptsguard_daemon_heartbeat_timestamp_seconds", 0) > beat and s.get("ptsguard_audit_success") == 0.0), timeout=15, interval=0.2)
+        except Failure as e:
+            c.fail("a failed audit reaches node_exporter: %s" % e)
+        # Back to the mount table the last audit that ran saw: no change for the mount tracker
+        # to wake an audit for; the daemon audits again by itself after a failure.
+        os.unlink(fail_audit)
+        harness.remount_devpts("gid=%d,mode=620" % harness.TTY_GID)
+        try:
+            harness.wait_for("ptsguard_audit_success 1 again", lambda: scraped(lambda s, t: s.get("ptsguard_audit_success") == 1.0 and s.get(lost) == 0.0), timeout=15, interval=0.2)
+        except Failure as e:
+            c.fail("the next audit that runs replaces the failure: %s" % e)
     rc, _ = daemon.stop()
     c.eq(rc, 0, "the daemon exits 0 on SIGTERM")
     c.done()

@@ -1325,8 +1325,8 @@ def formats_consistent(sc):
     for want in (
         'ptsguard_finding{check="devpts-options-lost",severity="critical"} 1',
         'ptsguard_finding{check="ptmx-mode",severity="warning"} 1',
-        'ptsguard_findings_total{severity="critical"} 2',
-        'ptsguard_findings_total{severity="warning"} 1',
+        'ptsguard_findings{severity="critical"} 2',
+        'ptsguard_findings{severity="warning"} 1',
     ):
         sc.check.true(want in lines, "prometheus output lacks the line %r:\n%s" % (want, prom.stdout))
     # Valid for Prometheus' own linter (the CI installs promtool; without it this fails).
