@@ -22,6 +22,7 @@
 #include "probe/slaves.h"
 #include "probe/stalling-fs.h"
 #include "probe/statmount.h"
+#include "probe/tty-members.h"
 #include "probe/tty-sessions.h"
 #include "probe/userland.h"
 #include "snapshot/idmap.h"
@@ -308,6 +309,9 @@ int probe_base(const struct probe_options *opts, struct snapshot **ret, struct p
 	if (foreign)
 		ns_read_files(opts->ns, files, ELEMENTSOF(files));
 	r = probe_identity(s, opts, foreign ? &files[0] : NULL, err);
+	if (r < 0)
+		return r;
+	r = probe_tty_members(foreign ? &files[0] : NULL, s);
 	if (r < 0)
 		return r;
 	r = probe_kernel(opts->kernel, opts->ns, s);

@@ -306,6 +306,19 @@ json_object *snapshot_to_json(const struct snapshot *s)
 	if (s->device_cgroup)
 		json_object_object_add(root, "device_cgroup",
 				       device_cgroup_to_json(s->device_cgroup));
+	if (s->tty_members_known) {
+		json_object *members = json_object_new_array();
+
+		FOREACH_ARRAY (m, s->tty_members, s->n_tty_members) {
+			json_object *o = json_object_new_object();
+
+			json_object_object_add(o, "name", json_object_new_string(m->name));
+			json_object_object_add(o, "uid",
+					       m->uid_known ? json_object_new_int64(m->uid) : NULL);
+			json_object_array_add(members, o);
+		}
+		json_object_object_add(root, "tty_members", members);
+	}
 	if (s->userland.libc) {
 		json_object *u = json_object_new_object();
 
@@ -542,6 +555,41 @@ static int load_array(json_object *root, const char *key, load_item_fn fn, struc
 	return 0;
 }
 
+/* The optional "tty_members": [{"name": "...", "uid": N or null}]. */
+static int load_tty_members(json_object *root, struct snapshot *s, struct load_error *err)
+{
+	json_object *a;
+	int r;
+
+	r = json_get(root, "", "tty_members", json_type_array, JSON_OPTIONAL, &a, err);
+	if (r < 0 || !a)
+		return r;
+	s->tty_members_known = true;
+	for (size_t i = 0; i < json_object_array_length(a); i++) {
+		json_object *o = json_object_array_get_idx(a, i);
+		struct tty_member *m;
+		const char *name;
+		long uid = -1;
+		char where[48];
+
+		snprintf(where, sizeof(where), "tty_members[%zu]", i);
+		if (!json_object_is_type(o, json_type_object))
+			return load_fail(err, "key '%s': expected an object", where);
+		if ((r = json_get_string(o, where, "name", JSON_REQUIRED, &name, err)) < 0 ||
+		    (r = json_get_long(o, where, "uid", 0, UINT32_MAX, JSON_NULLABLE, &uid, err)) <
+			0)
+			return r;
+		if (GROW(s->tty_members, s->allocated_tty_members, s->n_tty_members + 1) < 0)
+			return -ENOMEM;
+		m = &s->tty_members[s->n_tty_members];
+		*m = (struct tty_member){ .uid_known = uid >= 0, .uid = (uid_t)uid };
+		if (!(m->name = strdup(name)))
+			return -ENOMEM;
+		s->n_tty_members++;
+	}
+	return 0;
+}
+
 /* The optional "userland": {"libc": path, "glibc_minor": N or null}. */
 static int load_userland(json_object *root, struct snapshot *s, struct load_error *err)
 {
@@ -701,7 +749,8 @@ int snapshot_from_json(json_object *root, struct snapshot **ret, struct load_err
 		return r;
 	if ((r = json_get(root, "", "probe", json_type_object, JSON_OPTIONAL, &v, err)) < 0 ||
 	    (v && (r = alloc_probe_from_json(v, "probe", &s->probe, err)) < 0) ||
-	    (r = load_device_cgroup(root, s, err)) < 0 || (r = load_userland(root, s, err)) < 0)
+	    (r = load_device_cgroup(root, s, err)) < 0 || (r = load_userland(root, s, err)) < 0 ||
+	    (r = load_tty_members(root, s, err)) < 0)
 		return r;
 
 	*ret = TAKE_PTR(s);

@@ -100,6 +100,14 @@ struct setuid_helper {
 	uid_t uid;
 };
 
+/* A member of the tty group (its member list, not those whose primary group it is), with its
+ * uid where the user database says (uid_known). */
+struct tty_member {
+	char *name;
+	bool uid_known;
+	uid_t uid;
+};
+
 /* The devpts instance serving /dev/ptmx in the caller's own mount namespace ("the host" of a
  * namespace audit): what devpts-host-instance compares a namespace's serving instance with. */
 struct host_serving {
@@ -210,6 +218,12 @@ struct snapshot {
 		char *libc;
 		unsigned glibc_minor;
 	} userland;
+
+	/* The tty group's members; tty_members_known false when they were not read (an older
+	 * snapshot, a group file that could not be read). Optional in JSON ("tty_members"). */
+	struct tty_member *tty_members;
+	size_t n_tty_members, allocated_tty_members;
+	bool tty_members_known;
 };
 
 struct snapshot *snapshot_new(void);

@@ -760,6 +760,9 @@ def expected_finding_severity(cat, f, report):
     # One user in a namespace that maps one gid, and no gid= can be set there: a fact too.
     if f.get("evidence", {}).get("single_id_namespace") is True and not f.get("evidence", {}).get("old_userland"):
         return "info"
+    # Members of tty: a warning when one is a login user.
+    if f["id"] == "tty-group-members":
+        return "warning" if any(m.get("login_user") for m in f.get("evidence", {}).get("members") or []) else "info"
     # A copied slave node is critical as the console only.
     if f["id"] == "pty-slave-copy" and f.get("evidence", {}).get("console") is False:
         return "warning"

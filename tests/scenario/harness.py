@@ -190,6 +190,10 @@ def expected_severity(catalog, check_id, finding=None):
     # A session on an unreachable instance whose name opens no other pty here.
     if check_id == "pty-instance-unreachable" and ((finding or {}).get("evidence") or {}).get("colliding_total") == 0:
         return "warning"
+    # Members of tty: a warning when one is a login user.
+    if check_id == "tty-group-members":
+        members = ((finding or {}).get("evidence") or {}).get("members") or []
+        return "warning" if any(m.get("login_user") for m in members) else "info"
     # A copied slave node is critical as the console only.
     if check_id == "pty-slave-copy" and ((finding or {}).get("evidence") or {}).get("console") is False:
         return "warning"

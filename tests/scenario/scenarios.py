@@ -346,6 +346,50 @@ def bind_group_file(text):
     return path
 
 
+@case("tty-group-members")
+def tty_group_members(sc):
+    """A user put into tty (old advice for mosh, screen, write) can write to every terminal of
+    mode 620, mesg n or not: shown by writing to another user's held slave. Reported as a
+    warning naming the member, as info for a system account; the remedy, run as printed,
+    removes them, and the audit is quiet again."""
+    sc.setup_base()
+    sc.mount_devpts("/dev/pts", HEALTHY)
+    with open("/etc/group") as f:
+        group = f.read()
+    with open("/etc/passwd") as f:
+        passwd = f.read()
+    group = re.sub(r"^tty:([^:]*):5:.*$", r"tty:\1:5:ptsmember,backup", group, flags=re.M)
+    passwd += "ptsmember:x:%d:%d::/nonexistent:/usr/sbin/nologin\n" % (UNPRIVILEGED_UID + 1, UNPRIVILEGED_GID)
+    etc = sc.scratch_dir("etc")
+    for name, text in (("group", group), ("passwd", passwd)):
+        with open(os.path.join(etc, name), "w") as f:
+            f.write(text)
+        os.chmod(os.path.join(etc, name), 0o644)
+    sc.sh("mount", "--bind", os.path.join(etc, "group"), "/etc/group")
+    sc.sh("mount", "--bind", os.path.join(etc, "passwd"), "/etc/passwd")
+    # Someone else's session, mesg n (mode 600 would be mesg n; 620 is what devpts gives).
+    _, held = sc.hold(unprivileged=True)
+    slave = "/dev/pts/%d" % held["index"]
+    r = subprocess.run(["setpriv", "--reuid=%d" % (UNPRIVILEGED_UID + 1), "--regid=%d" % UNPRIVILEGED_GID, "--init-groups",
+                        "sh", "-c", "printf x > " + slave], stdin=sc.null, capture_output=True, text=True)
+    sc.check.eq(r.returncode, 0, "a member of tty writes to another user's terminal: %s" % r.stderr.strip())
+    report = sc.audit()
+    sc.expect(report, ["tty-group-members"], {"tty-group-members": "warning"})
+    f = sc.finding(report, "tty-group-members") or {}
+    members = (f.get("evidence") or {}).get("members") or []
+    sc.check.eq([(m.get("name"), m.get("login_user")) for m in members], [("ptsmember", True), ("backup", False)],
+                "the members, the login user told from the system account")
+    sc.check.eq(f.get("severity"), "warning", "a login user in tty is a warning")
+    # gpasswd renames its files into place: over a bind mount it cannot, so the member list is
+    # edited as it would: the remedy's users removed.
+    command = (f.get("remedy") or "").split(" (")[0]
+    sc.check.eq(command, "gpasswd -d ptsmember tty && gpasswd -d backup tty", "the remedy removes each member")
+    with open(os.path.join(etc, "group"), "w") as g:
+        g.write(re.sub(r"^tty:([^:]*):5:.*$", r"tty:\1:5:", group, flags=re.M))
+    report = sc.audit()
+    sc.expect(report, [])
+
+
 @case("tty-group-large")
 def tty_group_large(sc):
     # Group tty is gid 7 with 600 members (about 6 KB, more than a 4 KiB getgrnam_r() buffer).
