@@ -15,15 +15,20 @@
 #include <stdlib.h>
 
 #include "cli/cli.h"
+#include "probe/stalling-fs.h"
+#include "snapshot/redact.h"
 #include "snapshot/snapshot-json.h"
+#include "util/clock.h"
 #include "util/json-util.h"
 #include "util/log.h"
 #include "util/macro.h"
+#include "util/version.h"
 
 struct snapshot_args {
 	const char *output;  /* NULL or "-": standard output */
 	pid_t namespace_pid; /* --namespace: 0 for none */
 	bool no_probe;
+	bool redact; /* --redact: names replaced by placeholders */
 };
 
 static void snapshot_help(void)
@@ -41,6 +46,9 @@ static void snapshot_help(void)
 	       "     --namespace PID    capture the mount namespace of process PID instead\n"
 	       "     --no-probe         do not allocate a pty as an unprivileged user (the\n"
 	       "                        allocation probe)\n"
+	       "     --redact           replace the host name, the names of processes and\n"
+	       "                        users, and network file systems' servers with stable\n"
+	       "                        placeholders, for a public bug report\n"
 	       "  -h --help             show this help\n");
 }
 
@@ -51,6 +59,7 @@ static int snapshot_parse_args(int argc, char **argv, struct snapshot_args *ret)
 		{ "output", required_argument, NULL, 'o' },
 		{ "namespace", required_argument, NULL, 'N' },
 		{ "no-probe", no_argument, NULL, 'P' },
+		{ "redact", no_argument, NULL, 'R' },
 		{ "help", no_argument, NULL, 'h' },
 		{},
 	};
@@ -67,6 +76,9 @@ static int snapshot_parse_args(int argc, char **argv, struct snapshot_args *ret)
 		switch (c) {
 		case 'o':
 			ret->output = optarg;
+			break;
+		case 'R':
+			ret->redact = true;
 			break;
 		case 'h':
 			snapshot_help();
@@ -97,6 +109,13 @@ static int snapshot_run(const struct snapshot_args *args)
 			return EXIT_UNKNOWN;
 	} else if (run_probe(args->no_probe, &res) < 0)
 		return EXIT_UNKNOWN;
+	res.snap->captured_at = now_usec(CLOCK_REALTIME);
+	if (!(res.snap->captured_by = strdup(version_release())) ||
+	    (version_git() && !(res.snap->captured_by_git = strdup(version_git()))) ||
+	    (args->redact && snapshot_redact(res.snap, fs_type_may_stall) < 0)) {
+		log_error("snapshot: out of memory");
+		return EXIT_UNKNOWN;
+	}
 	o = snapshot_to_json(res.snap);
 	text = json_to_text(o, 1);
 	json_object_put(o);

@@ -33,7 +33,7 @@ static const struct command {
 	  "                             audit this host (or a captured snapshot), and the\n"
 	  "                             mount namespace of process PID, or every one\n" },
 	{ "snapshot", cmd_snapshot,
-	  "  snapshot [--output FILE] [--namespace PID] [--no-probe]\n"
+	  "  snapshot [--output FILE] [--namespace PID] [--no-probe] [--redact]\n"
 	  "                             capture the live state for an offline audit\n" },
 	{ "checks", cmd_checks,
 	  "  checks   [--format text|json] [--json]\n"

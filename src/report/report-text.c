@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "analysis/boot.h"
 #include "report/report.h"
@@ -9,6 +10,7 @@
 #include "util/json-util.h"
 #include "util/macro.h"
 #include "util/parse.h"
+#include "util/string-util.h"
 
 #define ANSI_RED    "\033[1;31m"
 #define ANSI_YELLOW "\033[1;33m"
@@ -257,8 +259,22 @@ static int write_one(FILE *f, const struct report *r, bool color)
 	fputs_escaped(r->snap->hostname ?: "?", f);
 	fprintf(f, "%s (kernel ", reset);
 	fputs_escaped(r->snap->kernel_release ?: "?", f);
-	fprintf(f, ", %s devpts, %s)\n",
-		r->a->multi_instance ? "multi-instance" : "single-instance", r->source);
+	fprintf(f, ", %s devpts, %s", r->a->multi_instance ? "multi-instance" : "single-instance",
+		r->source);
+	/* A snapshot says when and by what it was taken: a support engineer reads that first. */
+	if (streq(r->source, "snapshot") && r->snap->captured_at) {
+		time_t t = (time_t)(r->snap->captured_at / 1000000);
+		struct tm tm;
+		char at[32];
+
+		if (gmtime_r(&t, &tm) && strftime(at, sizeof(at), "%Y-%m-%dT%H:%M:%SZ", &tm) > 0)
+			fprintf(f, " captured %s", at);
+	}
+	if (streq(r->source, "snapshot") && r->snap->captured_by) {
+		fputs(" by ptsguard ", f);
+		fputs_escaped(r->snap->captured_by, f);
+	}
+	fputs(")\n", f);
 	if (r->snap->ns)
 		fprintf(f, "mount namespace %llu of pid %d, judged from the host\n",
 			(unsigned long long)r->snap->ns->mntns, (int)r->snap->ns->pid);

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/sysmacros.h>
+#include <time.h>
 
 #include "snapshot/devpts-options.h"
 #include "snapshot/initramfs-record.h"
@@ -306,6 +307,22 @@ json_object *snapshot_to_json(const struct snapshot *s)
 	if (s->device_cgroup)
 		json_object_object_add(root, "device_cgroup",
 				       device_cgroup_to_json(s->device_cgroup));
+	if (s->captured_at) {
+		time_t t = (time_t)(s->captured_at / 1000000);
+		struct tm tm;
+		char buf[32];
+
+		if (gmtime_r(&t, &tm) && strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm) > 0)
+			json_object_object_add(root, "captured_at", json_object_new_string(buf));
+	}
+	if (s->captured_by) {
+		json_object *g = json_object_new_object();
+
+		json_object_object_add(g, "name", json_object_new_string("ptsguard"));
+		json_object_object_add(g, "version", json_object_new_string(s->captured_by));
+		json_object_object_add(g, "git", json_new_string_or_null(s->captured_by_git));
+		json_object_object_add(root, "generator", g);
+	}
 	if (s->tty_members_known) {
 		json_object *members = json_object_new_array();
 
@@ -555,6 +572,41 @@ static int load_array(json_object *root, const char *key, load_item_fn fn, struc
 	return 0;
 }
 
+/* The optional "captured_at" (RFC 3339, UTC: what snapshot_to_json() writes) and "generator"
+ * ({"name": "ptsguard", "version": ..., "git": ...}). */
+static int load_captured(json_object *root, struct snapshot *s, struct load_error *err)
+{
+	const char *at = NULL, *version = NULL, *git = NULL;
+	json_object *g = NULL;
+	struct tm tm = { 0 };
+	int r;
+
+	if ((r = json_get_string(root, "", "captured_at", JSON_OPTIONAL | JSON_NULLABLE, &at,
+				 err)) < 0 ||
+	    (r = json_get(root, "", "generator", json_type_object, JSON_OPTIONAL, &g, err)) < 0)
+		return r;
+	if (at) {
+		const char *end = strptime(at, "%Y-%m-%dT%H:%M:%SZ", &tm);
+		time_t t;
+
+		if (!end || *end || (t = timegm(&tm)) < 0)
+			return load_fail(err,
+					 "key 'captured_at': \"%s\" is not a UTC time such as "
+					 "2026-12-07T23:00:00Z",
+					 at);
+		s->captured_at = (uint64_t)t * 1000000;
+	}
+	if (g &&
+	    ((r = json_get_string(g, "generator", "version", JSON_REQUIRED, &version, err)) < 0 ||
+	     (r = json_get_string(g, "generator", "git", JSON_OPTIONAL | JSON_NULLABLE, &git,
+				  err)) < 0))
+		return r;
+	if ((version && !(s->captured_by = strdup(version))) ||
+	    (git && !(s->captured_by_git = strdup(git))))
+		return -ENOMEM;
+	return 0;
+}
+
 /* The optional "tty_members": [{"name": "...", "uid": N or null}]. */
 static int load_tty_members(json_object *root, struct snapshot *s, struct load_error *err)
 {
@@ -750,7 +802,7 @@ int snapshot_from_json(json_object *root, struct snapshot **ret, struct load_err
 	if ((r = json_get(root, "", "probe", json_type_object, JSON_OPTIONAL, &v, err)) < 0 ||
 	    (v && (r = alloc_probe_from_json(v, "probe", &s->probe, err)) < 0) ||
 	    (r = load_device_cgroup(root, s, err)) < 0 || (r = load_userland(root, s, err)) < 0 ||
-	    (r = load_tty_members(root, s, err)) < 0)
+	    (r = load_tty_members(root, s, err)) < 0 || (r = load_captured(root, s, err)) < 0)
 		return r;
 
 	*ret = TAKE_PTR(s);

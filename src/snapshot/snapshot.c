@@ -91,6 +91,8 @@ struct snapshot *snapshot_free(struct snapshot *s)
 	snapshot_namespace_free(s->ns);
 	device_cgroup_free(s->device_cgroup);
 	free(s->userland.libc);
+	free(s->captured_by);
+	free(s->captured_by_git);
 	FOREACH_ARRAY (m, s->tty_members, s->n_tty_members)
 		free(m->name);
 	free(s->tty_members);

@@ -224,6 +224,12 @@ struct snapshot {
 	struct tty_member *tty_members;
 	size_t n_tty_members, allocated_tty_members;
 	bool tty_members_known;
+
+	/* When and by which ptsguard it was captured (ptsguard snapshot): CLOCK_REALTIME in
+	 * microseconds, 0 when not recorded; captured_by the version and captured_by_git its git
+	 * description (NULL when not recorded). Optional in JSON ("captured_at", "generator"). */
+	uint64_t captured_at;
+	char *captured_by, *captured_by_git;
 };
 
 struct snapshot *snapshot_new(void);

@@ -442,6 +442,56 @@ def check_stack_picture(sc, stack, holders):
                       "the %s text report is printable ASCII:\n%r" % (what, r.stdout))
 
 
+@case("snapshot-redact")
+def snapshot_redact(sc):
+    """snapshot --redact, for a public bug report: the CentOS 6 stack with a pty held on the
+    covered instance (its holder's process name in the snapshot), a user in the tty group and an
+    NFS line in fstab. Redacted, none of those names is left anywhere in the file, each is a
+    stable placeholder, and the snapshot audits to the same findings as the one not redacted.
+    Both say when and by which ptsguard they were taken, and audit --snapshot says so first."""
+    fstab = "# static file system information\nfiler.example.internal:/export/home /home nfs rw,hard 0 0\n"
+    sc.setup_base(fstab=fstab)
+    lower = sc.scratch_dir("lower-pts")
+    sc.mount_devpts(lower, HEALTHY)
+    # A holder, whose process name is the snapshot's to hide.
+    sc.hold(unprivileged=False, ptmx=os.path.join(lower, "ptmx"))
+    sc.sh("mount", "--move", lower, "/dev/pts")
+    sc.mount_devpts("/dev/pts", HEALTHY)
+    with open("/etc/group") as f:
+        group = re.sub(r"^tty:([^:]*):5:.*$", r"tty:\1:5:alicesecretuser", f.read(), flags=re.M)
+    sc.bind_file("/etc/group", group)
+    plain, redacted = os.path.join(sc.workdir, "plain.json"), os.path.join(sc.workdir, "redacted.json")
+    for path, extra in ((plain, []), (redacted, ["--redact"])):
+        r = sc.run_ptsguard("snapshot", *extra, "--output", path)
+        sc.check.eq(r.returncode, 0, "snapshot %s: exit status (%s)" % (" ".join(extra), r.stderr.strip()))
+    with open(plain) as f:
+        plain_text = f.read()
+    with open(redacted) as f:
+        text = f.read()
+    for secret in ("pty-probe", "alicesecretuser", "filer.example.internal", os.uname().nodename):
+        sc.check.true(secret in plain_text, "the plain snapshot holds %r" % secret)
+        sc.check.true(secret not in text, "the redacted snapshot has no %r" % secret)
+    doc = json.loads(text)
+    sc.check_schema(doc, "a redacted snapshot", snapshot=True)
+    sc.check.eq(doc.get("hostname"), "host", "the host name's placeholder")
+    sc.check.eq(sorted({h.get("comm") for h in doc.get("holders") or []}), ["process-1"], "the holder's placeholder")
+    sc.check.eq([m.get("name") for m in doc.get("tty_members") or []], ["user-1"], "the member's placeholder")
+    sc.check.true("server-1:" not in doc.get("fstab", "") and "server-1 /home nfs" in doc.get("fstab", ""),
+                  "the NFS server's placeholder in fstab: %r" % doc.get("fstab"))
+    sc.check.true(re.match(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$", doc.get("captured_at") or "") is not None,
+                  "captured_at: %r" % doc.get("captured_at"))
+    sc.check.eq((doc.get("generator") or {}).get("name"), "ptsguard", "the generator")
+    audits = []
+    for path in (plain, redacted):
+        r = sc.run_ptsguard("audit", "--snapshot", path, "--json")
+        audits.append(sorted(f["id"] for f in json.loads(r.stdout)["findings"]))
+    sc.check.eq(audits[1], audits[0], "the redacted snapshot audits as the plain one")
+    sc.check.true("devpts-orphan-in-use" in audits[0], "the stack's held pty is among them: %s" % audits[0])
+    text_report = sc.run_ptsguard("audit", "--snapshot", redacted, "--no-color").stdout
+    sc.check.true(re.search(r"^ptsguard audit of host \(.*, snapshot captured \S+Z by ptsguard ", text_report, re.M) is not None,
+                  "the header says when and by what: %r" % text_report[:300])
+
+
 @case("centos6-stack")
 def centos6_stack(sc):
     sc.setup_base()
