@@ -1297,6 +1297,37 @@ def ns_repair_chroot_returns(sc):
     sc.check.eq(dev_listing(tree), dev, "the chroot's /dev is unchanged")
 
 
+@case("repair-chroot-returns-mid")
+def ns_repair_chroot_returns_mid(sc):
+    """The chroot's process goes back to the host's root between repair's plan and its act (the
+    test hook pauses repair there): the mknod in the chroot, checked right before it is taken,
+    is refused naming the root judged, exit 3; nothing is made in the chroot or on the host."""
+    sc.setup_base()
+    sc.mount_devpts("/dev/pts", HEALTHY)
+    tree = chroot_tree(sc, "chroot")
+    c = Chrooted(sc, tree)
+    want = handle_of(c.pid)
+    root = os.stat(tree)
+    before, dev = host_state(), dev_listing(tree)
+    env = dict(os.environ, PTSGUARD_TEST_PAUSE_BEFORE_ACT="1")
+    p = subprocess.Popen([sc.ptsguard, "repair", "--namespace", str(c.pid), "--target", want, "--format", "json"],
+                         env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    line = p.stderr.readline()
+    if "test hook" not in line:
+        p.kill()
+        p.wait()
+        raise Skip("no pause: a build without -Dtest-hooks=true (%r)" % line)
+    c.back()
+    out, err = p.communicate(input="go\n", timeout=60)
+    err = line + err
+    sc.check.eq(p.returncode, 3, "exit status (%s)" % err)
+    sc.check.true("has another root directory now, not %d:%d" % (root.st_dev, root.st_ino) in err,
+                  "the refusal names the root judged: %r" % err)
+    sc.check.true("refused" in err and "done" not in err, "every action refused: %r" % err)
+    sc.check.eq(dev_listing(tree), dev, "the chroot's /dev is unchanged")
+    sc.check.eq(host_state(), before, "the host is unchanged")
+
+
 @case("repair-target-pid")
 def ns_repair_target_pid(sc):
     """repair --namespace PID --target HANDLE where PID is not the process the handle listed
