@@ -1403,5 +1403,35 @@ def ns_repair_chroot_owner(sc):
     sc.check.eq((stat.S_ISCHR(st.st_mode), st.st_rdev, st.st_uid), (True, os.makedev(5, 2), 0), "its /dev/ptmx is made, root's")
 
 
+@case("repair-userns-owner")
+def ns_repair_userns_owner(sc):
+    """A rootless container (ids 0-65535 as 100000-165535) whose /dev is a directory of the
+    host's root bound in, without ptmx: repair --namespace refuses to mknod there, since the
+    container's root (uid 100000 outside) could create nothing in it; the directory is
+    unchanged. Once that directory is the container root's, the node is made."""
+    sc.setup_base()
+    sc.mount_devpts("/dev/pts", HEALTHY)
+    os.chmod(sc.workdir, 0o755)
+    tree = chroot_tree(sc, "userns-dev")
+    t = userns_target(sc, 65536, "mount --bind %s /dev" % os.path.join(tree, "dev"))
+    line, argv = repair_hint(sc, t.pid)
+    before, dev = host_state(), dev_listing(tree)
+    r = sc.run_ptsguard(*argv, "--format", "json")
+    actions = json.loads(r.stdout or "{}").get("actions", [])
+    sc.check.eq([(a.get("check"), a.get("result")) for a in actions if a.get("check") == "ptmx-missing"],
+                [("ptmx-missing", "refused")], "%s: the mknod is refused: %s" % (" ".join(argv), r.stderr))
+    detail = " ".join(a.get("detail") or "" for a in actions)
+    sc.check.true("uid 100000 " in detail and "may not create /dev/ptmx" in detail,
+                  "the refusal names the container's root and the node: %r" % detail)
+    sc.check.eq(dev_listing(tree), dev, "the directory is unchanged")
+    sc.check.eq(host_state(), before, "the host is unchanged")
+    os.chown(os.path.join(tree, "dev"), 100000, 100000)
+    r = sc.run_ptsguard(*argv, "--format", "json")
+    results = [(a.get("check"), a.get("result") != "refused") for a in json.loads(r.stdout or "{}").get("actions", [])
+               if a.get("check") == "ptmx-missing"]
+    sc.check.eq(results, [("ptmx-missing", True)], "a /dev of the container root's: not refused (%s)" % r.stderr)
+    sc.check.true(os.path.lexists(os.path.join(tree, "dev", "ptmx")), "its /dev/ptmx is made")
+
+
 if __name__ == "__main__":
     sys.exit(cli_main(CASES, __file__, __doc__))
