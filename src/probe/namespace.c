@@ -83,9 +83,11 @@ int namespace_target_recheck(const struct namespace_target *t, uint64_t *ret_now
 	if (st.st_ino != t->mntns || st.st_dev != t->mntns_dev)
 		return -ESTALE;
 	/* Its root now (root_fd stays the one it had): a chroot that went back to its old root
-	 * would have the caller's act on a tree it no longer stands in. */
-	if (fstatat(t->proc_fd, "root", &st, 0) < 0)
-		return errno == ENOENT || errno == ESRCH ? -ESRCH : -errno;
+	 * would have the caller's act on a tree it no longer stands in. From the kernel's cache, as
+	 * when it was opened: a root on a FUSE file system that stopped answering does not wait. */
+	r = stat_nosync(t->proc_fd, "root", 0, &st);
+	if (r < 0)
+		return r == -ENOENT || r == -ESRCH ? -ESRCH : r;
 	if (st.st_dev != t->root_dev || st.st_ino != t->root_ino)
 		return -EXDEV;
 	/* It may have exited after the stat, leaving a namespace in teardown. */
