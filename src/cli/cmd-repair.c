@@ -15,6 +15,8 @@
 #include "analysis/analysis.h"
 #include "checks/checks.h"
 #include "cli/cli.h"
+#include "probe/namespace-handle.h"
+#include "probe/namespace.h"
 #include "repair/repair.h"
 #include "repair/session.h"
 #include "report/report.h"
@@ -67,6 +69,9 @@ struct repair_args {
 	pid_t namespace_pid; /* --namespace: 0 for the host's own */
 	uint64_t mntns;	     /* --mntns, or --namespace PID:ID: the namespace meant; 0 for any */
 	bool allow_own;	     /* --allow-own-namespace */
+	/* --target: the process meant, as a listing pinned it (probe/namespace-handle.h) */
+	bool has_target;
+	struct namespace_handle target;
 };
 
 static void repair_args_done(struct repair_args *args)
@@ -111,6 +116,31 @@ static int set_mntns(struct repair_args *args, const char *s, const char *what)
 	return 0;
 }
 
+/* --target mntns:ID,root:DEV:INO,start:TICKS, as a listing prints it; its namespace must agree
+ * with --mntns's. */
+static int set_target(struct repair_args *args, const char *s)
+{
+	struct namespace_handle h;
+	char mntns[24];
+
+	if (namespace_handle_parse(s, &h) < 0) {
+		log_error("repair: --target: '%s' is not a target as audit --all-namespaces "
+			  "prints it (mntns:ID,root:DEV:INO,start:TICKS)",
+			  s);
+		return -EINVAL;
+	}
+	if (args->has_target && memcmp(&args->target, &h, sizeof(h)) != 0) {
+		log_error("repair: --target: given twice, differently");
+		return -EINVAL;
+	}
+	snprintf(mntns, sizeof(mntns), "%llu", (unsigned long long)h.mntns);
+	if (set_mntns(args, mntns, "--target") < 0)
+		return -EINVAL;
+	args->has_target = true;
+	args->target = h;
+	return 0;
+}
+
 /* --namespace PID or PID:MNTNS. */
 static int parse_namespace(struct repair_args *args, const char *s)
 {
@@ -148,9 +178,12 @@ static void repair_help(void)
 	       "     --config FILE           read only this configuration file\n"
 	       "     --namespace PID[:MNTNS] repair in the mount namespace of process PID\n"
 	       "                             (refused when it is no longer MNTNS)\n"
+	       "     --target TARGET         the target as a listing printed it\n"
+	       "                             (mntns:ID,root:DEV:INO,start:TICKS): refused\n"
+	       "                             unless its namespace, root and start time match\n"
 	       "     --mntns MNTNS           the same check of the namespace, as an option\n"
 	       "     --allow-own-namespace   let --namespace name a process of this mount\n"
-	       "                             namespace\n"
+	       "                             namespace at its root (the host itself)\n"
 	       "     --no-probe              do not allocate a pty as an unprivileged user in\n"
 	       "                             the audits (the allocation probe)\n"
 	       "  -h --help                  show this help\n"
@@ -171,6 +204,7 @@ static int repair_parse(int argc, char **argv, struct repair_args *ret)
 		{ "namespace", required_argument, NULL, 'N' },
 		{ "mntns", required_argument, NULL, 'M' },
 		{ "allow-own-namespace", no_argument, NULL, 'O' },
+		{ "target", required_argument, NULL, 'T' },
 		{ "no-probe", no_argument, NULL, 'P' },
 		{ "help", no_argument, NULL, 'h' },
 		{},
@@ -225,6 +259,10 @@ static int repair_parse(int argc, char **argv, struct repair_args *ret)
 		case 'O':
 			ret->allow_own = true;
 			break;
+		case 'T':
+			if (set_target(ret, optarg) < 0)
+				return -EINVAL;
+			break;
 		case 'P':
 			ret->no_probe = true;
 			break;
@@ -238,7 +276,9 @@ static int repair_parse(int argc, char **argv, struct repair_args *ret)
 	if (!ret->namespace_pid && (ret->mntns || ret->allow_own)) {
 		log_error("repair: --%s is about the namespace of --namespace PID: give "
 			  "--namespace too",
-			  ret->mntns ? "mntns" : "allow-own-namespace");
+			  ret->has_target ? "target"
+			  : ret->mntns	  ? "mntns"
+					  : "allow-own-namespace");
 		return -EINVAL;
 	}
 	return no_more_arguments("repair", argc, argv);
@@ -264,9 +304,25 @@ static int audit_live(const struct config *c, const struct namespace_target *ns,
 	return r;
 }
 
-/* Is ns the namespace meant: the one --mntns names, and not ours unless allowed? Logs why not. */
+/* Is ns the namespace meant: the process --target pinned, in the namespace --mntns names, and
+ * not ours unless allowed? Logs why not. A chroot of ours is not ours: it is acted on inside
+ * its root, never the host's (and --target refuses it once it has gone back to that root). */
 static int namespace_meant(const struct namespace_target *ns, const struct repair_args *args)
 {
+	struct namespace_handle now;
+	char buf[160], given[NAMESPACE_HANDLE_MAX];
+	const char *why;
+
+	namespace_handle_of(ns, &now);
+	if (args->has_target &&
+	    (why = namespace_handle_differs(&args->target, &now, buf, sizeof(buf)))) {
+		namespace_handle_format(&args->target, given, sizeof(given));
+		log_error("repair: --namespace %d: process %d is not the target listed (--target "
+			  "%s): %s: refusing to act (was its pid reused, or has it changed its "
+			  "root?)",
+			  (int)ns->pid, (int)ns->pid, given, why);
+		return -ESTALE;
+	}
 	if (args->mntns && ns->mntns != args->mntns) {
 		log_error("repair: --namespace %d: process %d is in mount namespace %llu, not %llu "
 			  "(--mntns): refusing to act (was its pid reused?)",
@@ -274,7 +330,7 @@ static int namespace_meant(const struct namespace_target *ns, const struct repai
 			  (unsigned long long)args->mntns);
 		return -ESTALE;
 	}
-	if (ns->mntns_ours && !args->allow_own) {
+	if (ns->own && !args->allow_own) {
 		log_error(
 		    "repair: --namespace %d: process %d is in ptsguard's own mount namespace "
 		    "%llu, not another: refusing to act (was its pid reused?); ptsguard repair "

@@ -49,11 +49,11 @@ static const struct command {
 	{ "repair", cmd_repair,
 	  "  repair   [--dry-run] [--check ID]... [--format text|json] [--json]\n"
 	  "           [--verify-user USER] [--color[=WHEN]] [--no-color] [--config FILE]\n"
-	  "           [--namespace PID[:MNTNS] [--mntns MNTNS] [--allow-own-namespace]]\n"
-	  "           [--no-probe]\n"
+	  "           [--namespace PID[:MNTNS] [--target TARGET] [--mntns MNTNS]\n"
+	  "            [--allow-own-namespace]] [--no-probe]\n"
 	  "                             fix what is safe to fix, verify, report; with\n"
 	  "                             --namespace, in the mount namespace of process PID\n"
-	  "                             (MNTNS as listed: refused when it is another now)\n" },
+	  "                             (TARGET or MNTNS as listed: refused when it differs)\n" },
 };
 
 void usage(void)

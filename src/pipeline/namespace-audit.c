@@ -80,13 +80,18 @@ const char *namespace_audit_why(const struct namespace_audit *a, int r, char *bu
 
 struct report_namespace namespace_audit_report(struct namespace_audit *a, unsigned pids_total)
 {
+	struct namespace_handle h;
+
+	namespace_handle_of(a->target, &h);
+	namespace_handle_format(&h, a->handle, sizeof(a->handle));
 	return (struct report_namespace){
 		.mntns = a->target->mntns,
 		.pid = a->target->pid,
 		.pids_total = pids_total,
 		/* Unknown (unreadable): named by its process alone. */
 		.root = a->chroot ? (a->target->root_path ?: "?") : NULL,
-		.mntns_ours = a->target->mntns_ours,
+		.own = a->target->own,
+		.target = a->handle,
 		.container_manager = a->container.manager,
 		.container_id = a->container.id,
 		.container_name = a->container.name,

@@ -18,6 +18,7 @@
 
 #include "pipeline/pipeline.h"
 #include "probe/container.h"
+#include "probe/namespace-handle.h"
 #include "probe/namespace.h"
 #include "report/report.h"
 
@@ -29,6 +30,8 @@ struct namespace_audit {
 	/* Its process's root is not its namespace's: the report item names that root. */
 	bool chroot;
 	struct audit_result result;
+	/* Its handle's text, for the report (namespace_audit_report()). */
+	char handle[NAMESPACE_HANDLE_MAX];
 	struct parse_error err;
 	uint64_t started; /* CLOCK_MONOTONIC, when the pipeline began */
 };

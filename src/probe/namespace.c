@@ -84,6 +84,14 @@ int namespace_target_recheck(const struct namespace_target *t, uint64_t *ret_now
 		*ret_now = st.st_ino;
 	if (st.st_ino != t->mntns || st.st_dev != t->mntns_dev)
 		return -ESTALE;
+	/* Its root now (root_fd stays the one it had): a chroot that went back to its old root
+	 * would have the caller's act on a tree it no longer stands in. From the kernel's cache, as
+	 * when it was opened: a root on a FUSE file system that stopped answering does not wait. */
+	r = stat_nosync(t->proc_fd, "root", 0, &st);
+	if (r < 0)
+		return r == -ENOENT || r == -ESRCH ? -ESRCH : r;
+	if (st.st_dev != t->root_dev || st.st_ino != t->root_ino)
+		return -EXDEV;
 	/* It may have exited after the stat, leaving a namespace in teardown. */
 	return namespace_target_check(t);
 }
@@ -243,6 +251,72 @@ static int read_root_path(int proc_fd, char **ret)
 	return *ret ? 0 : -ENOMEM;
 }
 
+/* Field 22 of /proc/PID/stat, the start time in clock ticks: the fields after the name, which
+ * ends at the last ')' (the name itself may hold any byte). */
+static int read_start_time(const struct namespace_target *t, uint64_t *ret)
+{
+	_cleanup_free_ char *text = NULL;
+	unsigned long long v;
+	const char *p;
+	int r = ns_read_proc(t, "stat", 4096, &text, NULL);
+
+	if (r < 0)
+		return r;
+	p = strrchr(text, ')');
+	/* Fields 3 (the state) to 21 skipped: 19 of them. */
+	if (!p || sscanf(p + 1,
+			 " %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s "
+			 "%*s %*s %llu",
+			 &v) != 1)
+		return -EBADMSG;
+	*ret = v;
+	return 0;
+}
+
+/* The second number of a "Uid:" or "Gid:" line of /proc/PID/status (real, effective, saved,
+ * file system): the effective id. */
+static int status_effective_id(const char *text, const char *key, unsigned *ret)
+{
+	size_t n = strlen(key);
+
+	for (const char *l = text; l; l = strchr(l, '\n')) {
+		if (*l == '\n')
+			l++;
+		if (strncmp(l, key, n) == 0)
+			return sscanf(l + n, " %*u %u", ret) == 1 ? 0 : -EBADMSG;
+	}
+	return -EBADMSG;
+}
+
+/* Whose rights a creation in the target stays within. A chroot of our own mount namespace is
+ * made by whoever holds CAP_SYS_CHROOT, which needs only search permission on the directory: a
+ * user given that capability can stand in a directory of root's. What the process itself may
+ * write there is the limit. Another mount namespace belongs to its user namespace's root: in the
+ * initial user namespace only root makes one, and a container's tree is its root's. */
+int namespace_target_owner(const struct namespace_target *t, uid_t *ret_uid, gid_t *ret_gid)
+{
+	unsigned u, g;
+
+	if (t->mntns_ours && !t->root_is_ours) {
+		_cleanup_free_ char *text = NULL;
+		int r = ns_read_proc(t, "status", 64 * 1024, &text, NULL);
+
+		if (r < 0)
+			return gone(-r);
+		if ((r = status_effective_id(text, "Uid:", &u)) < 0 ||
+		    (r = status_effective_id(text, "Gid:", &g)) < 0)
+			return r;
+	} else {
+		if (idmap_to_initial(t->uid_map, 0, &u) < 0)
+			u = IDMAP_OVERFLOW_ID;
+		if (idmap_to_initial(t->gid_map, 0, &g) < 0)
+			g = IDMAP_OVERFLOW_ID;
+	}
+	*ret_uid = (uid_t)u;
+	*ret_gid = (gid_t)g;
+	return 0;
+}
+
 int namespace_target_open(pid_t pid, struct namespace_target **ret)
 {
 	_cleanup_(namespace_target_freep) struct namespace_target *t = NULL;
@@ -283,6 +357,10 @@ int namespace_target_open(pid_t pid, struct namespace_target **ret)
 		return gone(errno);
 	if ((r = namespace_target_check(t)) < 0)
 		return r;
+	/* Read through /proc/PID, which is the pinned process (or fails: it exited). */
+	r = read_start_time(t, &t->start_time);
+	if (r < 0)
+		return r == -EBADMSG ? r : gone(-r);
 	if (fstat(t->mntns_fd, &st) < 0)
 		return -errno;
 	t->mntns = st.st_ino;

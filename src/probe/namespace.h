@@ -52,6 +52,10 @@ struct namespace_target {
 	dev_t root_dev;
 	ino_t root_ino;
 	char *root_path;
+	/* When the process started, in clock ticks after boot (field 22 of /proc/PID/stat, read
+	 * through the pinned /proc/PID): with mntns and the root, what tells the process listed
+	 * from another that has its pid since (probe/namespace-handle.h). */
+	uint64_t start_time;
 	/* Its root directory lies on a mount of another mount namespace (a chroot through
 	 * /proc/PID/root of a process elsewhere): its mount table says nothing of what it sees,
 	 * and it is not judged (probe_base() refuses it). False where the kernel cannot tell. */
@@ -85,10 +89,18 @@ DEFINE_POINTER_CLEANUP(struct namespace_target, namespace_target_free)
 int namespace_target_check(const struct namespace_target *t);
 
 /* Right before acting on the namespace: 0 while the process is alive and still in the mount
- * namespace it was opened in (t->mntns, the one judged); -ESRCH once it has exited; -ESTALE
- * when it has entered another since, whose inode goes to *ret_now (may be NULL); another
- * negative errno when that cannot be told. */
+ * namespace it was opened in (t->mntns, the one judged) and below the root it had; -ESRCH once
+ * it has exited; -ESTALE when it has entered another mount namespace since, whose inode goes to
+ * *ret_now (may be NULL); -EXDEV when it has another root directory now (a chroot gone back to
+ * its old root); another negative errno when that cannot be told. */
 int namespace_target_recheck(const struct namespace_target *t, uint64_t *ret_now);
+
+/* The identity whose rights bound what repair creates in the target (probe/namespace.c says
+ * why): for a chroot of the caller's own mount namespace, the process's effective uid and gid
+ * (as the initial user namespace numbers them); for another mount namespace, the ids outside of
+ * its user namespace's root (0 and 0 in the initial user namespace; the overflow id where
+ * unmapped). 0 or -errno (-ESRCH: it exited). */
+int namespace_target_owner(const struct namespace_target *t, uid_t *ret_uid, gid_t *ret_gid);
 
 /* The mount namespace inode of the caller (for "the host"), and of any process: 0 or -errno. */
 int namespace_self_mntns(uint64_t *ret);

@@ -242,17 +242,47 @@ static int act_remount(struct repair_action *a, const struct repair_options *o)
 	return r;
 }
 
+/* May the target's owner (repair_options.check_owner) create files in dir? 0 when it may (or
+ * nothing limits it), else the errno the kernel gave that identity (-EACCES, -EROFS, ...). */
+static int owner_may_create(int dir, const struct repair_options *o)
+{
+	struct fsids_saved saved;
+	int r;
+
+	if (!o->check_owner || o->owner_uid == 0)
+		return 0;
+	r = fsids_become_user(o->owner_uid, o->owner_gid, &saved);
+	if (r < 0)
+		return r;
+	/* AT_EACCESS: the ids and capabilities in force (those just taken), not the real ones. */
+	r = faccessat(dir, ".", W_OK | X_OK, AT_EACCESS) < 0 ? -errno : 0;
+	fsids_restore(&saved);
+	return r;
+}
+
 /* The directory a missing node is to be created in, once sure nothing appeared there since the
- * plan; < 0 with the action refused otherwise. */
-static int open_parent_of_missing(struct repair_action *a, const char **ret_name)
+ * plan and that the target's owner could create it there itself; < 0 with the action refused
+ * otherwise. */
+static int open_parent_of_missing(struct repair_action *a, const struct repair_options *o,
+				  const char **ret_name)
 {
 	struct stat st;
-	int dir = open_parent(a->path, ret_name);
+	int dir = open_parent(a->path, ret_name), r;
 
 	if (dir < 0) {
 		action_outcome(a, ACTION_REFUSED, "refused: cannot open the directory of %s: %s",
 			       a->path, strerror(-dir));
 		return dir;
+	}
+	r = owner_may_create(dir, o);
+	if (r < 0) {
+		close(dir);
+		action_outcome(
+		    a, ACTION_REFUSED,
+		    "refused: uid %u (gid %u), who the target belongs to, may not create "
+		    "%s (%s): repair creates nothing where the target's owner could not",
+		    (unsigned)o->owner_uid, (unsigned)o->owner_gid, a->path, strerror(-r));
+		return r;
 	}
 	if (fstatat(dir, *ret_name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
 		close(dir);
@@ -311,7 +341,7 @@ static int act_symlink(struct repair_action *a, const struct repair_options *o)
 	struct stat st;
 	int r;
 
-	dir = open_parent_of_missing(a, &name);
+	dir = open_parent_of_missing(a, o, &name);
 	if (dir < 0)
 		return 0;
 	if (fstatat(dir, "pts/ptmx", &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISCHR(st.st_mode) ||
@@ -333,7 +363,7 @@ static int act_mknod(struct repair_action *a, const struct repair_options *o)
 	const char *name;
 	int r;
 
-	dir = open_parent_of_missing(a, &name);
+	dir = open_parent_of_missing(a, o, &name);
 	if (dir < 0)
 		return 0;
 	r = create_as_root(dir, name, false, a->rdev);
@@ -486,6 +516,12 @@ static int recheck_target(struct repair_action *a, const struct repair_options *
 		    "refused: process %d is now in mount namespace %llu, not %llu that was "
 		    "judged",
 		    (int)t->pid, (unsigned long long)now, (unsigned long long)t->mntns);
+	else if (r == -EXDEV)
+		action_outcome(a, ACTION_REFUSED,
+			       "refused: process %d has another root directory now, not %llu:%llu "
+			       "that was judged",
+			       (int)t->pid, (unsigned long long)t->root_dev,
+			       (unsigned long long)t->root_ino);
 	else if (r < 0)
 		action_outcome(
 		    a, ACTION_REFUSED,

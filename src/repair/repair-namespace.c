@@ -294,6 +294,12 @@ int repair_act_in(struct repair_plan *p, const struct repair_options *o,
 	r = to_initial(ns, p, &child_o);
 	if (r < 0)
 		return r;
+	r = namespace_target_owner(ns, &child_o.owner_uid, &child_o.owner_gid);
+	if (r == -ESRCH)
+		return refuse_planned(p, "refused: the process exited before its owner was read");
+	if (r < 0)
+		return r;
+	child_o.check_owner = true;
 	FOREACH_ARRAY (a, p->actions, p->n_actions)
 		any = any || a->result == ACTION_PLANNED;
 	if (!any)

@@ -93,6 +93,15 @@ struct repair_options {
 	bool verify_join_cgroups;
 	int verify_cgroup_fds[ALLOC_CGROUP_FDS];
 	int verify_cgroup_error;
+	/* repair --namespace: nothing is created (a missing /dev/ptmx or /dev/tty, a symlink) in a
+	 * directory that this identity, the target's owner (namespace_target_owner()), may not
+	 * create files in: chroot(2) needs only search permission, so a user who may chroot can
+	 * stand in a directory of root's that only root may write. Asked of the kernel with those
+	 * file system ids, no supplementary group and no capability. Root of the initial user
+	 * namespace is no limit. */
+	bool check_owner;
+	uid_t owner_uid;
+	gid_t owner_gid;
 };
 
 struct repair_plan {

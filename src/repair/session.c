@@ -23,6 +23,11 @@ int repair_target_still_judged(const struct namespace_target *ns, const char *wh
 			  "%llu that was judged (%s)",
 			  (int)ns->pid, (int)ns->pid, (unsigned long long)now,
 			  (unsigned long long)ns->mntns, when);
+	else if (r == -EXDEV)
+		log_error("repair: --namespace %d: process %d has another root directory now, not "
+			  "%llu:%llu that was judged (%s)",
+			  (int)ns->pid, (int)ns->pid, (unsigned long long)ns->root_dev,
+			  (unsigned long long)ns->root_ino, when);
 	else if (r < 0)
 		log_error_errno(r, "repair: --namespace %d: cannot tell where process %d is now",
 				(int)ns->pid, (int)ns->pid);

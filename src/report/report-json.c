@@ -270,6 +270,8 @@ static void emit_namespace(struct json_emit *e, const struct report_namespace *n
 	if (n->root)
 		emit_path(e, "root", "root_hex", n->root);
 	emit_int(e, "pid", n->pid);
+	if (n->target)
+		emit_string(e, "target", n->target);
 	emit_int(e, "pids_total", n->pids_total);
 	if (n->container_manager) {
 		emit_object(e, "container");

@@ -365,11 +365,18 @@ static void write_namespace_hint(FILE *f, const struct report_namespace *n)
 		"\n  remedies run inside this namespace (nsenter -t %d -a -r -w) unless one says "
 		"otherwise",
 		(int)n->pid);
-	if (repairable > 0)
-		fprintf(f, "; ptsguard repair --namespace %d --mntns %llu%s applies %s",
-			(int)n->pid, (unsigned long long)n->mntns,
-			n->mntns_ours ? " --allow-own-namespace" : "",
+	/* The command names the process by what was listed (its namespace, root and start time),
+	 * so that a pid reused since, or a chroot gone back to the host's root, is refused. Only
+	 * the host itself takes --allow-own-namespace: a chroot is repaired inside its root. */
+	if (repairable > 0) {
+		fprintf(f, "; ptsguard repair --namespace %d", (int)n->pid);
+		if (n->target)
+			fprintf(f, " --target %s", n->target);
+		else
+			fprintf(f, " --mntns %llu", (unsigned long long)n->mntns);
+		fprintf(f, "%s applies %s", n->own ? " --allow-own-namespace" : "",
 			repairable == 1 ? "the repairable one" : "the repairable ones");
+	}
 	fputc('\n', f);
 }
 

@@ -72,7 +72,13 @@ struct report_namespace {
 	/* A chroot inside the namespace, judged on its own root: that root's path as seen in the
 	 * namespace (untrusted text, escaped where printed); NULL: the namespace's own root. */
 	const char *root;
-	bool mntns_ours; /* the namespace is the auditor's own (a chroot of its host) */
+	/* The auditor's own mount namespace and root directory: the host itself, which repair
+	 * --namespace acts on only with --allow-own-namespace. A chroot of the host is not own: it
+	 * is repaired inside its root. */
+	bool own;
+	/* What pins it for repair --namespace --target (probe/namespace-handle.h: its namespace,
+	 * root and process start time); NULL: not printed. */
+	const char *target;
 	const char *container_manager, *container_id, *container_name;
 	const char *container_pod_uid; /* its Kubernetes pod's uid, or NULL */
 	const char *comm;	       /* the process's name, for the text header; may be NULL */
@@ -90,9 +96,9 @@ json_object *report_to_json(const struct report *r);
 int report_write_json(FILE *f, const struct report *r);
 /* The same text in memory, NULL when out of memory. */
 char *report_to_text(const struct report *r);
-/* { mntns, [root,] pid, pids_total, container, report }: one item of a report's namespaces[],
- * its text written to f as it sits at that nesting level of an enclosing text, no newline after
- * it. 0 or -errno. */
+/* { mntns, [root,] pid, [target,] pids_total, container, report }: one item of a report's
+ * namespaces[], its text written to f as it sits at that nesting level of an enclosing text, no
+ * newline after it. 0 or -errno. */
 int report_namespace_write_json(FILE *f, const struct report_namespace *n, int level);
 /* The container as one label: "<manager>/<name>", else "<manager>/<id>" (a 64-digit id cut to
  * 12), else "<manager>"; "" when none. The pod is not in it. */

@@ -225,7 +225,11 @@ def text_and_prometheus(ptsguard):
             comm = f.read().strip()
         header = "== mount namespace %d (pid %d %s, 1 process, docker/%s) ==" % (ino, broken.pid, comm, ID_DOCKER[:12])
         c.true(header in out, "a block headed by the process and the container: %r in\n%s" % (header, out))
-        hint = "remedies run inside this namespace (nsenter -t %d -a -r -w) unless one says otherwise; ptsguard repair --namespace %d --mntns %d applies the repairable one\n" % (broken.pid, broken.pid, ino)
+        root = os.stat("/proc/%d/root" % broken.pid)
+        with open("/proc/%d/stat" % broken.pid) as f:
+            start = f.read().rsplit(")", 1)[1].split()[19]
+        target = "mntns:%d,root:%d:%d,start:%s" % (ino, root.st_dev, root.st_ino, start)
+        hint = "remedies run inside this namespace (nsenter -t %d -a -r -w) unless one says otherwise; ptsguard repair --namespace %d --target %s applies the repairable one\n" % (broken.pid, broken.pid, target)
         c.true(hint in out, "the block says where its remedies run: %r in\n%s" % (hint, out))
         c.true("ptmx-locked: /dev/ptmx leads to /dev/pts/ptmx with mode 0000" in out, "its finding")
         c.eq(out.count("== mount namespace "), 1, "no block for a namespace with only info findings above the filter")
@@ -421,7 +425,8 @@ def chroots(ptsguard):
         for what, text in (("stdout", r.stdout), ("stderr", r.stderr)):
             c.true("\x1b" not in text and "\x07" not in text, "%s: no raw ESC or BEL" % what)
             c.true(not any(line.startswith("ptsguard: [resolved]") for line in text.splitlines()), "%s: no forged line" % what)
-        c.true("--allow-own-namespace" in r.stdout, "text: repairing a chroot of the caller's namespace takes --allow-own-namespace")
+        c.true("--allow-own-namespace" not in r.stdout and "ptsguard repair --namespace %d --target mntns:%d," % (min(p.pid for p in bad), own) in r.stdout,
+               "text: a chroot of the caller's namespace is repaired by its target, never with --allow-own-namespace:\n%s" % r.stdout)
         c.true(r.stdout.rstrip().endswith("1 other namespace: no findings"), "the healthy chroot: one line:\n%s" % r.stdout)
 
         r = audit(ptsguard, "--format", "prometheus")

@@ -99,6 +99,7 @@ expect "repair --namespace $$<TAB>: PIDs starting so" \
 	"$(complete_line repair --namespace "$$" | grep -vx "$$" | grep -v "^$$" | wc -l)" 0
 # --mntns: nothing offered (the id must be the one listed, not the one the PID has now).
 expect "repair --namespace PID --mntns <TAB>: nothing" "$(complete_line repair --namespace "$$" --mntns '')" ""
+expect "repair --namespace PID --target <TAB>: nothing" "$(complete_line repair --namespace "$$" --target '')" ""
 
 # Files and directories.
 mkdir "$SCRATCH/snapdir"

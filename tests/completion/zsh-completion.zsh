@@ -144,6 +144,7 @@ pid_list=(${(f)pids})
 expect "audit --namespace=<TAB>: every PID in /proc, this shell's among them" $got yes
 # --mntns: nothing offered (the id must be the one listed, not the one the PID has now).
 expect "repair --namespace=PID --mntns=<TAB>: nothing" "$(complete_line "ptsguard repair --namespace=$$ --mntns=")" ""
+expect "repair --namespace=PID --target=<TAB>: nothing" "$(complete_line "ptsguard repair --namespace=$$ --target=")" ""
 
 # Files and directories.
 mkdir $SCRATCH/snapdir

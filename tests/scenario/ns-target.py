@@ -1252,5 +1252,255 @@ def ns_repair_host_instance(sc):
     sc.check.eq(r.returncode, 2, "exit status: still broken")
 
 
+# A process chrooted into argv[1] that keeps a descriptor of its old root: on a line "back" on
+# its standard input it goes back there (fchdir + chroot("."), as any process holding such a
+# descriptor can, with no race to win) and says "back".
+CHROOT_PY = r"""
+import os, sys
+old = os.open("/", os.O_RDONLY | os.O_DIRECTORY)
+os.chroot(sys.argv[1])
+os.chdir("/")
+print("ready", flush=True)
+for line in sys.stdin:
+    if line.strip() == "back":
+        os.fchdir(old)
+        os.chroot(".")
+        os.chdir("/")
+        print("back", flush=True)
+"""
+
+
+class Chrooted:
+    """A process of the case's own mount namespace (the host's) chrooted into tree, through
+    prefix (a setpriv line, or nothing for root)."""
+
+    def __init__(self, sc, tree, prefix=()):
+        self.p = subprocess.Popen(list(prefix) + [sys.executable, "-c", CHROOT_PY, tree],
+                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        sc.helpers.append(self.p)
+        line = self.p.stdout.readline()
+        if line.strip() != "ready":
+            self.p.kill()
+            raise SetupError("the chroot was not made: %r %s" % (line, self.p.stderr.read()))
+        self.pid = self.p.pid
+        if os.readlink("/proc/%d/root" % self.pid) != tree:
+            raise SetupError("the process is not below %s" % tree)
+
+    def back(self):
+        self.p.stdin.write("back\n")
+        self.p.stdin.flush()
+        if self.p.stdout.readline().strip() != "back":
+            raise SetupError("the chroot's process did not go back: %s" % self.p.stderr.read())
+
+
+def chroot_tree(sc, name):
+    """A root-owned tree (0755 directories) whose /dev has null and tty but no ptmx: the
+    chroot finds ptmx-missing, which repair would mknod."""
+    tree = os.path.join(sc.workdir, name)
+    os.makedirs(os.path.join(tree, "dev"))
+    os.chmod(tree, 0o755)
+    os.chmod(os.path.join(tree, "dev"), 0o755)
+    for node, dev in (("null", (1, 3)), ("tty", (5, 0))):
+        path = os.path.join(tree, "dev", node)
+        os.mknod(path, 0o666 | stat.S_IFCHR, os.makedev(*dev))
+        os.chmod(path, 0o666)
+    return tree
+
+
+def handle_of(pid):
+    """What the listing must print to pin process pid: its namespace, root and start time."""
+    root = os.stat("/proc/%d/root" % pid)
+    with open("/proc/%d/stat" % pid) as f:
+        start = f.read().rsplit(")", 1)[1].split()[19]
+    return "mntns:%d,root:%d:%d,start:%s" % (os.stat("/proc/%d/ns/mnt" % pid).st_ino, root.st_dev, root.st_ino, start)
+
+
+def repair_hint(sc, pid):
+    """The repair command the text listing of audit --namespace PID prints, as argv."""
+    r = sc.run_ptsguard("audit", "--namespace", str(pid))
+    hint = [line for line in r.stdout.splitlines() if "ptsguard repair --namespace" in line]
+    if len(hint) != 1:
+        raise SetupError("no repair hint for pid %d in:\n%s%s" % (pid, r.stdout, r.stderr))
+    command = hint[0].split("; ptsguard repair ", 1)[1].split(" applies ", 1)[0]
+    return hint[0], ["repair"] + command.split()
+
+
+def dev_listing(tree):
+    return sorted((n, os.lstat(os.path.join(tree, "dev", n)).st_ino) for n in os.listdir(os.path.join(tree, "dev")))
+
+
+@case("repair-chroot-returns")
+def ns_repair_chroot_returns(sc):
+    """A chroot of the host's own mount namespace, listed by audit --namespace: its listing pins
+    it (--target: namespace, root, start time) and carries no --allow-own-namespace. Its
+    process then goes back to the host's root through a descriptor of it kept from before: the
+    command the listing printed is refused (exit 3, naming the root), and the host's locked
+    devpts (ptmxmode=000) is not remounted; nor is anything made in the chroot."""
+    sc.setup_base(ptmx="symlink")
+    sc.mount_devpts("/dev/pts", HEALTHY + ",ptmxmode=000")
+    tree = chroot_tree(sc, "chroot")
+    c = Chrooted(sc, tree)
+    line, argv = repair_hint(sc, c.pid)
+    want = handle_of(c.pid)
+    sc.check.true("--allow-own-namespace" not in line, "the chroot's hint does not take --allow-own-namespace: %r" % line)
+    sc.check.eq(argv, ["repair", "--namespace", str(c.pid), "--target", want], "the hint names the process by its handle: %r" % line)
+    r = sc.run_ptsguard("audit", "--namespace", str(c.pid), "--json")
+    item = (json.loads(r.stdout or "{}").get("namespaces") or [{}])[0]
+    sc.check.eq((item.get("root"), item.get("target")), (tree, want), "JSON: the chroot's root and target")
+    # While it is there, the command is accepted (and would act inside the chroot).
+    r = sc.run_ptsguard(*argv, "--dry-run", "--format", "json")
+    sc.check.eq(r.returncode, 2, "the hint's command, --dry-run, before the process moves: its findings (%s)" % r.stderr)
+    sc.check.eq([a.get("check") for a in json.loads(r.stdout or "{}").get("actions", [])], ["ptmx-missing"],
+                "--dry-run: the chroot's ptmx-missing is what would be repaired")
+    before, pts, dev = host_state(), devpts_lines(os.getpid()), dev_listing(tree)
+    c.back()
+    if os.readlink("/proc/%d/root" % c.pid) != "/":
+        raise SetupError("the process is not back at /")
+    r = sc.run_ptsguard(*argv, "--format", "json")
+    sc.check.eq(r.returncode, 3, "the hint's command once the process is back at /: exit status (%s)" % r.stderr)
+    sc.check.eq(r.stdout, "", "no report")
+    sc.check.true("its root directory is" in r.stderr and want in r.stderr,
+                  "the refusal names the root that differs and the target given: %r" % r.stderr)
+    sc.check.eq((host_state(), devpts_lines(os.getpid())), (before, pts), "the host's devpts and /dev are unchanged")
+    sc.check.true("ptmxmode=000" in pts[-1], "the host's devpts is still locked: %s" % pts)
+    sc.check.eq(dev_listing(tree), dev, "the chroot's /dev is unchanged")
+
+
+@case("repair-chroot-returns-mid")
+def ns_repair_chroot_returns_mid(sc):
+    """The chroot's process goes back to the host's root between repair's plan and its act (the
+    test hook pauses repair there): the mknod in the chroot, checked right before it is taken,
+    is refused naming the root judged, exit 3; nothing is made in the chroot or on the host."""
+    sc.setup_base()
+    sc.mount_devpts("/dev/pts", HEALTHY)
+    tree = chroot_tree(sc, "chroot")
+    c = Chrooted(sc, tree)
+    want = handle_of(c.pid)
+    root = os.stat(tree)
+    before, dev = host_state(), dev_listing(tree)
+    env = dict(os.environ, PTSGUARD_TEST_PAUSE_BEFORE_ACT="1")
+    p = subprocess.Popen([sc.ptsguard, "repair", "--namespace", str(c.pid), "--target", want, "--format", "json"],
+                         env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    line = p.stderr.readline()
+    if "test hook" not in line:
+        p.kill()
+        p.wait()
+        raise Skip("no pause: a build without -Dtest-hooks=true (%r)" % line)
+    c.back()
+    out, err = p.communicate(input="go\n", timeout=60)
+    err = line + err
+    sc.check.eq(p.returncode, 3, "exit status (%s)" % err)
+    sc.check.true("has another root directory now, not %d:%d" % (root.st_dev, root.st_ino) in err,
+                  "the refusal names the root judged: %r" % err)
+    sc.check.true("refused" in err and "done" not in err, "every action refused: %r" % err)
+    sc.check.eq(dev_listing(tree), dev, "the chroot's /dev is unchanged")
+    sc.check.eq(host_state(), before, "the host is unchanged")
+
+
+@case("repair-target-pid")
+def ns_repair_target_pid(sc):
+    """repair --namespace PID --target HANDLE where PID is not the process the handle listed
+    (as when the listed one exited and its pid went to another): a process entered into the
+    same mount namespace and root (only its start time differs) and one of the host (its
+    namespace differs) are refused, exit 3, naming what differs; nothing changes in the
+    namespace or on the host. The listed process itself, with its handle, is repaired."""
+    sc.setup_base()
+    sc.mount_devpts("/dev/pts", HEALTHY)
+    t = Target(sc, (OWN_DEV % "newinstance,mode=600,ptmxmode=666") + "; chmod 600 /dev/ptmx")
+    host, ns, rc = audit_ns(sc, t)
+    want = handle_of(t.pid)
+    sc.check.eq(ns.get("target"), want, "JSON: the namespace's target")
+    same = subprocess.Popen(["nsenter", "-t", str(t.pid), "-m", "sleep", "600"], stdin=subprocess.PIPE)
+    sc.helpers.append(same)
+    other = subprocess.Popen(["sleep", "600"], stdin=subprocess.PIPE)
+    sc.helpers.append(other)
+    for _ in range(200):
+        if os.stat("/proc/%d/ns/mnt" % same.pid).st_ino == t.mntns and os.readlink("/proc/%d/exe" % same.pid).endswith("sleep"):
+            break
+        time.sleep(0.02)
+    else:
+        raise SetupError("nsenter did not enter the namespace")
+    before, pts, ptmx = host_state(), devpts_lines(t.pid), os.stat("/proc/%d/root/dev/ptmx" % t.pid).st_mode
+    for pid, said in ((same.pid, "its start time is"), (other.pid, "its mount namespace is %d, not %d" % (own_mntns(), t.mntns))):
+        r = sc.run_ptsguard("repair", "--namespace", str(pid), "--target", want, "--format", "json")
+        sc.check.eq(r.returncode, 3, "pid %d with another's target: exit status (%s)" % (pid, r.stderr))
+        sc.check.eq(r.stdout, "", "pid %d: no report" % pid)
+        sc.check.true(said in r.stderr and "not the target listed" in r.stderr, "pid %d: the refusal says %r: %r" % (pid, said, r.stderr))
+        sc.check.eq((host_state(), devpts_lines(t.pid), os.stat("/proc/%d/root/dev/ptmx" % t.pid).st_mode), (before, pts, ptmx),
+                    "pid %d: the host and the namespace are unchanged" % pid)
+    for argv, said in ((["--target", "mntns:%d,root:1:2" % t.mntns], "not a target"),
+                       (["--target", want], "give --namespace too"),
+                       (["--namespace", str(t.pid), "--target", want, "--mntns", str(own_mntns())], "was given already")):
+        r = sc.run_ptsguard("repair", *argv)
+        sc.check.eq((r.returncode, said in r.stderr), (3, True), "repair %s: exit 3 and %r: %r" % (" ".join(argv), said, r.stderr))
+    r = sc.run_ptsguard("repair", "--namespace", str(t.pid), "--target", want, "--format", "json")
+    sc.check.eq(r.returncode, 0, "the listed process with its target: repaired (%s)" % r.stderr)
+    sc.check.eq(sorted((a.get("check"), a.get("result")) for a in json.loads(r.stdout or "{}").get("actions", [])),
+                [("devpts-options-lost", "done"), ("ptmx-mode", "done")], "its actions")
+    sc.check.eq(host_state(), before, "the host is unchanged by the repair")
+
+
+@case("repair-chroot-owner")
+def ns_repair_chroot_owner(sc):
+    """A user (uid 1000, given CAP_SYS_CHROOT as an ambient capability: chroot needs only
+    search permission) chrooted into a tree of root's whose /dev lacks ptmx: the command its
+    listing prints refuses to mknod /dev/ptmx there, since uid 1000 could create nothing in
+    that /dev; the tree is unchanged. Given that /dev, the same command makes the node."""
+    sc.setup_base()
+    sc.mount_devpts("/dev/pts", HEALTHY)
+    tree = chroot_tree(sc, "user-chroot")
+    c = Chrooted(sc, tree, ["setpriv", "--reuid=%d" % UNPRIVILEGED_UID, "--regid=%d" % UNPRIVILEGED_GID,
+                            "--clear-groups", "--inh-caps=+sys_chroot", "--ambient-caps=+sys_chroot"])
+    line, argv = repair_hint(sc, c.pid)
+    before, dev = host_state(), dev_listing(tree)
+    r = sc.run_ptsguard(*argv, "--format", "json")
+    actions = json.loads(r.stdout or "{}").get("actions", [])
+    sc.check.eq([(a.get("check"), a.get("result")) for a in actions], [("ptmx-missing", "refused")],
+                "%s: the mknod is refused: %s" % (" ".join(argv), r.stderr))
+    detail = " ".join(a.get("detail") or "" for a in actions)
+    sc.check.true("uid %d" % UNPRIVILEGED_UID in detail and "may not create /dev/ptmx" in detail,
+                  "the refusal names the owner and the node: %r" % detail)
+    sc.check.eq(r.returncode, 2, "exit status: still broken")
+    sc.check.eq(dev_listing(tree), dev, "the chroot's /dev is unchanged")
+    sc.check.eq(host_state(), before, "the host is unchanged")
+    # The user's own /dev: made there (its verification then fails: the tree has no devpts).
+    os.chown(os.path.join(tree, "dev"), UNPRIVILEGED_UID, UNPRIVILEGED_GID)
+    r = sc.run_ptsguard(*argv, "--format", "json")
+    sc.check.eq([(a.get("check"), a.get("result") != "refused") for a in json.loads(r.stdout or "{}").get("actions", [])],
+                [("ptmx-missing", True)], "a /dev of the user's: not refused (%s)" % r.stderr)
+    st = os.lstat(os.path.join(tree, "dev", "ptmx"))
+    sc.check.eq((stat.S_ISCHR(st.st_mode), st.st_rdev, st.st_uid), (True, os.makedev(5, 2), 0), "its /dev/ptmx is made, root's")
+
+
+@case("repair-userns-owner")
+def ns_repair_userns_owner(sc):
+    """A rootless container (ids 0-65535 as 100000-165535) whose /dev is a directory of the
+    host's root bound in, without ptmx: repair --namespace refuses to mknod there, since the
+    container's root (uid 100000 outside) could create nothing in it; the directory is
+    unchanged. Once that directory is the container root's, the node is made."""
+    sc.setup_base()
+    sc.mount_devpts("/dev/pts", HEALTHY)
+    os.chmod(sc.workdir, 0o755)
+    tree = chroot_tree(sc, "userns-dev")
+    t = userns_target(sc, 65536, "mount --bind %s /dev" % os.path.join(tree, "dev"))
+    line, argv = repair_hint(sc, t.pid)
+    before, dev = host_state(), dev_listing(tree)
+    r = sc.run_ptsguard(*argv, "--format", "json")
+    actions = json.loads(r.stdout or "{}").get("actions", [])
+    sc.check.eq([(a.get("check"), a.get("result")) for a in actions if a.get("check") == "ptmx-missing"],
+                [("ptmx-missing", "refused")], "%s: the mknod is refused: %s" % (" ".join(argv), r.stderr))
+    detail = " ".join(a.get("detail") or "" for a in actions)
+    sc.check.true("uid 100000 " in detail and "may not create /dev/ptmx" in detail,
+                  "the refusal names the container's root and the node: %r" % detail)
+    sc.check.eq(dev_listing(tree), dev, "the directory is unchanged")
+    sc.check.eq(host_state(), before, "the host is unchanged")
+    os.chown(os.path.join(tree, "dev"), 100000, 100000)
+    r = sc.run_ptsguard(*argv, "--format", "json")
+    results = [(a.get("check"), a.get("result") != "refused") for a in json.loads(r.stdout or "{}").get("actions", [])
+               if a.get("check") == "ptmx-missing"]
+    sc.check.eq(results, [("ptmx-missing", True)], "a /dev of the container root's: not refused (%s)" % r.stderr)
+    sc.check.true(os.path.lexists(os.path.join(tree, "dev", "ptmx")), "its /dev/ptmx is made")
+
+
 if __name__ == "__main__":
     sys.exit(cli_main(CASES, __file__, __doc__))
