@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "checks/check.h"
+#include "snapshot/idmap.h"
 #include "util/string-util.h"
 
 static int pt_chown_setuid(const struct check_context *ctx, const struct check_info *info,
@@ -12,10 +13,14 @@ static int pt_chown_setuid(const struct check_context *ctx, const struct check_i
 	struct finding *f;
 
 	FOREACH_ARRAY (h, s->helpers, s->n_helpers) {
+		/* In a user namespace that does not map the host's root, a root-owned helper shows
+		 * the overflow id: it is setuid root all the same wherever the image runs with its
+		 * root mapped (and here, where it is not, it cannot help: see the single-id rule). */
+		bool unmapped = s->uid_map && h->uid == IDMAP_OVERFLOW_ID;
 		json_object *o;
 		char *np;
 
-		if (!(h->mode & 04000) || h->uid != 0)
+		if (!(h->mode & 04000) || (h->uid != 0 && !unmapped))
 			continue;
 		if (!helpers)
 			helpers = json_object_new_array();
@@ -23,6 +28,8 @@ static int pt_chown_setuid(const struct check_context *ctx, const struct check_i
 		json_object_object_add(o, "path", json_object_new_string(h->path));
 		json_object_object_add(o, "mode", json_new_mode(h->mode));
 		json_object_object_add(o, "uid", json_object_new_int64(h->uid));
+		if (unmapped)
+			json_object_object_add(o, "owner_unmapped", json_object_new_boolean(true));
 		json_object_array_add(helpers, o);
 		if (asprintf(&np, "%s%s%s", paths ?: "", paths ? " " : "", h->path) < 0) {
 			json_object_put(helpers);
