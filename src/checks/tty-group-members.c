@@ -11,30 +11,41 @@ static bool login_user(const struct tty_member *m)
 	return m->uid_known && m->uid > SYSTEM_UID_MAX && m->uid != NOBODY_UID;
 }
 
+/* How many members the evidence lists, and how many the summary and the remedy name: a group of
+ * hundreds (a site that put everyone there) stays readable; the evidence counts them all. */
+#define MEMBERS_LISTED 64
+#define MEMBERS_NAMED  8
+
 static int tty_group_members(const struct check_context *ctx, const struct check_info *info,
 			     struct findings *out)
 {
 	const struct snapshot *s = ctx->snap;
 	_cleanup_free_ char *names = NULL, *cmds = NULL;
+	size_t n = s->n_tty_members, login = 0;
 	json_object *members, *ev;
-	bool users = false;
 	struct finding *f;
 
-	if (!s->tty_members_known || s->n_tty_members == 0)
+	if (!s->tty_members_known || n == 0)
 		return 0;
 	members = json_object_new_array();
-	FOREACH_ARRAY (m, s->tty_members, s->n_tty_members) {
-		json_object *o = json_object_new_object();
+	for (size_t i = 0; i < n; i++) {
+		const struct tty_member *m = &s->tty_members[i];
 
-		json_object_object_add(o, "name", json_object_new_string(m->name));
-		json_object_object_add(o, "uid",
-				       m->uid_known ? json_object_new_int64(m->uid) : NULL);
-		json_object_object_add(o, "login_user", json_object_new_boolean(login_user(m)));
-		json_object_array_add(members, o);
-		users = users || login_user(m);
-		if (set_printf(&names, "%s%s%s", names ?: "", names ? ", " : "", m->name) < 0 ||
-		    set_printf(&cmds, "%s%sgpasswd -d %s tty", cmds ?: "", cmds ? " && " : "",
-			       m->name) < 0) {
+		login += login_user(m);
+		if (i < MEMBERS_LISTED) {
+			json_object *o = json_object_new_object();
+
+			json_object_object_add(o, "name", json_object_new_string(m->name));
+			json_object_object_add(o, "uid",
+					       m->uid_known ? json_object_new_int64(m->uid) : NULL);
+			json_object_object_add(o, "login_user",
+					       json_object_new_boolean(login_user(m)));
+			json_object_array_add(members, o);
+		}
+		if (i < MEMBERS_NAMED &&
+		    (set_printf(&names, "%s%s%s", names ?: "", names ? ", " : "", m->name) < 0 ||
+		     set_printf(&cmds, "%s%sgpasswd -d %s tty", cmds ?: "", cmds ? " && " : "",
+				m->name) < 0)) {
 			json_object_put(members);
 			return -ENOMEM;
 		}
@@ -42,17 +53,19 @@ static int tty_group_members(const struct check_context *ctx, const struct check
 	ev = json_object_new_object();
 	json_object_object_add(ev, "tty_gid", json_object_new_int64(s->tty_gid));
 	json_object_object_add(ev, "members", members);
-	f = findings_add(out, info, users ? SEVERITY_WARNING : SEVERITY_INFO, ev);
+	json_object_object_add(ev, "members_total", json_object_new_int64((int64_t)n));
+	json_object_object_add(ev, "login_users", json_object_new_int64((int64_t)login));
+	f = findings_add(out, info, login ? SEVERITY_WARNING : SEVERITY_INFO, ev);
 	if (!f ||
 	    set_printf(&f->summary,
-		       "the tty group (gid %u) has members: %s; %s can write to every terminal "
-		       "of mode 620",
-		       (unsigned)s->tty_gid, names,
-		       users ? "login users among them" : "each") < 0 ||
+		       "the tty group (gid %u) has %zu member(s): %s%s; %s can write to every "
+		       "terminal of mode 620",
+		       (unsigned)s->tty_gid, n, names, n > MEMBERS_NAMED ? ", ..." : "",
+		       login ? "login users among them" : "each") < 0 ||
 	    set_printf(&f->remedy,
-		       "%s (write, wall and mesg need no membership: write and wall are setgid "
+		       "%s%s (write, wall and mesg need no membership: write and wall are setgid "
 		       "tty; screen and mosh do not need it either; in a namespace, run it there)",
-		       cmds) < 0)
+		       cmds, n > MEMBERS_NAMED ? " && ... for each of the others" : "") < 0)
 		return -ENOMEM;
 	return 0;
 }

@@ -762,7 +762,7 @@ def expected_finding_severity(cat, f, report):
         return "info"
     # Members of tty: a warning when one is a login user.
     if f["id"] == "tty-group-members":
-        return "warning" if any(m.get("login_user") for m in f.get("evidence", {}).get("members") or []) else "info"
+        return "warning" if f.get("evidence", {}).get("login_users") else "info"
     # A copied slave node is critical as the console only.
     if f["id"] == "pty-slave-copy" and f.get("evidence", {}).get("console") is False:
         return "warning"

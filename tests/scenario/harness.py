@@ -192,8 +192,7 @@ def expected_severity(catalog, check_id, finding=None):
         return "warning"
     # Members of tty: a warning when one is a login user.
     if check_id == "tty-group-members":
-        members = ((finding or {}).get("evidence") or {}).get("members") or []
-        return "warning" if any(m.get("login_user") for m in members) else "info"
+        return "warning" if ((finding or {}).get("evidence") or {}).get("login_users") else "info"
     # A copied slave node is critical as the console only.
     if check_id == "pty-slave-copy" and ((finding or {}).get("evidence") or {}).get("console") is False:
         return "warning"

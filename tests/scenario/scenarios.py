@@ -402,7 +402,14 @@ def tty_group_large(sc):
     dev = pts_device()
     report = sc.audit()
     sc.check.eq((report.get("host") or {}).get("tty_gid"), 7, "host.tty_gid of the report")
-    sc.expect(report, [])
+    # Its 600 members (no user database entry: not known as login users) are a fact, told in
+    # bounded words: the evidence lists 64 and counts them all, the remedy names 8.
+    sc.expect(report, ["tty-group-members"])
+    f = sc.finding(report, "tty-group-members") or {}
+    ev = f.get("evidence") or {}
+    sc.check.eq((f.get("severity"), ev.get("members_total"), len(ev.get("members") or []), ev.get("login_users")),
+                ("info", 600, 64, 0), "tty-group-members, bounded")
+    sc.check.true(len(f.get("remedy") or "") < 600, "the remedy stays short: %d bytes" % len(f.get("remedy") or ""))
     res = sc.probe()
     sc.expect_probe(res, ok=True, uid=UNPRIVILEGED_UID, gid=7, mode="0620", dev=dev)
 
