@@ -72,9 +72,11 @@ def probe_without_index(probe):
 
 class OpenWatch:
     """Counts the opens of files (inotify IN_OPEN, which an O_PATH descriptor does not raise):
-    proof that a node a case planted was looked at but never opened."""
+    proof that a node a case planted was looked at but never opened. The opening of a directory
+    (listing /dev, say) reaches no driver and is not counted."""
 
     IN_OPEN = 0x20
+    IN_ISDIR = 0x40000000
     IN_NONBLOCK = 0o4000
 
     def __init__(self):
@@ -109,7 +111,7 @@ class OpenWatch:
             while off + 16 <= len(buf):
                 wd, mask, _, length = struct.unpack_from("iIII", buf, off)
                 name = buf[off + 16:off + 16 + length].rstrip(b"\0").decode(errors="replace")
-                if mask & self.IN_OPEN:
+                if mask & self.IN_OPEN and not mask & self.IN_ISDIR:
                     seen.append(os.path.join(self.paths.get(wd, "?"), name) if name else self.paths.get(wd, "?"))
                 off += 16 + length
 
