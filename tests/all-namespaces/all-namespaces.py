@@ -540,6 +540,7 @@ def chroot_names(ptsguard):
         for p in procs:
             p.kill()
             p.wait()
+    return c
 
 
 def bounded(args, what, c, timeout=30):
