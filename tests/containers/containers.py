@@ -817,7 +817,9 @@ def fleet_case(h):
             h.check.true(m is not None, "%s: its block says %s and what to do about it:\n%s" % (ct.label, i, block))
         if hp:
             pid = hp.group(1)
-            said = "repair" if "ptsguard repair --namespace %s --mntns %d applies" % (pid, ct.mntns) in block else "nsenter" if "(nsenter -t %s -a -r -w)" % pid in block else None
+            # The hint pins what was listed: the namespace, its root and the process's start.
+            said = ("repair" if re.search(r"ptsguard repair --namespace %s --target mntns:%d,root:\d+:\d+,start:\d+ applies" % (pid, ct.mntns), block)
+                    else "nsenter" if "(nsenter -t %s -a -r -w)" % pid in block else None)
             h.check.eq(said, hint, "%s: what its block says of running the remedies:\n%s" % (ct.label, block))
     for ct in healthy:
         h.check.true(ct.mntns not in blocks, "%s (healthy): no block of its own in the text report" % ct.label)
