@@ -346,3 +346,20 @@ bool want_color(enum color_when when)
 		return when == COLOR_ALWAYS;
 	return isatty(STDOUT_FILENO) && !(no_color && *no_color) && !(term && streq(term, "dumb"));
 }
+
+json_object *check_info_to_json(const struct check_info *ci)
+{
+	json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "id", json_object_new_string(ci->id));
+	json_object_object_add(o, "severity",
+			       json_object_new_string(severity_to_string(ci->severity)));
+	json_object_object_add(o, "message_id", json_object_new_string(ci->message_id));
+	json_object_object_add(o, "summary", json_object_new_string(ci->summary));
+	json_object_object_add(o, "repairable", json_object_new_boolean(check_repairable(ci)));
+	json_object_object_add(o, "daemon_only", json_object_new_boolean(ci->transition));
+	json_object_object_add(o, "explanation", json_object_new_string(ci->explanation));
+	json_object_object_add(o, "remedy", json_object_new_string(ci->remedy));
+	json_object_object_add(o, "probe_predicts", probe_prediction_to_json(&ci->predicts));
+	return o;
+}

@@ -112,3 +112,6 @@ int cmd_explain(int argc, char **argv);
 int cmd_repair(int argc, char **argv);
 int cmd_daemon(int argc, char **argv);
 int cmd_initramfs(int argc, char **argv);
+
+/* One catalog row as JSON, as ptsguard checks --json and explain --json write it. */
+json_object *check_info_to_json(const struct check_info *ci);

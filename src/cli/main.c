@@ -39,7 +39,7 @@ static const struct command {
 	  "  checks   [--format text|json] [--json]\n"
 	  "                             list the check catalog\n" },
 	{ "explain", cmd_explain,
-	  "  explain  ID                what a check means and how to fix it\n" },
+	  "  explain  [--json] ID...    what checks mean and how to fix them\n" },
 	{ "daemon", cmd_daemon,
 	  "  daemon   [--config FILE] [--no-probe] [--user USER]\n"
 	  "                             watch and report transitions (the service)\n" },

@@ -283,9 +283,29 @@ def missing_argument(ctx):
 
 @case("explain-unknown")
 def explain_unknown(ctx):
-    r = ctx.run("explain", "no-such-id")
-    # Every known id is listed, so the user can pick the right one.
-    expect_error(r, "no-such-id", *sorted(ctx.catalog))
+    # A typo is answered with the nearest id; an id near none points to the catalog.
+    expect_error(ctx.run("explain", "devpts-option-lost"), "unknown check 'devpts-option-lost'", "did you mean 'devpts-options-lost'?")
+    expect_error(ctx.run("explain", "no-such-id"), "no-such-id", "ptsguard checks")
+    # Among known ones, nothing is printed: every id is looked up first.
+    expect_error(ctx.run("explain", "ptmx-mode", "ptmx-mod"), "did you mean 'ptmx-mode'?")
+    expect_error(ctx.run("explain"), "expected a check id")
+
+
+@case("explain-several")
+def explain_several(ctx):
+    """Several ids, each explained in the order given; --json the catalog rows of checks --json."""
+    ids = ["pty-slave-copy", "ptmx-mode", "devpts-read-only"]
+    r = ctx.run("explain", *ids)
+    if r.returncode != 0:
+        raise Failed("exit status %d\n%s" % (r.returncode, describe(r)))
+    heads = [line.split(" ")[0] for line in r.out.splitlines() if line and not line.startswith(" ") and "(" in line and line.split(" ")[0] in ctx.catalog]
+    if heads != ids or r.out.count("MESSAGE_ID=") != 3:
+        raise Failed("explained %s, expected %s\n%s" % (heads, ids, describe(r)))
+    j = ctx.run("explain", "--json", *ids)
+    rows = json.loads(j.out)
+    catalog = {c["id"]: c for c in json.loads(ctx.run("checks", "--json").out)}
+    if [c["id"] for c in rows] != ids or any(c != catalog[c["id"]] for c in rows):
+        raise Failed("explain --json is not the catalog's rows\n%s" % describe(j))
 
 
 # ---------------------------------------------------------------------------

@@ -89,7 +89,8 @@ ids=$("$PTSGUARD" checks --format json | python3 -c 'import json, sys; print("\n
 [[ -n "$ids" ]] || { echo "FAIL: no check ids from ptsguard checks --format json"; exit 1; }
 expect "repair --check <TAB>: every check id" "$(complete_line repair --dry-run --check '')" "$ids"
 expect "explain devpts-<TAB>" "$(complete_line explain devpts-)" "$(grep '^devpts-' <<<"$ids")"
-expect "explain ID <TAB>: nothing more" "$(complete_line explain ptmx-mode '')" ""
+# explain takes several ids: after one, the ids again (and its options).
+expect "explain ID <TAB>: more ids" "$(complete_line explain ptmx-mode '')" "$(printf '%s\n' --help --json $ids | sort)"
 
 # PIDs for --namespace: this shell's is among them, and a prefix narrows them.
 pids=$(complete_line audit --namespace '')
