@@ -109,6 +109,7 @@ int cmd_audit(int argc, char **argv);
 int cmd_snapshot(int argc, char **argv);
 int cmd_checks(int argc, char **argv);
 int cmd_explain(int argc, char **argv);
+int cmd_status(int argc, char **argv);
 int cmd_repair(int argc, char **argv);
 int cmd_daemon(int argc, char **argv);
 int cmd_initramfs(int argc, char **argv);

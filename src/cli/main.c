@@ -40,6 +40,9 @@ static const struct command {
 	  "                             list the check catalog\n" },
 	{ "explain", cmd_explain,
 	  "  explain  [--json] ID...    what checks mean and how to fix them\n" },
+	{ "status", cmd_status,
+	  "  status   [--config FILE]\n"
+	  "                             what the running daemon last found\n" },
 	{ "daemon", cmd_daemon,
 	  "  daemon   [--config FILE] [--no-probe] [--user USER]\n"
 	  "                             watch and report transitions (the service)\n" },

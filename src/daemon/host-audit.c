@@ -31,6 +31,12 @@ void daemon_log_transition(struct daemon *d, const struct transition_event *e)
 
 	if (e->transition == TRANSITION_DETECTED && f->severity < _SEVERITY_MAX)
 		d->detected_total[f->severity]++;
+	d->last_transition = (struct report_transition){
+		.at = now_usec(CLOCK_REALTIME),
+		.check = f->check->id,
+		.state = transition_to_string(e->transition),
+		.severity = severity_to_string(f->severity),
+	};
 	r = journal_log_transition(e);
 	if (r >= 0)
 		daemon_ok(d, FAILURE_JOURNAL);
@@ -381,6 +387,8 @@ int daemon_audit(struct daemon *d, unsigned *ret_reasons)
 			.queued = journal_queue_pending(d->journal),
 			.dropped = journal_queue_dropped(d->journal),
 		} : NULL,
+		.last_transition = d->last_transition.at ? &d->last_transition : NULL,
+		.daemon_pid = getpid(),
 	};
 	daemon_write_outputs(d, &rep);
 	daemon_notify_status(d, false);

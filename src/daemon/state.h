@@ -33,7 +33,10 @@ enum failure {
 };
 
 struct daemon {
-	uint64_t detected_total[_SEVERITY_MAX]; /* Prometheus ptsguard_findings_total */
+	uint64_t detected_total[_SEVERITY_MAX];
+	/* The last transition journaled, for the state file (ptsguard status); at 0: none yet.
+	 * Its strings are the catalog's and the transition names': static. */
+	struct report_transition last_transition; /* Prometheus ptsguard_findings_total */
 	sd_event *event;
 	sd_event_source *sigterm_source, *sigint_source, *sighup_source;
 	sd_event_source *udev_source, *audit_timer, *holder_timer, *retry_timer;

@@ -246,6 +246,16 @@ static void emit_report(struct json_emit *e, const char *key, const struct repor
 		emit_int(e, "dropped", (int64_t)r->journal->dropped);
 		emit_end(e);
 	}
+	if (r->daemon_pid > 0)
+		emit_int(e, "daemon_pid", r->daemon_pid);
+	if (r->last_transition) {
+		emit_object(e, "last_transition");
+		emit_timestamp(e, "at", r->last_transition->at);
+		emit_string(e, "check", r->last_transition->check);
+		emit_string(e, "state", r->last_transition->state);
+		emit_string(e, "severity", r->last_transition->severity);
+		emit_end(e);
+	}
 	if (r->namespaces) {
 		emit_array(e, "namespaces", r->n_namespaces);
 		FOREACH_ARRAY (n, r->namespaces, r->n_namespaces)

@@ -49,6 +49,14 @@ struct report {
 	const struct journal_stats {
 		uint64_t queued, dropped;
 	} * journal;
+	/* The daemon's last transition journaled (CLOCK_REALTIME microseconds, the check, what
+	 * happened to it: detected, resolved, repaired...); NULL: none yet, or not the daemon's. */
+	const struct report_transition {
+		uint64_t at;
+		const char *check, *state, *severity;
+	} * last_transition;
+	/* The daemon that writes this state file; 0: not the daemon's. */
+	pid_t daemon_pid;
 	/* Other mount namespaces judged beside the host (audit --namespace, --all-namespaces): the
 	 * report's "namespaces" array; NULL: no such key. */
 	const struct report_namespace *namespaces;

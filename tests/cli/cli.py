@@ -38,7 +38,7 @@ FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data"
 # warning otherwise (the host.user_namespaces of the report says which).
 SEVERITY_BY_USER_NAMESPACES = {"pt-chown-setuid"}
 
-SUBCOMMANDS = ("audit", "snapshot", "repair", "daemon", "checks", "explain", "initramfs-record")
+SUBCOMMANDS = ("audit", "snapshot", "repair", "daemon", "checks", "explain", "status", "initramfs-record")
 
 # A healthy multi-instance host, written by hand after docs/snapshot.md.
 MOUNTINFO_LINES = [
@@ -289,6 +289,25 @@ def explain_unknown(ctx):
     # Among known ones, nothing is printed: every id is looked up first.
     expect_error(ctx.run("explain", "ptmx-mode", "ptmx-mod"), "did you mean 'ptmx-mode'?")
     expect_error(ctx.run("explain"), "expected a check id")
+
+
+@case("status-no-daemon")
+def status_no_daemon(ctx):
+    """ptsguard status without a daemon: no state file, a state file that is not a report, and a
+    report whose daemon has gone (its pid names no ptsguard daemon) each exit 3 and say why."""
+    state = os.path.join(ctx.tmpdir, "status-report.json")
+    conf = ctx.write("status.conf", ("[Daemon]\nStateFile=%s\n" % state).encode())
+    expect_error(ctx.run("status", "--config", conf), state, "no ptsguard daemon runs")
+    with open(state, "w") as f:
+        f.write("not json")
+    expect_error(ctx.run("status", "--config", conf), state, "is not a ptsguard.report/1")
+    report = parse_report(ctx.run("audit", "--snapshot", ctx.snapshot_file("valid.json", BASE_SNAPSHOT), "--json"))
+    report["daemon_pid"] = os.getpid()  # a python, not a ptsguard daemon
+    with open(state, "w") as f:
+        json.dump(report, f)
+    r = ctx.run("status", "--config", conf)
+    if r.returncode != 3 or "daemon: not running" not in r.out or "no ptsguard daemon runs" not in r.err:
+        raise Failed("a state file whose daemon is gone\n%s" % describe(r))
 
 
 @case("explain-several")

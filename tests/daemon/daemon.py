@@ -967,6 +967,47 @@ def devpts_options_now():
     return dict((o.split("=", 1) + [""])[:2] for o in line.split(" - ")[1].split()[2].split(","))
 
 
+def ptsguard_status(ptsguard, daemon):
+    return subprocess.run([ptsguard, "status", "--config", daemon.config_path], stdin=subprocess.DEVNULL,
+                          capture_output=True, text=True, timeout=60)
+
+
+def case_status(ptsguard, opts):
+    """ptsguard status shows the running daemon's state file: the daemon running (its pid), the
+    findings with the exit status audit would give, the last transition journaled; once the
+    daemon has stopped, exit status 3 and a message that none runs."""
+    journal = Journald()
+    daemon = Daemon(ptsguard)
+    daemon.wait_ready()
+    c = Checker()
+    wait_state("first audit", lambda r: finding_ids(r) == [])
+    r = ptsguard_status(ptsguard, daemon)
+    c.eq(r.returncode, 0, "healthy: exit status 0 (stderr %r)" % r.stderr)
+    c.true(r.stdout.startswith("ptsguard: OK: no findings"), "the verdict first: %r" % r.stdout[:200])
+    c.true("daemon: running (pid %d)" % daemon.pid in r.stdout, "the daemon named running: %r" % r.stdout)
+    c.true("last transition: none since the daemon started" in r.stdout, "no transition yet: %r" % r.stdout)
+    remount_devpts("mode=644")
+    wait_state("options lost", lambda r: finding_ids(r) == ["devpts-options-lost"])
+    r = ptsguard_status(ptsguard, daemon)
+    c.eq(r.returncode, 2, "critical: exit status 2 (stderr %r)" % r.stderr)
+    c.true(re.search(r"^last transition: \S+Z devpts-options-lost detected \(critical\)$", r.stdout, re.M) is not None,
+           "the last transition: %r" % r.stdout)
+    c.true(re.search(r"^critical devpts-options-lost: .*\n    remedy: mount -o remount,gid=%d," % TTY_GID, r.stdout, re.M) is not None,
+           "the finding with its remedy: %r" % r.stdout)
+    c.true(re.search(r"^journal: \d+ queued, 0 dropped$", r.stdout, re.M) is not None, "the journal queue: %r" % r.stdout)
+    remount_devpts("gid=%d,mode=620" % TTY_GID)
+    wait_state("healthy again", lambda r: finding_ids(r) == [])
+    r = ptsguard_status(ptsguard, daemon)
+    c.true(re.search(r"^last transition: \S+Z devpts-options-lost resolved \(critical\)$", r.stdout, re.M) is not None,
+           "the resolution is the last transition: %r" % r.stdout)
+    stop_daemon(c, daemon)
+    r = ptsguard_status(ptsguard, daemon)
+    c.eq(r.returncode, 3, "no daemon: exit status 3 (stdout %r)" % r.stdout)
+    c.true("no ptsguard daemon runs" in r.stderr, "it says so: %r" % r.stderr)
+    journal.stop()
+    c.done()
+
+
 def case_repair_safe(ptsguard, opts):
     """Policy=safe: a lost-options remount is detected, repaired (journal: detected, then
     repaired, never resolved), and the state file shows the repaired host; a finding that is
@@ -3156,6 +3197,7 @@ CASES = {
     "repair-new-appearance": (case_repair_new_appearance, True),
     "repair-last-healthy": (case_repair_last_healthy, True),
     "lifecycle": (case_lifecycle, True),
+    "status": (case_status, True),
     "ptmx-baseline": (case_ptmx_baseline, True),
     "udev": (case_udev, True),
     "storm": (case_storm, True),
