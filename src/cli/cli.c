@@ -12,6 +12,7 @@
 #include "analysis/analysis.h"
 #include "cli/cli.h"
 #include "config/conf.h"
+#include "pipeline/namespace-audit.h"
 #include "probe/namespace.h"
 #include "probe/probe.h"
 #include "snapshot/snapshot-json.h"
@@ -241,24 +242,28 @@ void test_hook_pause(const char *env, const char *what)
 int run_namespace(const char *cmd, const struct audit_target *t, const struct config *c,
 		  struct audit_result *ret)
 {
-	pid_t pid = t->probe.ns->pid;
-	struct parse_error err;
-	int r = pipeline_run(t, c, ret, &err);
+	_cleanup_(namespace_audit_done) struct namespace_audit a = { 0 };
+	struct audit_target target = *t;
+	char why[512];
+	int r;
 
+	/* The one door into another namespace (pipeline/namespace-audit.h): the same pipeline and
+	 * the same words for what went wrong as --all-namespaces and the daemon. */
+	namespace_audit_borrow(&a, (struct namespace_target *)t->probe.ns);
+	r = namespace_audit_run(&a, &target, c);
 	if (r == -ESRCH)
-		log_error("%s: process %d exited during the audit of its namespace", cmd, (int)pid);
-	else if (r == -EINVAL && err.line)
-		log_error("%s: /proc/%d/mountinfo line %u: %s", cmd, (int)pid, err.line,
-			  err.message);
+		log_error("%s: process %d exited during the audit of its namespace", cmd,
+			  (int)t->probe.ns->pid);
 	else if (r == -EACCES || r == -EPERM)
 		log_error("%s: not allowed to read the namespace of process %d (run as root)", cmd,
-			  (int)pid);
-	else if (r < 0 && err.message[0])
-		log_error("%s: cannot probe the namespace of process %d: %s", cmd, (int)pid,
-			  err.message);
+			  (int)t->probe.ns->pid);
 	else if (r < 0)
-		log_error("%s: cannot probe the namespace of process %d: %s", cmd, (int)pid,
-			  strerror(-r));
+		log_error("%s: the namespace of process %d is not judged: %s", cmd,
+			  (int)t->probe.ns->pid, namespace_audit_why(&a, r, why, sizeof(why)));
+	else {
+		*ret = a.result;
+		a.result = (struct audit_result){ 0 };
+	}
 	return r;
 }
 

@@ -54,7 +54,6 @@ static int probe_host_serving(const struct config *c, struct host_serving *ret,
 static int snapshot_stage(const struct audit_target *t, const struct config *c,
 			  struct audit_result *res, struct parse_error *err)
 {
-	_cleanup_(namespace_target_freep) struct namespace_target *owned_ns = NULL;
 	_cleanup_(host_serving_done) struct host_serving host = { 0 };
 	struct probe_options po = t->probe;
 	_cleanup_(alloc_pending_done) struct alloc_pending alloc = { .o.cgroup_fds = { -1, -1 } };
@@ -87,14 +86,6 @@ static int snapshot_stage(const struct audit_target *t, const struct config *c,
 		po.has_alloc_user = true;
 		po.alloc_uid = c->probe_uid;
 		po.alloc_gid = c->probe_gid;
-	}
-	if (!po.ns && po.namespace_pid > 0) {
-		r = namespace_target_open(po.namespace_pid, &owned_ns);
-		if (r < 0) {
-			mount_table_free(po.mounts);
-			return r;
-		}
-		po.ns = owned_ns;
 	}
 	/* The allocation probe first, on the worker (for another namespace, under its root):
 	 * it allocates on the other CPU while we read the mount table. It sees the namespace as

@@ -39,12 +39,9 @@ struct probe_options {
 	/* The budget of a run over many namespaces (alloc_options.budget_left): the probe is not
 	 * started once it is spent (ALLOC_SKIPPED); NULL: none. */
 	uint64_t *alloc_budget;
-	/* The mount namespace and root of this process to judge (audit --namespace), 0 for the
-	 * caller's own: the pipeline opens it (probe/namespace.h) unless ns is given. */
-	pid_t namespace_pid;
-	/* The namespace to judge, opened by the caller (NULL: namespace_pid, or the caller's
-	 * own). Every path is read under its root, its mountinfo and id maps are its own, its
-	 * holders are its own processes. */
+	/* The namespace to judge, opened by the caller through pipeline/namespace-audit.h (NULL:
+	 * the caller's own). Every path is read under its root, its mountinfo and id maps are its
+	 * own, its holders are its own processes. */
 	const struct namespace_target *ns;
 	/* The host's serving instance, recorded in a namespace's snapshot for
 	 * devpts-host-instance; NULL: the pipeline reads the host itself. */
