@@ -201,7 +201,13 @@ int parse_target_option(const char *cmd, int c, pid_t *namespace_pid, bool *no_p
 
 int open_namespace(const char *cmd, pid_t pid, struct namespace_target **ret)
 {
-	int r = namespace_target_open(pid, ret);
+	struct namespace_audit a;
+	int r = namespace_audit_open(&a, pid, 0, NULL, -1);
+
+	if (r >= 0) {
+		*ret = TAKE_PTR(a.target);
+		namespace_audit_done(&a);
+	}
 
 	if (r == -ESRCH)
 		log_error("%s: --namespace %d: no such process", cmd, (int)pid);
