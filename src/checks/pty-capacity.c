@@ -33,6 +33,16 @@ static json_object *global_evidence(const struct snapshot *s, long limit, bool r
 /* Who holds the ptys, for a remedy: every master is an open /dev/ptmx or pts/ptmx. */
 #define HOLDERS_HINT "ls -l /proc/[0-9]*/fd 2>/dev/null | grep -c ptmx counts the masters open"
 
+/* More ptys for everyone, or fewer held. */
+static int set_capacity_remedy(struct finding *f, const struct snapshot *s)
+{
+	return set_printf(
+	    &f->remedy,
+	    "sysctl -w kernel.pty.max=%ld (and persist it in /etc/sysctl.d/), or end the "
+	    "sessions that hold them (%s)",
+	    s->pty_max * 2, HOLDERS_HINT);
+}
+
 static int pty_capacity(const struct check_context *ctx, const struct check_info *info,
 			struct findings *out)
 {
@@ -52,11 +62,7 @@ static int pty_capacity(const struct check_context *ctx, const struct check_info
 			&f->summary, "%ld of %ld allocatable ptys are in use (kernel.pty.nr%s)",
 			s->pty_nr, limit,
 			reserve ? "" : " against kernel.pty.max less kernel.pty.reserve") < 0 ||
-		    set_printf(
-			&f->remedy,
-			"sysctl -w kernel.pty.max=%ld (and persist it in /etc/sysctl.d/), or "
-			"end the sessions that hold them (%s)",
-			s->pty_max * 2, HOLDERS_HINT) < 0)
+		    set_capacity_remedy(f, s) < 0)
 			return -ENOMEM;
 		/* Near the limit is a warning; only at it does an allocation fail. */
 		f->predicts_nothing = s->pty_nr < limit;
@@ -74,11 +80,7 @@ static int pty_capacity(const struct check_context *ctx, const struct check_info
 			"from %ld on, while this host's instance keeps kernel.pty.reserve "
 			"(%ld)",
 			s->pty_nr, others, others, s->pty_reserve) < 0 ||
-		    set_printf(
-			&f->remedy,
-			"sysctl -w kernel.pty.max=%ld (and persist it in /etc/sysctl.d/), or "
-			"end the sessions that hold them (%s)",
-			s->pty_max * 2, HOLDERS_HINT) < 0)
+		    set_capacity_remedy(f, s) < 0)
 			return -ENOMEM;
 		/* The host's own allocation is not what fails. */
 		f->predicts_nothing = true;
