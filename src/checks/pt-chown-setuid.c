@@ -15,7 +15,8 @@ static int pt_chown_setuid(const struct check_context *ctx, const struct check_i
 	FOREACH_ARRAY (h, s->helpers, s->n_helpers) {
 		/* In a user namespace that does not map the host's root, a root-owned helper shows
 		 * the overflow id: it is setuid root all the same wherever the image runs with its
-		 * root mapped (and here, where it is not, it cannot help: see the single-id rule). */
+		 * root mapped (and here, where it is not, it cannot help: see the single-id rule).
+		 */
 		bool unmapped = s->uid_map && h->uid == IDMAP_OVERFLOW_ID;
 		json_object *o;
 		char *np;

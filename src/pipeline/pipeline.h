@@ -57,9 +57,10 @@ void host_serving_done(struct host_serving *h);
  * *err names the mountinfo line at fault. On failure *ret is left empty.
  *
  * A namespace (t->probe.ns, opened by the caller; every command and the daemon go through
- * pipeline/namespace-audit.h): the same pipeline, judged in its own terms (probe/namespace.h); t->probe.host is the host's serving instance (NULL: read
- * here, one probe pass of the caller's namespace). -ESRCH: the process does not exist, or
- * exited before the audit was complete; -EACCES/-EPERM: not allowed to read it. */
+ * pipeline/namespace-audit.h): the same pipeline, judged in its own terms (probe/namespace.h);
+ * t->probe.host is the host's serving instance (NULL: read here, one probe pass of the caller's
+ * namespace). -ESRCH: the process does not exist, or exited before the audit was complete;
+ * -EACCES/-EPERM: not allowed to read it. */
 int pipeline_run(const struct audit_target *t, const struct config *c, struct audit_result *ret,
 		 struct parse_error *err);
 void audit_result_done(struct audit_result *r);
