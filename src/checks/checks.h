@@ -153,6 +153,19 @@ char *finding_evidence_text(const struct finding *f);
 void finding_emit_evidence(const struct finding *f, struct json_emit *e, const char *key);
 /* Seal every finding's evidence (checks_run() does, once the checks are done). */
 void findings_seal(struct findings *f);
+
+/* Identity across audits. A finding is the same one when its key matches: the check, its
+ * mountpoint and its first mount id. One with the same key is still a new occurrence when its
+ * severity changed, or, for a check raised on a change (check_info.transition), when what the
+ * thing changed to (its evidence's "after") differs. Nothing else in the evidence matters. */
+/* "check<TAB>mountpoint<TAB>first mount id": malloc'ed, or NULL on OOM. */
+char *finding_key(const struct finding *f);
+/* Are x and y, whose keys match, the same occurrence? */
+bool finding_same_occurrence(const struct finding *x, const struct finding *y);
+/* "check/severity " for every finding in order; malloc'ed, NULL on OOM. */
+char *findings_signature(const struct findings *f);
+/* "No findings", or "Findings: N critical, N warning, N info"; malloc'ed, NULL on OOM. */
+char *findings_status_text(const struct findings *f);
 void findings_sort(struct findings *f);
 /* Drop (and free) findings below min. */
 void findings_filter(struct findings *f, enum severity min);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* Severities and the list of findings: add, sort, filter, free. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -8,6 +9,7 @@
 #include "util/alloc.h"
 #include "util/json-util.h"
 #include "util/string-table.h"
+#include "util/string-util.h"
 
 static const char *const severity_table[_SEVERITY_MAX] = {
 	[SEVERITY_INFO] = "info",
@@ -210,4 +212,59 @@ enum severity findings_worst(const struct findings *f, bool *any)
 		if (i->severity > worst)
 			worst = i->severity;
 	return worst;
+}
+
+char *finding_key(const struct finding *f)
+{
+	char *k;
+
+	if (asprintf(&k, "%s\t%s\t%u", f->check->id, f->mountpoint ?: "",
+		     f->n_mount_ids ? f->mount_ids[0] : 0) < 0)
+		return NULL;
+	return k;
+}
+
+bool finding_same_occurrence(const struct finding *x, const struct finding *y)
+{
+	_cleanup_(json_object_putp) json_object *ax = NULL, *ay = NULL;
+
+	if (x->severity != y->severity)
+		return false;
+	if (!x->check->transition)
+		return true;
+	if (!finding_evidence_get(x, "after", &ax) || !finding_evidence_get(y, "after", &ay))
+		return false;
+	return json_object_equal(ax, ay);
+}
+
+char *findings_signature(const struct findings *f)
+{
+	char *s = NULL;
+	size_t size;
+	FILE *m = open_memstream(&s, &size);
+
+	if (!m)
+		return NULL;
+	FOREACH_ARRAY (i, f->items, f->n_items)
+		fprintf(m, "%s/%s ", i->check->id, severity_to_string(i->severity));
+	if (fclose(m) != 0) {
+		free(s);
+		return NULL;
+	}
+	return s;
+}
+
+char *findings_status_text(const struct findings *f)
+{
+	size_t counts[_SEVERITY_MAX] = { 0 };
+	char *s;
+
+	if (f->n_items == 0)
+		return strdup("No findings");
+	FOREACH_ARRAY (i, f->items, f->n_items)
+		counts[i->severity]++;
+	if (asprintf(&s, "Findings: %zu critical, %zu warning, %zu info", counts[SEVERITY_CRITICAL],
+		     counts[SEVERITY_WARNING], counts[SEVERITY_INFO]) < 0)
+		return NULL;
+	return s;
 }

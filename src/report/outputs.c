@@ -17,23 +17,6 @@ int state_file_write(const char *path, const struct report *rep, struct output_f
 	return text ? output_file_write(path, text, strlen(text), 0644, true, err) : -ENOMEM;
 }
 
-char *findings_signature(const struct findings *f)
-{
-	char *s = NULL;
-	size_t size;
-	FILE *m = open_memstream(&s, &size);
-
-	if (!m)
-		return NULL;
-	FOREACH_ARRAY (i, f->items, f->n_items)
-		fprintf(m, "%s/%s ", i->check->id, severity_to_string(i->severity));
-	if (fclose(m) != 0) {
-		free(s);
-		return NULL;
-	}
-	return s;
-}
-
 /* series, then the heartbeat gauge at now (CLOCK_REALTIME, microseconds), to path. */
 static int prometheus_file_write(const char *path, const char *series, uint64_t now,
 				 struct output_file_error *err)
@@ -117,19 +100,4 @@ void prometheus_file_forget(struct prometheus_file *p)
 	p->signature = NULL;
 	free(p->series);
 	p->series = NULL;
-}
-
-char *findings_status_text(const struct findings *f)
-{
-	size_t counts[_SEVERITY_MAX] = { 0 };
-	char *s;
-
-	if (f->n_items == 0)
-		return strdup("No findings");
-	FOREACH_ARRAY (i, f->items, f->n_items)
-		counts[i->severity]++;
-	if (asprintf(&s, "Findings: %zu critical, %zu warning, %zu info", counts[SEVERITY_CRITICAL],
-		     counts[SEVERITY_WARNING], counts[SEVERITY_INFO]) < 0)
-		return NULL;
-	return s;
 }

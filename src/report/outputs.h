@@ -56,8 +56,3 @@ int prometheus_file_failed(struct prometheus_file *p, const char *path, const ch
 			   uint64_t now, struct output_file_error *err);
 /* Make the next update write whatever the findings (and free). */
 void prometheus_file_forget(struct prometheus_file *p);
-
-/* "check/severity " for every finding in order; malloc'ed, NULL on OOM. */
-char *findings_signature(const struct findings *f);
-/* "No findings", or "Findings: N critical, N warning, N info"; malloc'ed, NULL on OOM. */
-char *findings_status_text(const struct findings *f);

@@ -19,29 +19,6 @@ static const char *const transition_table[_TRANSITION_MAX] = {
 };
 DEFINE_STRING_TABLE_LOOKUP_TO_STRING(transition, enum transition);
 
-char *finding_key(const struct finding *f)
-{
-	char *k;
-
-	if (asprintf(&k, "%s\t%s\t%u", f->check->id, f->mountpoint ?: "",
-		     f->n_mount_ids ? f->mount_ids[0] : 0) < 0)
-		return NULL;
-	return k;
-}
-
-bool finding_same_occurrence(const struct finding *x, const struct finding *y)
-{
-	_cleanup_(json_object_putp) json_object *ax = NULL, *ay = NULL;
-
-	if (x->severity != y->severity)
-		return false;
-	if (!x->check->transition)
-		return true;
-	if (!finding_evidence_get(x, "after", &ax) || !finding_evidence_get(y, "after", &ay))
-		return false;
-	return json_object_equal(ax, ay);
-}
-
 /* The keys of f's findings, in order, as a NULL-terminated list. */
 static int findings_keys(const struct findings *f, char ***ret)
 {

@@ -6,12 +6,8 @@
  * daemon and `ptsguard repair` turn repair outcomes into transitions too, and
  * both journal them the same way (journal_log_transition()).
  *
- * A finding is the same one across audits when its key matches: the check,
- * its mountpoint and its first mount id (finding_key()). A finding with the
- * same key is still a new occurrence, detected again, when its severity
- * changed, or, for a check raised on a change (check_info.transition), when
- * what the thing changed to (its evidence's "after") differs: the thing was
- * changed again. Nothing else in the evidence matters.
+ * Which finding is the same one across audits is the findings' own rule
+ * (checks/checks.h, finding_key() and finding_same_occurrence()).
  */
 #pragma once
 
@@ -45,11 +41,6 @@ struct transitions {
 	struct transition_event *items;
 	size_t n_items, allocated;
 };
-
-/* "check<TAB>mountpoint<TAB>first mount id": malloc'ed, or NULL on OOM. */
-char *finding_key(const struct finding *f);
-/* Are x and y, whose keys match, the same occurrence (see above)? */
-bool finding_same_occurrence(const struct finding *x, const struct finding *y);
 
 /*
  * Append to *ret the transitions from before to now: first each finding of before whose key is
