@@ -59,6 +59,136 @@ static void add_peer(const struct analysis *a, json_object *ev, const char *key,
 	json_object_object_add(ev, key, jp);
 }
 
+/* One stack of devpts mounts: its mounts bottom first (chain, top at 0), where it is. */
+struct stack {
+	const struct mount_entry *top;
+	size_t chain[64], n, n_devpts;
+	const struct mount_entry *from_initramfs; /* the lowest devpts born in the initramfs */
+};
+
+/* A stack nothing reaches (the old /dev under a container's new one): a fact. */
+static int describe_hidden(const struct analysis *a, const struct stack *st, size_t hidden_by,
+			   struct finding *f)
+{
+	const struct mount_entry *h = analysis_mount(a, hidden_by);
+
+	if (set_printf(&f->summary,
+		       "%zu devpts mounts are stacked on %s, all hidden by mount %u on %s: none "
+		       "of them is reachable by path",
+		       st->n_devpts, st->top->mountpoint, h ? h->id : 0,
+		       h ? h->mountpoint : "?") < 0 ||
+	    set_printf(&f->remedy,
+		       "nothing to do for the ptys reached by path; the hidden instances go away "
+		       "with the last process holding one of their ptys") < 0)
+		return -ENOMEM;
+	return 0;
+}
+
+/* A devpts that arrived by propagation from a peer mounted elsewhere (a chroot's --rbind
+ * /dev on a shared /dev), or (to) one mounted here and propagated to a peer: 1 when the stack is
+ * that case (described), 0 when not, -ENOMEM. */
+static int describe_propagated(const struct analysis *a, const struct stack *st, json_object *ev,
+			       bool to, struct finding *f)
+{
+	const struct mount_table *t = a->snap->mounts;
+	const struct mount_entry *e = st->top, *pm, *mm, *bind;
+	size_t member = NO_MOUNT, peer = propagation_peer(a, st->chain, st->n, to, &member);
+
+	if (peer == NO_MOUNT)
+		return 0;
+	pm = &t->entries[peer];
+	mm = &t->entries[member];
+	bind = bind_below(a, to ? st->chain[st->n - 1] : peer);
+	add_peer(a, ev, to ? "propagated_to" : "propagated_from", peer, mm);
+	if (!to)
+		return set_printf(&f->summary,
+				  "%zu devpts mounts are stacked on %s: mount %u arrived by mount "
+				  "propagation, a peer (shared:%u) of mount %u on %s",
+				  st->n_devpts, e->mountpoint, mm->id, mm->shared, pm->id,
+				  pm->mountpoint) < 0 ||
+			       set_printf(
+				   &f->remedy,
+				   "devpts mounted on %s propagated here through a shared "
+				   "bind: make that bind a slave before mounting in it (mount "
+				   "--make-rslave %s), then, once nothing holds the extra "
+				   "instance: umount %s",
+				   pm->mountpoint, bind ? bind->mountpoint : pm->mountpoint,
+				   e->mountpoint) < 0
+			   ? -ENOMEM
+			   : 1;
+	return set_printf(&f->summary,
+			  "%zu devpts mounts are stacked on %s: mount %u, mounted here on a shared "
+			  "bind (shared:%u), propagated to %s as mount %u",
+			  st->n_devpts, e->mountpoint, mm->id, mm->shared, pm->mountpoint,
+			  pm->id) < 0 ||
+		       set_printf(&f->remedy,
+				  "the devpts mounted on %s also covers %s through a shared bind: "
+				  "once nothing holds its ptys, umount %s (the unmount propagates "
+				  "to its copies), and make the bind a slave before mounting in it "
+				  "again (mount --make-rslave %s)",
+				  e->mountpoint, pm->mountpoint, e->mountpoint,
+				  bind ? bind->mountpoint : e->mountpoint) < 0
+		   ? -ENOMEM
+		   : 1;
+}
+
+/* A plain stack: at the judged root's /dev/pts or from the initramfs, boot mounted devpts twice;
+ * elsewhere, the setup of a chroot, build root or container did. */
+static int describe_plain(const struct stack *st, struct finding *f)
+{
+	const struct mount_entry *e = st->top, *ini = st->from_initramfs;
+
+	if (!ini && !streq(e->mountpoint, "/dev/pts"))
+		return set_printf(&f->summary,
+				  "%zu devpts mounts are stacked on %s; only the top one (mount "
+				  "%u) is reachable",
+				  st->n_devpts, e->mountpoint, e->id) < 0 ||
+			       set_printf(
+				   &f->remedy,
+				   "find what mounted devpts on %s a second time (the setup "
+				   "script of a chroot, build root or container) and drop one; "
+				   "then, once nothing holds the covered instance: umount %s",
+				   e->mountpoint, e->mountpoint) < 0
+			   ? -ENOMEM
+			   : 0;
+	if ((ini && ini != e ? set_printf(&f->summary,
+					  "%zu devpts mounts are stacked on %s: mount %u was "
+					  "mounted in the initramfs and moved here, mount %u "
+					  "mounted on top of it after switch-root",
+					  st->n_devpts, e->mountpoint, ini->id, e->id)
+			     : set_printf(&f->summary,
+					  "%zu devpts mounts are stacked on %s; only the top one "
+					  "(mount %u) is reachable",
+					  st->n_devpts, e->mountpoint, e->id)) < 0 ||
+	    set_printf(&f->remedy,
+		       "find what mounts devpts twice at boot (fstab and initramfs or init "
+		       "scripts) and drop one; then, once nothing holds the covered instance: "
+		       "umount %s",
+		       e->mountpoint) < 0)
+		return -ENOMEM;
+	return 0;
+}
+
+/* The stack whose top mount is top, walked down to its bottom; false when it holds fewer than
+ * two devpts mounts. */
+static bool stack_at(const struct analysis *a, size_t top, struct stack *st)
+{
+	const struct mount_table *t = a->snap->mounts;
+
+	*st = (struct stack){ .top = &t->entries[top] };
+	for (size_t cur = top; cur != NO_MOUNT && st->n < ELEMENTSOF(st->chain);) {
+		size_t p = a->parent[cur];
+
+		st->chain[st->n++] = cur;
+		st->n_devpts += streq(t->entries[cur].fstype, "devpts");
+		if (p == NO_MOUNT || !streq(t->entries[p].mountpoint, st->top->mountpoint) ||
+		    a->stacked_on[p] != cur)
+			break;
+		cur = p;
+	}
+	return st->n_devpts >= 2;
+}
+
 static int devpts_overmount(const struct check_context *ctx, const struct check_info *info,
 			    struct findings *out)
 {
@@ -66,33 +196,19 @@ static int devpts_overmount(const struct check_context *ctx, const struct check_
 	const struct mount_table *t = ctx->snap->mounts;
 
 	for (size_t top = 0; top < t->n_entries; top++) {
-		const struct mount_entry *e = &t->entries[top];
-		size_t chain[64], n = 0, n_devpts = 0, cur, hidden_by, peer, member = NO_MOUNT;
-		const struct mount_entry *from_initramfs = NULL;
 		json_object *ev, *stack;
 		struct finding *f;
+		struct stack st;
+		size_t hidden_by;
+		int r;
 
-		if (a->stacked_on[top] != NO_MOUNT)
+		if (a->stacked_on[top] != NO_MOUNT || !stack_at(a, top, &st))
 			continue;
-		/* Walk down from the top of this stack to its bottom. */
-		for (cur = top; cur != NO_MOUNT && n < ELEMENTSOF(chain);) {
-			size_t p = a->parent[cur];
-
-			chain[n++] = cur;
-			n_devpts += streq(t->entries[cur].fstype, "devpts");
-			if (p == NO_MOUNT || !streq(t->entries[p].mountpoint, e->mountpoint) ||
-			    a->stacked_on[p] != cur)
-				break;
-			cur = p;
-		}
-		if (n_devpts < 2)
-			continue;
-
-		/* A stack nothing reaches (the old /dev under a container's new one): a fact. */
 		hidden_by = a->reachable[top] ? NO_MOUNT : a->covered_by[top];
 		stack = json_object_new_array();
 		ev = json_object_new_object();
-		json_object_object_add(ev, "mountpoint", json_object_new_string(e->mountpoint));
+		json_object_object_add(ev, "mountpoint",
+				       json_object_new_string(st.top->mountpoint));
 		json_object_object_add(ev, "stack", stack);
 		json_object_object_add(ev, "hidden", json_object_new_boolean(!a->reachable[top]));
 		if (!a->reachable[top])
@@ -101,122 +217,27 @@ static int devpts_overmount(const struct check_context *ctx, const struct check_
 		f = findings_add(out, info, a->reachable[top] ? info->severity : SEVERITY_INFO, ev);
 		if (!f)
 			return -ENOMEM;
-		for (size_t i = n; i-- > 0;) {
-			const struct mount_entry *m = &t->entries[chain[i]];
-			json_object *jm = check_json_mount(a, chain[i]);
+		for (size_t i = st.n; i-- > 0;) {
+			const struct mount_entry *m = &t->entries[st.chain[i]];
+			json_object *jm = check_json_mount(a, st.chain[i]);
 
 			/* Born in the initramfs (the hook's record knows its device)? */
 			if (streq(m->fstype, "devpts") && initramfs_instance(ctx->snap, m->dev)) {
 				json_object_object_add(jm, "origin",
 						       json_object_new_string("initramfs"));
-				if (!from_initramfs)
-					from_initramfs = m;
+				if (!st.from_initramfs)
+					st.from_initramfs = m;
 			}
 			json_object_array_add(stack, jm);
 			if (streq(m->fstype, "devpts") && finding_add_mount(f, m->id, m->dev) < 0)
 				return -ENOMEM;
 		}
-		if (hidden_by != NO_MOUNT || !a->reachable[top]) {
-			const struct mount_entry *h = analysis_mount(a, hidden_by);
-
-			if (set_printf(
-				&f->summary,
-				"%zu devpts mounts are stacked on %s, all hidden by mount %u "
-				"on %s: none of them is reachable by path",
-				n_devpts, e->mountpoint, h ? h->id : 0,
-				h ? h->mountpoint : "?") < 0 ||
-			    set_printf(&f->remedy,
-				       "nothing to do for the ptys reached by path; the hidden "
-				       "instances go away with the last process holding one of "
-				       "their ptys") < 0 ||
-			    set_printf(&f->mountpoint, "%s", e->mountpoint) < 0)
-				return -ENOMEM;
-			continue;
-		}
-		peer = propagation_peer(a, chain, n, false, &member);
-		if (peer != NO_MOUNT) {
-			const struct mount_entry *pm = &t->entries[peer], *mm = &t->entries[member];
-			const struct mount_entry *bind = bind_below(a, peer);
-
-			add_peer(a, ev, "propagated_from", peer, mm);
-			if (set_printf(
-				&f->summary,
-				"%zu devpts mounts are stacked on %s: mount %u arrived by mount "
-				"propagation, a peer (shared:%u) of mount %u on %s",
-				n_devpts, e->mountpoint, mm->id, mm->shared, pm->id,
-				pm->mountpoint) < 0 ||
-			    set_printf(
-				&f->remedy,
-				"devpts mounted on %s propagated here through a shared bind: "
-				"make that bind a slave before mounting in it (mount "
-				"--make-rslave %s), then, once nothing holds the extra "
-				"instance: umount %s",
-				pm->mountpoint, bind ? bind->mountpoint : pm->mountpoint,
-				e->mountpoint) < 0 ||
-			    set_printf(&f->mountpoint, "%s", e->mountpoint) < 0)
-				return -ENOMEM;
-			continue;
-		}
-		peer = propagation_peer(a, chain, n, true, &member);
-		if (peer != NO_MOUNT) {
-			const struct mount_entry *pm = &t->entries[peer], *mm = &t->entries[member];
-			const struct mount_entry *bind = bind_below(a, chain[n - 1]);
-
-			add_peer(a, ev, "propagated_to", peer, mm);
-			if (set_printf(
-				&f->summary,
-				"%zu devpts mounts are stacked on %s: mount %u, mounted here "
-				"on a shared bind (shared:%u), propagated to %s as mount %u",
-				n_devpts, e->mountpoint, mm->id, mm->shared, pm->mountpoint,
-				pm->id) < 0 ||
-			    set_printf(
-				&f->remedy,
-				"the devpts mounted on %s also covers %s through a shared "
-				"bind: once nothing holds its ptys, umount %s (the unmount "
-				"propagates to its copies), and make the bind a slave before "
-				"mounting in it again (mount --make-rslave %s)",
-				e->mountpoint, pm->mountpoint, e->mountpoint,
-				bind ? bind->mountpoint : e->mountpoint) < 0 ||
-			    set_printf(&f->mountpoint, "%s", e->mountpoint) < 0)
-				return -ENOMEM;
-			continue;
-		}
-		/* Not /dev/pts of the judged root and not from the initramfs: not the boot's doing
-		 * (a build root's or a chroot's setup that mounted devpts again). */
-		if (!from_initramfs && !streq(e->mountpoint, "/dev/pts")) {
-			if (set_printf(
-				&f->summary,
-				"%zu devpts mounts are stacked on %s; only the top one (mount "
-				"%u) is reachable",
-				n_devpts, e->mountpoint, e->id) < 0 ||
-			    set_printf(&f->remedy,
-				       "find what mounted devpts on %s a second time (the setup "
-				       "script of a chroot, build root or container) and drop one; "
-				       "then, once nothing holds the covered instance: umount %s",
-				       e->mountpoint, e->mountpoint) < 0 ||
-			    set_printf(&f->mountpoint, "%s", e->mountpoint) < 0)
-				return -ENOMEM;
-			continue;
-		}
-		if ((from_initramfs && from_initramfs != e
-			 ? set_printf(
-			       &f->summary,
-			       "%zu devpts mounts are stacked on %s: mount %u was mounted in "
-			       "the initramfs and moved here, mount %u mounted on top of it "
-			       "after switch-root",
-			       n_devpts, e->mountpoint, from_initramfs->id, e->id)
-			 : set_printf(
-			       &f->summary,
-			       "%zu devpts mounts are stacked on %s; only the top one (mount "
-			       "%u) is reachable",
-			       n_devpts, e->mountpoint, e->id)) < 0 ||
-		    set_printf(
-			&f->remedy,
-			"find what mounts devpts twice at boot (fstab and initramfs or init "
-			"scripts) and drop one; then, once nothing holds the covered instance: "
-			"umount %s",
-			e->mountpoint) < 0 ||
-		    set_printf(&f->mountpoint, "%s", e->mountpoint) < 0)
+		if (!a->reachable[top])
+			r = describe_hidden(a, &st, hidden_by, f);
+		else if ((r = describe_propagated(a, &st, ev, false, f)) == 0 &&
+			 (r = describe_propagated(a, &st, ev, true, f)) == 0)
+			r = describe_plain(&st, f);
+		if (r < 0 || set_printf(&f->mountpoint, "%s", st.top->mountpoint) < 0)
 			return -ENOMEM;
 	}
 	return 0;
