@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "probe/mntns.h"
 #include "util/fileio.h"
@@ -53,6 +54,18 @@ int mntns_root_of_pid(int proc_fd, pid_t pid, struct stat *ret)
 	 * may chroot into one in a user namespace) must not stop the listing. */
 	snprintf(path, sizeof(path), "%d/root", (int)pid);
 	return stat_nosync(proc_fd, path, 0, ret);
+}
+
+/* The mount namespace inode of pid, and its root in *root: >= 0, or -errno of either. */
+static int64_t mntns_of_pid_and_root(int proc_fd, pid_t pid, struct stat *root)
+{
+	int64_t ino = mntns_of_pid(proc_fd, pid);
+	int k;
+
+	if (ino < 0)
+		return ino;
+	k = mntns_root_of_pid(proc_fd, pid, root);
+	return k < 0 ? k : ino;
 }
 
 /* Every item of a namespace (its own and its chroots') is indexed under its inode. */
@@ -114,11 +127,14 @@ int mntns_enumerate(const char *proc, mntns_known_fn known, void *userdata, stru
 		if (de->d_name[0] < '1' || de->d_name[0] > '9' ||
 		    parse_uint(de->d_name, &pid_u) < 0)
 			continue;
-		ino = mntns_of_pid(proc_fd, (pid_t)pid_u);
-		if (ino >= 0) {
-			int k = mntns_root_of_pid(proc_fd, (pid_t)pid_u, &root);
-
-			ino = k < 0 ? k : ino;
+		ino = mntns_of_pid_and_root(proc_fd, (pid_t)pid_u, &root);
+		/* A process caught while it exits or execs can refuse for a moment (its mm and
+		 * credentials in flux): asked again, it is gone or readable. A refusal that stays,
+		 * of a process still there, is what is counted. */
+		if (ino < 0 && ino != -ENOENT && ino != -ESRCH) {
+			ino = mntns_of_pid_and_root(proc_fd, (pid_t)pid_u, &root);
+			if (ino < 0 && faccessat(proc_fd, de->d_name, F_OK, 0) < 0)
+				ino = -ESRCH;
 		}
 		if (ino < 0) {
 			if (ino != -ENOENT && ino != -ESRCH && l.skipped++ < MNTNS_SKIPPED_NAMED)
