@@ -2242,18 +2242,25 @@ USERNS_DEV = (
 )
 
 
+def userns_dev(sc):
+    """The start of a user namespace's setup: a /dev of its own (USERNS_DEV), with /dev/null and
+    /dev/tty bound from nodes made here, which the namespace could not make."""
+    null = os.path.join(sc.workdir, "null")
+    if not os.path.exists(null):
+        open(null, "w").close()
+        os.chmod(null, 0o666)
+        os.mknod(null + ".tty", 0o666 | stat.S_IFCHR, os.makedev(5, 0))
+        os.chmod(null + ".tty", 0o666)
+    return USERNS_DEV % (null, null)
+
+
 @case("userns-rootless-healthy")
 def userns_rootless_healthy(sc):
     """Rootless podman/runc: ids 0-65535 mapped to 100000-165535, a new /dev, devpts gid=5:
     healthy, although mountinfo prints gid=100005."""
     sc.setup_base()
     sc.mount_devpts("/dev/pts", HEALTHY)
-    null = os.path.join(sc.workdir, "null")
-    open(null, "w").close()
-    os.chmod(null, 0o666)
-    os.mknod(null + ".tty", 0o666 | stat.S_IFCHR, os.makedev(5, 0))
-    os.chmod(null + ".tty", 0o666)
-    setup = (USERNS_DEV % (null, null)) + "; mount -t devpts -o gid=5,mode=620,ptmxmode=666 devpts /dev/pts"
+    setup = userns_dev(sc) + "; mount -t devpts -o gid=5,mode=620,ptmxmode=666 devpts /dev/pts"
     report, snap, res = userns_audit(sc, 65536, setup)
     sc.expect(report, [])
     sc.check.true("gid=100005" in snap.get("mountinfo", ""), "mountinfo in the namespace prints gid=100005")
@@ -2270,12 +2277,7 @@ def userns_rootless_host_stack(sc):
     sc.setup_base()
     sc.mount_devpts("/dev/pts", HEALTHY)
     sc.mount_devpts("/dev/pts", HEALTHY)
-    null = os.path.join(sc.workdir, "null")
-    open(null, "w").close()
-    os.chmod(null, 0o666)
-    os.mknod(null + ".tty", 0o666 | stat.S_IFCHR, os.makedev(5, 0))
-    os.chmod(null + ".tty", 0o666)
-    setup = (USERNS_DEV % (null, null)) + "; mount -t devpts -o gid=5,mode=620,ptmxmode=666 devpts /dev/pts"
+    setup = userns_dev(sc) + "; mount -t devpts -o gid=5,mode=620,ptmxmode=666 devpts /dev/pts"
     report, snap, res = userns_audit(sc, 65536, setup)
     sc.expect(report, ["devpts-overmount"], severities={"devpts-overmount": "info"})
     f = sc.finding(report, "devpts-overmount")
@@ -2295,11 +2297,6 @@ def userns_single_id_old_userland(sc):
     The same namespace over a current userland is userns-single-id (info)."""
     sc.setup_base()
     sc.mount_devpts("/dev/pts", HEALTHY)
-    null = os.path.join(sc.workdir, "null")
-    open(null, "w").close()
-    os.chmod(null, 0o666)
-    os.mknod(null + ".tty", 0o666 | stat.S_IFCHR, os.makedev(5, 0))
-    os.chmod(null + ".tty", 0o666)
     lib64 = sc.scratch_dir("lib64")
     for name in os.listdir("/usr/lib64"):
         src = os.path.join("/usr/lib64", name)
@@ -2307,7 +2304,7 @@ def userns_single_id_old_userland(sc):
             os.symlink(os.readlink(src), os.path.join(lib64, name))
     os.symlink("libc-2.17.so", os.path.join(lib64, "libc.so.6"))
     setup = (
-        (USERNS_DEV % (null, null))
+        userns_dev(sc)
         + "; mount -t devpts -o mode=620,ptmxmode=666 devpts /dev/pts"
         + "; mount --bind %s /usr/lib64" % lib64
     )
@@ -2329,13 +2326,8 @@ def userns_single_id(sc):
     set, and repair does not try."""
     sc.setup_base()
     sc.mount_devpts("/dev/pts", HEALTHY)
-    null = os.path.join(sc.workdir, "null")
-    open(null, "w").close()
-    os.chmod(null, 0o666)
-    os.mknod(null + ".tty", 0o666 | stat.S_IFCHR, os.makedev(5, 0))
-    os.chmod(null + ".tty", 0o666)
     setup = (
-        (USERNS_DEV % (null, null))
+        userns_dev(sc)
         + "; if mount -t devpts -o gid=5,mode=620,ptmxmode=666 devpts /dev/pts 2>/dev/null; then exit 9; fi"
         + "; mount -t devpts -o mode=620,ptmxmode=666 devpts /dev/pts"
     )
