@@ -141,13 +141,17 @@ bool utf8_valid(const char *p, size_t n)
 	return true;
 }
 
-char *utf8_replace_invalid(const char *p, size_t n, size_t *ret_len)
+/* p copied with each byte that is not part of well-formed UTF-8 written by bad() (at most
+ * width bytes), malloc'ed and NUL-terminated, its length in *ret_len (may be NULL); NULL when
+ * out of memory. */
+static char *utf8_rewrite_invalid(const char *p, size_t n, size_t width,
+				  char *(*bad)(char *o, unsigned char c), size_t *ret_len)
 {
 	char *out, *o;
 
-	if (n > (SIZE_MAX - 1) / 3)
+	if (n > (SIZE_MAX - 1) / width)
 		return NULL;
-	o = out = malloc(3 * n + 1);
+	o = out = malloc(width * n + 1);
 	if (!out)
 		return NULL;
 	for (size_t i = 0; i < n;) {
@@ -157,16 +161,34 @@ char *utf8_replace_invalid(const char *p, size_t n, size_t *ret_len)
 			memcpy(o, p + i, k);
 			o += k;
 			i += k;
-		} else {
-			memcpy(o, "\xef\xbf\xbd", 3);
-			o += 3;
-			i++;
-		}
+		} else
+			o = bad(o, (unsigned char)p[i++]);
 	}
 	*o = 0;
 	if (ret_len)
 		*ret_len = (size_t)(o - out);
 	return out;
+}
+
+static char *write_replacement(char *o, unsigned char c)
+{
+	(void)c;
+	memcpy(o, "\xef\xbf\xbd", 3); /* U+FFFD */
+	return o + 3;
+}
+
+static char *write_octal(char *o, unsigned char c)
+{
+	*o++ = '\\';
+	*o++ = (char)('0' + (c >> 6));
+	*o++ = (char)('0' + ((c >> 3) & 7));
+	*o++ = (char)('0' + (c & 7));
+	return o;
+}
+
+char *utf8_replace_invalid(const char *p, size_t n, size_t *ret_len)
+{
+	return utf8_rewrite_invalid(p, n, 3, write_replacement, ret_len);
 }
 
 char *hex_bytes(const char *p, size_t n)
@@ -188,31 +210,5 @@ char *hex_bytes(const char *p, size_t n)
 
 char *octal_escape_invalid_utf8(const char *s, size_t n, size_t *ret_len)
 {
-	char *out, *o;
-
-	if (n > (SIZE_MAX - 1) / 4)
-		return NULL;
-	o = out = malloc(4 * n + 1);
-	if (!out)
-		return NULL;
-	for (size_t i = 0; i < n;) {
-		size_t k = utf8_char_len(s + i, n - i);
-		unsigned char c = (unsigned char)s[i];
-
-		if (k > 0) {
-			memcpy(o, s + i, k);
-			o += k;
-			i += k;
-			continue;
-		}
-		*o++ = '\\';
-		*o++ = (char)('0' + (c >> 6));
-		*o++ = (char)('0' + ((c >> 3) & 7));
-		*o++ = (char)('0' + (c & 7));
-		i++;
-	}
-	*o = 0;
-	if (ret_len)
-		*ret_len = (size_t)(o - out);
-	return out;
+	return utf8_rewrite_invalid(s, n, 4, write_octal, ret_len);
 }
