@@ -125,6 +125,7 @@ static int status_show(const char *path, json_object *rep)
 	json_object *findings = NULL, *last = NULL, *journal = NULL, *summary = NULL;
 	long pid = (long)get_int(rep, "daemon_pid", 0),
 	     age = age_of(get_string(rep, "generated_at"));
+	bool runs = daemon_runs(pid);
 	int64_t n[3];
 	int status;
 
@@ -142,7 +143,7 @@ static int status_show(const char *path, json_object *rep)
 				first = 0;
 			}
 	printf(" (the daemon's last audit)\n");
-	if (daemon_runs(pid))
+	if (runs)
 		printf("daemon: running (pid %ld)\n", pid);
 	else
 		printf("daemon: not running%s\n",
@@ -178,7 +179,7 @@ static int status_show(const char *path, json_object *rep)
 	if (flush_stdout() < 0)
 		return EXIT_UNKNOWN;
 	/* A daemon that does not run makes the file a record, not a status. */
-	if (!daemon_runs(pid)) {
+	if (!runs) {
 		log_error("status: no ptsguard daemon runs for %s: what it shows may be stale",
 			  path);
 		return EXIT_UNKNOWN;
